@@ -1,0 +1,48 @@
+"""The ``skillbench`` console command: one entry point, one subcommand per module of :mod:`skillbench.commands`.
+
+Each module of ``skillbench.commands`` exposes ``register(subparsers)``, which adds its subparser and sets
+``func`` to a handler ``(args) -> int``. Exit codes: 0 ok, 1 the work found a failure (a broken suite, an
+incomplete run), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from skillbench import commands
+
+
+class UsageError(Exception):
+    """Bad arguments that argparse cannot see (a missing folder, an unknown model); exits 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="skillbench",
+        description="Measure whether an agent skill makes the model answer better, by how much, and at what cost.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"skillbench {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"skillbench {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

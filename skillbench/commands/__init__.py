@@ -1,0 +1,1 @@
+"""Subcommands of the ``skillbench`` CLI: each module exposes ``register(subparsers)``."""

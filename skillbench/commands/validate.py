@@ -1,0 +1,41 @@
+"""``skillbench validate``: the preflight gate."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "validate",
+        help="check a suite's prompts, rubrics and skills before any model call",
+        description="Check a suite (prompts, rubrics, skills, config). Writes nothing. "
+        "Exit 0 clean, 1 errors (or warnings with --strict), 2 usage error.",
+    )
+    p.add_argument("suite_dir", nargs="?", default="evals", metavar="SUITE_DIR",
+                   help="folder that contains test-prompts/ (default: evals)")
+    p.add_argument("--skills-root", metavar="DIR", help="skills tree (overrides [suite].skills_root)")
+    p.add_argument("--site-base", metavar="URL", help="published site base of skill_url (overrides the config)")
+    p.add_argument("--heldout-prefix", action="append", metavar="P",
+                   help="name prefix of held-out prompts; repeatable (overrides the config)")
+    p.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from skillbench.cli import UsageError
+    from skillbench.preflight import preflight
+
+    if not Path(args.suite_dir).is_dir():
+        raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the folder that contains test-prompts/)")
+    if args.skills_root and not Path(args.skills_root).is_dir():
+        raise UsageError(f"--skills-root {args.skills_root}: not a folder")
+    report = preflight(args.suite_dir, skills_root=args.skills_root, site_base=args.site_base,
+                       heldout_prefixes=args.heldout_prefix)
+    for defect in report.errors + report.warnings:
+        label = "error" if defect.severity == "error" else "warning"
+        print(f"{label}: {defect}", file=sys.stdout)
+    print(report.summary())
+    return 0 if report.ok(strict=args.strict) else 1
