@@ -1,0 +1,28 @@
+# skillbench: `make weekly` runs the weekly job on the simulated default, `make test` runs the tests.
+# Both start with `make setup`, which installs and starts everything they need.
+
+CLAUDE_CODE_VERSION := 2.1.328
+VENV := .venv
+PY := $(VENV)/bin/python
+export CLAUDE_CODE_VERSION
+
+.PHONY: setup test lint weekly lab clean-reports
+
+setup:
+	@bash scripts/setup.sh
+
+test: setup
+	$(VENV)/bin/pytest
+
+lint: setup
+	$(VENV)/bin/ruff check skillbench tests benchmarks
+
+weekly: setup
+	@echo "make weekly arrives with the notebooks issue; for now run: $(VENV)/bin/skillbench validate evals --strict" >&2
+	@exit 2
+
+lab: setup
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+
+clean-reports:
+	rm -rf reports/*/ reports/index.html

@@ -1,0 +1,38 @@
+"""environment.yml and pyproject.toml name the same dependencies with the same lower bounds."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+# conda-forge names that differ from PyPI's
+CONDA_NAMES = {"docker": "docker-py"}
+
+
+def _split(spec: str) -> tuple[str, str]:
+    name, bound = re.match(r"^([A-Za-z0-9_.\-]+)\s*(.*)$", spec).groups()
+    return name.lower(), bound.replace(" ", "")
+
+
+def test_environment_yml_matches_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = dict(_split(s) for s in project["dependencies"] + project["optional-dependencies"]["test"])
+    wanted = {CONDA_NAMES.get(k, k): v for k, v in wanted.items()}
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    assert "conda-forge" in env["channels"]
+    conda = {}
+    pip_entries = []
+    for dep in env["dependencies"]:
+        if isinstance(dep, dict):
+            pip_entries = dep["pip"]
+        else:
+            name, bound = _split(dep)
+            conda[name] = bound
+    conda.pop("pip")
+    assert conda.pop("python") == ">=" + project["requires-python"].removeprefix(">=")
+    assert conda == wanted
+    assert pip_entries == ["-e ."]
