@@ -23,7 +23,6 @@ from skillbench.suite import (
     SKILL_FILE,
     FrontmatterError,
     PromptSpec,
-    Skill,
     SkillUrlError,
     Suite,
     TestPrompt,

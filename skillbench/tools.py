@@ -32,7 +32,9 @@ def claude_path() -> Path:
     for cand in candidates:
         if cand and Path(cand).is_file() and os.access(cand, os.X_OK):
             return Path(cand).resolve()
-    raise ToolMissing(f"Claude Code CLI not found (looked in $SKILLBENCH_CLAUDE, {CLAUDE_PREFIX}, PATH) — run `make setup`")
+    raise ToolMissing(
+        f"Claude Code CLI not found (looked in $SKILLBENCH_CLAUDE, {CLAUDE_PREFIX}, PATH) — run `make setup`"
+    )
 
 
 @lru_cache(maxsize=8)

@@ -1,0 +1,100 @@
+"""``skillbench generate`` and ``skillbench signals``: run the matrix, then derive the manifest."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def add_backend_args(p: argparse.ArgumentParser) -> None:
+    """``--backend`` and ``--endpoint``, shared by every model-calling command."""
+    p.add_argument("--backend", choices=["sim", "anthropic"],
+                   help="sim = the simulated endpoint on 127.0.0.1; default anthropic when ANTHROPIC_API_KEY is set")
+    p.add_argument("--endpoint", metavar="URL", help="use an endpoint that is already running (e.g. `skillbench sim "
+                   "serve`)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the plan order and of the simulated endpoint")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("generate", help="run models × conditions × reps with the real Claude Code CLI",
+                       description="Run the plan in fresh sandboxes, then write manifest.csv and reconciliation.json. "
+                       "Rerunning the same run key resumes. Exit 1 when a run is unaccounted for.")
+    p.add_argument("suite_dir", metavar="SUITE_DIR", help="folder that contains test-prompts/")
+    p.add_argument("--run-key", required=True, metavar="K", help="names the week, e.g. 20261130")
+    add_backend_args(p)
+    p.add_argument("--models", type=_csv, metavar="M,…", help="model aliases (default: the suite config)")
+    p.add_argument("--reps", type=int, metavar="k", help="repetitions per cell (default: the suite config)")
+    p.add_argument("--conditions", type=_csv, metavar="C,…", help="no-skill,with-skill,plugin (default: config)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="runs at once (2–3 recommended)")
+    p.add_argument("--limit", type=int, metavar="N", help="run at most N of the pending runs")
+    p.add_argument("--dry-run", action="store_true", help="write plan.csv and show the commands; run nothing")
+    p.add_argument("--sandbox", choices=["docker", "local"], help="default docker when the engine answers")
+    p.add_argument("--out-dir", metavar="DIR", help="default SUITE_DIR/weekly/<run_key>/")
+    p.add_argument("--max-total-usd", type=float, metavar="X", help="stop starting runs once finished runs cost X")
+    p.add_argument("--timeout", type=float, default=900.0, metavar="S", help="external timeout per run attempt")
+    p.set_defaults(func=run_generate)
+
+    s = sub.add_parser("signals", help="(re)write manifest.csv from a week's run folders")
+    s.add_argument("run_dir", metavar="RUN_DIR", help="a week's output folder")
+    s.set_defaults(func=run_signals)
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    from skillbench.backend import model_endpoint, resolve_backend
+    from skillbench.cli import UsageError
+    from skillbench.generate import GenerateOptions, default_out_dir, generate
+    from skillbench.plan import PlanError
+    from skillbench.preflight import SuiteError, load_suite
+
+    if not Path(args.suite_dir).is_dir():
+        raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the folder that contains test-prompts/)")
+    try:
+        suite = load_suite(args.suite_dir)
+    except SuiteError as exc:
+        print(f"skillbench generate: suite has errors: {exc}", file=sys.stderr)
+        return 1
+    run = suite.config.run
+    backend = resolve_backend(args.backend) if not args.endpoint else (args.backend or "sim")
+    opts = GenerateOptions(
+        run_key=args.run_key,
+        out_dir=Path(args.out_dir) if args.out_dir else default_out_dir(suite, args.run_key),
+        models=args.models or list(run.models), conditions=args.conditions or list(run.conditions),
+        reps=args.reps or run.reps, jobs=args.jobs, limit=args.limit, dry_run=args.dry_run, sandbox=args.sandbox,
+        max_total_usd=args.max_total_usd, seed=args.seed, timeout_s=args.timeout,
+    )
+
+    def endpoint_factory(truth: Path):
+        return model_endpoint(backend, endpoint=args.endpoint, suite_dir=suite.suite_dir, seed=args.seed,
+                              truth=truth)
+
+    try:
+        report = generate(suite, opts, endpoint_factory=endpoint_factory,
+                          log=lambda m: print(m, file=sys.stderr))
+    except PlanError as exc:
+        print(f"skillbench generate: {exc}", file=sys.stderr)
+        return 1
+    if report.get("dry_run"):
+        print(opts.out_dir / "plan.csv")
+        return 0
+    print(json.dumps({k: v for k, v in report.items() if not isinstance(v, list) or v}, indent=2))
+    print(opts.out_dir)
+    return 0 if report["accounted"] else 1
+
+
+def run_signals(args: argparse.Namespace) -> int:
+    from skillbench.cli import UsageError
+    from skillbench.signals import write_manifest
+
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: not a folder")
+    frame = write_manifest(run_dir)
+    print(f"{run_dir / 'manifest.csv'}: {len(frame)} runs, {int((frame.signals_ok == 0).sum())} with unreliable "
+          "signals")
+    return 0
