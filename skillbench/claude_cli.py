@@ -62,6 +62,7 @@ def cli_env(
     home: str,
     tmpdir: str,
     path: str = "/usr/local/bin:/usr/bin:/bin",
+    headers: Mapping[str, str] | None = None,
     extra: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The whole environment of one run: nothing from the caller's environment leaks in.
@@ -73,6 +74,7 @@ def cli_env(
         home: a fresh HOME; user skills are read from ``HOME/.claude/skills``.
         tmpdir: a fresh TMPDIR; the CLI keeps its sockets and task files there.
         path: PATH inside the sandbox.
+        headers: more request headers (e.g. the simulated endpoint's truth path); a real API ignores them.
         extra: more variables (e.g. ``CLAUDE_CODE_MAX_RETRIES`` in tests).
     """
     env = {
@@ -82,7 +84,7 @@ def cli_env(
         "LANG": "C.UTF-8",
         "ANTHROPIC_BASE_URL": base_url,
         "ANTHROPIC_API_KEY": api_key,
-        "ANTHROPIC_CUSTOM_HEADERS": custom_headers(call.run_id, call.attempt),
+        "ANTHROPIC_CUSTOM_HEADERS": custom_headers(call.run_id, call.attempt, headers),
         **QUIET_ENV,
     }
     env.update(extra or {})

@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 
 from skillbench.claude_cli import CliCall, cli_args, cli_env
+from skillbench.image import RUNNER_HOME
 from skillbench.plan import installed_families, make_plan, write_plan
 from skillbench.reconcile import reconcile
 from skillbench.sandbox import DockerSandbox, LocalSandbox, Sandbox, SandboxResult
@@ -60,6 +61,7 @@ class GenerateOptions:
     seed: int = 0
     timeout_s: float = 900.0
     extra_env: dict[str, str] = field(default_factory=dict)  # e.g. CLAUDE_CODE_MAX_RETRIES in tests
+    faults: list[str] = field(default_factory=list)  # simulated endpoint only: ``kind[=rate]`` per request
 
 
 @dataclass
@@ -153,6 +155,7 @@ class Generator:
         self.not_started: list[str] = []
         self.retries: list[dict[str, Any]] = []
         self.sha = skills_sha(suite)
+        self.headers = endpoint.run_headers(truth=opts.out_dir / "truth.csv", faults=opts.faults)
 
     def _claim(self, row: pd.Series) -> str | None:
         """Decide under the lock whether a run may start; returns why not, or None."""
@@ -181,7 +184,7 @@ class Generator:
             call = CliCall(prompt=spec.test.prompt, model=row.model, run_id=row.run_id, attempt=attempt)
             argv = cli_args(call, self.suite.config.run)
             env = cli_env(call, base_url=self.endpoint.base_url, api_key=self.endpoint.api_key,
-                          home="/home/runner", tmpdir="/tmp", extra=self.opts.extra_env)
+                          home=RUNNER_HOME, tmpdir="/tmp", headers=self.headers, extra=self.opts.extra_env)
             result = self.sandbox.run(argv, env, families, self.opts.timeout_s, row.run_id)
             reason = _needs_retry(result)
             attempts.append({"attempt": attempt, "exit_code": result.exit_code, "start": utc_stamp(result.started),

@@ -1,0 +1,40 @@
+"""The simulated Anthropic Messages endpoint: the offline default backend of every model-calling command.
+
+The real Claude Code CLI and the real ``anthropic`` SDK talk to it over HTTP on 127.0.0.1. It simulates
+agent models (profiles per model family), a judge, a published skills site and faults, and writes the
+ground truth of what each simulated run decided to ``truth.csv``.
+
+Use :func:`simulated_endpoint` (a context manager yielding the base URL) or :class:`SimServer`.
+"""
+
+from skillbench.sim.agent import TruthRow
+from skillbench.sim.faults import FAULT_HEADER
+from skillbench.sim.profiles import (
+    AgentProfile,
+    FaultSpec,
+    JudgeProfile,
+    ProfileError,
+    Profiles,
+    load_profiles,
+    parse_fault_option,
+)
+from skillbench.sim.server import SIM_API_KEY, SimServer, simulated_endpoint
+from skillbench.sim.truth import TRUTH_COLUMNS, TRUTH_HEADER, TruthWriter
+
+__all__ = [
+    "FAULT_HEADER",
+    "SIM_API_KEY",
+    "TRUTH_COLUMNS",
+    "TRUTH_HEADER",
+    "AgentProfile",
+    "FaultSpec",
+    "JudgeProfile",
+    "ProfileError",
+    "Profiles",
+    "SimServer",
+    "TruthRow",
+    "TruthWriter",
+    "load_profiles",
+    "parse_fault_option",
+    "simulated_endpoint",
+]

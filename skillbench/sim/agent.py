@@ -1,0 +1,274 @@
+"""The simulated agent model: from a CLI request, the next assistant message and, at the answer, the truth.
+
+A run is planned from draws keyed on (seed, run id, decision): optionally a WebSearch, then how the skill
+is reached (the Skill tool, a Read of the listed SKILL.md, or a curl of the published site), then the
+linked sub-skill, then perhaps a tool outside the allow-list, then the answer. The plan is recomputed
+from the same request contents on every turn; the turn index (assistant messages so far) says which
+step is due. What the answer covers depends on what actually came back in the tool results, so the
+truth reflects the conversation the CLI really had.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillbench.sim import answers, draws
+from skillbench.sim.conversation import Conversation, ToolCall
+from skillbench.sim.profiles import AgentProfile
+from skillbench.suite import SKILL_FILE, PromptSpec, Suite
+
+Route = str  # skill_tool | file_read | web_fetch | none
+_WORD = re.compile(r"[a-z][a-z0-9]{2,}")
+_STOP = frozenset(
+    "the and for with that this from into when what which your you use using used how can are was were "
+    "will would should could have has had not but all any each its our they them then than there their "
+    "about also just only more most some such very does did doing get got make made want need like why "
+    "who whom whose where here out over under after before between while until because been being one "
+    "two three new now way ways work works working someone something anything thing things don doesn "
+    "isn aren didn won can't i'm it's let lets per via etc yes too much many".split()
+)
+
+
+@dataclass(frozen=True)
+class TruthRow:
+    """One row of ``truth.csv``: what the simulated model decided for one rubric item of one run."""
+
+    run_id: str
+    attempt: int
+    model: str
+    prompt: str
+    activation_route: Route
+    skill_in_context: int
+    item_index: int
+    item_type: str
+    decided: str  # covered | violated | omitted
+
+
+@dataclass
+class Reply:
+    """The assistant message to send back, and what the server must do with it."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str
+    truth: list[TruthRow] = field(default_factory=list)
+    cross_budget: bool = False
+    web_search_requests: int = 0
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-case content words, a plural ``s`` dropped (for prompt/description overlap)."""
+    words = set()
+    for w in _WORD.findall(text.lower()):
+        if w in _STOP:
+            continue
+        words.add(w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w)
+    return words
+
+
+class Agent:
+    """Decides the simulated model's messages for one suite.
+
+    Args:
+        suite: the loaded suite (prompts, rubrics, skills), or None for generic answers only.
+        seed: the endpoint's seed.
+        site_base: the published site as this endpoint serves it (``http://127.0.0.1:PORT/site``).
+    """
+
+    def __init__(self, suite: Suite | None, seed: int, site_base: str):
+        self.suite = suite
+        self.seed = seed
+        self.site_base = site_base.rstrip("/")
+        self.common = self._common_words(suite)
+
+    @staticmethod
+    def _common_words(suite: Suite | None) -> frozenset[str]:
+        """Words in more than half of the suite's skill descriptions: they say nothing about which skill fits."""
+        if suite is None:
+            return frozenset()
+        docs = [content_words(f"{s.name.replace('-', ' ')} {s.description}") for s in suite.skills.values()
+                if s.leaf.count("/") == 1]
+        counts: dict[str, int] = {}
+        for doc in docs:
+            for w in doc:
+                counts[w] = counts.get(w, 0) + 1
+        return frozenset(w for w, n in counts.items() if len(docs) >= 3 and n > len(docs) / 2)
+
+    # -- identity ---------------------------------------------------------------------------------
+    def find_prompt(self, conv: Conversation) -> PromptSpec | None:
+        if self.suite is None or not conv.prompt:
+            return None
+        return self.suite.find_by_prompt_text(conv.prompt)
+
+    def _names(self, spec: PromptSpec) -> set[str]:
+        hub = self.suite.skills.get(f"{spec.family}/{SKILL_FILE}") if self.suite else None
+        return {spec.family} | ({hub.name} if hub else set())
+
+    def _u(self, run_id: str, *key: object) -> float:
+        return draws.uniform(self.seed, "agent", run_id, *key)
+
+    # -- planning ---------------------------------------------------------------------------------
+    def trigger_probability(self, prof: AgentProfile, prompt: str, name: str, description: str) -> float:
+        """Propensity to call the Skill tool: ``trigger`` scaled by prompt/description word overlap."""
+        words = content_words(f"{name.replace('-', ' ')} {description}") - self.common
+        shared = len(content_words(prompt) & words)
+        factor = prof.trigger_floor + (1 - prof.trigger_floor) * min(1.0, shared / prof.overlap_saturation)
+        return prof.trigger * factor
+
+    def plan(self, conv: Conversation, spec: PromptSpec | None, prof: AgentProfile, run_id: str) -> list[str]:
+        """The tool steps of a run before its answer (the same on every turn of the run)."""
+        steps: list[str] = []
+        if self._u(run_id, "t0", "web_search") < prof.web_search:
+            steps.append("web_search")
+        if spec is not None:
+            listed = next((n for n in sorted(self._names(spec)) if n in conv.listing), None)
+            hub_leaf = f"{spec.family}/{SKILL_FILE}"
+            route = "none"
+            if listed is not None:
+                p_trigger = self.trigger_probability(prof, conv.prompt, listed, conv.listing[listed])
+                if self._u(run_id, "t0", "trigger") < p_trigger:
+                    route = "skill"
+                elif conv.config_dir and self._u(run_id, "t0", "file_read") < prof.file_read:
+                    route = "read_hub"
+            if route == "none" and self._u(run_id, "t0", "self_serve") < prof.self_serve:
+                route = "curl_leaf"
+            if route != "none":
+                steps.append(route)
+            if route in ("skill", "read_hub") and spec.leaf != hub_leaf:
+                if self._u(run_id, "t1", "follow_link") < prof.follow_link:
+                    steps.append("read_leaf")
+        if self._u(run_id, "deny") < prof.deny_rate:
+            steps.append("write")
+        return steps
+
+    # -- one turn ---------------------------------------------------------------------------------
+    def reply(self, conv: Conversation, prof: AgentProfile, run_id: str, attempt: int) -> Reply:
+        """The assistant message for this request."""
+        spec = self.find_prompt(conv)
+        steps = self.plan(conv, spec, prof, run_id)
+        if conv.turn < len(steps):
+            return self._tool_step(steps[conv.turn], conv, spec, run_id)
+        return self._answer(conv, spec, prof, run_id, attempt)
+
+    def _tool_use(self, run_id: str, turn: int, name: str, inp: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "tool_use", "id": "toolu_" + draws.short_id(self.seed, run_id, turn, name),
+                "name": name, "input": inp}
+
+    def _tool_step(self, step: str, conv: Conversation, spec: PromptSpec | None, run_id: str) -> Reply:
+        t = conv.turn
+        content: list[dict[str, Any]]
+        if step == "web_search":
+            query = " ".join(conv.prompt.split()[:10]) or "data analysis"
+            content = [self._tool_use(run_id, t, "WebSearch", {"query": query})]
+        elif step == "write":
+            path = f"{(conv.cwd or '/tmp').rstrip('/')}/analysis-notes.md"
+            content = [{"type": "text", "text": "I'll jot the plan down in a notes file."},
+                       self._tool_use(run_id, t, "Write", {"file_path": path, "content": "# Notes\n\n- plan\n"})]
+        else:
+            assert spec is not None
+            name = next((n for n in sorted(self._names(spec)) if n in conv.listing), spec.family)
+            rel = spec.leaf.split("/", 1)[1] if "/" in spec.leaf else SKILL_FILE
+            if step == "skill":
+                content = [{"type": "text", "text": f"I'll load the {name} skill first."},
+                           self._tool_use(run_id, t, "Skill", {"skill": name})]
+            elif step == "read_hub":
+                path = f"{conv.config_dir}/skills/{spec.family}/{SKILL_FILE}"
+                content = [{"type": "text", "text": f"The {name} skill looks relevant; reading its SKILL.md."},
+                           self._tool_use(run_id, t, "Read", {"file_path": path})]
+            elif step == "read_leaf":
+                base = conv.skill_bases[-1] if conv.skill_bases else f"{conv.config_dir}/skills/{spec.family}"
+                content = [{"type": "text", "text": f"The skill links a more specific guide ({rel}); reading it."},
+                           self._tool_use(run_id, t, "Read", {"file_path": f"{base.rstrip('/')}/{rel}"})]
+            else:  # curl_leaf: self-serve the published skill
+                url = f"{self.site_base}/{spec.leaf}"
+                content = [{"type": "text", "text": "There is a published guide for this; fetching it."},
+                           self._tool_use(run_id, t, "Bash", {"command": f"curl -s {url}",
+                                                              "description": "Fetch the published skill"})]
+        return Reply(content=content, stop_reason="tool_use")
+
+    # -- the answer -------------------------------------------------------------------------------
+    def observe(self, conv: Conversation, spec: PromptSpec) -> tuple[Route, bool, bool]:
+        """From the tool calls that happened: the activation route, hub and leaf content in context."""
+        names = self._names(spec)
+        hub_leaf = f"{spec.family}/{SKILL_FILE}"
+        route_rank = {"skill_tool": 3, "file_read": 2, "web_fetch": 1, "none": 0}
+        route, hub, leaf = "none", False, False
+
+        def loaded(call: ToolCall) -> bool:
+            return call.result is not None and not call.is_error
+
+        for call in conv.calls:
+            if call.denied:
+                continue
+            kind, got = None, None
+            if call.name == "Skill" and str(call.input.get("skill", "")) in names:
+                kind, got = "skill_tool", (hub_leaf if loaded(call) and conv.skill_bases else None)
+            elif call.name == "Read":
+                path = str(call.input.get("file_path", ""))
+                if path.endswith(f"/{SKILL_FILE}") and f"/skills/{spec.family}/" in path:
+                    kind = "file_read"
+                    got = spec.family + path.split(f"/skills/{spec.family}", 1)[1] if loaded(call) else None
+            elif call.name == "Bash" and self.site_base and f"{self.site_base}/{spec.family}/" in str(
+                    call.input.get("command", "")):
+                kind = "web_fetch"
+                cmd = str(call.input.get("command", ""))
+                got = cmd.split(f"{self.site_base}/", 1)[1].split()[0] if loaded(call) else None
+            if kind and route_rank[kind] > route_rank[route]:
+                route = kind
+            if got == hub_leaf:
+                hub = True
+            if got == spec.leaf:
+                leaf = True
+        return route, hub or leaf, leaf or (hub and spec.leaf == hub_leaf)
+
+    def decide(self, spec: PromptSpec, prof: AgentProfile, run_id: str, share: float) -> list[str]:
+        """covered | violated | omitted per rubric item, given the share of the skill's gain in context."""
+        out = []
+        for i, item in enumerate(spec.test.rubric):
+            pair = {"must": prof.must, "bonus": prof.bonus, "avoid": prof.avoid}[item.type]
+            # Per-item difficulty is a property of the prompt, not of the run: same offset in every arm.
+            offset = prof.item_spread * draws.normal(self.seed, "difficulty", spec.name, i)
+            p = draws.adjust(pair.at(share), -offset if item.type == "avoid" else offset)
+            hit = self._u(run_id, "answer", "item", i) < p
+            out.append(("violated" if item.type == "avoid" else "covered") if hit else "omitted")
+        return out
+
+    def _answer(self, conv: Conversation, spec: PromptSpec | None, prof: AgentProfile, run_id: str,
+                attempt: int) -> Reply:
+        rnd = draws.rng(self.seed, "agent", run_id, "answer", "text")
+        cross = self._u(run_id, "answer", "budget") < prof.budget_cross
+        if spec is None:
+            text = answers.generic_answer(rnd, prof.verbosity)
+            return Reply([{"type": "text", "text": text}], "end_turn", cross_budget=cross)
+        route, hub, leaf = self.observe(conv, spec)
+        share = 1.0 if leaf else (prof.hub_only_share if hub else 0.0)
+        decided = self.decide(spec, prof, run_id, share)
+        items = [(it.type, it.text) for it in spec.test.rubric]
+        stated = [i for i, d in enumerate(decided) if d != "omitted"]
+        text = answers.compose(items, stated, rnd, prof.verbosity)
+        truth = [
+            TruthRow(run_id, attempt, conv.model, spec.name, route, int(leaf), i, item.type, decided[i])
+            for i, item in enumerate(spec.test.rubric)
+        ]
+        return Reply([{"type": "text", "text": text}], "end_turn", truth=truth, cross_budget=cross)
+
+    # -- the WebSearch server-tool sub-request ----------------------------------------------------
+    def web_search(self, conv: Conversation, run_id: str) -> Reply:
+        """Results the CLI's WebSearch tool receives: reserved example domains, never fetched."""
+        query = conv.search_query or "search"
+        slug = "-".join(re.findall(r"[a-z0-9]+", query.lower())[:6]) or "result"
+        srv_id = "srvtoolu_" + draws.short_id(self.seed, run_id, "search", query)
+        results = [
+            {"type": "web_search_result", "url": f"https://example.org/articles/{slug}",
+             "title": f"{query[:60]} - an overview", "encrypted_content": "c2ltdWxhdGVk", "page_age": None},
+            {"type": "web_search_result", "url": f"https://docs.example.com/guide/{slug}",
+             "title": f"Guide: {query[:60]}", "encrypted_content": "c2ltdWxhdGVkMg==", "page_age": None},
+        ]
+        content = [
+            {"type": "text", "text": "Searching for that."},
+            {"type": "server_tool_use", "id": srv_id, "name": "web_search", "input": {"query": query}},
+            {"type": "web_search_tool_result", "tool_use_id": srv_id, "content": results},
+            {"type": "text", "text": f"Two general pages discuss {query[:80]}; neither is specific to your data."},
+        ]
+        return Reply(content, "end_turn", web_search_requests=1)

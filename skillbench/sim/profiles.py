@@ -1,0 +1,180 @@
+"""Behaviour profiles of the simulated models and judges, and the fault plan, read from a YAML file.
+
+The shipped file is ``skillbench/data/sim_profiles.yaml``. A profile is chosen by the requested model
+name: the longest profile key that occurs in the name wins (``claude-haiku-4-5-20251001`` → ``haiku``),
+else ``default``. Tests force behaviour with their own file (probabilities of 0 and 1), never by
+special cases in the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+Probability = float
+FaultKind = Literal[
+    "rate_limit", "server_error", "overloaded", "slow_first_byte", "stall", "truncated", "malformed",
+    "stream_error",
+]
+FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
+
+
+class ProfileError(ValueError):
+    """A profile file that cannot be used; the message names the file and the field."""
+
+
+class Pair(BaseModel):
+    """A probability without and with the target skill's content in context."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    without: Probability = Field(ge=0, le=1)
+    with_: Probability = Field(alias="with", ge=0, le=1)
+
+    def at(self, share: float) -> float:
+        """Interpolated: ``share`` 0 is without the skill, 1 with it."""
+        return self.without + share * (self.with_ - self.without)
+
+
+class AgentProfile(BaseModel):
+    """How a simulated agent model behaves. Every field has a default so a file states only what matters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    must: Pair = Pair(without=0.55, with_=0.85)
+    bonus: Pair = Pair(without=0.25, with_=0.6)
+    avoid: Pair = Field(default=Pair(without=0.2, with_=0.05), description="p(commit the violation)")
+    item_spread: float = Field(default=0.8, ge=0, description="sd of per-item difficulty on the logit scale")
+    hub_only_share: float = Field(default=0.5, ge=0, le=1,
+                                  description="share of the skill's gain when only the hub SKILL.md is read")
+    trigger: Probability = Field(default=0.75, ge=0, le=1, description="p(Skill tool) at full word overlap")
+    trigger_floor: float = Field(default=0.3, ge=0, le=1,
+                                 description="trigger multiplier when prompt and description share no word")
+    overlap_saturation: int = Field(default=4, ge=1, description="shared content words for full propensity")
+    file_read: Probability = Field(default=0.15, ge=0, le=1,
+                                   description="p(Read the listed skill's SKILL.md) when the Skill tool is not used")
+    follow_link: Probability = Field(default=0.8, ge=0, le=1,
+                                     description="p(Read the linked sub-skill after the hub is loaded)")
+    self_serve: Probability = Field(default=0.05, ge=0, le=1,
+                                    description="p(curl the published skill) when nothing else loaded it")
+    web_search: Probability = Field(default=0.03, ge=0, le=1, description="p(one WebSearch before answering)")
+    deny_rate: Probability = Field(default=0.02, ge=0, le=1,
+                                   description="p(attempting Write, outside the allow-list → a denial)")
+    verbosity: float = Field(default=1.0, ge=0, description="filler scale of the answer")
+    budget_cross: Probability = Field(default=0.0, ge=0, le=1,
+                                      description="p(the answer's usage crosses --max-budget-usd)")
+
+
+class JudgeProfile(BaseModel):
+    """How the simulated judge errs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    flip_rate: Probability = Field(default=0.03, ge=0, le=1,
+                                   description="p(a verdict is flipped), per answer, item and sample")
+    fabricated_quote_rate: Probability = Field(default=0.02, ge=0, le=1,
+                                               description="p(a met/violated quote is not verbatim)")
+    position_bias: Probability = Field(default=0.1, ge=0, le=1,
+                                       description="p(the pairwise judge picks A whatever the content)")
+    tie_margin: float = Field(default=0.0, ge=0, description="satisfied-item difference still called a tie")
+
+
+class FaultSpec(BaseModel):
+    """One injected fault: which requests it may hit and how often.
+
+    ``model``, ``role``, ``header`` and ``attempts`` narrow the requests; ``rate`` is the chance per
+    matching request; ``limit`` caps injections per run attempt (e.g. "two 529s, then success").
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: FaultKind
+    rate: Probability = Field(default=1.0, ge=0, le=1)
+    model: str | None = Field(default=None, description="substring of the requested model name")
+    role: Literal["agent", "judge"] | None = None
+    header: str | None = Field(default=None, description="'Name: value' the request must carry")
+    attempts: list[int] | None = Field(default=None, description="X-Skillbench-Attempt values it applies to")
+    limit: int | None = Field(default=None, ge=1, description="at most this many per run attempt")
+    retry_after: float = Field(default=1.0, ge=0, description="Retry-After seconds of a 429")
+    delay_s: float = Field(default=2.0, ge=0, description="wait before the first byte (slow_first_byte)")
+    stall_s: float = Field(default=3600.0, ge=0, description="silence after the first delta (stall)")
+
+
+class Profiles(BaseModel):
+    """The whole profile file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    models: dict[str, AgentProfile] = Field(default_factory=lambda: {"default": AgentProfile()})
+    judges: dict[str, JudgeProfile] = Field(default_factory=lambda: {"default": JudgeProfile()})
+    faults: list[FaultSpec] = Field(default_factory=list)
+
+    def agent(self, model: str) -> AgentProfile:
+        """The agent profile for a requested model name."""
+        return _pick(self.models, model) or AgentProfile()
+
+    def judge(self, model: str) -> JudgeProfile:
+        """The judge profile for a requested model name."""
+        return _pick(self.judges, model) or JudgeProfile()
+
+
+def _pick(table: Mapping[str, Any], model: str) -> Any:
+    name = model.lower()
+    hits = [k for k in table if k != "default" and k.lower() in name]
+    if hits:
+        return table[max(hits, key=len)]
+    return table.get("default")
+
+
+DEFAULT_PROFILES = "sim_profiles.yaml"
+
+
+def load_profiles(source: str | Path | Mapping[str, Any] | Profiles | None = None) -> Profiles:
+    """Read profiles: ``None`` is the shipped file; a path, a mapping or a :class:`Profiles` also work.
+
+    Raises:
+        ProfileError: the file is missing, is not YAML, or has an unknown or invalid field.
+    """
+    if isinstance(source, Profiles):
+        return source
+    where = "profiles"
+    if source is None:
+        where = f"skillbench/data/{DEFAULT_PROFILES}"
+        raw: Any = yaml.safe_load(resources.files("skillbench").joinpath("data", DEFAULT_PROFILES).read_text("utf-8"))
+    elif isinstance(source, Mapping):
+        raw = dict(source)
+    else:
+        where = str(source)
+        try:
+            raw = yaml.safe_load(Path(source).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ProfileError(f"{where}: cannot be read ({exc.strerror})") from exc
+        except yaml.YAMLError as exc:
+            raise ProfileError(f"{where}: not valid YAML ({str(exc).splitlines()[0]})") from exc
+    try:
+        return Profiles.model_validate(raw or {})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise ProfileError(f"{where}: {field}: {err['msg']}") from exc
+
+
+def parse_fault_option(text: str) -> FaultSpec:
+    """``KIND[=RATE]`` (the ``--fault`` option and the ``X-Skillbench-Fault`` header) → a fault.
+
+    Raises:
+        ProfileError: unknown kind or a rate outside [0, 1].
+    """
+    kind, _, rate = text.strip().partition("=")
+    kind = kind.strip().replace("-", "_")
+    if kind not in FAULT_KINDS:
+        raise ProfileError(f"unknown fault {kind!r} (one of: {', '.join(FAULT_KINDS)})")
+    try:
+        return FaultSpec(kind=kind, rate=float(rate) if rate.strip() else 1.0)
+    except (ValueError, ValidationError) as exc:
+        raise ProfileError(f"fault {text!r}: rate must be a number in [0, 1]") from exc

@@ -1,0 +1,420 @@
+"""The simulated Anthropic Messages endpoint: a threaded HTTP server on loopback.
+
+Routes:
+    ``POST /v1/messages`` (any query string): the simulated agent models (the CLI's requests, including
+        the WebSearch server-tool sub-request) and the simulated judge (``X-Skillbench-Role: judge``, or a
+        forced ``record_verdicts``/``record_preference`` tool), streaming or not.
+    ``GET /site/<path>``: the suite's skills tree, as published at ``<site_base>/<path>``.
+    ``GET /skillbench/info``: ``{"kind": "simulated", "site_base": …, …}`` for a harness that was given
+        only the URL.
+
+Request headers it reads: ``X-Skillbench-Run-Id`` and ``X-Skillbench-Attempt`` (draw keys; without them the
+CLI's ``X-Claude-Code-Session-Id`` stands in), ``X-Skillbench-Role``, ``X-Skillbench-Sample``,
+``X-Skillbench-Fault`` (inject faults into this request) and ``X-Skillbench-Truth`` (write this run's
+truth rows to that absolute ``*.csv`` path instead of the endpoint's truth file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import sys
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from skillbench.claude_cli import ATTEMPT_HEADER, ROLE_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
+from skillbench.judge_protocol import PREFERENCE_TOOL, VERDICTS_TOOL, ProtocolError
+from skillbench.sim import draws, usage, wire
+from skillbench.sim.agent import Agent, Reply
+from skillbench.sim.conversation import parse_request
+from skillbench.sim.faults import FaultPlan
+from skillbench.sim.judge import SimJudge
+from skillbench.sim.profiles import FaultSpec, Profiles, load_profiles, parse_fault_option
+from skillbench.sim.truth import TRUTH_HEADER, TruthSink
+from skillbench.suite import Suite
+
+SIM_API_KEY = "sk-skillbench-sim"
+SESSION_HEADER = "X-Claude-Code-Session-Id"
+_JUDGE_TOOLS = {VERDICTS_TOOL, PREFERENCE_TOOL}
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    sim: SimServer
+
+
+class _Abort(Exception):
+    """The response was cut on purpose (a fault) or the client went away."""
+
+
+class SimServer:
+    """The endpoint: bind in the constructor, serve after :meth:`start`, stop with :meth:`stop`.
+
+    Args:
+        suite: a suite folder or a loaded :class:`~skillbench.suite.Suite`; None answers generically.
+        host: address to bind; keep it on loopback.
+        port: 0 picks a free port.
+        seed: seed of every behaviour, judge and fault draw.
+        profiles: a profile file, mapping or :class:`Profiles`; None is the shipped file.
+        truth: default ``truth.csv`` path (None: keep truth only for requests that name a file).
+        faults: more faults (``FaultSpec``, dicts, or ``"kind=rate"`` strings) on top of the profile file's.
+        site_base: the published-site URL the simulated models fetch (default: this server's ``/site``).
+        log: called with one line per request (None: silent).
+    """
+
+    def __init__(
+        self,
+        suite: str | Path | Suite | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        seed: int = 0,
+        profiles: str | Path | Mapping[str, Any] | Profiles | None = None,
+        truth: str | Path | None = None,
+        faults: Sequence[FaultSpec | Mapping[str, Any] | str] | None = None,
+        site_base: str | None = None,
+        log: Callable[[str], None] | None = None,
+    ):
+        if suite is not None and not isinstance(suite, Suite):
+            from skillbench.preflight import load_suite
+
+            suite = load_suite(suite)
+        self.suite: Suite | None = suite
+        self.seed = seed
+        self.profiles = load_profiles(profiles)
+        extra = [f if isinstance(f, FaultSpec) else parse_fault_option(f) if isinstance(f, str)
+                 else FaultSpec.model_validate(f) for f in faults or []]
+        self.httpd = _HTTPServer((host, port), _Handler)
+        self.httpd.sim = self
+        self.host, self.port = self.httpd.server_address[:2]
+        self.base_url = f"http://{self.host}:{self.port}"
+        self.site_base = (site_base or f"{self.base_url}/site").rstrip("/")
+        self.agent = Agent(self.suite, seed, self.site_base)
+        self.judge = SimJudge(seed)
+        self.faults = FaultPlan(seed, [*self.profiles.faults, *extra])
+        self.truth = TruthSink(truth)
+        self.log = log
+        self.stopping = threading.Event()
+        self.received: deque[dict[str, Any]] = deque(maxlen=100_000)  # one record per request, for tests
+        self.timings: deque[tuple[str, float]] = deque(maxlen=100_000)  # (run id, server seconds) per answer
+        self._counters: Counter[tuple[Any, ...]] = Counter()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    def start(self) -> SimServer:
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1},
+                                        name=f"skillbench-sim-{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()  # wakes stalled and slow responses
+        if self._thread is not None:
+            self.httpd.shutdown()
+            self._thread.join(timeout=5)
+        self.httpd.server_close()
+
+    def __enter__(self) -> SimServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def info(self) -> dict[str, Any]:
+        return {"kind": "simulated", "name": "skillbench-sim", "base_url": self.base_url,
+                "site_base": self.site_base, "seed": self.seed,
+                "suite": str(self.suite.suite_dir) if self.suite else None,
+                "truth": str(self.truth.default) if self.truth.default else None}
+
+    def next_count(self, *key: Any) -> int:
+        """How many requests with this key came before (0 for the first)."""
+        with self._lock:
+            n = self._counters[key]
+            self._counters[key] = n + 1
+            return n
+
+    # -- answering --------------------------------------------------------------------------------
+    def answer(self, body: dict[str, Any], headers: Mapping[str, str], raw_len: int) -> tuple[dict[str, Any], Reply]:
+        """The message for a request (without faults), and the reply it came from."""
+        h = {k.lower(): v for k, v in headers.items()}
+        model = str(body.get("model") or "unknown-model")
+        run_id = h.get(RUN_ID_HEADER.lower()) or h.get(SESSION_HEADER.lower()) or "anonymous"
+        attempt = _int(h.get(ATTEMPT_HEADER.lower()), 1)
+        if request_role(h, body) == "judge":
+            sample = _int(h.get(SAMPLE_HEADER.lower()), 1)
+            digest = hashlib.blake2b(json.dumps(body.get("messages"), sort_keys=True).encode(),
+                                     digest_size=8).hexdigest()
+            ask = self.next_count("ask", run_id, sample, attempt, digest)
+            name, data = self.judge.reply(body, self.profiles.judge(model), sample, attempt, ask)
+            tool_id = "toolu_" + draws.short_id(self.seed, "judge", digest, sample, ask)
+            reply = Reply([{"type": "tool_use", "id": tool_id, "name": name, "input": data}], "tool_use")
+            texts: list[str] = []
+        else:
+            conv = parse_request(body)
+            texts = conv.texts
+            if conv.web_search_subrequest:
+                reply = self.agent.web_search(conv, run_id)
+            else:
+                reply = self.agent.reply(conv, self.profiles.agent(model), run_id, attempt)
+        out_tokens = usage.tokens(len(json.dumps(reply.content)))
+        in_tokens = usage.tokens(raw_len)
+        if reply.cross_budget:
+            in_tokens = usage.crossing_input_tokens(model, usage.budget_left(texts), out_tokens)
+        use: dict[str, Any] = {"input_tokens": in_tokens, "output_tokens": out_tokens,
+                               "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        if reply.web_search_requests:
+            use["server_tool_use"] = {"web_search_requests": reply.web_search_requests}
+        msg_id = "msg_" + draws.short_id(self.seed, "msg", run_id, attempt, time.monotonic_ns())
+        return wire.message(msg_id, model, reply.content, reply.stop_reason, use), reply
+
+
+def request_role(lower_headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
+    """``judge`` for ``X-Skillbench-Role: judge`` or a forced judge tool, else ``agent``."""
+    choice = body.get("tool_choice")
+    forced = choice.get("name") if isinstance(choice, Mapping) else None
+    return "judge" if lower_headers.get(ROLE_HEADER.lower()) == "judge" or forced in _JUDGE_TOOLS else "agent"
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        return default
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes; do not wait for ACKs
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        return  # one line per request is written by _log instead
+
+    def _log(self, text: str) -> None:
+        if self.server.sim.log is not None:
+            self.server.sim.log(text)
+
+    # -- plain responses --------------------------------------------------------------------------
+    def _send_bytes(self, status: int, data: bytes, content_type: str,
+                    extra: Mapping[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("request-id", "req_sim")
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_json(self, status: int, obj: Any, extra: Mapping[str, str] | None = None) -> None:
+        self._send_bytes(status, json.dumps(obj).encode(), "application/json", extra)
+
+    def _error(self, status: int, text: str, extra: Mapping[str, str] | None = None) -> None:
+        self._send_json(status, wire.error_body(status, text), extra)
+
+    # -- GET --------------------------------------------------------------------------------------
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        sim = self.server.sim
+        path = urlsplit(self.path).path
+        if path == "/skillbench/info":
+            self._send_json(200, sim.info())
+        elif path.startswith("/site/"):
+            self._site(unquote(path[len("/site/"):]))
+        elif path in ("/", ""):
+            self._send_bytes(200, b"skillbench simulated Messages endpoint\n", "text/plain; charset=utf-8")
+        else:
+            self._error(404, f"no route {path}")
+        self._log(f"GET {path}")
+
+    def _site(self, rel: str) -> None:
+        suite = self.server.sim.suite
+        if suite is None:
+            self._send_bytes(404, b"no suite loaded\n", "text/plain; charset=utf-8")
+            return
+        root = suite.skills_root.resolve()
+        target = (root / rel).resolve()
+        if not target.is_relative_to(root) or not target.is_file():
+            self._send_bytes(404, b"not found\n", "text/plain; charset=utf-8")
+            return
+        self._send_bytes(200, target.read_bytes(), "text/markdown; charset=utf-8")
+
+    # -- POST -------------------------------------------------------------------------------------
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        t0 = time.perf_counter()
+        sim = self.server.sim
+        path = urlsplit(self.path).path
+        length = _int(self.headers.get("Content-Length"), 0)
+        raw = self.rfile.read(length) if length > 0 else b""
+        if path.rstrip("/") != "/v1/messages":
+            self._error(404, f"no route {path}")
+            return
+        try:
+            body = json.loads(raw or b"null")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            self._error(400, "request body is not JSON")
+            return
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            self._error(400, "messages: field required")
+            return
+        headers = {k: v for k, v in self.headers.items()}
+        h = {k.lower(): v for k, v in headers.items()}
+        model = str(body.get("model") or "")
+        role = request_role(h, body)
+        run_id = h.get(RUN_ID_HEADER.lower()) or h.get(SESSION_HEADER.lower()) or "anonymous"
+        attempt = _int(h.get(ATTEMPT_HEADER.lower()), 1)
+        counter = sim.next_count("request", run_id, attempt)
+        chosen = sim.faults.choose(model=model, role=role, headers=headers, run_id=run_id, attempt=attempt,
+                                   counter=counter)
+        fault = chosen[1] if chosen else None
+        record = {"run_id": h.get(RUN_ID_HEADER.lower()), "attempt": h.get(ATTEMPT_HEADER.lower()),
+                  "role": role, "sample": h.get(SAMPLE_HEADER.lower()), "model": model, "counter": counter,
+                  "stream": bool(body.get("stream")), "fault": fault.kind if fault else None,
+                  "session": h.get(SESSION_HEADER.lower()), "t": time.time()}
+        sim.received.append(record)
+        self._log(f"POST {path} run={run_id} attempt={attempt} n={counter} model={model}"
+                  + (f" fault={fault.kind}" if fault else ""))
+        try:
+            if fault is not None and self._fault_before(fault, body):
+                return
+            try:
+                msg, reply = sim.answer(body, headers, len(raw))
+            except ProtocolError as exc:
+                self._error(400, f"judge request does not follow the protocol: {exc}")
+                return
+            writer = sim.truth.writer(h.get(TRUTH_HEADER.lower()))
+
+            def delivered() -> None:
+                # Called before the last bytes go out: a client that has the answer also finds its truth.
+                if writer is not None:
+                    writer.record(reply.truth)
+
+            if body.get("stream"):
+                self._stream(msg, fault, delivered)
+            else:
+                self._whole(msg, fault, delivered)
+            sim.timings.append((run_id, time.perf_counter() - t0))
+        except (_Abort, BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    # -- faults -----------------------------------------------------------------------------------
+    def _fault_before(self, fault: FaultSpec, body: dict[str, Any]) -> bool:
+        """Apply a fault that acts before the response; True when the request is fully handled."""
+        sim = self.server.sim
+        if fault.kind == "rate_limit":
+            self._error(429, "simulated rate limit", {"retry-after": f"{fault.retry_after:g}"})
+        elif fault.kind == "server_error":
+            self._error(500, "simulated server error")
+        elif fault.kind == "overloaded":
+            self._error(529, "simulated overload")
+        elif fault.kind == "slow_first_byte":
+            if sim.stopping.wait(fault.delay_s):
+                raise _Abort
+            return False
+        elif fault.kind == "stall" and not body.get("stream"):
+            sim.stopping.wait(fault.stall_s)  # no headers at all: a hang before the response
+            raise _Abort
+        else:
+            return False
+        return True
+
+    def _whole(self, msg: dict[str, Any], fault: FaultSpec | None, delivered: Callable[[], None]) -> None:
+        data = json.dumps(msg).encode()
+        if fault is not None and fault.kind == "malformed":
+            self._send_bytes(200, data[: len(data) // 2] + b"<<not json", "application/json")
+            return
+        if fault is not None and fault.kind == "truncated":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[: len(data) // 2])
+            self._cut()
+        delivered()
+        self._send_bytes(200, data, "application/json")
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _cut(self) -> None:
+        """Close the connection mid-response, without the terminating chunk."""
+        self.wfile.flush()
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        raise _Abort
+
+    def _stream(self, msg: dict[str, Any], fault: FaultSpec | None, delivered: Callable[[], None]) -> None:
+        sim = self.server.sim
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("request-id", "req_sim")
+        self.end_headers()
+        events = list(wire.sse_events(msg))
+        kind = fault.kind if fault is not None else None
+        for n, event in enumerate(events):
+            if n == 1 and kind == "malformed":
+                self._chunk(b'event: content_block_start\ndata: {"type":"content_block_start","index":0,\n\n')
+            if n == 1 and kind == "stream_error":
+                self._chunk(wire.sse("error", wire.error_body(529, "simulated overload mid-stream")))
+                break
+            if n == 3 and kind == "stall":
+                sim.stopping.wait(fault.stall_s)  # type: ignore[union-attr]
+                self._cut()
+            if n == len(events) // 2 and kind == "truncated":
+                self._cut()
+            if n == len(events) - 1:
+                delivered()
+            self._chunk(event)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+
+@contextmanager
+def simulated_endpoint(
+    suite_dir: str | Path | Suite | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    seed: int = 0,
+    profiles: str | Path | Mapping[str, Any] | Profiles | None = None,
+    truth: str | Path | None = None,
+    faults: Sequence[FaultSpec | Mapping[str, Any] | str] | None = None,
+    site_base: str | None = None,
+) -> Iterator[str]:
+    """Run the simulated endpoint for the duration of a ``with`` block; yields its base URL.
+
+    Example::
+
+        with simulated_endpoint("evals", truth="runs/truth.csv") as url:
+            env["ANTHROPIC_BASE_URL"] = url   # the site is at f"{url}/site"
+    """
+    server = SimServer(suite_dir, host=host, port=port, seed=seed, profiles=profiles, truth=truth,
+                       faults=faults, site_base=site_base)
+    with server:
+        yield server.base_url
+
+
+def serve_forever(server: SimServer, out: Any = sys.stdout) -> None:
+    """Block until Ctrl-C (the ``skillbench sim serve`` loop)."""
+    server.start()
+    try:
+        while not server.stopping.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        print("stopping", file=out)
+    finally:
+        server.stop()

@@ -1,0 +1,64 @@
+"""The Messages API wire format: a whole message (non-streaming), its SSE event sequence, and errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+TEXT_CHUNK = 160  # characters per text_delta, so a client sees a real stream
+
+
+def message(msg_id: str, model: str, content: list[dict[str, Any]], stop_reason: str,
+            usage: dict[str, Any]) -> dict[str, Any]:
+    """A complete ``message`` object."""
+    return {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": content,
+            "stop_reason": stop_reason, "stop_sequence": None, "usage": usage}
+
+
+def error_body(status: int, text: str) -> dict[str, Any]:
+    """The API's JSON error shape."""
+    return {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": text}}
+
+
+def sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+def sse_events(msg: dict[str, Any]) -> Iterator[bytes]:
+    """The event sequence of ``msg``: message_start, per block start/delta/stop, message_delta, stop."""
+    usage = msg["usage"]
+    start = {**msg, "content": [], "stop_reason": None,
+             "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1}}
+    yield sse("message_start", {"type": "message_start", "message": start})
+    for i, block in enumerate(msg["content"]):
+        kind = block.get("type")
+        if kind == "text":
+            yield sse("content_block_start", {"type": "content_block_start", "index": i,
+                                              "content_block": {"type": "text", "text": ""}})
+            text = block.get("text", "")
+            for j in range(0, len(text), TEXT_CHUNK):
+                yield sse("content_block_delta", {"type": "content_block_delta", "index": i,
+                                                  "delta": {"type": "text_delta", "text": text[j:j + TEXT_CHUNK]}})
+        elif kind in ("tool_use", "server_tool_use"):
+            yield sse("content_block_start", {"type": "content_block_start", "index": i,
+                                              "content_block": {**block, "input": {}}})
+            yield sse("content_block_delta", {"type": "content_block_delta", "index": i,
+                                              "delta": {"type": "input_json_delta",
+                                                        "partial_json": json.dumps(block.get("input", {}))}})
+        else:  # result blocks arrive whole
+            yield sse("content_block_start", {"type": "content_block_start", "index": i, "content_block": block})
+        yield sse("content_block_stop", {"type": "content_block_stop", "index": i})
+    yield sse("message_delta", {"type": "message_delta",
+                                "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+                                "usage": usage})
+    yield sse("message_stop", {"type": "message_stop"})
