@@ -78,13 +78,16 @@ class DockerSandbox:
 
     name = "docker"
 
-    def __init__(self, image: str, *, host_network: bool, out_dir: Path):
+    def __init__(self, image: str, *, host_network: bool, out_dir: Path, prefix: Sequence[str] = ()):
         import docker
 
         self.client = docker.from_env(timeout=120)
         self.image = self.client.images.get(image)
-        self.host_network = host_network
+        # Anthropic's API needs a network; an engine started with --bridge=none has no default bridge, so
+        # share the host's network instead of failing every run.
+        self.host_network = host_network or not self.client.networks.list(names=["bridge"])
         self.out_dir = str(out_dir.resolve())
+        self.prefix = list(prefix)  # e.g. strace, to check what the CLI connects to
         self._tars: dict[tuple[str, ...], bytes] = {}
 
     def _tar(self, families: Sequence[Path]) -> bytes:
@@ -105,7 +108,7 @@ class DockerSandbox:
         import requests
 
         container = self.client.containers.create(
-            self.image.id, command=["claude", *argv[1:]], environment=dict(env), user=str(RUNNER_UID),
+            self.image.id, command=[*self.prefix, "claude", *argv[1:]], environment=dict(env), user=str(RUNNER_UID),
             working_dir=WORKSPACE, network_mode="host" if self.host_network else None,
             labels={LABEL: self.out_dir, "skillbench.run_id": label}, detach=True,
         )

@@ -1,0 +1,326 @@
+"""Generation with the real CLI, the simulated endpoint and real containers (or the local sandbox).
+
+The matrix is the tiny suite's two lift prompts × 2 models × 3 conditions × 2 reps = 24 runs per sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from skillbench import load_suite
+from skillbench.backend import model_endpoint
+from skillbench.generate import GenerateOptions, finished_runs, generate, move_partials_aside
+from skillbench.plan import PlanError, make_plan, write_plan
+from skillbench.sandbox import DockerSandbox
+from skillbench.signals import MANIFEST_COLUMNS, QDRANT_MANIFEST_COLUMNS, activation_signals, run_signals
+from skillbench.tools import docker_available
+from skillbench.transcript import read_transcript
+from tests.shared_data import IN_CI, ROOT, SHARED, require
+from tests.sim_helpers import connect_targets, forced, require_cli, write_profiles
+
+TINY = ROOT / "tests" / "data" / "tiny-suite"
+MODELS = ["sonnet", "haiku"]
+CONDITIONS = ["no-skill", "with-skill", "plugin"]
+
+
+def require_docker() -> None:
+    if not docker_available():
+        if IN_CI:
+            pytest.fail("CI must have a Docker engine: `make setup` starts dockerd")
+        pytest.skip("no Docker engine answers (run `make setup` as root to start dockerd)")
+
+
+@pytest.fixture(scope="module")
+def matrix_suite(tmp_path_factory) -> Path:
+    """The tiny suite without its dormancy prompt: exactly 2 prompts × 2 models × 3 conditions × 2 reps."""
+    root = tmp_path_factory.mktemp("suite") / "evals"
+    shutil.copytree(TINY, root)
+    (root / "test-prompts" / "dormancy-dates-sql-interval.json").unlink()
+    return root
+
+
+def _opts(out_dir: Path, **kw) -> GenerateOptions:
+    base = dict(run_key="gt", out_dir=out_dir, models=MODELS, conditions=CONDITIONS, reps=2, jobs=3, seed=7,
+                timeout_s=180)
+    return GenerateOptions(**{**base, **kw})
+
+
+def _endpoint(suite_dir: Path, profiles: Path | None = None, seed: int = 7):
+    return lambda truth: model_endpoint("sim", suite_dir=suite_dir, seed=seed, profiles=profiles, truth=truth)
+
+
+def _generate_cli(suite: Path, out_dir: Path, *extra: str) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "skillbench.cli", "generate", str(suite), "--run-key", "gt", "--out-dir", str(out_dir),
+           "--backend", "sim", "--seed", "7", "--jobs", "3", "--timeout", "180", *extra]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+@pytest.fixture(scope="module", params=["docker", "local"])
+def week(request, matrix_suite, tmp_path_factory) -> tuple[str, Path]:
+    """A generated week; the docker one is killed with SIGKILL mid-matrix and resumed."""
+    require_cli()
+    sandbox = request.param
+    if sandbox == "docker":
+        require_docker()
+    out_dir = tmp_path_factory.mktemp(f"week-{sandbox}") / "gt"
+    if sandbox == "docker":
+        proc = _generate_cli(matrix_suite, out_dir, "--sandbox", "docker")
+        deadline = time.time() + 240
+        while time.time() < deadline and len(finished_runs(out_dir) if out_dir.exists() else ()) < 6:
+            time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGKILL)  # kill -9 of the generator, mid-matrix
+        proc.wait()
+        assert 0 < len(finished_runs(out_dir)) < 24, "the kill must land mid-matrix"
+    proc = _generate_cli(matrix_suite, out_dir, "--sandbox", sandbox)
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    return sandbox, out_dir
+
+
+def test_week_is_complete_and_reconciled(week):
+    _, out_dir = week
+    plan = pd.read_csv(out_dir / "plan.csv")
+    manifest = pd.read_csv(out_dir / "manifest.csv")
+    recon = json.loads((out_dir / "reconciliation.json").read_text())
+    assert len(plan) == 24
+    assert recon["complete"] and recon["expected"] == recon["observed"] == recon["written"] == 24
+    assert sorted(manifest.run_id) == sorted(plan.run_id), "every planned run exactly once"
+    assert list(manifest.columns) == MANIFEST_COLUMNS
+    assert list(manifest.columns[:23]) == QDRANT_MANIFEST_COLUMNS
+    assert (manifest.signals_ok == 1).all()
+    assert (manifest.exit_code == 0).all()
+    assert set(manifest.endpoint) == {"simulated"}
+
+
+def test_resume_after_kill_left_no_duplicates(week):
+    sandbox, out_dir = week
+    dirs = [p.name for p in out_dir.iterdir() if p.is_dir() and not p.name.startswith("_")]
+    assert sorted(dirs) == sorted(pd.read_csv(out_dir / "plan.csv").run_id)
+    if sandbox == "docker":
+        import docker
+
+        left = docker.from_env().containers.list(all=True, filters={"label": f"skillbench.out_dir={out_dir}"})
+        assert not left, "no container of this week is left behind"
+
+
+def test_skill_listed_only_where_installed(week):
+    sandbox, out_dir = week
+    manifest = pd.read_csv(out_dir / "manifest.csv")
+    assert set(manifest.sandbox) == {sandbox}
+    for row in manifest.itertuples():
+        assert row.skill_available == int(row.condition != "no-skill"), row.run_id
+        init = read_transcript(out_dir / row.run_id / "transcript.jsonl").init
+        families = {"csv-io", "dates"} & set(init["skills"])
+        expected = {"no-skill": set(), "with-skill": {row.skill_family}, "plugin": {"csv-io", "dates"}}
+        assert families == expected[row.condition], row.run_id
+
+
+def test_activation_agrees_with_truth(week):
+    _, out_dir = week
+    manifest = pd.read_csv(out_dir / "manifest.csv").set_index("run_id")
+    truth = pd.read_csv(out_dir / "truth.csv")
+    final = truth.sort_values("attempt").groupby("run_id").last()
+    assert set(final.index) == set(manifest.index)
+    routes = final.activation_route.reindex(manifest.index)
+    pd.testing.assert_series_equal(manifest.skill_activation, routes, check_names=False)
+    assert (manifest.skill_activation != "none").any() and (manifest.skill_activation == "none").any()
+
+
+def test_metadata_records_sandbox_and_never_the_key(week):
+    sandbox, out_dir = week
+    for meta_path in out_dir.glob("*/metadata.json"):
+        meta = json.loads(meta_path.read_text())
+        assert meta["sandbox"] == sandbox and meta["endpoint"] == "simulated"
+        assert meta["site_base"].startswith("http://127.0.0.1:")
+        assert (sandbox == "docker") == bool(meta["image_id"])
+    for path in out_dir.rglob("*"):
+        if path.is_file():
+            assert b"sk-skillbench-sim" not in path.read_bytes(), path
+
+
+def test_plan_order_is_shuffled_with_recorded_seed(matrix_suite):
+    suite = load_suite(matrix_suite)
+    a = make_plan(suite, "k", models=MODELS, conditions=CONDITIONS, reps=2, seed=1)
+    b = make_plan(suite, "k", models=MODELS, conditions=CONDITIONS, reps=2, seed=1)
+    c = make_plan(suite, "k", models=MODELS, conditions=CONDITIONS, reps=2, seed=2)
+    assert a.equals(b) and not a.run_id.equals(c.run_id)
+    first_half = a.head(12)
+    assert first_half.condition.nunique() == 3, "arms interleave"
+    assert a.run_id.iloc[0].endswith("-k") and "-r" in a.run_id.iloc[0]
+
+
+def test_dormancy_runs_only_in_skilled_arms():
+    suite = load_suite(TINY)
+    plan = make_plan(suite, "k", models=["haiku"], conditions=CONDITIONS, reps=1, seed=0)
+    dormant = plan[plan.dormancy == 1]
+    assert set(dormant.condition) == {"with-skill", "plugin"}
+    assert "heldout-csv-slow" not in set(plan.prompt)
+    assert set(plan.columns) >= {"run_id", "skill_leaf", "order"}
+
+
+def test_changed_plan_is_refused(tmp_path):
+    suite = load_suite(TINY)
+    write_plan(make_plan(suite, "k", models=["haiku"], conditions=CONDITIONS, reps=1, seed=0), tmp_path)
+    with pytest.raises(PlanError, match="plan.csv"):
+        write_plan(make_plan(suite, "k", models=["haiku"], conditions=CONDITIONS, reps=2, seed=0), tmp_path)
+
+
+def test_dry_run_writes_plan_only(tmp_path, capsys):
+    from skillbench.cli import main
+
+    out = tmp_path / "dry"
+    assert main(["generate", str(TINY), "--run-key", "dry", "--out-dir", str(out), "--backend", "sim",
+                 "--dry-run"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["plan.csv", "run.json"]
+    assert "--permission-mode dontAsk" in capsys.readouterr().err
+
+
+def test_partial_run_dirs_are_moved_aside(tmp_path):
+    (tmp_path / ".tmp-a-run").mkdir()
+    (tmp_path / "b-run").mkdir()
+    (tmp_path / "b-run" / "transcript.jsonl").write_text('{"type":"system","subtype":"init"}\n')
+    moved = move_partials_aside(tmp_path, done=set())
+    assert sorted(moved) == ["a-run", "b-run"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["_aside"]
+
+
+def _one_run(tmp_path, suite_dir: Path, profiles: Path, *, sandbox: str = "local", model: str = "haiku",
+             reps: int = 1, conditions=("with-skill",), timeout: float = 120, extra_env=None):
+    suite = load_suite(suite_dir)
+    suite.prompts = [p for p in suite.prompts if p.name == "dates-day-month-swapped"]
+    opts = _opts(tmp_path / "w", models=[model], conditions=list(conditions), reps=reps, jobs=1, sandbox=sandbox,
+                 timeout_s=timeout, extra_env=extra_env or {})
+    report = generate(suite, opts, endpoint_factory=_endpoint(suite_dir, profiles), log=lambda m: None)
+    return report, opts.out_dir
+
+
+def test_forced_budget_crossing_is_flagged(tmp_path):
+    require_cli()
+    profiles = write_profiles(tmp_path / "p.yaml", {"haiku": forced(budget_cross=1.0)})
+    report, out_dir = _one_run(tmp_path, TINY, profiles)
+    row = pd.read_csv(out_dir / "manifest.csv").iloc[0]
+    assert report["complete"]
+    assert row.budget_hit == 1 and row.result_subtype == "error_max_budget_usd" and row.is_error == 1
+    assert row.total_cost_usd > 2.0
+
+
+def test_stall_is_retried_once_and_recorded(tmp_path):
+    require_cli()
+    run_id = "dates-day-month-swapped-haiku-with-skill-r1-gt"
+    faults = [{"kind": "stall", "header": f"X-Skillbench-Run-Id: {run_id}", "attempts": [1]}]
+    profiles = write_profiles(tmp_path / "p.yaml", {"haiku": forced()}, faults=faults)
+    report, out_dir = _one_run(tmp_path, TINY, profiles, timeout=15)
+    meta = json.loads((out_dir / run_id / "metadata.json").read_text())
+    assert [a["attempt"] for a in meta["attempts"]] == [1, 2]
+    assert meta["attempts"][0]["retry_reason"] == "timeout" and meta["attempts"][1]["retry_reason"] is None
+    assert (out_dir / run_id / "attempt-1.transcript.jsonl").exists()
+    retries = json.loads((out_dir / "retries.json").read_text())
+    assert [r["run_id"] for r in retries["retried_runs"]] == [run_id]
+    assert report["complete"]
+    assert pd.read_csv(out_dir / "manifest.csv").attempts.tolist() == [2]
+
+
+def test_four_failing_groups_fail_the_leg_closed(tmp_path):
+    require_cli()
+    faults = [{"kind": "server_error", "rate": 1.0}]
+    profiles = write_profiles(tmp_path / "p.yaml", {"haiku": forced()}, faults=faults)
+    report, out_dir = _one_run(tmp_path, TINY, profiles, reps=5, conditions=("no-skill",),
+                               extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+    assert report["stopped_legs"] == ["haiku|no-skill"]
+    assert not report["accounted"] and not report["complete"]
+    assert len(report["not_started"]) == 1 and len(report["missing"]) == 1
+    retries = json.loads((out_dir / "retries.json").read_text())
+    assert retries["legs"]["haiku|no-skill"] == {"retried": 4, "stopped": True}
+
+
+def test_only_loopback_connections_inside_a_container(tmp_path):
+    """strace inside the container: every connect() of the CLI (and its tools) goes to 127.0.0.1."""
+    require_cli()
+    require_docker()
+    from skillbench.claude_cli import CliCall, cli_args, cli_env
+    from skillbench.image import RUNNER_HOME, build_image
+
+    profiles = write_profiles(tmp_path / "p.yaml", {"sonnet": forced(self_serve=1.0, web_search=1.0)})
+    suite = load_suite(TINY)
+    spec = suite.prompt("csv-garbled-names")
+    with model_endpoint("sim", suite_dir=TINY, profiles=profiles, truth=tmp_path / "truth.csv") as ep:
+        # the CLI under strace; the log follows the transcript on stdout
+        strace = ["sh", "-c", 'strace -f -e trace=connect -o /tmp/s.log "$@"; echo ==STRACE==; cat /tmp/s.log', "sh"]
+        sandbox = DockerSandbox(build_image(log=lambda m: None), host_network=True, out_dir=tmp_path, prefix=strace)
+        call = CliCall(prompt=spec.test.prompt, model="sonnet", run_id="strace-run")
+        env = cli_env(call, base_url=ep.base_url, api_key=ep.api_key, home=RUNNER_HOME, tmpdir="/tmp")
+        argv = cli_args(call, suite.config.run)
+        result = sandbox.run(argv, env, [], 120, "strace-run")
+    transcript, _, strace = result.stdout.decode().partition("==STRACE==")
+    assert '"type":"result"' in transcript.replace(" ", "")
+    targets = [t for t in connect_targets(strace) if t != "unix"]
+    assert targets, strace[-2000:]
+    port = ep.base_url.rsplit(":", 1)[1]
+    assert all(t == f"127.0.0.1:{port}" for t in targets), targets
+    assert any('"name":"Bash"' in line.replace(" ", "") for line in transcript.splitlines()), "the self-serve curl ran"
+
+
+REFERENCE = SHARED / "reference" / "claude-code" / "transcripts"
+
+
+@pytest.mark.parametrize(
+    ("name", "activation", "reached", "denials"),
+    [("01_plain_answer", "none", 0, 0), ("02_skill_tool_activation", "skill_tool", 1, 0),
+     ("03_read_SKILL_md_activation", "file_read", 1, 0), ("04_permission_denial_write_dontAsk", "none", 0, 1),
+     ("05_budget_exceeded_error_max_budget_usd", "none", 0, 0)],
+)
+def test_signals_on_reference_transcripts(tmp_path, name, activation, reached, denials):
+    """Transcripts the real CLI 2.1.328 wrote (../shared/reference), read through run_signals."""
+    source = require(REFERENCE / f"{name}.jsonl")
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    shutil.copy(source, run_dir / "transcript.jsonl")
+    meta = {"run_id": "r", "prompt": "p", "skill_family": "qdrant-fusion", "skill_leaf": "qdrant-fusion/SKILL.md",
+            "model": "opus", "condition": "with-skill", "rep": 1, "exit_code": 0,
+            "suite_site_base": "https://skills.qdrant.tech"}
+    (run_dir / "metadata.json").write_text(json.dumps(meta))
+    row = run_signals(run_dir)
+    assert (row["skill_activation"], row["reached_leaf"], row["denials"]) == (activation, reached, denials)
+    assert row["skill_available"] == 1 and row["signals_ok"] == 1 and row["cli_version"] == "2.1.328"
+    budget = name.startswith("05")
+    assert row["budget_hit"] == int(budget) and row["is_error"] == int(budget)
+
+
+def test_denied_fetch_is_not_a_reach(tmp_path):
+    from skillbench.transcript import parse_transcript_text
+
+    url = "https://skills.qdrant.tech/qdrant-fusion/SKILL.md"
+    lines = [
+        {"type": "system", "subtype": "init", "skills": []},
+        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t1", "name": "WebFetch",
+                                                       "input": {"url": url}}]}},
+        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t2", "name": "Bash",
+                                                       "input": {"command": f"curl -s '{url}'"}}]}},
+        {"type": "result", "permission_denials": [{"tool_use_id": "t1"}], "subtype": "success"},
+    ]
+    t = parse_transcript_text("\n".join(json.dumps(x) for x in lines))
+    sig = activation_signals(t, "qdrant-fusion", "qdrant-fusion/SKILL.md", ["https://skills.qdrant.tech/"])
+    assert sig == {"skill_activation": "web_fetch", "reached_leaf": 1, "fetched_site": 1, "fetched_count": 1}
+
+
+def test_generate_refuses_a_broken_suite(tmp_path, capsys):
+    from skillbench.cli import main
+
+    broken = tmp_path / "evals"
+    shutil.copytree(TINY, broken)
+    (broken / "test-prompts" / "csv-garbled-names.json").write_text("{")
+    assert main(["generate", str(broken), "--run-key", "x", "--backend", "sim", "--dry-run"]) == 1
+    err = capsys.readouterr().err
+    assert "csv-garbled-names.json: json: syntax error" in err and len(err.strip().splitlines()) == 1
+    assert not (broken / "weekly").exists()
+
