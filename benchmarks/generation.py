@@ -1,0 +1,106 @@
+"""Benchmark: per-run overhead of each sandbox, image build time, and wall-clock speedup at --jobs 1/2/3.
+
+Overhead is measured against a bare CLI call (a subprocess with a fresh HOME, nothing else) on the same
+simulated endpoint, with a profile that answers in one turn, so the CLI's own work is the same in every
+case. Target: ≤ 0.15 s per run for the docker sandbox including the skill copy.
+
+    .venv/bin/python benchmarks/generation.py [--runs 10] [--skip-build] [--skip-jobs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from skillbench import load_suite  # noqa: E402
+from skillbench.backend import model_endpoint  # noqa: E402
+from skillbench.claude_cli import CliCall, cli_args, cli_env  # noqa: E402
+from skillbench.generate import GenerateOptions, generate  # noqa: E402
+from skillbench.image import RUNNER_HOME, build_image  # noqa: E402
+from skillbench.sandbox import DockerSandbox, LocalSandbox  # noqa: E402
+from skillbench.tools import claude_path, docker_available  # noqa: E402
+
+SUITE = ROOT / "tests" / "data" / "tiny-suite"
+ONE_TURN = {"trigger": 0.0, "file_read": 0.0, "follow_link": 0.0, "self_serve": 0.0, "web_search": 0.0,
+            "deny_rate": 0.0, "budget_cross": 0.0}
+
+
+def bare_run(argv, env) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        run_env = {**env, "HOME": tmp, "TMPDIR": tmp, "PATH": f"{claude_path().parent}:/usr/bin:/bin"}
+        t0 = time.perf_counter()
+        subprocess.run([str(claude_path()), *argv[1:]], env=run_env, cwd=tmp, capture_output=True, check=False)
+        return time.perf_counter() - t0
+
+
+def sandbox_run(sandbox, argv, env, families) -> float:
+    t0 = time.perf_counter()
+    sandbox.run(argv, env, families, 120, "bench")
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--skip-build", action="store_true", help="do not time a forced image rebuild")
+    parser.add_argument("--skip-jobs", action="store_true", help="do not time the --jobs 1/2/3 speedup")
+    args = parser.parse_args()
+
+    suite = load_suite(SUITE)
+    spec = suite.prompt("dates-day-month-swapped")
+    family = [suite.family_dir("dates")]
+    with tempfile.TemporaryDirectory() as tmp:
+        profiles = Path(tmp) / "profiles.yaml"
+        profiles.write_text(yaml.safe_dump({"models": {"haiku": ONE_TURN}}))
+        with model_endpoint("sim", suite_dir=SUITE, profiles=profiles) as ep:
+            call = CliCall(prompt=spec.test.prompt, model="haiku", run_id="bench")
+            argv = cli_args(call, suite.config.run)
+            env = cli_env(call, base_url=ep.base_url, api_key=ep.api_key, home=RUNNER_HOME, tmpdir="/tmp")
+            bare_run(argv, env)  # warm the page cache
+            bare = [bare_run(argv, env) for _ in range(args.runs)]
+            results = {"bare CLI": bare}
+            local = LocalSandbox(claude_path())
+            results["local sandbox"] = [sandbox_run(local, argv, env, family) for _ in range(args.runs)]
+            if docker_available():
+                docker_sb = DockerSandbox(build_image(log=lambda m: None), host_network=True, out_dir=Path(tmp))
+                sandbox_run(docker_sb, argv, env, family)
+                results["docker sandbox"] = [sandbox_run(docker_sb, argv, env, family) for _ in range(args.runs)]
+        base = statistics.median(bare)
+        print(f"per-run time, median of {args.runs} (overhead = median - bare median {base:.3f}s):")
+        for name, times in results.items():
+            med = statistics.median(times)
+            print(f"  {name:15s} median {med:.3f}s  p90 {sorted(times)[int(0.9 * (len(times) - 1))]:.3f}s  "
+                  f"overhead {med - base:+.3f}s")
+
+        if docker_available() and not args.skip_build:
+            t0 = time.perf_counter()
+            build_image(force=True, log=lambda m: None)
+            print(f"image build (forced): {time.perf_counter() - t0:.1f}s")
+
+        if not args.skip_jobs:
+            walls = {}
+            for jobs in (1, 2, 3):
+                out = Path(tmp) / f"jobs{jobs}"
+                opts = GenerateOptions(run_key=f"j{jobs}", out_dir=out, models=["haiku"],
+                                       conditions=["no-skill", "with-skill"], reps=2, jobs=jobs,
+                                       sandbox="docker" if docker_available() else "local")
+                t0 = time.perf_counter()
+                generate(suite, opts, log=lambda m: None, endpoint_factory=lambda truth: model_endpoint(
+                    "sim", suite_dir=SUITE, profiles=profiles, truth=truth))
+                walls[jobs] = time.perf_counter() - t0
+            print("wall clock of a 10-run week: " + ", ".join(
+                f"--jobs {j}: {w:.1f}s (speedup {walls[1] / w:.2f}x)" for j, w in walls.items()))
+
+
+if __name__ == "__main__":
+    main()
