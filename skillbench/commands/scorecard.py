@@ -1,0 +1,56 @@
+"""``skillbench scorecard``: the weekly scorecard and its history row."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "scorecard",
+        help="write RUN_DIR/scorecard.md and upsert the week into scorecard-history.csv",
+        description="Aggregate a run directory's ledgers (manifest.csv, scores.csv, judge-skips.csv, "
+        "reconciliation.json, pairs.csv) into scorecard.md and upsert the week into the history. "
+        "Exit 0 written, 1 written but the reconciliation is incomplete, 2 usage or ledger error.",
+    )
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a week's folder (holds manifest.csv)")
+    p.add_argument("--history", metavar="FILE",
+                   help="history CSV to upsert into (default: RUN_DIR/../scorecard-history.csv)")
+    p.add_argument("--run-key", metavar="K", help="run key (default: reconciliation.json's, else the folder name)")
+    p.add_argument("--bootstrap", metavar="N", type=int, default=None,
+                   help="bootstrap resamples of the lift CI (default: 10000)")
+    p.add_argument("--seed", metavar="S", type=int, default=None, help="bootstrap seed")
+    p.add_argument("--site", metavar="HOST",
+                   help="published skills site named in the lift caveat (default: from the runs' metadata.json)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from skillbench.cli import UsageError
+    from skillbench.history import HistoryError
+    from skillbench.ledgers import MANIFEST_FILE, LedgerError
+    from skillbench.scorecard import write_scorecard
+    from skillbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: not a folder (RUN_DIR is a week's folder that holds {MANIFEST_FILE})")
+    if not (run_dir / MANIFEST_FILE).is_file():
+        raise UsageError(f"{run_dir}: no {MANIFEST_FILE} (run `skillbench signals {run_dir}` first)")
+    n_resamples = DEFAULT_RESAMPLES if args.bootstrap is None else args.bootstrap
+    if n_resamples < 1:
+        raise UsageError(f"--bootstrap {args.bootstrap}: must be at least 1")
+    try:
+        result = write_scorecard(run_dir, history_path=args.history, run_key=args.run_key,
+                                 n_resamples=n_resamples, seed=DEFAULT_SEED if args.seed is None else args.seed,
+                                 site=args.site)
+    except (LedgerError, HistoryError) as exc:
+        raise UsageError(str(exc)) from exc
+    print(result.path)
+    if not result.complete:
+        print(f"skillbench scorecard: {run_dir}: reconciliation incomplete — the scorecard says INCOMPLETE",
+              file=sys.stderr)
+        return 1
+    return 0

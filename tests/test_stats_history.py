@@ -1,0 +1,128 @@
+"""History upsert and the week-over-week rule, bootstrap determinism, and the minimum detectable effect."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.power import TTestPower
+
+from skillbench.history import (
+    HISTORY_COLUMNS,
+    history_rows,
+    read_history,
+    update_history,
+    upsert,
+    week_over_week,
+)
+from skillbench.stats import bootstrap_lift, minimum_detectable_effect
+
+
+def _lift(values: dict[str, tuple[float, float]], n_pairs: int = 26) -> pd.DataFrame:
+    return pd.DataFrame([{"model": m, "must_lift": lift, "must_lift_se": se, "composite_lift": lift,
+                          "cost_delta": 0.01, "turns_delta": 1.5, "n_pairs": n_pairs}
+                         for m, (lift, se) in values.items()])
+
+
+def test_upsert_is_idempotent_and_keyed_on_run_and_model(tmp_path: Path) -> None:
+    path = tmp_path / "scorecard-history.csv"
+    week1 = history_rows("w1", "20260801T100000Z", _lift({"sonnet": (0.3, 0.05), "haiku": (0.4, 0.07)}), "real")
+    update_history(path, week1)
+    first = path.read_bytes()
+    update_history(path, week1)
+    assert path.read_bytes() == first
+    assert first.startswith(b"run_key,window_end,model,must_lift,must_lift_se,composite_lift,cost_delta,"
+                            b"turns_delta,endpoint\r\n")
+    assert b"w1,20260801T100000Z,sonnet,0.300000,0.050000,0.300000,0.010000,1.500000,real\r\n" in first
+
+    update_history(path, history_rows("w2", "20260808T100000Z", _lift({"sonnet": (0.1, 0.02)}), "real"))
+    changed = history_rows("w1", "20260801T100000Z", _lift({"haiku": (0.5, 0.07)}), "real")
+    hist = update_history(path, changed)
+    assert hist[["run_key", "model"]].values.tolist() == [["w1", "sonnet"], ["w1", "haiku"], ["w2", "sonnet"]]
+    assert hist.loc[1, "must_lift"] == "0.500000"
+    assert list(read_history(path).columns) == list(HISTORY_COLUMNS)
+
+
+def test_missing_values_are_empty_not_zero() -> None:
+    rows = history_rows("w", "", _lift({"haiku": (0.2, float("nan"))}), "real")
+    assert rows.loc[0, "must_lift_se"] == ""
+
+
+def _weeks() -> tuple[pd.DataFrame, list[tuple[str, float, float]]]:
+    real = [("r1", 0.30, 0.05), ("r2", 0.34, 0.06), ("r3", 0.28, 0.05), ("r4", 0.33, 0.04), ("r5", 0.45, 0.05)]
+    history = pd.DataFrame(columns=list(HISTORY_COLUMNS))
+    for day, (key, lift, se) in enumerate(real, start=1):
+        history = upsert(history, history_rows(key, f"202608{day:02d}T120000Z", _lift({"sonnet": (lift, se)}),
+                                               "real"))
+        # A simulated week between every real one, with absurd lifts: it must never enter real-week statistics.
+        history = upsert(history, history_rows(f"s{day}", f"202608{day:02d}T180000Z",
+                                               _lift({"sonnet": (5.0 * day, 1.0)}), "simulated"))
+    return history, real
+
+
+def test_week_over_week_waits_for_four_runs_of_the_same_endpoint() -> None:
+    history, real = _weeks()
+    for i, (key, lift, se) in enumerate(real[:3], start=1):
+        wow = week_over_week(history, key, _lift({"sonnet": (lift, se)}), "real")
+        assert (wow.ready, wow.n_runs) == (False, i)
+        assert wow.table.empty
+    sim = week_over_week(history, "s2", _lift({"sonnet": (10.0, 1.0)}), "simulated")
+    assert (sim.ready, sim.n_runs) == (False, 2)
+
+
+def test_week_over_week_rule_with_five_real_weeks() -> None:
+    history, real = _weeks()
+    key, lift, se = real[4]
+    wow = week_over_week(history, key, _lift({"sonnet": (lift, se)}, n_pairs=26), "real")
+    assert wow.ready and wow.n_runs == 5 and wow.previous == "r4"
+    row = wow.table.iloc[0]
+    prev_lift, prev_se = real[3][1], real[3][2]
+    within = sps.t.ppf(0.975, 25) * np.sqrt(se**2 + prev_se**2)
+    between = statistics.pstdev([w[1] for w in real[:4]])
+    assert row["delta"] == pytest.approx(lift - prev_lift)
+    assert row["within"] == pytest.approx(within)
+    assert row["between"] == pytest.approx(between)
+    assert row["threshold"] == pytest.approx(max(within, between))
+    assert row["actionable"] == ("yes" if abs(lift - prev_lift) > max(within, between) else "no (within noise)")
+
+    fourth = week_over_week(history, "r4", _lift({"sonnet": real[3][1:]}), "real")
+    assert fourth.ready and fourth.previous == "r3"
+    # Re-scoring an older week uses only the weeks before it: σ over r1..r3.
+    assert fourth.table.iloc[0]["between"] == pytest.approx(statistics.pstdev([w[1] for w in real[:3]]))
+
+
+def test_bootstrap_is_deterministic_by_seed() -> None:
+    rng = np.random.default_rng(1)
+    paired = pd.DataFrame({"model": "m", "prompt": [f"p{i}" for i in range(26)], "d": rng.normal(0.3, 0.3, 26)})
+    a = bootstrap_lift(paired, n_resamples=10_000, seed=7)
+    b = bootstrap_lift(paired, n_resamples=10_000, seed=7)
+    c = bootstrap_lift(paired, n_resamples=10_000, seed=8)
+    pd.testing.assert_frame_equal(a, b)
+    assert (a["boot_low"].iloc[0], a["boot_high"].iloc[0]) != (c["boot_low"].iloc[0], c["boot_high"].iloc[0])
+    low, high, mean = a["boot_low"].iloc[0], a["boot_high"].iloc[0], paired["d"].mean()
+    assert low < mean < high
+    se = paired["d"].std(ddof=1) / np.sqrt(26)
+    assert (high - low) == pytest.approx(2 * 1.96 * se, rel=0.2)
+
+
+def test_minimum_detectable_effect_matches_statsmodels() -> None:
+    power = TTestPower()
+    for n, sd in [(2, 0.3), (5, 0.2), (26, 0.298), (200, 0.5)]:
+        mde = minimum_detectable_effect(sd, n)
+        # statsmodels solves iteratively (and reuses its last root as a start value): agree to 1e-4.
+        assert mde == pytest.approx(power.solve_power(nobs=n, alpha=0.05, power=0.8) * sd, rel=1e-4)
+        # Independent check: the noncentral t power of a two-sided paired test at that effect is 80 %.
+        tcrit, nc = sps.t.ppf(0.975, n - 1), mde / sd * np.sqrt(n)
+        achieved = sps.nct.sf(tcrit, n - 1, nc) + sps.nct.cdf(-tcrit, n - 1, nc)
+        assert achieved == pytest.approx(0.8, abs=1e-4)
+        normal = (sps.norm.ppf(0.975) + sps.norm.ppf(0.8)) * sd / np.sqrt(n)
+        assert mde > normal
+    big = 20_000
+    normal = (sps.norm.ppf(0.975) + sps.norm.ppf(0.8)) * 0.3 / np.sqrt(big)
+    assert minimum_detectable_effect(0.3, big) == pytest.approx(normal, rel=1e-3)
+    assert np.isnan(minimum_detectable_effect(0.3, 1))
+    assert minimum_detectable_effect(0.0, 10) == 0.0
