@@ -1,0 +1,198 @@
+"""``skillbench judge``, ``judge-pairs``, ``calibrate`` and ``labels export``: grading a week's answers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from skillbench.commands.generate import add_backend_args
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def _client_args(p: argparse.ArgumentParser) -> None:
+    add_backend_args(p)
+    p.add_argument("--judge-model", metavar="M", help="judge model (default claude-opus-5-5; calibrate: the "
+                   "ledger's judge)")
+    p.add_argument("--jobs", type=_positive, default=2, metavar="N", help="judge calls at once (default 2)")
+    p.add_argument("--max-retries", type=int, default=4, metavar="N",
+                   help="SDK retries per call (429/5xx/529, honouring Retry-After; default 4)")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per request (default 120)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("judge", help="grade each run's final answer against its rubric (blind, resumable)",
+                       description="Grade the no-skill and with-skill runs of the week's preference-eligible "
+                       "prompts into RUN_DIR/scores.csv, blind, with verified evidence. Rerunning resumes; runs "
+                       "that cannot be graded go to judge-skips.csv. Exit 1 when an item stays ungraded.")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a week's output folder (from skillbench generate)")
+    _client_args(p)
+    p.add_argument("--samples", type=int, choices=[1, 2], default=1,
+                   help="judge samples per item; 2 asks a third on disagreement (majority, contested)")
+    p.add_argument("--fresh", action="store_true", help="discard scores.csv and grade every run again")
+    p.add_argument("--include-plugin", action="store_true", help="grade the plugin arm too")
+    p.add_argument("--retry-ungraded", action="store_true",
+                   help="grade again the runs that have ungraded items (e.g. after a judge outage)")
+    p.add_argument("--limit", type=int, metavar="N", help="grade at most N runs in this pass")
+    p.set_defaults(func=run_judge)
+
+    q = sub.add_parser("judge-pairs", help="pairwise judge: with-skill vs no-skill answers, both orders",
+                       description="Judge the no-skill and with-skill answers of each (prompt, model, rep) twice "
+                       "with positions swapped into RUN_DIR/pairs.csv; a win only when both orders agree.")
+    q.add_argument("run_dir", metavar="RUN_DIR", help="a week's output folder")
+    _client_args(q)
+    q.add_argument("--fresh", action="store_true", help="discard pairs.csv and judge every pair again")
+    q.set_defaults(func=run_pairs)
+
+    c = sub.add_parser("calibrate", help="judge self-agreement, agreement with another judge or with people",
+                       description="Grade answers again to measure the judge: self-agreement over --repeat "
+                       "gradings (bar: >= 95%% unanimous musts), agreement with --other-judge and with --human "
+                       "labels (κ, α, PABAK, confusion). Writes calibration.csv, calibration-grades.csv and "
+                       "calibration.md. Exit 1 when the must bar fails.")
+    c.add_argument("run_dir", metavar="RUN_DIR", help="a week's output folder")
+    _client_args(c)
+    c.add_argument("--repeat", type=_positive, default=3, metavar="N",
+                   help="gradings of each answer for self-agreement (default 3; 1 = none)")
+    c.add_argument("--sample", type=_positive, metavar="N", help="calibrate on N random gradeable runs "
+                   "(default: all)")
+    c.add_argument("--human", metavar="FILE", help="filled labels file (from skillbench labels export)")
+    c.add_argument("--other-judge", metavar="M", help="a second judge model to compare with")
+    c.add_argument("--include-plugin", action="store_true", help="include plugin-arm runs")
+    c.set_defaults(func=run_calibrate)
+
+    lab = sub.add_parser("labels", help="human labels for judge calibration")
+    actions = lab.add_subparsers(dest="labels_command", metavar="ACTION", required=True)
+    e = actions.add_parser("export", help="write a stratified sheet of rubric items for people to label",
+                           description="Write RUN_DIR/labels.csv: N graded rubric items stratified by arm and item "
+                           "type, with the prompt and the answer, and blank verdict/labeler columns.")
+    e.add_argument("run_dir", metavar="RUN_DIR", help="a judged week's output folder")
+    e.add_argument("--n", type=_positive, default=60, metavar="N", help="items to export (default 60)")
+    e.add_argument("--seed", type=int, default=0, help="seed of the sample and its order")
+    e.add_argument("--out", metavar="FILE", help="where to write (default RUN_DIR/labels.csv)")
+    e.add_argument("--force", action="store_true", help="replace an existing file")
+    e.set_defaults(func=run_labels_export)
+
+
+def _run_dir(text: str) -> Path:
+    from skillbench.cli import UsageError
+
+    path = Path(text)
+    if not path.is_dir():
+        raise UsageError(f"{text}: not a folder (RUN_DIR is a week's output folder from skillbench generate)")
+    return path
+
+
+def _endpoint(args: argparse.Namespace):
+    from skillbench.backend import model_endpoint, resolve_backend
+
+    backend = resolve_backend(args.backend) if not args.endpoint else (args.backend or "sim")
+    return model_endpoint(backend, endpoint=args.endpoint, seed=args.seed)
+
+
+def run_judge(args: argparse.Namespace) -> int:
+    from skillbench.backend import BackendError
+    from skillbench.cli import UsageError
+    from skillbench.judge import DEFAULT_JUDGE_MODEL, JudgeOptions, LedgerError, judge_run_dir
+
+    run_dir = _run_dir(args.run_dir)
+    opts = JudgeOptions(judge_model=args.judge_model or DEFAULT_JUDGE_MODEL, samples=args.samples, fresh=args.fresh,
+                        jobs=args.jobs, include_plugin=args.include_plugin, seed=args.seed,
+                        retry_ungraded=args.retry_ungraded, max_retries=args.max_retries, timeout=args.timeout,
+                        limit=args.limit)
+    try:
+        with _endpoint(args) as ep:
+            report = judge_run_dir(run_dir, opts, base_url=ep.base_url, api_key=ep.api_key, endpoint_kind=ep.kind)
+    except (BackendError, LedgerError) as exc:
+        raise UsageError(str(exc)) from exc
+    ev = report.evidence.get(opts.judge_model, {})
+    rate = ev.get("hallucinated_evidence_rate")
+    print(f"graded {report.graded} run(s) now, {report.already} before; {report.skipped} not gradeable "
+          f"(judge-skips.csv); {report.ungraded_items} ungraded item(s); judge spend this pass "
+          f"${report.cost_usd:.4f}")
+    if ev:
+        print(f"hallucinated evidence ({opts.judge_model}): {ev['unverified']} of {ev['positive_verdicts']} "
+              f"met/violated quotes not in the answer ({'n/a' if rate is None else f'{rate:.1%}'}); "
+              f"{ev['still_unverified']} still unverified after the re-ask (scored missing/clean, flagged)")
+    print(run_dir / "scores.csv")
+    if not report.ok:
+        print(f"skillbench judge: {report.ungraded_items} item(s) could not be graded (reasons in each run's "
+              "judge.json); rerun with --retry-ungraded", file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+def run_pairs(args: argparse.Namespace) -> int:
+    from skillbench.backend import BackendError
+    from skillbench.cli import UsageError
+    from skillbench.judge import DEFAULT_JUDGE_MODEL
+    from skillbench.pairs import judge_pairs
+
+    run_dir = _run_dir(args.run_dir)
+    try:
+        with _endpoint(args) as ep:
+            report = judge_pairs(run_dir, base_url=ep.base_url, api_key=ep.api_key,
+                                 judge_model=args.judge_model or DEFAULT_JUDGE_MODEL, fresh=args.fresh,
+                                 jobs=args.jobs, seed=args.seed, max_retries=args.max_retries, timeout=args.timeout)
+    except (BackendError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+    o = report.outcomes
+    print(f"{report.pairs} pair(s): {o['W']}W/{o['T']}T/{o['L']}L for the with-skill arm, {report.errors} judge "
+          f"error(s); judged {report.judged} now; spend this pass ${report.cost_usd:.4f}")
+    print(run_dir / "pairs.csv")
+    return 1 if report.errors else 0
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
+    from skillbench.backend import BackendError
+    from skillbench.calibration import CalibrationOptions, calibrate
+    from skillbench.cli import UsageError
+    from skillbench.labels import LabelsError
+
+    run_dir = _run_dir(args.run_dir)
+    if args.human and not Path(args.human).is_file():
+        raise UsageError(f"--human {args.human}: not a file")
+    opts = CalibrationOptions(repeat=args.repeat, sample=args.sample, judge_model=args.judge_model,
+                              other_judge=args.other_judge, human=Path(args.human) if args.human else None,
+                              include_plugin=args.include_plugin, seed=args.seed, jobs=args.jobs,
+                              max_retries=args.max_retries, timeout=args.timeout)
+    needs_calls = args.repeat >= 2 or args.other_judge
+    try:
+        with (_endpoint(args) if needs_calls else nullcontext()) as ep:
+            cal = calibrate(run_dir, opts, base_url=ep.base_url if ep else None, api_key=ep.api_key if ep else None)
+    except (BackendError, LabelsError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+    if not cal.self_agreement.empty:
+        must = cal.self_agreement.set_index("item_type").loc["must"]
+        print(f"self-agreement: {must['unanimous']} of {must['n_items']} musts unanimous over {args.repeat} "
+              f"gradings — {'PASS' if cal.musts_pass else 'FAIL'} (bar 95%); {len(cal.flipping)} flipping item(s)")
+    overall = cal.agreement[cal.agreement["item_type"].eq("all")]
+    for row in overall.itertuples(index=False):
+        kappa = row.cohen_kappa if row.rater_b else row.fleiss_kappa
+        print(f"{row.comparison}: {row.rater_a}{' vs ' + row.rater_b if row.rater_b else ''}: n={row.n_units}, "
+              f"agreement {row.raw_agreement:.3f}, κ {kappa:.3f} ({row.landis_koch}), α {row.krippendorff_alpha:.3f} "
+              f"({row.krippendorff_reading})")
+    print(run_dir / "calibration.md")
+    return 1 if cal.musts_pass is False else 0
+
+
+def run_labels_export(args: argparse.Namespace) -> int:
+    from skillbench.cli import UsageError
+    from skillbench.labels import LabelsError, export_labels
+
+    run_dir = _run_dir(args.run_dir)
+    try:
+        path, sheet = export_labels(run_dir, args.n, seed=args.seed, out=args.out, overwrite=args.force)
+    except LabelsError as exc:
+        raise UsageError(str(exc)) from exc
+    print(f"{len(sheet)} item(s) to label ({sheet.groupby('item_type').size().to_dict()}); fill 'verdict' "
+          "(must: met/missing, bonus: met/absent, avoid: violated/clean) and 'labeler', then run "
+          f"skillbench calibrate {run_dir} --human {path}")
+    print(path)
+    return 0

@@ -1,0 +1,98 @@
+"""Shared helpers of the judge tests (no tests here): one generated sim week per session, and endpoints.
+
+The week is made once per session by the real ``skillbench generate`` (real Claude Code CLI against the
+simulated endpoint; Docker when the engine answers, else the local sandbox) on the tiny suite, with the
+plugin arm, so there are 24 gradeable runs. Every test grades its own copy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from skillbench.backend import Endpoint, model_endpoint
+from skillbench.tools import ToolMissing, claude_path
+from tests.shared_data import IN_CI, ROOT
+
+CLI = [sys.executable, "-c", "import sys; from skillbench.cli import main; sys.exit(main())"]
+TINY_SUITE = ROOT / "tests" / "data" / "tiny-suite"
+RUN_KEY = "jt1"
+_WEEK: dict[str, Path] = {}
+_LOCK = threading.Lock()
+
+
+def generated_week(factory: pytest.TempPathFactory) -> Path:
+    """The session's generated run directory (made on first use; read-only for tests — copy it)."""
+    with _LOCK:
+        if "dir" not in _WEEK:
+            try:
+                claude_path()
+            except ToolMissing as exc:
+                if IN_CI:
+                    pytest.fail(f"CI must have the pinned CLI (make setup installs it): {exc}")
+                pytest.skip(f"needs the Claude Code CLI to generate a run directory: {exc}")
+            out = factory.mktemp("judge-week") / RUN_KEY
+            proc = subprocess.run(
+                [*CLI, "generate", str(TINY_SUITE), "--run-key", RUN_KEY,
+                 "--out-dir", str(out), "--backend", "sim", "--jobs", "3"],
+                capture_output=True, text=True, timeout=900, cwd=ROOT,
+            )
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            _WEEK["dir"] = out
+        return _WEEK["dir"]
+
+
+def copy_week(factory: pytest.TempPathFactory, dest: Path) -> Path:
+    """A private copy of the generated week at ``dest``."""
+    shutil.copytree(generated_week(factory), dest)
+    return dest
+
+
+@contextmanager
+def judge_endpoint(*, flip_rate: float = 0.0, fabricated_quote_rate: float = 0.0, position_bias: float = 0.0,
+                   tie_margin: float = 0.0, faults: Sequence[Mapping[str, Any]] = (),
+                   judges: Mapping[str, Mapping[str, float]] | None = None) -> Iterator[Endpoint]:
+    """A simulated endpoint whose judges have exactly these error knobs (and these faults).
+
+    ``judges`` adds profiles by model-name key (``{"haiku": {"flip_rate": 0.2}}``) beside the default one.
+    """
+    judge = {"flip_rate": flip_rate, "fabricated_quote_rate": fabricated_quote_rate,
+             "position_bias": position_bias, "tie_margin": tie_margin}
+    profiles = {"judges": {"default": judge, **{k: {**judge, **v} for k, v in (judges or {}).items()}},
+                "faults": list(faults)}
+    with model_endpoint("sim", profiles=profiles) as ep:
+        yield ep
+
+
+def truth(run_dir: Path) -> pd.DataFrame:
+    """The simulation's answer key for each run's final attempt: ``run_id, item_index, item_type, positive``."""
+    t = pd.read_csv(run_dir / "truth.csv")
+    final = {}
+    for meta in run_dir.glob("*/metadata.json"):
+        data = json.loads(meta.read_text())
+        final[data["run_id"]] = max(a["attempt"] for a in data["attempts"])
+    t = t[t["attempt"] == t["run_id"].map(final)]
+    t = t.assign(positive=t["decided"].isin(["covered", "violated"]).astype(int))
+    return t[["run_id", "item_index", "item_type", "positive"]].reset_index(drop=True)
+
+
+def scores(run_dir: Path) -> pd.DataFrame:
+    return pd.read_csv(run_dir / "scores.csv", dtype=str, keep_default_na=False)
+
+
+def run_cli(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``skillbench ARGV`` in a subprocess (the real console entry point)."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run([*CLI, *argv], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env=env)
