@@ -17,21 +17,39 @@ _EXPORTS: dict[str, str] = {
     "bootstrap_lift": "skillbench.stats",
     "build_judge_request": "skillbench.judge_protocol",
     "build_pair_request": "skillbench.judge_protocol",
+    "calibrate": "skillbench.calibration",
+    "Calibration": "skillbench.calibration",
+    "CalibrationOptions": "skillbench.calibration",
     "cell_scores": "skillbench.scoring",
+    "cohen_kappa": "skillbench.calibration",
     "collapse_votes": "skillbench.gate",
     "compute_scorecard": "skillbench.scorecard",
     "CONFIG_FILENAME": "skillbench.config",
     "ConfigError": "skillbench.config",
     "cost_cells": "skillbench.scoring",
     "decide": "skillbench.gate",
+    "DEFAULT_JUDGE_MODEL": "skillbench.judge",
     "Defect": "skillbench.preflight",
     "Endpoint": "skillbench.backend",
+    "evidence_summary": "skillbench.judge",
+    "export_labels": "skillbench.labels",
+    "find_pairs": "skillbench.pairs",
+    "fleiss_kappa": "skillbench.calibration",
+    "flipping_items": "skillbench.calibration",
     "GateDecision": "skillbench.gate",
     "generate": "skillbench.generate",
     "GenerateOptions": "skillbench.generate",
     "HistoryError": "skillbench.history",
     "judge_headers": "skillbench.judge_protocol",
+    "judge_pairs": "skillbench.pairs",
     "judge_prompt_sha": "skillbench.judge_protocol",
+    "judge_run_dir": "skillbench.judge",
+    "JudgeClient": "skillbench.judge",
+    "JudgeOptions": "skillbench.judge",
+    "JudgeReport": "skillbench.judge",
+    "krippendorff_alpha": "skillbench.calibration",
+    "krippendorff_reading": "skillbench.calibration",
+    "landis_koch": "skillbench.calibration",
     "LedgerError": "skillbench.ledgers",
     "lift_table": "skillbench.stats",
     "load_config": "skillbench.config",
@@ -40,19 +58,25 @@ _EXPORTS: dict[str, str] = {
     "make_plan": "skillbench.plan",
     "minimum_detectable_effect": "skillbench.stats",
     "model_endpoint": "skillbench.backend",
+    "pabak": "skillbench.calibration",
+    "pair_agreement": "skillbench.calibration",
     "paired_differences": "skillbench.stats",
+    "pairs_frame": "skillbench.pairs",
     "parse_preference": "skillbench.judge_protocol",
     "parse_skill_url": "skillbench.suite",
     "parse_verdicts": "skillbench.judge_protocol",
+    "position_agreement": "skillbench.pairs",
     "preference_gate": "skillbench.gate",
     "PreferenceInput": "skillbench.judge_protocol",
     "preflight": "skillbench.preflight",
     "PreflightReport": "skillbench.preflight",
+    "price": "skillbench.prices",
     "prompt_rep_scores": "skillbench.scoring",
     "prompt_scores": "skillbench.scoring",
     "PromptSpec": "skillbench.suite",
     "read_history": "skillbench.history",
     "read_judge_skips": "skillbench.ledgers",
+    "read_labels": "skillbench.labels",
     "read_manifest": "skillbench.ledgers",
     "read_pairs": "skillbench.ledgers",
     "read_reconciliation": "skillbench.ledgers",
@@ -63,11 +87,14 @@ _EXPORTS: dict[str, str] = {
     "render_markdown": "skillbench.scorecard",
     "resolve_backend": "skillbench.backend",
     "RubricItem": "skillbench.suite",
+    "RubricJudge": "skillbench.judge",
     "run_signals": "skillbench.signals",
     "RunLedgers": "skillbench.ledgers",
     "scorecard_frames": "skillbench.scorecard",
     "ScorecardData": "skillbench.scorecard",
     "ScorecardResult": "skillbench.scorecard",
+    "select_runs": "skillbench.judge",
+    "self_agreement": "skillbench.calibration",
     "self_served_baseline": "skillbench.trigger",
     "SimServer": "skillbench.sim",
     "simulated_endpoint": "skillbench.sim",
@@ -80,6 +107,7 @@ _EXPORTS: dict[str, str] = {
     "trigger_health": "skillbench.trigger",
     "uncertainty_table": "skillbench.stats",
     "update_history": "skillbench.history",
+    "usage_cost": "skillbench.prices",
     "VerdictsInput": "skillbench.judge_protocol",
     "week_over_week": "skillbench.history",
     "WeekOverWeek": "skillbench.history",
@@ -105,10 +133,34 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from skillbench.backend import BackendError, Endpoint, model_endpoint, resolve_backend
+    from skillbench.calibration import (
+        Calibration,
+        CalibrationOptions,
+        calibrate,
+        cohen_kappa,
+        fleiss_kappa,
+        flipping_items,
+        krippendorff_alpha,
+        krippendorff_reading,
+        landis_koch,
+        pabak,
+        pair_agreement,
+        self_agreement,
+    )
     from skillbench.config import CONFIG_FILENAME, ConfigError, SuiteConfig, load_config
     from skillbench.gate import GateDecision, collapse_votes, decide, preference_gate
     from skillbench.generate import GenerateOptions, generate
     from skillbench.history import HistoryError, WeekOverWeek, read_history, update_history, week_over_week
+    from skillbench.judge import (
+        DEFAULT_JUDGE_MODEL,
+        JudgeClient,
+        JudgeOptions,
+        JudgeReport,
+        RubricJudge,
+        evidence_summary,
+        judge_run_dir,
+        select_runs,
+    )
     from skillbench.judge_protocol import (
         PreferenceInput,
         VerdictsInput,
@@ -119,6 +171,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         parse_preference,
         parse_verdicts,
     )
+    from skillbench.labels import export_labels, read_labels
     from skillbench.ledgers import (
         LedgerError,
         Reconciliation,
@@ -130,8 +183,10 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         read_reconciliation,
         read_scores,
     )
+    from skillbench.pairs import find_pairs, judge_pairs, pairs_frame, position_agreement
     from skillbench.plan import make_plan
     from skillbench.preflight import Defect, PreflightReport, SuiteError, load_suite, preflight
+    from skillbench.prices import price, usage_cost
     from skillbench.reconcile import reconcile
     from skillbench.scorecard import (
         ScorecardData,
