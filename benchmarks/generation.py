@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from skillbench import load_suite  # noqa: E402
 from skillbench.backend import model_endpoint  # noqa: E402
 from skillbench.claude_cli import CliCall, cli_args, cli_env  # noqa: E402
-from skillbench.generate import GenerateOptions, generate  # noqa: E402
+from skillbench.generation import GenerateOptions, generate  # noqa: E402
 from skillbench.image import RUNNER_HOME, build_image  # noqa: E402
 from skillbench.sandbox import DockerSandbox, LocalSandbox  # noqa: E402
 from skillbench.tools import claude_path, docker_available  # noqa: E402

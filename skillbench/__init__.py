@@ -29,7 +29,7 @@ _EXPORTS: dict[str, str] = {
     "cost_cells": "skillbench.scoring",
     "decide": "skillbench.gate",
     "DEFAULT_JUDGE_MODEL": "skillbench.judge",
-    "Defect": "skillbench.preflight",
+    "Defect": "skillbench.validation",
     "Endpoint": "skillbench.backend",
     "evidence_summary": "skillbench.judge",
     "export_labels": "skillbench.labels",
@@ -37,8 +37,8 @@ _EXPORTS: dict[str, str] = {
     "fleiss_kappa": "skillbench.calibration",
     "flipping_items": "skillbench.calibration",
     "GateDecision": "skillbench.gate",
-    "generate": "skillbench.generate",
-    "GenerateOptions": "skillbench.generate",
+    "generate": "skillbench.generation",
+    "GenerateOptions": "skillbench.generation",
     "HistoryError": "skillbench.history",
     "judge_headers": "skillbench.judge_protocol",
     "judge_pairs": "skillbench.pairs",
@@ -54,7 +54,7 @@ _EXPORTS: dict[str, str] = {
     "lift_table": "skillbench.stats",
     "load_config": "skillbench.config",
     "load_run": "skillbench.ledgers",
-    "load_suite": "skillbench.preflight",
+    "load_suite": "skillbench.validation",
     "make_plan": "skillbench.plan",
     "minimum_detectable_effect": "skillbench.stats",
     "model_endpoint": "skillbench.backend",
@@ -68,8 +68,8 @@ _EXPORTS: dict[str, str] = {
     "position_agreement": "skillbench.pairs",
     "preference_gate": "skillbench.gate",
     "PreferenceInput": "skillbench.judge_protocol",
-    "preflight": "skillbench.preflight",
-    "PreflightReport": "skillbench.preflight",
+    "preflight": "skillbench.validation",
+    "PreflightReport": "skillbench.validation",
     "price": "skillbench.prices",
     "prompt_rep_scores": "skillbench.scoring",
     "prompt_scores": "skillbench.scoring",
@@ -82,7 +82,7 @@ _EXPORTS: dict[str, str] = {
     "read_reconciliation": "skillbench.ledgers",
     "read_scores": "skillbench.ledgers",
     "read_transcript": "skillbench.transcript",
-    "reconcile": "skillbench.reconcile",
+    "reconcile": "skillbench.reconciliation",
     "Reconciliation": "skillbench.ledgers",
     "render_markdown": "skillbench.scorecard",
     "resolve_backend": "skillbench.backend",
@@ -101,7 +101,7 @@ _EXPORTS: dict[str, str] = {
     "Skill": "skillbench.suite",
     "Suite": "skillbench.suite",
     "SuiteConfig": "skillbench.config",
-    "SuiteError": "skillbench.preflight",
+    "SuiteError": "skillbench.validation",
     "TestPrompt": "skillbench.suite",
     "Transcript": "skillbench.transcript",
     "trigger_health": "skillbench.trigger",
@@ -149,7 +149,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     )
     from skillbench.config import CONFIG_FILENAME, ConfigError, SuiteConfig, load_config
     from skillbench.gate import GateDecision, collapse_votes, decide, preference_gate
-    from skillbench.generate import GenerateOptions, generate
+    from skillbench.generation import GenerateOptions, generate
     from skillbench.history import HistoryError, WeekOverWeek, read_history, update_history, week_over_week
     from skillbench.judge import (
         DEFAULT_JUDGE_MODEL,
@@ -185,9 +185,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     )
     from skillbench.pairs import find_pairs, judge_pairs, pairs_frame, position_agreement
     from skillbench.plan import make_plan
-    from skillbench.preflight import Defect, PreflightReport, SuiteError, load_suite, preflight
     from skillbench.prices import price, usage_cost
-    from skillbench.reconcile import reconcile
+    from skillbench.reconciliation import reconcile
     from skillbench.scorecard import (
         ScorecardData,
         ScorecardResult,
@@ -209,3 +208,4 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from skillbench.suite import PromptSpec, RubricItem, Skill, Suite, TestPrompt, parse_skill_url
     from skillbench.transcript import Transcript, read_transcript
     from skillbench.trigger import activation_summary, self_served_baseline, trigger_health
+    from skillbench.validation import Defect, PreflightReport, SuiteError, load_suite, preflight

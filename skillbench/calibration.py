@@ -592,7 +592,7 @@ def render_markdown(cal: Calibration, options: CalibrationOptions, judge_model: 
 
 def write_calibration(run_dir: Path, cal: Calibration, options: CalibrationOptions, judge_model: str) -> None:
     """Write ``calibration.csv``, ``calibration-grades.csv`` and ``calibration.md`` (atomically)."""
-    from skillbench.judge import fsync_write
+    from skillbench.fileio import atomic_write_text
 
     rows = [cal.agreement]
     if not cal.self_agreement.empty:
@@ -602,6 +602,6 @@ def write_calibration(run_dir: Path, cal: Calibration, options: CalibrationOptio
                                   "unanimity": cal.self_agreement["unanimity"]}))
     present = [r for r in rows if not r.empty]
     table = _typed(pd.concat(present, ignore_index=True) if present else pd.DataFrame(columns=AGREEMENT_COLUMNS))
-    fsync_write(run_dir / "calibration.csv", table.to_csv(index=False))
-    fsync_write(run_dir / "calibration-grades.csv", cal.grades.to_csv(index=False))
-    fsync_write(run_dir / "calibration.md", render_markdown(cal, options, judge_model))
+    atomic_write_text(run_dir / "calibration.csv", table.to_csv(index=False))
+    atomic_write_text(run_dir / "calibration-grades.csv", cal.grades.to_csv(index=False))
+    atomic_write_text(run_dir / "calibration.md", render_markdown(cal, options, judge_model))

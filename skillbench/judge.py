@@ -47,6 +47,7 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
+from skillbench.fileio import atomic_write_json, atomic_write_text
 from skillbench.judge_protocol import (
     ALLOWED_VERDICTS,
     POSITIVE_VERDICTS,
@@ -530,21 +531,7 @@ def _csv_text(rows: Iterable[Sequence[str]]) -> str:
     return buf.getvalue()
 
 
-def fsync_write(path: Path, text: str) -> None:
-    """Replace ``path`` atomically with ``text`` (write, flush, fsync, rename)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def write_json(path: Path, data: Any) -> None:
-    fsync_write(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-
-
-class LedgerError(RuntimeError):
+class LedgerConflict(RuntimeError):
     """An existing ledger that cannot be resumed; the message says what to do."""
 
 
@@ -571,7 +558,7 @@ class AppendLedger:
             return []
         header = next(csv.reader([lines[0]]), [])
         if header != self.columns:
-            raise LedgerError(f"{self.path}: its columns are not {self.columns[:3]}…; move it away or pass --fresh")
+            raise LedgerConflict(f"{self.path}: its columns are not {self.columns[:3]}…; move it away or pass --fresh")
         rows = []
         for line in lines[1:]:
             if not line.endswith("\n"):
@@ -583,7 +570,7 @@ class AppendLedger:
 
     def rewrite(self, rows: Iterable[Mapping[str, str]]) -> None:
         """Replace the file with ``rows`` (atomic)."""
-        fsync_write(self.path, _csv_text([self.columns, *([r.get(c, "") for c in self.columns] for r in rows)]))
+        atomic_write_text(self.path, _csv_text([self.columns, *([r.get(c, "") for c in self.columns] for r in rows)]))
 
     def append(self, rows: Sequence[Mapping[str, str]]) -> None:
         """Append one group in one write; flushed and fsynced before returning."""
@@ -675,9 +662,9 @@ def _write_cost_parts(folder: Path, parts: Mapping[str, float]) -> float:
         (folder / COST_PARTS_FILE).unlink(missing_ok=True)
         (folder / JUDGE_COST_FILE).unlink(missing_ok=True)
         return 0.0
-    write_json(folder / COST_PARTS_FILE, dict(parts))
+    atomic_write_json(folder / COST_PARTS_FILE, dict(parts))
     total = sum(parts.values())
-    fsync_write(folder / JUDGE_COST_FILE, f"{total:.8f}\n")
+    atomic_write_text(folder / JUDGE_COST_FILE, f"{total:.8f}\n")
     return total
 
 
@@ -761,7 +748,7 @@ def write_skips(run_dir: Path, skips: Sequence[Skip]) -> None:
     for s in skips:
         seen.setdefault(s.run_id, s.reason)
     rows = [list(JUDGE_SKIPS_COLUMNS), *([k, v] for k, v in sorted(seen.items()))]
-    fsync_write(run_dir / JUDGE_SKIPS_FILE, _csv_text(rows))
+    atomic_write_text(run_dir / JUDGE_SKIPS_FILE, _csv_text(rows))
 
 
 def _failed_runs(rows: Mapping[str, list[dict[str, str]]], folders: Mapping[str, Path]) -> list[Skip]:
@@ -811,7 +798,7 @@ def judge_run_dir(
         What the pass did (also merged into ``RUN_DIR/judge.json``).
 
     Raises:
-        LedgerError: an existing ledger from another judge model, protocol or layout (use ``fresh``).
+        LedgerConflict: an existing ledger from another judge model, protocol or layout (use ``fresh``).
     """
     run_dir = Path(run_dir)
     if options.fresh:
@@ -844,7 +831,7 @@ def judge_run_dir(
 
     def work(run: RunAnswer) -> None:
         grading = judge.grade(run, options.samples)
-        write_json(run.folder / RUN_JUDGE_FILE, grading.to_json())
+        atomic_write_json(run.folder / RUN_JUDGE_FILE, grading.to_json())
         record_judge_cost(run.folder, "rubric", grading.cost_usd)
         ledger.append(score_rows(run, grading))  # the commit point: after this the run is graded
         with lock:
@@ -882,10 +869,10 @@ def _check_compatible(rows: Sequence[Mapping[str, str]], judge_model: str, promp
     models = {r["judge_model"] for r in rows if r["judge_model"]}
     shas = {r["judge_prompt_sha"] for r in rows if r["judge_prompt_sha"]}
     if models - {judge_model}:
-        raise LedgerError(f"{path} was graded by {', '.join(sorted(models))}, not {judge_model}; one ledger holds "
+        raise LedgerConflict(f"{path} was graded by {', '.join(sorted(models))}, not {judge_model}; one ledger holds "
                           "one judge — pass --fresh to start over (or use the same --judge-model)")
     if shas - {prompt_sha}:
-        raise LedgerError(f"{path} was graded with another judge protocol ({', '.join(sorted(shas))}, now "
+        raise LedgerConflict(f"{path} was graded with another judge protocol ({', '.join(sorted(shas))}, now "
                           f"{prompt_sha}); pass --fresh to grade again with this one")
 
 
@@ -903,7 +890,7 @@ def _write_pass(run_dir: Path, report: JudgeReport, runs: Sequence[RunAnswer], o
         "samples": options.samples, "seed": options.seed, "cost_usd": round(report.cost_usd, 8),
         "retry_ungraded": options.retry_ungraded, "endpoint": endpoint_kind,
     }]
-    write_json(path, {
+    atomic_write_json(path, {
         "judge_model": options.judge_model,
         "judge_prompt_sha": judge_prompt_sha(),
         "samples": options.samples,

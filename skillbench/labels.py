@@ -97,7 +97,7 @@ def export_labels(run_dir: str | Path, n: int = 60, *, seed: int = 0, out: str |
         LabelsError: the file exists (it may hold someone's labels) and ``overwrite`` is false, or there is
             nothing to label.
     """
-    from skillbench.judge import fsync_write
+    from skillbench.fileio import atomic_write_text
 
     path = Path(out) if out else Path(run_dir) / LABELS_FILE
     if path.exists() and not overwrite:
@@ -106,7 +106,7 @@ def export_labels(run_dir: str | Path, n: int = 60, *, seed: int = 0, out: str |
     if candidates.empty:
         raise LabelsError(f"{run_dir}: no graded item to label (run skillbench judge first)")
     sheet = sample_labels(candidates, n, seed=seed)
-    fsync_write(path, sheet.to_csv(index=False))
+    atomic_write_text(path, sheet.to_csv(index=False))
     return path, sheet
 
 

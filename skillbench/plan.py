@@ -7,7 +7,6 @@ The order is shuffled across arms so that a time-varying API cannot bias one arm
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from skillbench.config import CONDITIONS
+from skillbench.fileio import atomic_write_text
 from skillbench.suite import Suite
 
 PLAN_COLUMNS = ["run_id", "prompt", "skill_family", "skill_leaf", "model", "condition", "rep", "dormancy", "order"]
@@ -81,9 +81,5 @@ def write_plan(plan: pd.DataFrame, out_dir: Path) -> Path:
             raise PlanError(f"{path}: a different plan exists for this run key (models, reps, conditions, prompts or "
                             "seed changed) — use another --run-key or --out-dir")
         return path
-    tmp = path.with_suffix(".csv.tmp")
-    plan.to_csv(tmp, index=False)
-    with open(tmp, "rb+") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    atomic_write_text(path, plan.to_csv(index=False))
     return path

@@ -15,13 +15,13 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from skillbench.fileio import atomic_write_text
 from skillbench.transcript import Transcript, read_transcript
 
 QDRANT_MANIFEST_COLUMNS = [
@@ -162,7 +162,5 @@ def write_manifest(out_dir: str | Path) -> pd.DataFrame:
     out_dir = Path(out_dir)
     rows = [run_signals(d) for d in run_dirs(out_dir)]
     frame = pd.DataFrame(rows, columns=MANIFEST_COLUMNS)
-    tmp = out_dir / ".manifest.csv.tmp"
-    frame.to_csv(tmp, index=False)
-    os.replace(tmp, out_dir / "manifest.csv")
+    atomic_write_text(out_dir / "manifest.csv", frame.to_csv(index=False))
     return frame

@@ -19,7 +19,7 @@ import pytest
 
 from skillbench import load_suite
 from skillbench.backend import model_endpoint
-from skillbench.generate import GenerateOptions, finished_runs, generate, move_partials_aside
+from skillbench.generation import GenerateOptions, finished_runs, generate, move_partials_aside
 from skillbench.plan import PlanError, make_plan, write_plan
 from skillbench.sandbox import DockerSandbox
 from skillbench.signals import MANIFEST_COLUMNS, QDRANT_MANIFEST_COLUMNS, activation_signals, run_signals

@@ -276,9 +276,9 @@ def test_torn_append_is_repaired_and_resume_grades_each_item_once(week: Path) ->
 def test_fresh_starts_over_and_another_judge_is_refused(week: Path) -> None:
     with judge_endpoint() as ep:
         _judge(week, ep, limit=2)
-        from skillbench.judge import LedgerError
+        from skillbench.judge import LedgerConflict
 
-        with pytest.raises(LedgerError, match="--fresh"):
+        with pytest.raises(LedgerConflict, match="--fresh"):
             _judge(week, ep, judge_model="claude-haiku-5-5")
         report = _judge(week, ep, judge_model="claude-haiku-5-5", fresh=True)
     s = scores(week)

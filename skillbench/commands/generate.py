@@ -48,9 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_generate(args: argparse.Namespace) -> int:
     from skillbench.backend import model_endpoint, resolve_backend
     from skillbench.cli import UsageError
-    from skillbench.generate import GenerateOptions, default_out_dir, generate
+    from skillbench.generation import GenerateOptions, default_out_dir, generate
     from skillbench.plan import PlanError
-    from skillbench.preflight import SuiteError, load_suite
+    from skillbench.validation import SuiteError, load_suite
 
     if not Path(args.suite_dir).is_dir():
         raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the folder that contains test-prompts/)")

@@ -98,7 +98,7 @@ def _endpoint(args: argparse.Namespace):
 def run_judge(args: argparse.Namespace) -> int:
     from skillbench.backend import BackendError
     from skillbench.cli import UsageError
-    from skillbench.judge import DEFAULT_JUDGE_MODEL, JudgeOptions, LedgerError, judge_run_dir
+    from skillbench.judge import DEFAULT_JUDGE_MODEL, JudgeOptions, LedgerConflict, judge_run_dir
 
     run_dir = _run_dir(args.run_dir)
     opts = JudgeOptions(judge_model=args.judge_model or DEFAULT_JUDGE_MODEL, samples=args.samples, fresh=args.fresh,
@@ -108,7 +108,7 @@ def run_judge(args: argparse.Namespace) -> int:
     try:
         with _endpoint(args) as ep:
             report = judge_run_dir(run_dir, opts, base_url=ep.base_url, api_key=ep.api_key, endpoint_kind=ep.kind)
-    except (BackendError, LedgerError) as exc:
+    except (BackendError, LedgerConflict) as exc:
         raise UsageError(str(exc)) from exc
     ev = report.evidence.get(opts.judge_model, {})
     rate = ev.get("hallucinated_evidence_rate")

@@ -85,7 +85,7 @@ class SimServer:
         log: Callable[[str], None] | None = None,
     ):
         if suite is not None and not isinstance(suite, Suite):
-            from skillbench.preflight import load_suite
+            from skillbench.validation import load_suite
 
             suite = load_suite(suite)
         self.suite: Suite | None = suite

@@ -15,12 +15,12 @@ written (``manifest.csv`` rows) — and lists every run that is missing, unexpec
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from skillbench.fileio import atomic_write_text
 from skillbench.signals import TRANSCRIPT, run_dirs
 from skillbench.transcript import read_transcript
 
@@ -67,7 +67,5 @@ def reconcile(
     report["accounted"] = (set(missing) <= explained and not unexpected and not duplicate and not unwritten
                            and not report["stopped_legs"])
     report["complete"] = report["accounted"] and not missing
-    tmp = out_dir / ".reconciliation.json.tmp"
-    tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, out_dir / "reconciliation.json")
+    atomic_write_text(out_dir / "reconciliation.json", json.dumps(report, indent=2) + "\n")
     return report

@@ -30,9 +30,10 @@ from typing import Any
 import pandas as pd
 
 from skillbench.claude_cli import CliCall, cli_args, cli_env
+from skillbench.fileio import atomic_write_json
 from skillbench.image import RUNNER_HOME
 from skillbench.plan import installed_families, make_plan, write_plan
-from skillbench.reconcile import reconcile
+from skillbench.reconciliation import reconcile
 from skillbench.sandbox import DockerSandbox, LocalSandbox, Sandbox, SandboxResult
 from skillbench.signals import METADATA, STDERR, TEST_PROMPT, TRANSCRIPT, write_manifest
 from skillbench.suite import Suite
@@ -92,15 +93,6 @@ def skills_sha(suite: Suite) -> str:
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return "tree-" + digest.hexdigest()[:7]
-
-
-def _atomic_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def finished_runs(out_dir: Path) -> set[str]:
@@ -219,7 +211,7 @@ class Generator:
             "site_base": self.endpoint.site_base, "suite_site_base": self.suite.site_base,
             "skills_sha": self.sha, "rubric_sha": spec.test.rubric_sha(),
         }
-        _atomic_json(tmp_dir / METADATA, meta)
+        atomic_write_json(tmp_dir / METADATA, meta)
         os.replace(tmp_dir, self.opts.out_dir / row.run_id)
         with self.lock:
             self.spent += float(cost)
@@ -286,7 +278,7 @@ def generate(
     plan = make_plan(suite, opts.run_key, models=opts.models, conditions=opts.conditions, reps=opts.reps,
                      seed=opts.seed)
     write_plan(plan, out_dir)
-    _atomic_json(out_dir / "run.json", {
+    atomic_write_json(out_dir / "run.json", {
         "run_key": opts.run_key, "seed": opts.seed, "models": opts.models, "conditions": opts.conditions,
         "reps": opts.reps, "suite_dir": str(suite.suite_dir), "run_settings": suite.config.run.model_dump(),
     })
@@ -318,7 +310,7 @@ def generate(
             gen.run(pending)
     retries = gen.retries if gen else []
     legs = {f"{m}|{c}": {"retried": s.retried, "stopped": s.stopped} for (m, c), s in (gen.legs if gen else {}).items()}
-    _atomic_json(out_dir / "retries.json", _merge_retries(out_dir / "retries.json", retries, legs))
+    atomic_write_json(out_dir / "retries.json", _merge_retries(out_dir / "retries.json", retries, legs))
     write_manifest(out_dir)
     report = reconcile(out_dir, capped=gen.capped if gen else [], limited=limited,
                        not_started=gen.not_started if gen else [],
