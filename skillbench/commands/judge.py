@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     c = sub.add_parser("calibrate", help="judge self-agreement, agreement with another judge or with people",
                        description="Grade answers again to measure the judge: self-agreement over --repeat "
-                       "gradings (bar: >= 95%% unanimous musts), agreement with --other-judge and with --human "
+                       "gradings (bar: >= 95 % unanimous musts), agreement with --other-judge and with --human "
                        "labels (κ, α, PABAK, confusion). Writes calibration.csv, calibration-grades.csv and "
                        "calibration.md. Exit 1 when the must bar fails.")
     c.add_argument("run_dir", metavar="RUN_DIR", help="a week's output folder")
