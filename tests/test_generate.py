@@ -324,3 +324,17 @@ def test_generate_refuses_a_broken_suite(tmp_path, capsys):
     assert "csv-garbled-names.json: json: syntax error" in err and len(err.strip().splitlines()) == 1
     assert not (broken / "weekly").exists()
 
+
+
+def test_max_total_usd_caps_and_says_so(tmp_path):
+    """Once finished runs cost the cap, no run starts; the runs it held back are listed, never silent."""
+    require_cli()
+    profiles = write_profiles(tmp_path / "p.yaml", {"haiku": forced()})
+    suite = load_suite(TINY)
+    suite.prompts = [p for p in suite.prompts if p.name == "dates-day-month-swapped"]
+    opts = _opts(tmp_path / "w", models=["haiku"], conditions=["no-skill"], reps=3, jobs=1, sandbox="local",
+                 max_total_usd=1e-9)
+    report = generate(suite, opts, endpoint_factory=_endpoint(TINY, profiles), log=lambda m: None)
+    assert report["observed"] == 1 and len(report["capped"]) == 2
+    assert report["accounted"] and not report["complete"]
+    assert sorted(report["missing"]) == report["capped"]
