@@ -45,6 +45,10 @@ ASIDE_DIR = "_aside"
 TMP_PREFIX = ".tmp-"
 
 
+class SandboxFailure(RuntimeError):
+    """The sandbox could not run the CLI at all (engine gone, image missing); names the run."""
+
+
 @dataclass
 class GenerateOptions:
     """What ``skillbench generate`` was asked to do (defaults come from the suite config)."""
@@ -177,7 +181,11 @@ class Generator:
             argv = cli_args(call, self.suite.config.run)
             env = cli_env(call, base_url=self.endpoint.base_url, api_key=self.endpoint.api_key,
                           home=RUNNER_HOME, tmpdir="/tmp", headers=self.headers, extra=self.opts.extra_env)
-            result = self.sandbox.run(argv, env, families, self.opts.timeout_s, row.run_id)
+            try:
+                result = self.sandbox.run(argv, env, families, self.opts.timeout_s, row.run_id)
+            except Exception as exc:  # the engine or the host failed, not the run: stop, keep what is written
+                raise SandboxFailure(f"run {row.run_id}: {self.sandbox.name} sandbox failed: "
+                                     f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
             reason = _needs_retry(result)
             attempts.append({"attempt": attempt, "exit_code": result.exit_code, "start": utc_stamp(result.started),
                              "seconds": round(result.ended - result.started, 3), "retry_reason": reason})
@@ -248,7 +256,7 @@ def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) ->
             log(f"generate: removed {removed} container(s) left by an interrupted run")
         return sandbox
     if requested == "docker":
-        raise RuntimeError("--sandbox docker: the Docker engine does not answer — run `make setup` (starts dockerd)")
+        raise SandboxFailure("--sandbox docker: the Docker engine does not answer — run `make setup` (starts dockerd)")
     if requested is None:
         log("generate: Docker engine not available; using the local sandbox (fresh HOME/TMPDIR/cwd per run)")
     return LocalSandbox(claude_path())

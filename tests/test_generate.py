@@ -338,3 +338,14 @@ def test_max_total_usd_caps_and_says_so(tmp_path):
     assert report["observed"] == 1 and len(report["capped"]) == 2
     assert report["accounted"] and not report["complete"]
     assert sorted(report["missing"]) == report["capped"]
+
+
+def test_dead_endpoint_is_one_clear_line(tmp_path, capsys):
+    from skillbench.cli import main
+
+    out = tmp_path / "dead"
+    assert main(["generate", str(TINY), "--run-key", "dead", "--out-dir", str(out), "--endpoint",
+                 "http://127.0.0.1:9"]) == 1
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("skillbench generate:")]
+    assert len(err) == 1 and "http://127.0.0.1:9" in err[0]
+    assert sorted(p.name for p in out.iterdir()) == ["plan.csv", "run.json"], "nothing half-written"

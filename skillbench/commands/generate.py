@@ -46,10 +46,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    from skillbench.backend import model_endpoint, resolve_backend
+    from skillbench.backend import BackendError, model_endpoint, resolve_backend
     from skillbench.cli import UsageError
-    from skillbench.generation import GenerateOptions, default_out_dir, generate
+    from skillbench.generation import GenerateOptions, SandboxFailure, default_out_dir, generate
+    from skillbench.image import ImageBuildError
     from skillbench.plan import PlanError
+    from skillbench.tools import ToolMissing
     from skillbench.validation import SuiteError, load_suite
 
     if not Path(args.suite_dir).is_dir():
@@ -76,7 +78,7 @@ def run_generate(args: argparse.Namespace) -> int:
     try:
         report = generate(suite, opts, endpoint_factory=endpoint_factory,
                           log=lambda m: print(m, file=sys.stderr))
-    except PlanError as exc:
+    except (PlanError, BackendError, SandboxFailure, ImageBuildError, ToolMissing) as exc:
         print(f"skillbench generate: {exc}", file=sys.stderr)
         return 1
     if report.get("dry_run"):
