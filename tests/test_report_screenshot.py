@@ -1,0 +1,74 @@
+"""Headless Chromium screenshots of the weekly report's index and scorecard pages are not blank.
+
+The report comes from the session's tiny chain (:func:`tests.test_notebooks.tiny_chain`). Chromium is
+Debian's package, installed by ``make setup``; outside CI its absence skips, in CI it fails. The browser
+runs with every host name mapped to "not found" and background networking off: the pages are
+self-contained and the screenshot never leaves the machine.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageStat
+
+from tests.shared_data import IN_CI
+from tests.test_notebooks import tiny_chain
+
+WIDTH, HEIGHT = 1280, 1600
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    if IN_CI:
+        pytest.fail("CI must have Chromium: `make setup` installs Debian's chromium package")
+    pytest.skip("chromium is not installed (run `make setup` as root)")
+
+
+def screenshot(page: Path, out: Path, profile: Path) -> Image.Image:
+    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+           "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           "--disable-default-apps", "--disable-extensions", "--host-resolver-rules=MAP * ~NOTFOUND",
+           f"--user-data-dir={profile}", f"--window-size={WIDTH},{HEIGHT}", f"--screenshot={out}", page.as_uri()]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert out.is_file(), f"no screenshot of {page.name}: {proc.stderr[-2000:]}"
+    return Image.open(out).convert("L")
+
+
+def assert_not_blank(img: Image.Image, name: str) -> None:
+    assert img.size == (WIDTH, HEIGHT), f"{name}: {img.size}"
+    stat = ImageStat.Stat(img)
+    assert stat.stddev[0] > 12, f"{name}: almost uniform (stddev {stat.stddev[0]:.1f})"
+    # Text and tables: a real share of the pixels is clearly darker than the page background.
+    histogram = img.histogram()
+    dark = sum(histogram[:160]) / (img.size[0] * img.size[1])
+    assert dark > 0.005, f"{name}: only {dark:.2%} dark pixels"
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory) -> Path:
+    chromium()
+    chain = tiny_chain(tmp_path_factory)
+    assert chain["result"].ok, chain["result"].state["error"]
+    return chain["result"].report_dir
+
+
+@pytest.mark.parametrize("page", ["index.html", "scorecard.html", "05_scorecard.html"])
+def test_report_page_screenshot_is_not_blank(report_dir, tmp_path, page):
+    img = screenshot(report_dir / page, tmp_path / f"{page}.png", tmp_path / "profile")
+    assert_not_blank(img, page)
+
+
+def test_blank_page_is_detected(tmp_path):
+    """The check itself: an empty page fails it."""
+    blank = tmp_path / "blank.html"
+    blank.write_text("<!DOCTYPE html><html><body style='background:#fff'></body></html>")
+    img = screenshot(blank, tmp_path / "blank.png", tmp_path / "profile")
+    with pytest.raises(AssertionError):
+        assert_not_blank(img, "blank.html")
