@@ -19,7 +19,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -99,27 +98,51 @@ def skills_sha(suite: Suite) -> str:
     return "tree-" + digest.hexdigest()[:7]
 
 
+def _api_failure(transcript) -> bool:
+    """The run ended in an API error (the CLI says subtype success for those) rather than an answer."""
+    result = transcript.result or {}
+    return bool(result.get("is_error")) and (result.get("terminal_reason") == "api_error"
+                                             or bool(result.get("api_error_status")))
+
+
 def finished_runs(out_dir: Path) -> set[str]:
-    """Run ids whose folder has metadata and a transcript that ends with a result event."""
+    """Run ids whose folder has metadata and a transcript that ends with a result event that is not an API error.
+
+    A run that ended in an API error or the external timeout (after its retry) is rerun by the next call, so a
+    week interrupted by an outage heals on resume; its folder is moved aside first, never overwritten.
+    """
     done = set()
     for meta in out_dir.glob(f"*/{METADATA}"):
         run_dir = meta.parent
         if run_dir.name.startswith((TMP_PREFIX, "_")):
             continue
-        if read_transcript(run_dir / TRANSCRIPT).complete:
+        transcript = read_transcript(run_dir / TRANSCRIPT)
+        if transcript.complete and not _api_failure(transcript):
             done.add(run_dir.name)
     return done
 
 
-def move_partials_aside(out_dir: Path, done: set[str]) -> list[str]:
-    """Move interrupted run folders to ``_aside/`` so they are rerun; returns the moved names."""
+def spent_so_far(out_dir: Path, run_ids: set[str]) -> float:
+    """What the finished runs cost, every attempt included (for ``--max-total-usd`` across resumed calls)."""
+    total = 0.0
+    for run_id in run_ids:
+        for path in (out_dir / run_id).glob(f"*{TRANSCRIPT}"):
+            total += float((read_transcript(path).result or {}).get("total_cost_usd") or 0.0)
+    return total
+
+
+def move_partials_aside(out_dir: Path, done: set[str], planned: set[str]) -> list[str]:
+    """Move interrupted or failed run folders to ``_aside/`` so they are rerun; returns the moved names.
+
+    Only folders of this plan's runs (and ``.tmp-`` folders) move: nothing else in the folder is touched.
+    """
     aside = out_dir / ASIDE_DIR
     moved = []
     for path in sorted(out_dir.iterdir()):
         if not path.is_dir() or path.name.startswith("_"):
             continue
         name = path.name.removeprefix(TMP_PREFIX)
-        if path.name.startswith(TMP_PREFIX) or name not in done:
+        if path.name.startswith(TMP_PREFIX) or (name in planned and name not in done):
             aside.mkdir(exist_ok=True)
             target = aside / f"{name}.{time.strftime('%Y%m%dT%H%M%S')}.{len(moved)}"
             os.replace(path, target)
@@ -189,7 +212,11 @@ class Generator:
             reason = _needs_retry(result)
             attempts.append({"attempt": attempt, "exit_code": result.exit_code, "start": utc_stamp(result.started),
                              "seconds": round(result.ended - result.started, 3), "retry_reason": reason})
+            attempts[-1]["total_cost_usd"] = (parse_transcript_text(result.stdout.decode("utf-8", "replace")).result
+                                              or {}).get("total_cost_usd")
             if reason and attempt == 1:
+                with self.lock:
+                    self.spent += float(attempts[-1]["total_cost_usd"] or 0.0)
                 (tmp_dir / f"attempt-1.{TRANSCRIPT}").write_bytes(result.stdout)
                 (tmp_dir / f"attempt-1.{STDERR}").write_bytes(result.stderr)
                 with self.lock:
@@ -293,10 +320,11 @@ def generate(
     if opts.jobs >= RATE_LIMIT_JOBS:
         log(f"generate: warning: --jobs {opts.jobs} ≥ {RATE_LIMIT_JOBS} risks API rate limits, and a rate-limited "
             "run can change results; 2–3 is the recommended range")
-    done = finished_runs(out_dir)
-    moved = move_partials_aside(out_dir, done)
-    if moved:
-        log(f"generate: moved {len(moved)} partial run folder(s) to {ASIDE_DIR}/ to rerun them")
+    done = finished_runs(out_dir) & set(plan.run_id)
+    if not opts.dry_run:
+        moved = move_partials_aside(out_dir, done, set(plan.run_id))
+        if moved:
+            log(f"generate: moved {len(moved)} partial or failed run folder(s) to {ASIDE_DIR}/ to rerun them")
     pending = plan[~plan.run_id.isin(done)]
     limited: list[str] = []
     if opts.limit is not None and len(pending) > opts.limit:
@@ -315,6 +343,7 @@ def generate(
         with endpoint_factory(out_dir / "truth.csv") as endpoint:
             sandbox = choose_sandbox(opts.sandbox, endpoint, out_dir, log)
             gen = Generator(suite, opts, sandbox, endpoint, log)
+            gen.spent = spent_so_far(out_dir, done)  # the cap is per week, not per call
             gen.run(pending)
     retries = gen.retries if gen else []
     legs = {f"{m}|{c}": {"retried": s.retried, "stopped": s.stopped} for (m, c), s in (gen.legs if gen else {}).items()}
@@ -327,15 +356,10 @@ def generate(
 
 
 def _merge_retries(path: Path, new: list[dict[str, Any]], legs: dict[str, Any]) -> dict[str, Any]:
-    """retries.json accumulates across resumed calls: every attempt stays recorded."""
-    old = json.loads(path.read_text()) if path.exists() else {"retried_runs": [], "legs": {}}
-    runs = old["retried_runs"] + new
-    per_leg = Counter(f"{r['model']}|{r['condition']}" for r in runs)
-    merged_legs = {**old.get("legs", {})}
-    for key, state in legs.items():
-        merged_legs[key] = {"retried": per_leg[key], "stopped": state["stopped"] or
-                            merged_legs.get(key, {}).get("stopped", False)}
-    return {"max_retried_groups": MAX_RETRIED_GROUPS, "retried_runs": runs, "legs": merged_legs}
+    """retries.json: every retried run of every call stays recorded; ``legs`` is the latest call's state
+    (a leg stopped by an outage is tried again by the next call, and reported again if it fails again)."""
+    old = json.loads(path.read_text()) if path.exists() else {"retried_runs": []}
+    return {"max_retried_groups": MAX_RETRIED_GROUPS, "retried_runs": old["retried_runs"] + new, "legs": legs}
 
 
 def default_out_dir(suite: Suite, run_key: str) -> Path:

@@ -189,9 +189,10 @@ def test_partial_run_dirs_are_moved_aside(tmp_path):
     (tmp_path / ".tmp-a-run").mkdir()
     (tmp_path / "b-run").mkdir()
     (tmp_path / "b-run" / "transcript.jsonl").write_text('{"type":"system","subtype":"init"}\n')
-    moved = move_partials_aside(tmp_path, done=set())
+    (tmp_path / "notes").mkdir()  # not a run of this plan: never touched
+    moved = move_partials_aside(tmp_path, done=set(), planned={"a-run", "b-run"})
     assert sorted(moved) == ["a-run", "b-run"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["_aside"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["_aside", "notes"]
 
 
 def _one_run(tmp_path, suite_dir: Path, profiles: Path, *, sandbox: str = "local", model: str = "haiku",
@@ -241,6 +242,18 @@ def test_four_failing_groups_fail_the_leg_closed(tmp_path):
     assert len(report["not_started"]) == 1 and len(report["missing"]) == 1
     retries = json.loads((out_dir / "retries.json").read_text())
     assert retries["legs"]["haiku|no-skill"] == {"retried": 4, "stopped": True}
+
+    # the outage is over: the same run key reruns the failed runs (moved aside, never overwritten) and heals
+    healthy = write_profiles(tmp_path / "ok.yaml", {"haiku": forced()})
+    suite = load_suite(TINY)
+    suite.prompts = [p for p in suite.prompts if p.name == "dates-day-month-swapped"]
+    opts = _opts(out_dir, models=["haiku"], conditions=["no-skill"], reps=5, jobs=1, sandbox="local",
+                 extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+    healed = generate(suite, opts, endpoint_factory=_endpoint(TINY, healthy), log=lambda m: None)
+    assert healed["complete"] and not healed["stopped_legs"]
+    assert (pd.read_csv(out_dir / "manifest.csv").is_error == 0).all()
+    assert len(list((out_dir / "_aside").iterdir())) == 4
+    assert len(json.loads((out_dir / "retries.json").read_text())["retried_runs"]) == 4
 
 
 def test_only_loopback_connections_inside_a_container(tmp_path):
@@ -338,6 +351,8 @@ def test_max_total_usd_caps_and_says_so(tmp_path):
     assert report["observed"] == 1 and len(report["capped"]) == 2
     assert report["accounted"] and not report["complete"]
     assert sorted(report["missing"]) == report["capped"]
+    again = generate(suite, opts, endpoint_factory=_endpoint(TINY, profiles), log=lambda m: None)
+    assert again["observed"] == 1 and len(again["capped"]) == 2, "the cap is per week, not per call"
 
 
 def test_dead_endpoint_is_one_clear_line(tmp_path, capsys):
