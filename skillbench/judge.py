@@ -552,21 +552,25 @@ class AppendLedger:
         """Rows of whole lines with the right number of cells (a torn last line is left out)."""
         if not self.path.is_file():
             return []
-        text = self.path.read_text(encoding="utf-8", errors="replace")
-        lines = text.splitlines(keepends=True)
-        if not lines:
+        with open(self.path, encoding="utf-8", errors="replace", newline="") as fh:
+            text = fh.read()
+        # Every append ends with a newline, so anything after the last one is a cut write. Parse with the csv
+        # module, not by lines: a quoted cell may hold a line break or U+2028 and must not tear its row.
+        text = text[: text.rfind("\n") + 1]
+        reader = csv.reader(io.StringIO(text, newline=""))
+        records: list[list[str]] = []
+        while True:
+            try:
+                records.append(next(reader))
+            except StopIteration:
+                break
+            except csv.Error:  # an unterminated quote at the cut: drop the torn record
+                break
+        if not records:
             return []
-        header = next(csv.reader([lines[0]]), [])
-        if header != self.columns:
+        if records[0] != self.columns:
             raise LedgerConflict(f"{self.path}: its columns are not {self.columns[:3]}…; move it away or pass --fresh")
-        rows = []
-        for line in lines[1:]:
-            if not line.endswith("\n"):
-                break  # the last write was cut
-            cells = next(csv.reader([line]), [])
-            if len(cells) == len(self.columns):
-                rows.append(dict(zip(self.columns, cells, strict=True)))
-        return rows
+        return [dict(zip(self.columns, cells, strict=True)) for cells in records[1:] if len(cells) == len(self.columns)]
 
     def rewrite(self, rows: Iterable[Mapping[str, str]]) -> None:
         """Replace the file with ``rows`` (atomic)."""

@@ -358,3 +358,18 @@ def test_rate_limits_honour_retry_after(week: Path) -> None:
     for run_id in scores(week)["run_id"].unique():
         calls = json.loads((week / run_id / "judge.json").read_text())["calls"]
         assert len(calls) == 1 and "error" not in calls[0]
+
+
+def test_ledger_rows_with_odd_line_breaks_survive_a_resume(tmp_path):
+    """A quote holding U+2028 or a newline stays one row; only a cut last write is dropped."""
+    from skillbench.judge import AppendLedger
+
+    ledger = AppendLedger(tmp_path / "scores.csv", ["run_id", "evidence_quote"], "run_id")
+    ledger.rewrite([])
+    ledger.append([{"run_id": "a", "evidence_quote": "x"}])
+    ledger.append([{"run_id": "b", "evidence_quote": "one\u2028two\nthree\x0cfour"}])
+    with open(tmp_path / "scores.csv", "a", encoding="utf-8") as fh:
+        fh.write('c,"a cut wri')
+    rows = ledger.read()
+    assert [r["run_id"] for r in rows] == ["a", "b"]
+    assert rows[1]["evidence_quote"] == "one\u2028two\nthree\x0cfour"
