@@ -57,6 +57,7 @@ class PreflightReport:
 
     suite: Suite
     defects: list[Defect] = field(default_factory=list)
+    prompt_files: list[Path] = field(default_factory=list)  # every test-prompts/*.json, broken ones included
 
     @property
     def errors(self) -> list[Defect]:
@@ -70,11 +71,11 @@ class PreflightReport:
         return not self.errors and not (strict and self.warnings)
 
     def summary(self) -> str:
-        prompts = self.suite.prompts
-        heldout = sum(p.heldout for p in prompts)
-        dormancy = sum(p.dormancy for p in prompts)
+        files = self.prompt_files or [p.path for p in self.suite.prompts]
+        heldout = sum(f.stem.startswith(self.suite.heldout_prefixes) for f in files)  # () matches nothing
+        dormancy = sum(p.dormancy for p in self.suite.prompts)  # known only for files that parsed
         return (
-            f"Checked {len(prompts)} prompts ({len(prompts) - heldout} scored, {heldout} held-out, "
+            f"Checked {len(files)} prompts ({len(files) - heldout} scored, {heldout} held-out, "
             f"{dormancy} dormancy) in {len(self.suite.families)} skill families: "
             f"{len(self.errors)} errors, {len(self.warnings)} warnings"
         )
@@ -136,6 +137,7 @@ class _Checker:
     def __init__(self, suite: Suite):
         self.suite = suite
         self.defects: list[Defect] = []
+        self.prompt_files: list[Path] = []
 
     def error(self, path: str, fld: str, problem: str, fix: str) -> None:
         self.defects.append(Defect("error", path, fld, problem, fix))
@@ -162,6 +164,11 @@ class _Checker:
             except (OSError, UnicodeDecodeError) as exc:
                 self.error(_display(path), "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
         for skill in self.suite.skills.values():
+            if skill.leaf == f"{skill.family}/{SKILL_FILE}" and skill.name != skill.family:
+                # the CLI lists a skill by its frontmatter name; availability is checked against the folder name
+                self.error(_display(skill.path), "frontmatter.name",
+                           f"{skill.name!r} differs from its folder {skill.family!r}",
+                           f"set name: {skill.family} (or rename the folder)")
             if not _TRIGGER_PHRASE.search(skill.description):
                 self.warn(_display(skill.path), "description", "no explicit trigger phrase",
                           "say when to use the skill, e.g. \"Use when …\"")
@@ -174,6 +181,7 @@ class _Checker:
                        "SUITE_DIR must be the folder that contains test-prompts/")
             return
         files = sorted(pdir.glob("*.json"))
+        self.prompt_files = files
         if not files:
             self.error(_display(pdir), PROMPTS_DIR, "no *.json prompt files", "add at least one test prompt")
         for path in files:
@@ -266,18 +274,15 @@ class _Checker:
         return family, leaf
 
     def check_duplicate_names(self, files: list[Path]) -> None:
-        by_name: dict[str, list[Path]] = defaultdict(list)
-        for spec in self.suite.prompts:
-            by_name[spec.name.casefold()].append(spec.path)
+        """Two files whose names differ only by case collide on case-insensitive disks and in run ids."""
         stems: dict[str, list[Path]] = defaultdict(list)
         for path in files:
             stems[path.stem.casefold()].append(path)
-        for groups in (by_name, stems):
-            for paths in groups.values():
-                if len(paths) > 1:
-                    others = ", ".join(p.name for p in paths[1:])
-                    self.error(_display(paths[0]), "name", f"duplicate prompt name (also in {others})",
-                               "give every prompt a unique name")
+        for paths in stems.values():
+            if len(paths) > 1:
+                others = ", ".join(p.name for p in paths[1:])
+                self.error(_display(paths[0]), "name", f"duplicate prompt name (also in {others})",
+                           "give every prompt a unique name")
 
     # -- families -------------------------------------------------------------------------------------
     def check_families(self) -> None:
@@ -346,8 +351,9 @@ def preflight(
                       "set [suite].site_base in skillbench.toml or pass --site-base")
     checker.load_skills()
     checker.load_prompts()
-    checker.check_families()
-    return PreflightReport(suite, checker.defects)
+    if len(suite.prompts) == len(checker.prompt_files):  # with broken prompts, family counts would mislead
+        checker.check_families()
+    return PreflightReport(suite, checker.defects, checker.prompt_files)
 
 
 def load_suite(suite_dir: str | Path = "evals", **overrides) -> Suite:

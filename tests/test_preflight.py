@@ -88,7 +88,9 @@ ERROR_CASES = {
                         "leafy/SKILL.md", "frontmatter"),
     "frontmatter_no_description": (lambda s: (s / "skills/alpha/SKILL.md").write_text("---\nname: alpha\n---\nx\n"),
                                    "alpha/SKILL.md", "frontmatter"),
-    "duplicate_names": (lambda s: _prompt(s, "alpha-q1", stem="ALPHA-Q1"), "alpha-q1.json", "name"),
+    "duplicate_names": (lambda s: _prompt(s, "ALPHA-Q1"), "alpha-q1.json", "name"),
+    "family_name_not_folder": (lambda s: _skill(s / "skills", "alpha", "alpha-skill"), "alpha/SKILL.md",
+                               "frontmatter.name"),
     "dormancy_heldout": (lambda s: _prompt(s, "held-dorm", expect_activation=False), "held-dorm.json",
                          "expect_activation"),
     "dormancy_no_skill": (lambda s: _prompt(s, "dorm-noskill", expect_activation=False, skill_url=""),
@@ -109,6 +111,15 @@ def test_error_class(suite, capsys, case):
     assert any(file_part.lower() in line.lower() and f": {field}: " in line for line in errors), out
     assert all(" — " in line for line in errors), "every defect says how to fix it"
     assert "errors" in out.splitlines()[-1] and "0 errors" not in out.splitlines()[-1]
+
+
+def test_duplicate_is_reported_once_and_summary_counts_every_file(suite, capsys):
+    _prompt(suite, "ALPHA-Q1")
+    _prompt(suite, "held-broken", raw="{")
+    _, out = _run(capsys, str(suite))
+    assert sum("duplicate prompt name" in line for line in out.splitlines()) == 1
+    assert "Checked 7 prompts (6 scored, 1 held-out" in out.splitlines()[-1]
+    assert not any(line.startswith("warning:") for line in out.splitlines()), "no family warnings while broken"
 
 
 def test_json_error_has_line_and_column(suite, capsys):
