@@ -20,12 +20,14 @@ statistics), ordered by ``window_end``:
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from skillbench.fileio import atomic_write_text
 from skillbench.stats import DEFAULT_CONFIDENCE, t_critical
 
 QDRANT_HISTORY_COLUMNS: tuple[str, ...] = (
@@ -114,12 +116,11 @@ def write_history(path: str | Path, history: pd.DataFrame) -> None:
     """Write the history as qdrant's ``csv.DictWriter`` does (minimal quoting, CRLF)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(HISTORY_COLUMNS)
-        writer.writerows(history[list(HISTORY_COLUMNS)].itertuples(index=False, name=None))
-    tmp.replace(path)
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(HISTORY_COLUMNS)
+    writer.writerows(history[list(HISTORY_COLUMNS)].itertuples(index=False, name=None))
+    atomic_write_text(path, buf.getvalue())
 
 
 def update_history(path: str | Path, rows: pd.DataFrame) -> pd.DataFrame:

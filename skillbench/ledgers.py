@@ -448,15 +448,61 @@ def load_run(run_dir: str | Path) -> RunLedgers:
     Raises:
         LedgerError: a malformed ledger (the message names file and column), or no ``manifest.csv``.
     """
-    run_dir = Path(run_dir)
+    run_dir = Path(run_dir).resolve()  # "." must still name the week
     scores_path = run_dir / SCORES_FILE
+    manifest = read_manifest(run_dir / MANIFEST_FILE)
+    reconciliation = read_reconciliation(run_dir / RECONCILIATION_FILE)
+    if reconciliation is None:
+        reconciliation = reconcile_from_plan(run_dir, manifest)
+    scores = read_scores(scores_path) if scores_path.is_file() else empty_scores()
+    pairs = read_pairs(run_dir / PAIRS_FILE)
     return RunLedgers(
         run_dir=run_dir,
-        manifest=read_manifest(run_dir / MANIFEST_FILE),
-        scores=read_scores(scores_path) if scores_path.is_file() else empty_scores(),
+        manifest=manifest,
+        scores=_runs_in_manifest(scores, manifest),
         judge_skips=read_judge_skips(run_dir / JUDGE_SKIPS_FILE),
-        reconciliation=read_reconciliation(run_dir / RECONCILIATION_FILE),
-        pairs=read_pairs(run_dir / PAIRS_FILE),
+        reconciliation=reconciliation,
+        pairs=_pairs_in_manifest(pairs, manifest) if pairs is not None else None,
         judge_costs=read_judge_costs(run_dir),
         site_base=read_site_base(run_dir),
     )
+
+
+RUN_KEYS = ["prompt", "model", "condition", "rep"]
+
+
+def _runs_in_manifest(scores: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
+    """Grades of runs the manifest no longer lists (a deleted run folder) must not count."""
+    if scores.empty:
+        return scores
+    listed = pd.MultiIndex.from_frame(manifest[RUN_KEYS].astype(str))
+    mask = pd.MultiIndex.from_frame(scores[RUN_KEYS].astype(str)).isin(listed)
+    return scores[mask].reset_index(drop=True)
+
+
+def _pairs_in_manifest(pairs: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
+    """Pairs whose no-skill or with-skill run is no longer in the manifest do not vote."""
+    keys = ["prompt", "model", "rep"]
+    arms = manifest[manifest["condition"].isin(["no-skill", "with-skill"])].astype({k: str for k in keys})
+    both = arms.groupby(keys)["condition"].nunique().eq(2)
+    listed = both[both].index
+    mask = pd.MultiIndex.from_frame(pairs[keys].astype(str)).isin(listed)
+    return pairs[mask].reset_index(drop=True)
+
+
+def reconcile_from_plan(run_dir: Path, manifest: pd.DataFrame) -> Reconciliation | None:
+    """Without ``reconciliation.json``, compare ``plan.csv`` (when there is one) with the manifest in memory.
+
+    qdrant's weeks have neither file and stay "complete"; a skillbench week that lost its reconciliation must not
+    read as a clean one.
+    """
+    plan_path = run_dir / "plan.csv"
+    if not plan_path.is_file():
+        return None
+    planned = set(_read_csv(plan_path).get("run_id", pd.Series(dtype=str)))
+    written = list(manifest["run_id"].astype(str))
+    missing, unexpected = sorted(planned - set(written)), sorted(set(written) - planned)
+    duplicate = sorted({r for r in written if written.count(r) > 1})
+    return Reconciliation(run_key=None, expected=len(planned), observed=len(set(written)), written=len(set(written)),
+                          missing=missing, unexpected=unexpected, duplicate=duplicate,
+                          complete=not (missing or unexpected or duplicate), note="no reconciliation.json")

@@ -26,6 +26,8 @@ from typing import Any
 
 import jinja2
 
+from skillbench.fileio import atomic_write_text
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 NOTEBOOK_TEMPLATE = "notebook.html.j2"
 STATE_FILE = "weekly.json"
@@ -104,9 +106,7 @@ def read_state(report_dir: str | Path) -> dict[str, Any] | None:
 def write_state(report_dir: str | Path, state: Mapping[str, Any]) -> Path:
     """Write ``weekly.json`` atomically (the indexes read it while a later week runs)."""
     path = Path(report_dir) / STATE_FILE
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(state, indent=2, sort_keys=True, default=str), encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_text(path, json.dumps(state, indent=2, sort_keys=True, default=str))
     return path
 
 

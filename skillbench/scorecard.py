@@ -27,6 +27,7 @@ import pandas as pd
 
 from skillbench import history as hist
 from skillbench import trigger
+from skillbench.fileio import atomic_write_text
 from skillbench.gate import preference_gate
 from skillbench.ledgers import (
     ENDPOINT_UNKNOWN,
@@ -315,11 +316,13 @@ def compute_scorecard(ledgers: RunLedgers, *, history: pd.DataFrame | None = Non
     window_end = format_timestamp(stamps.max()) if len(stamps) else ""
     # A model without a lift this week (nothing graded in both arms) gets no history row: history carries lifts.
     rows = hist.history_rows(run_key, window_end, lift[lift["must_lift"].notna()], endpoint)
-    history = hist.upsert(history if history is not None else hist.empty_history(), rows)
+    complete = ledgers.reconciliation is None or ledgers.reconciliation.is_complete
+    history = history if history is not None else hist.empty_history()
+    if complete:  # a partial week must not feed later weeks' noise floor
+        history = hist.upsert(history, rows)
     wow = hist.week_over_week(history, run_key, lift, endpoint)
     coverage, dropped = _coverage(manifest, scores, ledgers.judge_skips)
     graded_ids = coverage.loc[coverage["graded"], "run_id"]
-    complete = ledgers.reconciliation is None or ledgers.reconciliation.is_complete
     gate = (preference_gate(ledgers.pairs, manifest, reconciliation_complete=complete)
             if ledgers.pairs is not None else None)
     excluded = int((~cost_eligible(scored_runs)).sum())
@@ -582,9 +585,7 @@ def write_scorecard(run_dir: str | Path, *, history_path: str | Path | None = No
                              n_resamples=n_resamples, seed=seed, site=site)
     markdown = render_markdown(data)
     path = run_dir / SCORECARD_FILE
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(markdown, encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_text(path, markdown)
     hist.write_history(history_path, data.history)
     return ScorecardResult(path=path, history_path=history_path, data=data, markdown=markdown)
 
