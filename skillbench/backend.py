@@ -90,6 +90,31 @@ class Endpoint:
         return headers
 
 
+def is_loopback_host(host: str) -> bool:
+    """True when every address ``host`` resolves to is on loopback (127.0.0.0/8 or ::1)."""
+    import ipaddress
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
+
+
+def require_loopback(url: str) -> None:
+    """A simulated run talks to loopback only; refuse any other endpoint before connecting to it.
+
+    Raises:
+        BackendError: the URL's host is not a loopback address.
+    """
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname or ""
+    if not is_loopback_host(host):
+        raise BackendError(f"{url}: a simulated endpoint must be on loopback (127.0.0.1 or ::1), not {host!r}")
+
+
 def sim_info(endpoint: str, timeout: float = 5.0) -> dict[str, Any] | None:
     """``GET <endpoint>/skillbench/info``: the running simulation's description, or None if it is not one."""
     url = endpoint.rstrip("/") + "/skillbench/info"
@@ -138,6 +163,7 @@ def model_endpoint(
     from skillbench.sim.server import SIM_API_KEY, SimServer
 
     if endpoint:
+        require_loopback(endpoint)
         info = sim_info(endpoint)
         if info is None:
             raise BackendError(f"{endpoint} is not a running simulated endpoint (no /skillbench/info); "

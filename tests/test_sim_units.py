@@ -366,3 +366,18 @@ def test_sim_serve_command(suite_dir, tmp_path):
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=10) == 0
+
+
+@pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("127.0.0.2", True), ("::1", True),
+                                                ("localhost", True), ("0.0.0.0", False), ("192.0.2.2", False),
+                                                ("10.0.0.1", False), ("", False)])
+def test_simulated_endpoints_are_loopback_only(host, loopback):
+    from skillbench.backend import BackendError, is_loopback_host, require_loopback
+
+    assert is_loopback_host(host) is loopback
+    url = f"http://[{host}]:8000" if ":" in host else f"http://{host}:8000"
+    if loopback:
+        require_loopback(url)
+    else:
+        with pytest.raises(BackendError, match="loopback"):
+            require_loopback(url)

@@ -62,7 +62,7 @@ def run_generate(args: argparse.Namespace) -> int:
         print(f"skillbench generate: suite has errors: {exc}", file=sys.stderr)
         return 1
     run = suite.config.run
-    backend = resolve_backend(args.backend) if not args.endpoint else (args.backend or "sim")
+    backend = resolve_backend(args.backend)  # --endpoint only says where; the key decides the default
     opts = GenerateOptions(
         run_key=args.run_key,
         out_dir=Path(args.out_dir) if args.out_dir else default_out_dir(suite, args.run_key),

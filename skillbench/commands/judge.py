@@ -91,7 +91,7 @@ def _run_dir(text: str) -> Path:
 def _endpoint(args: argparse.Namespace):
     from skillbench.backend import model_endpoint, resolve_backend
 
-    backend = resolve_backend(args.backend) if not args.endpoint else (args.backend or "sim")
+    backend = resolve_backend(args.backend)  # --endpoint only says where; the key decides the default
     return model_endpoint(backend, endpoint=args.endpoint, seed=args.seed)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 
@@ -48,6 +47,10 @@ def serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--suite {suite}: not a folder")
     if args.truth and not Path(args.truth).resolve().parent.is_dir():
         raise UsageError(f"--truth {args.truth}: its folder does not exist")
+    from skillbench.backend import is_loopback_host
+
+    if not is_loopback_host(args.host):  # a sim run must never be reachable from, or reach, another host
+        raise UsageError(f"--host {args.host}: the simulated endpoint listens on loopback only (127.0.0.1 or ::1)")
     try:
         faults = [parse_fault_option(f) for f in args.fault]
         server = SimServer(suite, host=args.host, port=args.port, seed=args.seed, profiles=args.profiles,
@@ -57,8 +60,6 @@ def serve(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     except OSError as exc:
         raise UsageError(f"cannot listen on {args.host}:{args.port} ({exc.strerror})") from exc
-    if server.host not in ("127.0.0.1", "::1", "localhost"):
-        print(f"warning: listening on {server.host}, not loopback", file=sys.stderr)
     print(f"Simulated Messages endpoint: {server.base_url}")
     print(f"Published site:              {server.site_base}")
     print(f"Suite:                       {server.suite.suite_dir if server.suite else '(none: generic answers)'}")
