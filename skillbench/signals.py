@@ -109,10 +109,41 @@ def activation_signals(transcript: Transcript, family: str, leaf: str, site_base
     }
 
 
+class SignalsError(ValueError):
+    """A run folder whose metadata cannot be read; the message names the file and the field."""
+
+
+REQUIRED_METADATA = ("run_id", "prompt", "skill_family", "skill_leaf", "model", "condition", "rep")
+
+
+def read_metadata(run_dir: Path) -> dict[str, Any]:
+    """A run's ``metadata.json``, checked for the fields a manifest row needs.
+
+    Raises:
+        SignalsError: not JSON, not an object, or a required field missing.
+    """
+    path = run_dir / METADATA
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SignalsError(f"{path}: cannot be read as JSON ({str(exc).splitlines()[0]}) — rerun the run "
+                           "(move its folder aside and run generate again)") from exc
+    if not isinstance(meta, dict):
+        raise SignalsError(f"{path}: not a JSON object — rerun the run")
+    missing = [k for k in REQUIRED_METADATA if k not in meta]
+    if missing:
+        raise SignalsError(f"{path}: {missing[0]}: missing field — rerun the run")
+    return meta
+
+
 def run_signals(run_dir: str | Path) -> dict[str, Any]:
-    """One manifest row for a run directory (metadata.json + transcript.jsonl)."""
+    """One manifest row for a run directory (metadata.json + transcript.jsonl).
+
+    Raises:
+        SignalsError: the run's metadata.json is unreadable or incomplete.
+    """
     run_dir = Path(run_dir)
-    meta = json.loads((run_dir / METADATA).read_text(encoding="utf-8"))
+    meta = read_metadata(run_dir)
     transcript = read_transcript(run_dir / TRANSCRIPT)
     init, result = transcript.init, transcript.result
     family, leaf = meta["skill_family"], meta["skill_leaf"]

@@ -364,3 +364,16 @@ def test_dead_endpoint_is_one_clear_line(tmp_path, capsys):
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("skillbench generate:")]
     assert len(err) == 1 and "http://127.0.0.1:9" in err[0]
     assert sorted(p.name for p in out.iterdir()) == ["plan.csv", "run.json"], "nothing half-written"
+
+
+@pytest.mark.parametrize(("content", "field"), [('{"run_id": "r1"', "cannot be read as JSON"),
+                                                 ('{"run_id": "r1"}', "prompt: missing field")])
+def test_signals_on_broken_metadata_is_one_line(tmp_path, capsys, content, field):
+    from skillbench.cli import main
+
+    (tmp_path / "r1").mkdir()
+    (tmp_path / "r1" / "metadata.json").write_text(content)
+    assert main(["signals", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "r1/metadata.json" in err[0] and field in err[0]
+    assert not (tmp_path / "manifest.csv").exists()

@@ -51,6 +51,7 @@ def run_generate(args: argparse.Namespace) -> int:
     from skillbench.generation import GenerateOptions, SandboxFailure, default_out_dir, generate
     from skillbench.image import ImageBuildError
     from skillbench.plan import PlanError
+    from skillbench.signals import SignalsError
     from skillbench.tools import ToolMissing
     from skillbench.validation import SuiteError, load_suite
 
@@ -78,7 +79,7 @@ def run_generate(args: argparse.Namespace) -> int:
     try:
         report = generate(suite, opts, endpoint_factory=endpoint_factory,
                           log=lambda m: print(m, file=sys.stderr))
-    except (PlanError, BackendError, SandboxFailure, ImageBuildError, ToolMissing) as exc:
+    except (PlanError, BackendError, SandboxFailure, ImageBuildError, ToolMissing, SignalsError) as exc:
         print(f"skillbench generate: {exc}", file=sys.stderr)
         return 1
     if report.get("dry_run"):
@@ -91,12 +92,16 @@ def run_generate(args: argparse.Namespace) -> int:
 
 def run_signals(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
-    from skillbench.signals import write_manifest
+    from skillbench.signals import SignalsError, write_manifest
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: not a folder")
-    frame = write_manifest(run_dir)
+    try:
+        frame = write_manifest(run_dir)
+    except SignalsError as exc:
+        print(f"skillbench signals: {exc}", file=sys.stderr)
+        return 1
     print(f"{run_dir / 'manifest.csv'}: {len(frame)} runs, {int((frame.signals_ok == 0).sum())} with unreliable "
           "signals")
     return 0

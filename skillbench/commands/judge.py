@@ -129,7 +129,7 @@ def run_judge(args: argparse.Namespace) -> int:
 def run_pairs(args: argparse.Namespace) -> int:
     from skillbench.backend import BackendError
     from skillbench.cli import UsageError
-    from skillbench.judge import DEFAULT_JUDGE_MODEL
+    from skillbench.judge import DEFAULT_JUDGE_MODEL, LedgerConflict
     from skillbench.pairs import judge_pairs
 
     run_dir = _run_dir(args.run_dir)
@@ -140,6 +140,9 @@ def run_pairs(args: argparse.Namespace) -> int:
                                  jobs=args.jobs, seed=args.seed, max_retries=args.max_retries, timeout=args.timeout)
     except (BackendError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
+    except LedgerConflict as exc:
+        print(f"skillbench judge-pairs: {exc}", file=sys.stderr)
+        return 1
     o = report.outcomes
     print(f"{report.pairs} pair(s): {o['W']}W/{o['T']}T/{o['L']}L for the with-skill arm, {report.errors} judge "
           f"error(s); judged {report.judged} now; spend this pass ${report.cost_usd:.4f}")
