@@ -5,9 +5,9 @@ weighs a prompt:
 
 * **prompt × rep** — ``must_coverage`` = Σ must credit / n must, ``bonus_rate`` = Σ bonus credit / n bonus,
   ``avoid_violations`` = Σ avoid credit (a count), ``composite`` = clamp(must + 0.10·bonus − 0.25·avoid, 0, 1).
-  Ungraded items are left out of every count. A prompt without bonus items has no ``bonus_rate`` (``NaN``, so it
-  does not drag a cell's depth down) and adds 0 to its composite; a rep without graded must items has no
-  ``must_coverage`` and no composite.
+  Ungraded items are left out of every count. A prompt without bonus items has ``bonus_rate`` 0 (the issue's
+  rule, and qdrant's composite); a rep whose bonus items are all ungraded has none (``NaN``: not measured is not
+  zero). A rep without graded must items has no ``must_coverage`` and no composite.
 * **prompt** — mean over its reps (``NaN`` skipped), with min–max of must coverage and composite kept as the
   stability signal.
 * **cell** (model × condition) — flat macro mean over prompts.
@@ -18,6 +18,7 @@ is the scorecard's business.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 BONUS_WEIGHT = 0.10
@@ -60,7 +61,9 @@ def prompt_rep_scores(scores: pd.DataFrame) -> pd.DataFrame:
         out[f"n_{t}"] = count[t]
     out["n_ungraded"] = ungraded.reindex(out.index).fillna(0).astype(int)
     out["must_coverage"] = (total["must"] / count["must"]).where(count["must"] > 0)
-    out["bonus_rate"] = (total["bonus"] / count["bonus"]).where(count["bonus"] > 0)
+    rubric_bonus = (scores["item_type"] == "bonus").groupby([scores[k] for k in REP_KEYS], sort=False).sum()
+    has_bonus = rubric_bonus.reindex(out.index).fillna(0).gt(0)
+    out["bonus_rate"] = (total["bonus"] / count["bonus"]).where(count["bonus"] > 0, np.where(has_bonus, np.nan, 0.0))
     out["avoid_violations"] = total["avoid"].fillna(0.0)
     out["composite"] = composite_score(out["must_coverage"], out["bonus_rate"], out["avoid_violations"])
     return out.reset_index().sort_values(REP_KEYS, kind="stable").reset_index(drop=True)[columns]
