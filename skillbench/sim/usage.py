@@ -1,7 +1,7 @@
 """Token usage the simulated endpoint reports, so the CLI's own ``total_cost_usd`` is plausible.
 
-The CLI prices usage itself, per requested model name. The list prices below are those the pinned CLI
-applies (measured against a local server); an unknown name is priced like the default opus model.
+The CLI prices usage itself, per requested model name; :mod:`skillbench.prices` holds the list prices the
+pinned CLI applies (the judge's spend uses the same table).
 """
 
 from __future__ import annotations
@@ -9,30 +9,16 @@ from __future__ import annotations
 import math
 import re
 
-# (input $/M tokens, output $/M tokens), most specific name first.
-PRICES: tuple[tuple[str, tuple[float, float]], ...] = (
-    ("claude-haiku-5-5", (0.5, 0.5)),
-    ("claude-sonnet-5-5", (2.0, 10.0)),
-    ("claude-opus-5-5", (4.0, 20.0)),
-    ("claude-sonnet-4-5", (3.0, 15.0)),
-    ("claude-haiku-4-5", (1.0, 5.0)),
-    ("claude-3-5-haiku", (0.8, 4.0)),
-    ("sonnet", (3.0, 15.0)),
-    ("haiku", (1.0, 5.0)),
-    ("opus", (4.0, 20.0)),
-)
-DEFAULT_PRICE = (4.0, 20.0)
+from skillbench import prices
+
 CHARS_PER_TOKEN = 4
 _BUDGET = re.compile(r"USD budget: \$([0-9.eE+-]+)/\$([0-9.eE+-]+)")
 
 
 def price(model: str) -> tuple[float, float]:
-    """``(input, output)`` dollars per million tokens for a requested model name."""
-    name = model.lower()
-    for key, value in PRICES:
-        if key in name:
-            return value
-    return DEFAULT_PRICE
+    """``(input, output)`` dollars per million tokens for a requested model name (skillbench's one price table)."""
+    p = prices.price(model)
+    return p.input, p.output
 
 
 def tokens(n_chars: int) -> int:
