@@ -9,7 +9,7 @@ can key its draws on them and a real endpoint simply ignores them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from skillbench.config import RunSettings
@@ -90,7 +90,3 @@ def cli_env(
     env.update(extra or {})
     return env
 
-
-def redact_env(env: Mapping[str, str], secret_keys: Sequence[str] = ("ANTHROPIC_API_KEY",)) -> dict[str, str]:
-    """A copy of ``env`` safe to record in metadata: secrets replaced by ``<redacted>``."""
-    return {k: ("<redacted>" if k in secret_keys else v) for k, v in env.items()}

@@ -12,7 +12,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-CLAUDE_CODE_VERSION = "2.1.328"  # keep in sync with the Makefile's CLAUDE_CODE_VERSION
+CLAUDE_CODE_VERSION = "2.1.328"  # the pin; the Makefile reads it from here
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CLAUDE_PREFIX = PROJECT_ROOT / ".tools" / "claude-code"
 
@@ -27,14 +27,24 @@ def claude_path() -> Path:
     Raises:
         ToolMissing: no CLI found (run ``make setup``).
     """
-    candidates = [os.environ.get("SKILLBENCH_CLAUDE"), CLAUDE_PREFIX / "node_modules" / ".bin" / "claude",
-                  shutil.which("claude")]
-    for cand in candidates:
+    explicit = [os.environ.get("SKILLBENCH_CLAUDE"), CLAUDE_PREFIX / "node_modules" / ".bin" / "claude"]
+    for cand in explicit:
         if cand and Path(cand).is_file() and os.access(cand, os.X_OK):
             return Path(cand).resolve()
+    on_path = shutil.which("claude")  # only the pinned version: a different CLI changes what is measured
+    if on_path and _version_of(on_path) == CLAUDE_CODE_VERSION:
+        return Path(on_path).resolve()
     raise ToolMissing(
         f"Claude Code CLI not found (looked in $SKILLBENCH_CLAUDE, {CLAUDE_PREFIX}, PATH) — run `make setup`"
     )
+
+
+def _version_of(exe: str) -> str:
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.split()[0] if out.split() else ""
 
 
 @lru_cache(maxsize=8)
