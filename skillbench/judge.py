@@ -64,7 +64,7 @@ from skillbench.judge_protocol import (
 from skillbench.ledgers import JUDGE_COST_FILE, JUDGE_SKIPS_COLUMNS, JUDGE_SKIPS_FILE, SCORES_COLUMNS, SCORES_FILE
 from skillbench.ledgers import SCORES_OPTIONAL as OUR_SCORES_COLUMNS
 from skillbench.prices import usage_cost
-from skillbench.signals import METADATA, TEST_PROMPT, TRANSCRIPT, run_dirs, run_signals
+from skillbench.signals import METADATA, TEST_PROMPT, TRANSCRIPT, run_dirs, run_signals, skip_reason
 from skillbench.suite import TestPrompt
 from skillbench.transcript import read_transcript
 
@@ -124,26 +124,6 @@ class Skip:
 
     run_id: str
     reason: str
-
-
-def skip_reason(signals: Mapping[str, Any], answer: str) -> str | None:
-    """Why a run cannot be graded (the scorecard's coverage wording), or None when it can.
-
-    Budget-capped answers are truncated; a with-skill run without its skill measures nothing; an errored run
-    or an empty answer has nothing to grade.
-    """
-    if signals.get("budget_hit") == 1:
-        return "budget-capped (truncated)"
-    if signals.get("condition") in SKILLED_ARMS and signals.get("skill_available") != 1:
-        return "invalid: skill unavailable"
-    exit_code = signals.get("exit_code")
-    if exit_code != 0:
-        return f"errored (exit {'missing' if exit_code is None else exit_code})"
-    if signals.get("is_error"):
-        return "errored (API error)"
-    if not answer.strip():
-        return "no gradeable answer"
-    return None
 
 
 def load_run(folder: Path) -> tuple[RunAnswer, dict[str, Any]]:

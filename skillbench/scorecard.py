@@ -45,6 +45,7 @@ from skillbench.scoring import (
     prompt_rep_scores,
     prompt_scores,
 )
+from skillbench.signals import skip_reason
 from skillbench.stats import (
     DEFAULT_POWER,
     DEFAULT_RESAMPLES,
@@ -204,18 +205,14 @@ def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame)
     with_rows = keys.isin(_run_keys(scores))
     skip = runs["run_id"].map(skips.drop_duplicates("run_id").set_index("run_id")["reason"]) \
         if not skips.empty else pd.Series(np.nan, index=runs.index)
-    exit_code = runs["exit_code"]
-    inferred = np.select(
-        [runs["budget_hit"].eq(1).fillna(False),
-         runs["condition"].isin(["with-skill", "plugin"]) & ~runs["skill_available"].eq(1).fillna(False),
-         ~exit_code.eq(0).fillna(False),
-         runs["is_error"].astype(bool),
-         with_rows,
-         pd.Series(scores.empty, index=runs.index)],
-        ["budget-capped (truncated)", "invalid: skill unavailable",
-         "errored (exit " + exit_code.astype("string").fillna("missing") + ")", "errored (API error)",
-         "judge failed (every item ungraded)", "not graded yet (no scores.csv)"],
-        "no gradeable answer")
+    # the judge's own rule for runs it never saw graded (qdrant's ledgers have no judge-skips.csv)
+    cols = ["budget_hit", "condition", "skill_available", "exit_code", "is_error"]
+    records = runs[cols].astype(object).where(runs[cols].notna(), None).to_dict("records")
+    rule = pd.Series([skip_reason(r) for r in records], index=runs.index, dtype=object)
+    fallback = np.select([with_rows, pd.Series(scores.empty, index=runs.index)],
+                         ["judge failed (every item ungraded)", "not graded yet (no scores.csv)"],
+                         "no gradeable answer")
+    inferred = rule.where(rule.notna(), pd.Series(fallback, index=runs.index))
     runs["reason"] = skip.where(skip.notna() & (skip.astype(str) != ""), pd.Series(inferred, index=runs.index))
     runs.loc[runs["graded"], "reason"] = ""
     runs.loc[runs["dormancy"], "reason"] = "dormancy prompt (trigger health only)"

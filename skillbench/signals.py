@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +195,23 @@ def write_manifest(out_dir: str | Path) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=MANIFEST_COLUMNS)
     atomic_write_text(out_dir / "manifest.csv", frame.to_csv(index=False))
     return frame
+
+
+def skip_reason(signals: Mapping[str, Any], answer: str | None = None) -> str | None:
+    """Why a run cannot be graded (the judge's ``judge-skips.csv`` and the scorecard's coverage), else None.
+
+    Budget-capped answers are truncated; a skilled-arm run without its skill measures nothing; an errored run has
+    nothing to grade; nor has an empty answer (checked only when ``answer`` is given).
+    """
+    if signals.get("budget_hit") == 1:
+        return "budget-capped (truncated)"
+    if signals.get("condition") in ("with-skill", "plugin") and signals.get("skill_available") != 1:
+        return "invalid: skill unavailable"
+    exit_code = signals.get("exit_code")
+    if exit_code != 0:
+        return f"errored (exit {'missing' if exit_code is None else exit_code})"
+    if signals.get("is_error"):
+        return "errored (API error)"
+    if answer is not None and not answer.strip():
+        return "no gradeable answer"
+    return None
