@@ -69,6 +69,8 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from skillbench.signals import QDRANT_MANIFEST_COLUMNS
+
 MANIFEST_FILE = "manifest.csv"
 SCORES_FILE = "scores.csv"
 JUDGE_SKIPS_FILE = "judge-skips.csv"
@@ -77,13 +79,8 @@ PAIRS_FILE = "pairs.csv"
 JUDGE_COST_FILE = "judge_cost.txt"
 METADATA_FILE = "metadata.json"
 
-# qdrant's manifest columns, in their order.
-MANIFEST_COLUMNS: tuple[str, ...] = (
-    "prompt", "skill_family", "skill_leaf", "model", "condition", "rep", "run_id", "exit_code", "skills_sha",
-    "timestamp", "skill_available", "skill_activation", "reached_leaf", "fetched_site", "fetched_count",
-    "model_snapshot", "cli_version", "total_cost_usd", "num_turns", "result_subtype", "budget_hit", "signals_ok",
-    "duration_ms",
-)
+# qdrant's manifest columns, in their order (signals writes them; one definition).
+MANIFEST_COLUMNS: tuple[str, ...] = tuple(QDRANT_MANIFEST_COLUMNS)
 # Our optional manifest columns and the value an absent column reads as.
 MANIFEST_DEFAULTS: dict[str, object] = {
     "dormancy": False, "sandbox": "", "is_error": False, "terminal_reason": "", "denials": 0, "attempts": 1,
@@ -148,6 +145,18 @@ class Reconciliation(BaseModel):
         return self.complete and not any(getattr(self, name) for name in self.LISTS)
 
 
+def week_run_key(run_dir: str | Path) -> str:
+    """A week's run key: ``run.json``'s (written by generate), else the folder's name (qdrant's layout)."""
+    run_dir = Path(run_dir).resolve()
+    path = run_dir / "run.json"
+    if path.is_file():
+        try:
+            return str(json.loads(path.read_text(encoding="utf-8")).get("run_key") or run_dir.name)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise LedgerError(f"{path}: not JSON: {exc}") from exc
+    return run_dir.name
+
+
 @dataclass
 class RunLedgers:
     """Everything a scorecard reads from one run directory."""
@@ -163,10 +172,10 @@ class RunLedgers:
 
     @property
     def run_key(self) -> str:
-        """The run key: the reconciliation's when it has one, else the folder name (qdrant's layout)."""
+        """The run key: the reconciliation's when it has one, else :func:`week_run_key`."""
         if self.reconciliation is not None and self.reconciliation.run_key:
             return self.reconciliation.run_key
-        return self.run_dir.name
+        return week_run_key(self.run_dir)
 
     @property
     def site_host(self) -> str | None:

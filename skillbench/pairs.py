@@ -14,7 +14,6 @@ errored pairs are judged again. The spend is split between the pair's two runs i
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 from collections.abc import Mapping
@@ -48,7 +47,7 @@ from skillbench.judge_protocol import (
     parse_preference,
     tool_input,
 )
-from skillbench.ledgers import PAIRS_COLUMNS, PAIRS_FILE
+from skillbench.ledgers import PAIRS_COLUMNS, PAIRS_FILE, week_run_key
 from skillbench.signals import run_dirs
 
 ORDERS = ("ab", "ba")  # ab: with-skill is A; ba: with-skill is B
@@ -85,14 +84,6 @@ def outcome(winner_ab: str, winner_ba: str) -> str:
     skill_ab = {"A": "W", "B": "L"}.get(winner_ab, "T")
     skill_ba = {"B": "W", "A": "L"}.get(winner_ba, "T")
     return skill_ab if skill_ab == skill_ba else "T"
-
-
-def run_key(run_dir: Path) -> str:
-    """The week's run key: ``run.json``'s, else the folder name."""
-    path = run_dir / "run.json"
-    if path.is_file():
-        return str(json.loads(path.read_text(encoding="utf-8")).get("run_key") or run_dir.name)
-    return run_dir.name
 
 
 class PairJudge:
@@ -175,7 +166,7 @@ def judge_pairs(
         ledger.path.unlink(missing_ok=True)
         for folder in run_dirs(run_dir):
             clear_judge_cost(folder, "pairs")
-    key = run_key(run_dir)
+    key = week_run_key(run_dir)
     rows = ledger.read()
     other = {r["judge_model"] for r in rows} - {judge_model}
     if other:

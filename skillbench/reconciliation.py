@@ -21,13 +21,9 @@ from typing import Any
 import pandas as pd
 
 from skillbench.fileio import atomic_write_text
+from skillbench.ledgers import week_run_key
 from skillbench.signals import TRANSCRIPT, run_dirs
 from skillbench.transcript import read_transcript
-
-
-def _run_key(out_dir: Path) -> str:
-    meta = out_dir / "run.json"
-    return json.loads(meta.read_text())["run_key"] if meta.exists() else out_dir.name
 
 
 def reconcile(
@@ -51,7 +47,7 @@ def reconcile(
     duplicate = sorted({r for r in written if written.count(r) > 1})
     unwritten = sorted(set(observed) - set(written))
     report = {
-        "run_key": _run_key(out_dir),
+        "run_key": week_run_key(out_dir),
         "expected": len(expected),
         "observed": len(observed),
         "written": len(set(written)),
