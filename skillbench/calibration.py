@@ -477,7 +477,7 @@ def calibrate(
             both = pd.concat([g, g2])
             rows.append(agreement_rows(both, "judges", f"{primary}#1", f"{options.other_judge}#{repeats[-1] + 1}"))
     if options.human is not None:
-        labels = read_labels(options.human)
+        labels = read_labels(options.human, run_ids=ledger["run_id"].unique() if not ledger.empty else ())
         humans = human_grades(labels)
         if ledger.empty:
             raise ValueError(f"{run_dir}: --human needs the judge's verdicts (scores.csv); run skillbench judge")

@@ -3,8 +3,9 @@
 ``skillbench labels export RUN_DIR --n 60`` writes ``labels.csv`` with the columns ``run_id, item_index,
 item_type, item_text, prompt, answer, verdict, labeler``: ``prompt`` is the question as asked, ``answer`` the
 final answer the judge graded, and ``verdict`` and ``labeler`` are left blank for people to fill in (must:
-met/missing, bonus: met/absent, avoid: violated/clean). The judge's own verdict is not in the sheet, so
-labelers are not anchored by it. Items are stratified by arm (condition) and item type — an equal share per
+met/missing, bonus: met/absent, avoid: violated/clean). Labelers are as blind as the judge: the judge's own
+verdict is not in the sheet, and ``run_id`` is the judge's opaque id (a real run id names the model and the
+arm); :func:`read_labels` maps it back. Items are stratified by arm (condition) and item type — an equal share per
 stratum where there are enough items, the rest spread over the strata that have more — so the rare avoid
 items are not crowded out; rows are shuffled with a recorded seed so the strata do not come in blocks.
 
@@ -105,13 +106,20 @@ def export_labels(run_dir: str | Path, n: int = 60, *, seed: int = 0, out: str |
     candidates = label_candidates(run_dir, include_plugin=include_plugin)
     if candidates.empty:
         raise LabelsError(f"{run_dir}: no graded item to label (run skillbench judge first)")
+    from skillbench.judge import opaque_run_id
+
     sheet = sample_labels(candidates, n, seed=seed)
+    sheet["run_id"] = sheet["run_id"].map(opaque_run_id)
     atomic_write_text(path, sheet.to_csv(index=False))
     return path, sheet
 
 
-def read_labels(path: str | Path) -> pd.DataFrame:
+def read_labels(path: str | Path, run_ids: Sequence[str] = ()) -> pd.DataFrame:
     """Read a filled labels file; rows with a blank verdict are left out.
+
+    Args:
+        path: the filled sheet.
+        run_ids: the week's run ids, to map the sheet's opaque ids back (ids already real are kept).
 
     Returns:
         ``run_id, item_index, item_type, item_text, prompt, verdict, labeler`` (``labeler`` ``human`` when
@@ -145,6 +153,10 @@ def read_labels(path: str | Path) -> pd.DataFrame:
         if row["verdict"] not in ALLOWED_VERDICTS[kind]:
             raise LabelsError(f"{path}: row {line}: verdict {row['verdict']!r} is not allowed for a {kind} item "
                               f"(one of {'/'.join(ALLOWED_VERDICTS[kind])})")
-    out = rows.assign(item_index=rows["item_index"].astype(int), item_type=rows["item_type"].str.strip())
+    from skillbench.judge import opaque_run_id
+
+    real = {opaque_run_id(r): r for r in run_ids}
+    out = rows.assign(item_index=rows["item_index"].astype(int), item_type=rows["item_type"].str.strip(),
+                      run_id=rows["run_id"].map(lambda r: real.get(r, r)))
     return out[["run_id", "item_index", "item_type", "item_text", "prompt", "verdict", "labeler"]].reset_index(
         drop=True)

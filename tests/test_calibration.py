@@ -182,7 +182,12 @@ def test_labels_export_and_judge_vs_human(week: Path) -> None:
     assert list(sheet.columns) == LABEL_COLUMNS and len(sheet) == 30
     assert (sheet["verdict"] == "").all() and (sheet["labeler"] == "").all()
     assert sheet["answer"].str.len().min() > 0 and not sheet.duplicated(["run_id", "item_index"]).any()
-    arms = sheet["run_id"].str.contains("-with-skill-").map({True: "with-skill", False: "no-skill"})
+    from skillbench.judge import opaque_run_id
+
+    assert sheet["run_id"].str.startswith("judge-").all(), "labelers are as blind as the judge: no model or arm"
+    real = {opaque_run_id(p.name): p.name for p in week.iterdir() if (p / "metadata.json").is_file()}
+    real_ids = sheet["run_id"].map(real)
+    arms = real_ids.str.contains("-with-skill-").map({True: "with-skill", False: "no-skill"})
     strata = sheet.groupby([arms, sheet["item_type"]]).size()
     assert len(strata) == 6 and strata.min() >= 2  # both arms × three item types, none starved
     with pytest.raises(LabelsError, match="exists"):
@@ -192,7 +197,7 @@ def test_labels_export_and_judge_vs_human(week: Path) -> None:
     verdict = {("must", 1): "met", ("must", 0): "missing", ("bonus", 1): "met", ("bonus", 0): "absent",
                ("avoid", 1): "violated", ("avoid", 0): "clean"}
     a = sheet.copy()
-    a["verdict"] = [verdict[(t, int(key[(r, int(i))]))] for r, i, t in zip(a["run_id"], a["item_index"],
+    a["verdict"] = [verdict[(t, int(key[(r, int(i))]))] for r, i, t in zip(real_ids, a["item_index"],
                                                                             a["item_type"], strict=True)]
     a["labeler"] = "ann"
     b = a.copy()
@@ -208,9 +213,9 @@ def test_labels_export_and_judge_vs_human(week: Path) -> None:
     ann = rows.loc["human:ann"]
     # Against a perfect human, the judge's confusion is exactly its flips on the labelled items.
     s = pd.read_csv(week / "scores.csv").set_index(["run_id", "item_index"])
-    judged = s.loc[list(zip(a["run_id"], a["item_index"].astype(int), strict=True)), "verdict"]
+    judged = s.loc[list(zip(real_ids, a["item_index"].astype(int), strict=True)), "verdict"]
     judged = judged.isin(["met", "violated"]).astype(int).to_numpy()
-    human = np.array([key[(r, int(i))] for r, i in zip(a["run_id"], a["item_index"], strict=True)])
+    human = np.array([key[(r, int(i))] for r, i in zip(real_ids, a["item_index"], strict=True)])
     assert ann["false_positive"] == int(((human == 0) & (judged == 1)).sum())
     assert ann["false_negative"] == int(((human == 1) & (judged == 0)).sum())
     assert ann["raw_agreement"] == pytest.approx((human == judged).mean())
