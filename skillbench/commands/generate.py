@@ -7,18 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-
-def _csv(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def add_backend_args(p: argparse.ArgumentParser) -> None:
-    """``--backend`` and ``--endpoint``, shared by every model-calling command."""
-    p.add_argument("--backend", choices=["sim", "anthropic"],
-                   help="sim = the simulated endpoint on 127.0.0.1; default anthropic when ANTHROPIC_API_KEY is set")
-    p.add_argument("--endpoint", metavar="URL", help="use an endpoint that is already running (e.g. `skillbench sim "
-                   "serve`)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the plan order and of the simulated endpoint")
+from skillbench.commands import add_backend_args, listed, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,10 +17,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("suite_dir", metavar="SUITE_DIR", help="folder that contains test-prompts/")
     p.add_argument("--run-key", required=True, metavar="K", help="names the week, e.g. 20261130")
     add_backend_args(p)
-    p.add_argument("--models", type=_csv, metavar="M,…", help="model aliases (default: the suite config)")
-    p.add_argument("--reps", type=int, metavar="k", help="repetitions per cell (default: the suite config)")
-    p.add_argument("--conditions", type=_csv, metavar="C,…", help="no-skill,with-skill,plugin (default: config)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="runs at once (2–3 recommended)")
+    p.add_argument("--models", nargs="+", metavar="M", help="model aliases (default: the suite config)")
+    p.add_argument("--reps", type=positive_int, metavar="k", help="repetitions per cell (default: the suite config)")
+    p.add_argument("--conditions", nargs="+", metavar="C", help="no-skill,with-skill,plugin (default: config)")
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="runs at once (2–3 recommended)")
     p.add_argument("--limit", type=int, metavar="N", help="run at most N of the pending runs")
     p.add_argument("--dry-run", action="store_true", help="write plan.csv and show the commands; run nothing")
     p.add_argument("--sandbox", choices=["docker", "local"], help="default docker when the engine answers")
@@ -67,7 +56,7 @@ def run_generate(args: argparse.Namespace) -> int:
     opts = GenerateOptions(
         run_key=args.run_key,
         out_dir=Path(args.out_dir) if args.out_dir else default_out_dir(suite, args.run_key),
-        models=args.models or list(run.models), conditions=args.conditions or list(run.conditions),
+        models=listed(args.models) or list(run.models), conditions=listed(args.conditions) or list(run.conditions),
         reps=args.reps or run.reps, jobs=args.jobs, limit=args.limit, dry_run=args.dry_run, sandbox=args.sandbox,
         max_total_usd=args.max_total_usd, seed=args.seed, timeout_s=args.timeout,
     )

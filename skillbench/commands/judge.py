@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from skillbench.commands.generate import add_backend_args
+from skillbench.commands import add_backend_args
 
 
 def _positive(text: str) -> int:

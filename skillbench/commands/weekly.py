@@ -7,17 +7,7 @@ import signal
 import sys
 from pathlib import Path
 
-
-def _models(values: list[str]) -> list[str]:
-    """``--models sonnet haiku`` and ``--models sonnet,haiku`` both work."""
-    return [m.strip() for v in values for m in v.split(",") if m.strip()]
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
+from skillbench.commands import add_backend_args, listed, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,18 +20,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "chain. Rerunning a run key resumes. Prints the report's index.html. Exit 0 complete, 1 a stage failed "
         "(named), 2 usage error.",
     )
-    p.add_argument("--backend", choices=["sim", "anthropic"],
-                   help="sim = the simulated endpoint on 127.0.0.1; default anthropic when ANTHROPIC_API_KEY is set")
+    add_backend_args(p, endpoint=False)  # the chain starts (and stops) its own simulated endpoint
     p.add_argument("--run-key", metavar="K", help="names the week (default: today's UTC date, YYYYMMDD)")
     p.add_argument("--models", nargs="+", metavar="M", help="model aliases, e.g. sonnet haiku (default: the suite "
                    "config)")
-    p.add_argument("--reps", type=_positive, metavar="k", help="repetitions per cell (default: the suite config)")
-    p.add_argument("--jobs", type=_positive, default=None, metavar="N",
+    p.add_argument("--reps", type=positive_int, metavar="k", help="repetitions per cell (default: the suite config)")
+    p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                    help="runs and judge calls at once (default 3)")
     p.add_argument("--suite", default=None, metavar="DIR", help="suite folder (default: the bundled evals/)")
     p.add_argument("--reports", default=None, metavar="DIR", help="reports folder (default: reports/)")
     p.add_argument("--sandbox", choices=["docker", "local"], help="default docker when the engine answers")
-    p.add_argument("--seed", type=int, default=0, help="seed of the plan order and of the simulated endpoint")
     p.add_argument("--quiet", action="store_true", help="do not relay the notebooks' output to the terminal")
     p.set_defaults(func=run)
 
@@ -60,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
     opts = WeeklyOptions(
         suite_dir=Path(args.suite) if args.suite else DEFAULT_SUITE, run_key=args.run_key or utc_run_key(),
-        backend=args.backend, models=_models(args.models) if args.models else None, reps=args.reps,
+        backend=args.backend, models=listed(args.models), reps=args.reps,
         jobs=args.jobs or DEFAULT_JOBS, seed=args.seed, sandbox=args.sandbox,
         reports_dir=Path(args.reports) if args.reports else REPORTS_DIR,
         stream=None if args.quiet else sys.stderr,
