@@ -942,21 +942,15 @@ def prompt_movers(weeks: Weeks, run_key: str = "", previous: str = "", *, confid
 
 
 def activation_by_week(weeks: Weeks) -> pd.DataFrame:
-    """Per week × skill family: with-skill runs on the family's own prompts, activations, and their rate;
-    and dormancy runs (with-skill and plugin) with false triggers."""
-    r = weeks.runs
-    if r.empty:
-        return pd.DataFrame(columns=["run_key", "skill_family", "runs", "activations", "rate", "dormancy_runs",
-                                     "false_triggers"])
-    act = r["skill_activation"].fillna("").str.strip()
-    r = r.assign(active=act.ne("") & act.ne("none"), reliable=r["signals_ok"].eq(1).fillna(False))
-    own = r[r["condition"].eq("with-skill") & ~r["dormancy"] & r["reliable"]]
-    dorm = r[r["dormancy"] & r["condition"].isin(["with-skill", "plugin"]) & r["reliable"]]
-    a = own.groupby(["run_key", "skill_family"]).agg(runs=("run_id", "count"), activations=("active", "sum"))
-    d = dorm.groupby(["run_key", "skill_family"]).agg(dormancy_runs=("run_id", "count"),
-                                                      false_triggers=("active", "sum"))
-    out = a.join(d, how="outer").fillna(0).astype(int).reset_index()
-    out["rate"] = out["activations"] / out["runs"].where(out["runs"] > 0)
+    """Per week × skill family: the scorecard's trigger health (:func:`skillbench.trigger.trigger_health`),
+    as ``run_key, skill_family, runs, activations, rate, dormancy_runs, false_triggers``."""
+    from skillbench.trigger import trigger_health
+
+    columns = ["run_key", "skill_family", "runs", "activations", "rate", "dormancy_runs", "false_triggers"]
+    if weeks.runs.empty:
+        return pd.DataFrame(columns=columns)
+    health = trigger_health(weeks.runs, by=("run_key", "skill_family"))
+    out = health.rename(columns={"scored_runs": "runs", "recall": "rate"})[columns]
     order = {k: i for i, k in enumerate(weeks.keys)}
     return out.sort_values(["skill_family", "run_key"], key=lambda s: s.map(order) if s.name == "run_key" else s,
                            kind="stable").reset_index(drop=True)
