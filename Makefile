@@ -1,8 +1,8 @@
 # skillbench: `make weekly` runs the weekly job on the simulated default, `make test` runs the tests.
 # Both start with `make setup`, which installs and starts everything they need.
 
-# the pin lives in one place: skillbench/tools.py
-CLAUDE_CODE_VERSION := $(shell sed -n 's/^CLAUDE_CODE_VERSION = "\([^"]*\)".*/\1/p' skillbench/tools.py)
+# the pin lives in one place: skillbench/generation/toolchain.py
+CLAUDE_CODE_VERSION := $(shell sed -n 's/^CLAUDE_CODE_VERSION = "\([^"]*\)".*/\1/p' skillbench/generation/toolchain.py)
 VENV := .venv
 PY := $(VENV)/bin/python
 export CLAUDE_CODE_VERSION

@@ -23,12 +23,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from skillbench import load_suite  # noqa: E402
-from skillbench.backend import model_endpoint  # noqa: E402
-from skillbench.claude_cli import CliCall, cli_args, cli_env  # noqa: E402
-from skillbench.generation import GenerateOptions, generate  # noqa: E402
-from skillbench.image import RUNNER_HOME, build_image  # noqa: E402
-from skillbench.sandbox import DockerSandbox, LocalSandbox  # noqa: E402
-from skillbench.tools import claude_path, docker_available  # noqa: E402
+from skillbench.generation.backend import model_endpoint  # noqa: E402
+from skillbench.generation.cli_call import CliCall, cli_args, cli_env  # noqa: E402
+from skillbench.generation.image import RUNNER_HOME, build_image  # noqa: E402
+from skillbench.generation.run import GenerateOptions, generate  # noqa: E402
+from skillbench.generation.sandbox import DockerSandbox, LocalSandbox  # noqa: E402
+from skillbench.generation.toolchain import claude_path, docker_available  # noqa: E402
 
 SUITE = ROOT / "tests" / "data" / "tiny-suite"
 ONE_TURN = {"trigger": 0.0, "file_read": 0.0, "follow_link": 0.0, "self_serve": 0.0, "web_search": 0.0,

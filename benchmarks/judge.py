@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from skillbench import load_suite  # noqa: E402
-from skillbench.backend import model_endpoint  # noqa: E402
-from skillbench.judge import JudgeClient, JudgeOptions, judge_run_dir  # noqa: E402
+from skillbench.generation.backend import model_endpoint  # noqa: E402
+from skillbench.judge.rubric import JudgeClient, JudgeOptions, judge_run_dir  # noqa: E402
 from skillbench.sim.answers import compose  # noqa: E402
 
 SUITE = ROOT / "tests" / "data" / "tiny-suite"
@@ -81,7 +81,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--samples", type=int, choices=[1, 2], default=1)
     args = ap.parse_args()
-    import skillbench.judge as judge_module
+    import skillbench.judge.rubric as judge_module
 
     judge_module.JudgeClient = TimedClient  # count call time inside the unchanged pass
     with tempfile.TemporaryDirectory() as tmp, model_endpoint("sim") as ep:

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from skillbench.ledgers import MANIFEST_COLUMNS, SCORES_COLUMNS
-from skillbench.scorecard import write_scorecard
+from skillbench.ledgers.readers import MANIFEST_COLUMNS, SCORES_COLUMNS
+from skillbench.scorecard.compute import write_scorecard
 
 MODELS = ("sonnet", "haiku")
 CONDITIONS = ("no-skill", "with-skill")

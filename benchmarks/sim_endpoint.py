@@ -22,10 +22,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from skillbench.claude_cli import CliCall, cli_args, cli_env
+from skillbench.generation.cli_call import CliCall, cli_args, cli_env
+from skillbench.generation.toolchain import claude_path
 from skillbench.sim import SIM_API_KEY, SimServer
-from skillbench.tools import claude_path
-from skillbench.validation import load_suite
+from skillbench.suite.load import load_suite
 
 NETNS_FLAG = "SKILLBENCH_BENCH_NETNS"
 

@@ -1,211 +1,164 @@
 """skillbench: does this skill make the model answer better, by how much, at what cost, and can we trust it?
 
-The public API is re-exported here; notebooks and the ``skillbench`` CLI call the same functions. Names are
-imported on first use (PEP 562), so ``skillbench validate`` does not pay for pandas, scipy and the SDKs.
+The pipeline is one sub-package per stage (see ARCHITECTURE.md): :mod:`skillbench.suite` → :mod:`~skillbench.generation`
+→ :mod:`~skillbench.signals` → :mod:`~skillbench.judge` → :mod:`~skillbench.calibration` → :mod:`~skillbench.scorecard`
+→ :mod:`~skillbench.report`, run week by week by :mod:`~skillbench.weekly`, with :mod:`~skillbench.ledgers` (the run
+directory's files) and :mod:`~skillbench.sim` (the simulated endpoint) beside them. This namespace holds the entry
+points a notebook user needs; everything else is reached through its sub-package. Names that were importable
+from here before the layout change still resolve, with a :class:`DeprecationWarning` naming their new home.
+
+Names are imported on first use (PEP 562), so ``skillbench validate`` does not pay for pandas, scipy and the SDKs.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from skillbench._exports import lazy_exports
 
 __version__ = "0.1.0"
 
+# The entry points, by pipeline stage.
 _EXPORTS: dict[str, str] = {
-    "activation_summary": "skillbench.trigger",
-    "BackendError": "skillbench.backend",
-    "bootstrap_lift": "skillbench.stats",
-    "build_judge_request": "skillbench.judge_protocol",
-    "build_pair_request": "skillbench.judge_protocol",
-    "calibrate": "skillbench.calibration",
-    "Calibration": "skillbench.calibration",
-    "CalibrationOptions": "skillbench.calibration",
-    "cell_scores": "skillbench.scoring",
-    "cohen_kappa": "skillbench.calibration",
-    "collapse_votes": "skillbench.gate",
-    "compute_scorecard": "skillbench.scorecard",
-    "CONFIG_FILENAME": "skillbench.config",
-    "ConfigError": "skillbench.config",
-    "cost_cells": "skillbench.scoring",
-    "decide": "skillbench.gate",
-    "DEFAULT_JUDGE_MODEL": "skillbench.judge",
-    "Defect": "skillbench.validation",
-    "Endpoint": "skillbench.backend",
-    "evidence_summary": "skillbench.judge",
-    "export_labels": "skillbench.labels",
-    "find_pairs": "skillbench.pairs",
-    "fleiss_kappa": "skillbench.calibration",
-    "flipping_items": "skillbench.calibration",
-    "GateDecision": "skillbench.gate",
-    "generate": "skillbench.generation",
-    "GenerateOptions": "skillbench.generation",
-    "HistoryError": "skillbench.history",
-    "judge_headers": "skillbench.judge_protocol",
-    "judge_pairs": "skillbench.pairs",
-    "judge_prompt_sha": "skillbench.judge_protocol",
-    "judge_run_dir": "skillbench.judge",
-    "JudgeClient": "skillbench.judge",
-    "JudgeOptions": "skillbench.judge",
-    "JudgeReport": "skillbench.judge",
-    "krippendorff_alpha": "skillbench.calibration",
-    "krippendorff_reading": "skillbench.calibration",
-    "landis_koch": "skillbench.calibration",
-    "LedgerError": "skillbench.ledgers",
-    "lift_table": "skillbench.stats",
-    "load_config": "skillbench.config",
-    "load_run": "skillbench.ledgers",
-    "load_suite": "skillbench.validation",
-    "make_plan": "skillbench.plan",
-    "minimum_detectable_effect": "skillbench.stats",
-    "model_endpoint": "skillbench.backend",
-    "pabak": "skillbench.calibration",
-    "pair_agreement": "skillbench.calibration",
-    "paired_differences": "skillbench.stats",
-    "pairs_frame": "skillbench.pairs",
-    "parse_preference": "skillbench.judge_protocol",
-    "parse_skill_url": "skillbench.suite",
-    "parse_verdicts": "skillbench.judge_protocol",
-    "position_agreement": "skillbench.pairs",
-    "preference_gate": "skillbench.gate",
-    "PreferenceInput": "skillbench.judge_protocol",
-    "preflight": "skillbench.validation",
-    "PreflightReport": "skillbench.validation",
-    "price": "skillbench.prices",
-    "prompt_rep_scores": "skillbench.scoring",
-    "prompt_scores": "skillbench.scoring",
-    "PromptSpec": "skillbench.suite",
-    "read_history": "skillbench.history",
-    "read_judge_skips": "skillbench.ledgers",
-    "read_labels": "skillbench.labels",
-    "read_manifest": "skillbench.ledgers",
-    "read_pairs": "skillbench.ledgers",
-    "read_reconciliation": "skillbench.ledgers",
-    "read_scores": "skillbench.ledgers",
-    "read_transcript": "skillbench.transcript",
-    "reconcile": "skillbench.reconciliation",
-    "Reconciliation": "skillbench.ledgers",
-    "render_markdown": "skillbench.scorecard",
-    "resolve_backend": "skillbench.backend",
-    "RubricItem": "skillbench.suite",
-    "RubricJudge": "skillbench.judge",
-    "run_signals": "skillbench.signals",
-    "RunLedgers": "skillbench.ledgers",
-    "scorecard_frames": "skillbench.scorecard",
-    "ScorecardData": "skillbench.scorecard",
-    "ScorecardResult": "skillbench.scorecard",
-    "select_runs": "skillbench.judge",
-    "self_agreement": "skillbench.calibration",
-    "self_served_baseline": "skillbench.trigger",
-    "SimServer": "skillbench.sim",
-    "simulated_endpoint": "skillbench.sim",
-    "Skill": "skillbench.suite",
-    "Suite": "skillbench.suite",
-    "SuiteConfig": "skillbench.config",
-    "SuiteError": "skillbench.validation",
-    "TestPrompt": "skillbench.suite",
-    "Transcript": "skillbench.transcript",
-    "trigger_health": "skillbench.trigger",
-    "uncertainty_table": "skillbench.stats",
-    "update_history": "skillbench.history",
-    "usage_cost": "skillbench.prices",
-    "VerdictsInput": "skillbench.judge_protocol",
-    "week_over_week": "skillbench.history",
-    "WeekOverWeek": "skillbench.history",
-    "write_manifest": "skillbench.signals",
-    "write_scorecard": "skillbench.scorecard",
+    **dict.fromkeys(("load_suite", "preflight", "Suite", "load_config"), "skillbench.suite"),
+    **dict.fromkeys(("make_plan", "generate", "GenerateOptions", "model_endpoint"), "skillbench.generation"),
+    **dict.fromkeys(("write_manifest", "read_transcript", "trigger_health"), "skillbench.signals"),
+    **dict.fromkeys(("judge_run_dir", "JudgeOptions", "judge_pairs"), "skillbench.judge"),
+    **dict.fromkeys(("calibrate", "CalibrationOptions", "export_labels"), "skillbench.calibration"),
+    **dict.fromkeys(("load_week", "read_manifest", "read_scores"), "skillbench.ledgers"),
+    **dict.fromkeys((
+        "compute_scorecard", "write_scorecard", "scorecard_frames", "read_history", "preference_gate",
+    ), "skillbench.scorecard"),
+    **dict.fromkeys(("run_weekly", "WeeklyOptions", "load_weeks"), "skillbench.weekly"),
+    **dict.fromkeys(("simulated_endpoint", "SimServer"), "skillbench.sim"),
 }
-
+# Importable from here before the sub-packages: old name -> (new home, name there).
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "activation_summary": ("skillbench.signals", "activation_summary"),
+    "BackendError": ("skillbench.generation", "BackendError"),
+    "bootstrap_lift": ("skillbench.scorecard", "bootstrap_lift"),
+    "build_judge_request": ("skillbench.judge", "build_judge_request"),
+    "build_pair_request": ("skillbench.judge", "build_pair_request"),
+    "Calibration": ("skillbench.calibration", "Calibration"),
+    "cell_scores": ("skillbench.scorecard", "cell_scores"),
+    "cohen_kappa": ("skillbench.calibration", "cohen_kappa"),
+    "collapse_votes": ("skillbench.scorecard", "collapse_votes"),
+    "CONFIG_FILENAME": ("skillbench.suite", "CONFIG_FILENAME"),
+    "ConfigError": ("skillbench.suite", "ConfigError"),
+    "cost_cells": ("skillbench.scorecard", "cost_cells"),
+    "decide": ("skillbench.scorecard", "decide"),
+    "DEFAULT_JUDGE_MODEL": ("skillbench.judge", "DEFAULT_JUDGE_MODEL"),
+    "Defect": ("skillbench.suite", "Defect"),
+    "Endpoint": ("skillbench.generation", "Endpoint"),
+    "evidence_summary": ("skillbench.judge", "evidence_summary"),
+    "find_pairs": ("skillbench.judge", "find_pairs"),
+    "fleiss_kappa": ("skillbench.calibration", "fleiss_kappa"),
+    "flipping_items": ("skillbench.calibration", "flipping_items"),
+    "GateDecision": ("skillbench.scorecard", "GateDecision"),
+    "HistoryError": ("skillbench.scorecard", "HistoryError"),
+    "judge_headers": ("skillbench.judge", "judge_headers"),
+    "judge_prompt_sha": ("skillbench.judge", "judge_prompt_sha"),
+    "JudgeClient": ("skillbench.judge", "JudgeClient"),
+    "JudgeReport": ("skillbench.judge", "JudgeReport"),
+    "krippendorff_alpha": ("skillbench.calibration", "krippendorff_alpha"),
+    "krippendorff_reading": ("skillbench.calibration", "krippendorff_reading"),
+    "landis_koch": ("skillbench.calibration", "landis_koch"),
+    "LedgerError": ("skillbench.ledgers", "LedgerError"),
+    "lift_table": ("skillbench.scorecard", "lift_table"),
+    "load_run": ("skillbench.ledgers", "load_week"),
+    "minimum_detectable_effect": ("skillbench.scorecard", "minimum_detectable_effect"),
+    "pabak": ("skillbench.calibration", "pabak"),
+    "pair_agreement": ("skillbench.calibration", "pair_agreement"),
+    "paired_differences": ("skillbench.scorecard", "paired_differences"),
+    "pairs_frame": ("skillbench.judge", "pairs_frame"),
+    "parse_preference": ("skillbench.judge", "parse_preference"),
+    "parse_skill_url": ("skillbench.suite", "parse_skill_url"),
+    "parse_verdicts": ("skillbench.judge", "parse_verdicts"),
+    "position_agreement": ("skillbench.judge", "position_agreement"),
+    "PreferenceInput": ("skillbench.judge", "PreferenceInput"),
+    "PreflightReport": ("skillbench.suite", "PreflightReport"),
+    "price": ("skillbench.prices", "price"),
+    "prompt_rep_scores": ("skillbench.scorecard", "prompt_rep_scores"),
+    "prompt_scores": ("skillbench.scorecard", "prompt_scores"),
+    "PromptSpec": ("skillbench.suite", "PromptSpec"),
+    "read_judge_skips": ("skillbench.ledgers", "read_judge_skips"),
+    "read_labels": ("skillbench.calibration", "read_labels"),
+    "read_pairs": ("skillbench.ledgers", "read_pairs"),
+    "read_reconciliation": ("skillbench.ledgers", "read_reconciliation"),
+    "reconcile": ("skillbench.generation", "reconcile"),
+    "Reconciliation": ("skillbench.ledgers", "Reconciliation"),
+    "render_markdown": ("skillbench.calibration", "render_markdown"),
+    "resolve_backend": ("skillbench.generation", "resolve_backend"),
+    "RubricItem": ("skillbench.suite", "RubricItem"),
+    "RubricJudge": ("skillbench.judge", "RubricJudge"),
+    "run_signals": ("skillbench.signals", "run_signals"),
+    "RunLedgers": ("skillbench.ledgers", "WeekLedgers"),
+    "ScorecardData": ("skillbench.scorecard", "ScorecardData"),
+    "ScorecardResult": ("skillbench.scorecard", "ScorecardResult"),
+    "select_runs": ("skillbench.judge", "select_runs"),
+    "self_agreement": ("skillbench.calibration", "self_agreement"),
+    "self_served_baseline": ("skillbench.signals", "self_served_baseline"),
+    "Skill": ("skillbench.suite", "Skill"),
+    "SuiteConfig": ("skillbench.suite", "SuiteConfig"),
+    "SuiteError": ("skillbench.suite", "SuiteError"),
+    "TestPrompt": ("skillbench.suite", "TestPrompt"),
+    "Transcript": ("skillbench.signals", "Transcript"),
+    "uncertainty_table": ("skillbench.scorecard", "uncertainty_table"),
+    "update_history": ("skillbench.scorecard", "update_history"),
+    "usage_cost": ("skillbench.prices", "usage_cost"),
+    "VerdictsInput": ("skillbench.judge", "VerdictsInput"),
+    "week_over_week": ("skillbench.scorecard", "week_over_week"),
+    "WeekOverWeek": ("skillbench.scorecard", "WeekOverWeek"),
+}
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
-
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _DEPRECATED)
 
 if TYPE_CHECKING:  # static analysers and IDEs see the real imports
-    from skillbench.backend import BackendError, Endpoint, model_endpoint, resolve_backend
     from skillbench.calibration import (
-        Calibration,
         CalibrationOptions,
         calibrate,
-        cohen_kappa,
-        fleiss_kappa,
-        flipping_items,
-        krippendorff_alpha,
-        krippendorff_reading,
-        landis_koch,
-        pabak,
-        pair_agreement,
-        self_agreement,
+        export_labels,
     )
-    from skillbench.config import CONFIG_FILENAME, ConfigError, SuiteConfig, load_config
-    from skillbench.gate import GateDecision, collapse_votes, decide, preference_gate
-    from skillbench.generation import GenerateOptions, generate
-    from skillbench.history import HistoryError, WeekOverWeek, read_history, update_history, week_over_week
+    from skillbench.generation import (
+        GenerateOptions,
+        generate,
+        make_plan,
+        model_endpoint,
+    )
     from skillbench.judge import (
-        DEFAULT_JUDGE_MODEL,
-        JudgeClient,
         JudgeOptions,
-        JudgeReport,
-        RubricJudge,
-        evidence_summary,
+        judge_pairs,
         judge_run_dir,
-        select_runs,
     )
-    from skillbench.judge_protocol import (
-        PreferenceInput,
-        VerdictsInput,
-        build_judge_request,
-        build_pair_request,
-        judge_headers,
-        judge_prompt_sha,
-        parse_preference,
-        parse_verdicts,
-    )
-    from skillbench.labels import export_labels, read_labels
     from skillbench.ledgers import (
-        LedgerError,
-        Reconciliation,
-        RunLedgers,
-        load_run,
-        read_judge_skips,
+        load_week,
         read_manifest,
-        read_pairs,
-        read_reconciliation,
         read_scores,
     )
-    from skillbench.pairs import find_pairs, judge_pairs, pairs_frame, position_agreement
-    from skillbench.plan import make_plan
-    from skillbench.prices import price, usage_cost
-    from skillbench.reconciliation import reconcile
     from skillbench.scorecard import (
-        ScorecardData,
-        ScorecardResult,
         compute_scorecard,
-        render_markdown,
+        preference_gate,
+        read_history,
         scorecard_frames,
         write_scorecard,
     )
-    from skillbench.scoring import cell_scores, cost_cells, prompt_rep_scores, prompt_scores
-    from skillbench.signals import run_signals, write_manifest
-    from skillbench.sim import SimServer, simulated_endpoint
-    from skillbench.stats import (
-        bootstrap_lift,
-        lift_table,
-        minimum_detectable_effect,
-        paired_differences,
-        uncertainty_table,
+    from skillbench.signals import (
+        read_transcript,
+        trigger_health,
+        write_manifest,
     )
-    from skillbench.suite import PromptSpec, RubricItem, Skill, Suite, TestPrompt, parse_skill_url
-    from skillbench.transcript import Transcript, read_transcript
-    from skillbench.trigger import activation_summary, self_served_baseline, trigger_health
-    from skillbench.validation import Defect, PreflightReport, SuiteError, load_suite, preflight
+    from skillbench.sim import (
+        SimServer,
+        simulated_endpoint,
+    )
+    from skillbench.suite import (
+        Suite,
+        load_config,
+        load_suite,
+        preflight,
+    )
+    from skillbench.weekly import (
+        WeeklyOptions,
+        load_weeks,
+        run_weekly,
+    )

@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-from skillbench.claude_cli import CliCall, cli_args, cli_env
-from skillbench.config import RunSettings
+from skillbench.generation.cli_call import CliCall, cli_args, cli_env
+from skillbench.generation.toolchain import ToolMissing, claude_path
 from skillbench.sim import SIM_API_KEY
-from skillbench.tools import ToolMissing, claude_path
+from skillbench.suite.config import RunSettings
 
 T = TypeVar("T")
 CLONE_NEWNET = 0x40000000

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skillbench.calibration import (
+from skillbench.calibration.agreement import (
     CalibrationOptions,
     calibrate,
     cohen_kappa,
@@ -28,9 +28,9 @@ from skillbench.calibration import (
     pabak,
     pair_agreement,
 )
+from skillbench.calibration.labels import LABEL_COLUMNS, LabelsError, allocate, export_labels, read_labels
 from skillbench.cli import main
-from skillbench.judge import JudgeOptions, judge_run_dir
-from skillbench.labels import LABEL_COLUMNS, LabelsError, allocate, export_labels, read_labels
+from skillbench.judge.rubric import JudgeOptions, judge_run_dir
 from tests.shared_data import ROOT
 from tests.test_judge_fixtures import copy_week, judge_endpoint, truth
 
@@ -182,7 +182,7 @@ def test_labels_export_and_judge_vs_human(week: Path) -> None:
     assert list(sheet.columns) == LABEL_COLUMNS and len(sheet) == 30
     assert (sheet["verdict"] == "").all() and (sheet["labeler"] == "").all()
     assert sheet["answer"].str.len().min() > 0 and not sheet.duplicated(["run_id", "item_index"]).any()
-    from skillbench.judge import opaque_run_id
+    from skillbench.judge.rubric import opaque_run_id
 
     assert sheet["run_id"].str.startswith("judge-").all(), "labelers are as blind as the judge: no model or arm"
     real = {opaque_run_id(p.name): p.name for p in week.iterdir() if (p / "metadata.json").is_file()}

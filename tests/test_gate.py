@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from skillbench.gate import (
+from skillbench.scorecard.gate import (
     ALPHA,
     INVALID_INCONCLUSIVE,
     NET_WIN_FLOOR,

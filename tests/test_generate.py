@@ -18,13 +18,13 @@ import pandas as pd
 import pytest
 
 from skillbench import load_suite
-from skillbench.backend import model_endpoint
-from skillbench.generation import GenerateOptions, finished_runs, generate, move_partials_aside
-from skillbench.plan import PlanError, make_plan, write_plan
-from skillbench.sandbox import DockerSandbox
-from skillbench.signals import MANIFEST_COLUMNS, QDRANT_MANIFEST_COLUMNS, activation_signals, run_signals
-from skillbench.tools import docker_available
-from skillbench.transcript import read_transcript
+from skillbench.generation.backend import model_endpoint
+from skillbench.generation.plan import PlanError, make_plan, write_plan
+from skillbench.generation.run import GenerateOptions, finished_runs, generate, move_partials_aside
+from skillbench.generation.sandbox import DockerSandbox
+from skillbench.generation.toolchain import docker_available
+from skillbench.signals.manifest import MANIFEST_COLUMNS, QDRANT_MANIFEST_COLUMNS, activation_signals, run_signals
+from skillbench.signals.transcript import read_transcript
 from tests.shared_data import IN_CI, ROOT, SHARED, require
 from tests.sim_helpers import connect_targets, forced, require_cli, write_profiles
 
@@ -260,8 +260,8 @@ def test_only_loopback_connections_inside_a_container(tmp_path):
     """strace inside the container: every connect() of the CLI (and its tools) goes to 127.0.0.1."""
     require_cli()
     require_docker()
-    from skillbench.claude_cli import CliCall, cli_args, cli_env
-    from skillbench.image import RUNNER_HOME, build_image
+    from skillbench.generation.cli_call import CliCall, cli_args, cli_env
+    from skillbench.generation.image import RUNNER_HOME, build_image
 
     profiles = write_profiles(tmp_path / "p.yaml", {"sonnet": forced(self_serve=1.0, web_search=1.0)})
     suite = load_suite(TINY)
@@ -310,7 +310,7 @@ def test_signals_on_reference_transcripts(tmp_path, name, activation, reached, d
 
 
 def test_denied_fetch_is_not_a_reach(tmp_path):
-    from skillbench.transcript import parse_transcript_text
+    from skillbench.signals.transcript import parse_transcript_text
 
     url = "https://skills.qdrant.tech/qdrant-fusion/SKILL.md"
     lines = [

@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skillbench.calibration import grade_repeats
-from skillbench.judge import (
+from skillbench.calibration.agreement import grade_repeats
+from skillbench.judge.protocol import normalize_quote, quote_in_answer, shuffled_rubric
+from skillbench.judge.rubric import (
     SCORE_COLUMNS,
     JudgeClient,
     JudgeOptions,
@@ -23,10 +24,9 @@ from skillbench.judge import (
     opaque_run_id,
     select_runs,
 )
-from skillbench.judge_protocol import normalize_quote, quote_in_answer, shuffled_rubric
-from skillbench.ledgers import SCORES_COLUMNS, read_scores
-from skillbench.scoring import prompt_rep_scores
-from skillbench.transcript import read_transcript
+from skillbench.ledgers.readers import SCORES_COLUMNS, read_scores
+from skillbench.scorecard.scoring import prompt_rep_scores
+from skillbench.signals.transcript import read_transcript
 from tests.shared_data import QDRANT, require
 from tests.test_judge_fixtures import copy_week, judge_endpoint, run_cli, scores, truth
 
@@ -104,7 +104,7 @@ def test_the_judge_is_blind_and_shuffles(week: Path) -> None:
         _judge(week, ep, jobs=1)
         client = RecordingClient(ep.base_url, ep.api_key, "claude-opus-5-5", max_retries=0)
         client.sent = []
-        from skillbench.judge import RubricJudge
+        from skillbench.judge.rubric import RubricJudge
 
         judge = RubricJudge(client, seed=7)
         for run in runs[:6]:
@@ -276,7 +276,7 @@ def test_torn_append_is_repaired_and_resume_grades_each_item_once(week: Path) ->
 def test_fresh_starts_over_and_another_judge_is_refused(week: Path) -> None:
     with judge_endpoint() as ep:
         _judge(week, ep, limit=2)
-        from skillbench.judge import LedgerConflict
+        from skillbench.judge.rubric import LedgerConflict
 
         with pytest.raises(LedgerConflict, match="--fresh"):
             _judge(week, ep, judge_model="claude-haiku-5-5")
@@ -362,7 +362,7 @@ def test_rate_limits_honour_retry_after(week: Path) -> None:
 
 def test_ledger_rows_with_odd_line_breaks_survive_a_resume(tmp_path):
     """A quote holding U+2028 or a newline stays one row; only a cut last write is dropped."""
-    from skillbench.judge import AppendLedger
+    from skillbench.judge.rubric import AppendLedger
 
     ledger = AppendLedger(tmp_path / "scores.csv", ["run_id", "evidence_quote"], "run_id")
     ledger.rewrite([])

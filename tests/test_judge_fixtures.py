@@ -21,8 +21,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from skillbench.backend import Endpoint, model_endpoint
-from skillbench.tools import ToolMissing, claude_path
+from skillbench.generation.backend import Endpoint, model_endpoint
+from skillbench.generation.toolchain import ToolMissing, claude_path
 from tests.shared_data import IN_CI, ROOT
 
 CLI = [sys.executable, "-c", "import sys; from skillbench.cli import main; sys.exit(main())"]

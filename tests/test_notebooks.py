@@ -23,8 +23,9 @@ import papermill as pm
 import pytest
 from matplotlib.figure import Figure
 
-from skillbench import figures, weekly
-from skillbench.weekly import STAGES, WeeklyOptions, notebook_parameters, run_weekly
+from skillbench import weekly
+from skillbench.report import figures
+from skillbench.weekly.chain import STAGES, WeeklyOptions, notebook_parameters, run_weekly
 from tests.shared_data import IN_CI, ROOT
 from tests.sim_helpers import require_cli
 
@@ -372,7 +373,7 @@ def test_trend_bands_follow_the_week_over_week_rule(weeks):
 
 
 def test_markdown_pages_render_tables_and_escape_answers(tmp_path):
-    from skillbench import report
+    from skillbench.report import pages as report
 
     md = tmp_path / "scorecard.md"
     md.write_text("# T\n\n| item | evidence |\n|---|---|\n| avoid | <script>alert(1)</script> |\n")

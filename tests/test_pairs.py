@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from skillbench.cli import main
-from skillbench.gate import preference_gate
-from skillbench.ledgers import PAIRS_COLUMNS, read_manifest, read_pairs
-from skillbench.pairs import find_pairs, judge_pairs, outcome, position_agreement
+from skillbench.judge.pairwise import find_pairs, judge_pairs, outcome, position_agreement
+from skillbench.ledgers.readers import PAIRS_COLUMNS, read_manifest, read_pairs
+from skillbench.scorecard.gate import preference_gate
 from tests.test_judge_fixtures import copy_week, judge_endpoint, truth
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from skillbench import parse_skill_url, preflight
 from skillbench.cli import main
-from skillbench.suite import SkillUrlError
+from skillbench.suite.format import SkillUrlError
 from tests.shared_data import QDRANT, ROOT, require
 
 SITE = "https://skills.example.test"

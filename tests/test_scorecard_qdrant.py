@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from skillbench.cli import main
-from skillbench.history import QDRANT_HISTORY_COLUMNS
+from skillbench.scorecard.history import QDRANT_HISTORY_COLUMNS
 from tests.shared_data import QDRANT, require
 
 WEEK = "20260808"

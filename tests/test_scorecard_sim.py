@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from skillbench.cli import main
-from skillbench.ledgers import MANIFEST_COLUMNS, PAIRS_COLUMNS, SCORES_COLUMNS, SCORES_OPTIONAL, load_run
-from skillbench.scorecard import compute_scorecard, scorecard_frames
-from skillbench.scoring import LIFT_ARMS
+from skillbench.ledgers.readers import MANIFEST_COLUMNS, PAIRS_COLUMNS, SCORES_COLUMNS, SCORES_OPTIONAL, load_run
+from skillbench.scorecard.compute import compute_scorecard, scorecard_frames
+from skillbench.scorecard.scoring import LIFT_ARMS
 
 KEY = "sim-wk1"
 PROMPTS = {"a1": ("fam-a", False), "a2": ("fam-a", False), "a3": ("fam-a", False), "a-quiet": ("fam-a", True),
@@ -212,7 +212,7 @@ def test_lost_runs_and_lost_reconciliation_read_incomplete(tmp_path: Path, capsy
     import shutil
 
     from skillbench.cli import main
-    from skillbench.ledgers import load_run
+    from skillbench.ledgers.readers import load_run
 
     src = Path(__file__).parent / "data" / "tiny-week" / "20261130"
     week = tmp_path / "20261130"

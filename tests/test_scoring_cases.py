@@ -16,9 +16,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.ledgers import SCORES_COLUMNS, read_scores
-from skillbench.scoring import cell_scores, prompt_rep_scores, prompt_scores
-from skillbench.stats import lift_table
+from skillbench.ledgers.readers import SCORES_COLUMNS, read_scores
+from skillbench.scorecard.scoring import cell_scores, prompt_rep_scores, prompt_scores
+from skillbench.scorecard.stats import lift_table
 
 CASES = sorted((Path(__file__).parent / "data" / "scoring_cases").glob("*.json"))
 CREDIT = {"met": "1.0", "violated": "1.0", "missing": "0.0", "absent": "0.0", "clean": "0.0"}

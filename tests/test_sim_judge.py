@@ -14,7 +14,7 @@ import anthropic
 import pytest
 from pydantic import ValidationError
 
-from skillbench.judge_protocol import (
+from skillbench.judge.protocol import (
     JUDGE_SYSTEM_PROMPT,
     PREFERENCE_TOOL,
     VERDICTS_TOOL,

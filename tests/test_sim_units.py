@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import skillbench
-from skillbench.backend import BackendError, model_endpoint, resolve_backend
+from skillbench.generation.backend import BackendError, model_endpoint, resolve_backend
 from skillbench.sim import (
     SIM_API_KEY,
     FaultSpec,
@@ -372,7 +372,7 @@ def test_sim_serve_command(suite_dir, tmp_path):
                                                 ("localhost", True), ("0.0.0.0", False), ("192.0.2.2", False),
                                                 ("10.0.0.1", False), ("", False)])
 def test_simulated_endpoints_are_loopback_only(host, loopback):
-    from skillbench.backend import BackendError, is_loopback_host, require_loopback
+    from skillbench.generation.backend import BackendError, is_loopback_host, require_loopback
 
     assert is_loopback_host(host) is loopback
     url = f"http://[{host}]:8000" if ":" in host else f"http://{host}:8000"

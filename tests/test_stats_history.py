@@ -11,7 +11,7 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.power import TTestPower
 
-from skillbench.history import (
+from skillbench.scorecard.history import (
     HISTORY_COLUMNS,
     history_rows,
     read_history,
@@ -19,7 +19,7 @@ from skillbench.history import (
     upsert,
     week_over_week,
 )
-from skillbench.stats import bootstrap_lift, minimum_detectable_effect
+from skillbench.scorecard.stats import bootstrap_lift, minimum_detectable_effect
 
 
 def _lift(values: dict[str, tuple[float, float]], n_pairs: int = 26) -> pd.DataFrame:

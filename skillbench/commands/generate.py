@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from skillbench.commands import add_backend_args, listed, positive_int
+from skillbench.ledgers.files import MANIFEST_FILE, PLAN_FILE
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,14 +36,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    from skillbench.backend import BackendError, model_endpoint, resolve_backend
     from skillbench.cli import UsageError
-    from skillbench.generation import GenerateOptions, SandboxFailure, default_out_dir, generate
-    from skillbench.image import ImageBuildError
-    from skillbench.plan import PlanError
-    from skillbench.signals import SignalsError
-    from skillbench.tools import ToolMissing
-    from skillbench.validation import SuiteError, load_suite
+    from skillbench.generation.backend import BackendError
+    from skillbench.generation.image import ImageBuildError
+    from skillbench.generation.plan import PlanError
+    from skillbench.generation.run import SandboxFailure, default_out_dir
+    from skillbench.generation.toolchain import ToolMissing
+    from skillbench.signals.manifest import SignalsError
+    from skillbench.suite.load import load_suite
+    from skillbench.suite.preflight import SuiteError
+    from skillbench.weekly.stages import run_generation
 
     if not Path(args.suite_dir).is_dir():
         raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the folder that contains test-prompts/)")
@@ -51,37 +54,27 @@ def run_generate(args: argparse.Namespace) -> int:
     except SuiteError as exc:
         print(f"skillbench generate: suite has errors: {exc}", file=sys.stderr)
         return 1
-    run = suite.config.run
-    backend = resolve_backend(args.backend)  # --endpoint only says where; the key decides the default
-    opts = GenerateOptions(
-        run_key=args.run_key,
-        out_dir=Path(args.out_dir) if args.out_dir else default_out_dir(suite, args.run_key),
-        models=listed(args.models) or list(run.models), conditions=listed(args.conditions) or list(run.conditions),
-        reps=args.reps or run.reps, jobs=args.jobs, limit=args.limit, dry_run=args.dry_run, sandbox=args.sandbox,
-        max_total_usd=args.max_total_usd, seed=args.seed, timeout_s=args.timeout,
-    )
-
-    def endpoint_factory(truth: Path):
-        return model_endpoint(backend, endpoint=args.endpoint, suite_dir=suite.suite_dir, seed=args.seed,
-                              truth=truth)
-
     try:
-        report = generate(suite, opts, endpoint_factory=endpoint_factory,
-                          log=lambda m: print(m, file=sys.stderr))
+        report = run_generation(
+            suite, args.run_key, out_dir=args.out_dir, backend=args.backend, endpoint=args.endpoint or "",
+            models=listed(args.models) or (), reps=args.reps or 0, conditions=listed(args.conditions) or (),
+            jobs=args.jobs, sandbox=args.sandbox or "", seed=args.seed, timeout_s=args.timeout, limit=args.limit,
+            dry_run=args.dry_run, max_total_usd=args.max_total_usd)
     except (PlanError, BackendError, SandboxFailure, ImageBuildError, ToolMissing, SignalsError) as exc:
         print(f"skillbench generate: {exc}", file=sys.stderr)
         return 1
+    out_dir = Path(args.out_dir) if args.out_dir else default_out_dir(suite, args.run_key)
     if report.get("dry_run"):
-        print(opts.out_dir / "plan.csv")
+        print(out_dir / PLAN_FILE)
         return 0
     print(json.dumps({k: v for k, v in report.items() if not isinstance(v, list) or v}, indent=2))
-    print(opts.out_dir)
+    print(out_dir)
     return 0 if report["accounted"] else 1
 
 
 def run_signals(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
-    from skillbench.signals import SignalsError, write_manifest
+    from skillbench.signals.manifest import SignalsError, write_manifest
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
@@ -91,6 +84,6 @@ def run_signals(args: argparse.Namespace) -> int:
     except SignalsError as exc:
         print(f"skillbench signals: {exc}", file=sys.stderr)
         return 1
-    print(f"{run_dir / 'manifest.csv'}: {len(frame)} runs, {int((frame.signals_ok == 0).sum())} with unreliable "
+    print(f"{run_dir / MANIFEST_FILE}: {len(frame)} runs, {int((frame.signals_ok == 0).sum())} with unreliable "
           "signals")
     return 0

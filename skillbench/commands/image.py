@@ -17,8 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from skillbench.image import ImageBuildError, build_image
-    from skillbench.tools import ToolMissing
+    from skillbench.generation.image import ImageBuildError, build_image
+    from skillbench.generation.toolchain import ToolMissing
 
     try:
         build_image(force=args.force)
@@ -29,7 +29,7 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from skillbench.image import current_spec, find_image
+    from skillbench.generation.image import current_spec, find_image
 
     spec = current_spec()
     print(f"{spec.tag} {'present' if find_image(spec) is not None else 'absent'}")

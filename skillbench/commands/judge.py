@@ -6,21 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from skillbench.commands import add_backend_args
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
+from skillbench.commands import add_backend_args, positive_int
+from skillbench.ledgers.files import CALIBRATION_MD, PAIRS_FILE, SCORES_FILE
 
 
 def _client_args(p: argparse.ArgumentParser) -> None:
     add_backend_args(p)
     p.add_argument("--judge-model", metavar="M", help="judge model (default claude-opus-5-5; calibrate: the "
                    "ledger's judge)")
-    p.add_argument("--jobs", type=_positive, default=2, metavar="N", help="judge calls at once (default 2)")
+    p.add_argument("--jobs", type=positive_int, default=2, metavar="N", help="judge calls at once (default 2)")
     p.add_argument("--max-retries", type=int, default=4, metavar="N",
                    help="SDK retries per call (429/5xx/529, honouring Retry-After; default 4)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per request (default 120)")
@@ -57,9 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "calibration.md. Exit 1 when the must bar fails.")
     c.add_argument("run_dir", metavar="RUN_DIR", help="a week's output folder")
     _client_args(c)
-    c.add_argument("--repeat", type=_positive, default=3, metavar="N",
+    c.add_argument("--repeat", type=positive_int, default=3, metavar="N",
                    help="gradings of each answer for self-agreement (default 3; 1 = none)")
-    c.add_argument("--sample", type=_positive, metavar="N", help="calibrate on N random gradeable runs "
+    c.add_argument("--sample", type=positive_int, metavar="N", help="calibrate on N random gradeable runs "
                    "(default: all)")
     c.add_argument("--human", metavar="FILE", help="filled labels file (from skillbench labels export)")
     c.add_argument("--other-judge", metavar="M", help="a second judge model to compare with")
@@ -72,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                            description="Write RUN_DIR/labels.csv: N graded rubric items stratified by arm and item "
                            "type, with the prompt and the answer, and blank verdict/labeler columns.")
     e.add_argument("run_dir", metavar="RUN_DIR", help="a judged week's output folder")
-    e.add_argument("--n", type=_positive, default=60, metavar="N", help="items to export (default 60)")
+    e.add_argument("--n", type=positive_int, default=60, metavar="N", help="items to export (default 60)")
     e.add_argument("--seed", type=int, default=0, help="seed of the sample and its order")
     e.add_argument("--out", metavar="FILE", help="where to write (default RUN_DIR/labels.csv)")
     e.add_argument("--force", action="store_true", help="replace an existing file")
@@ -88,17 +82,13 @@ def _run_dir(text: str) -> Path:
     return path
 
 
-def _endpoint(args: argparse.Namespace):
-    from skillbench.backend import model_endpoint, resolve_backend
-
-    backend = resolve_backend(args.backend)  # --endpoint only says where; the key decides the default
-    return model_endpoint(backend, endpoint=args.endpoint, seed=args.seed)
-
-
 def run_judge(args: argparse.Namespace) -> int:
-    from skillbench.backend import BackendError
     from skillbench.cli import UsageError
-    from skillbench.judge import DEFAULT_JUDGE_MODEL, JudgeOptions, LedgerConflict, judge_run_dir
+    from skillbench.generation.backend import BackendError
+    from skillbench.judge.client import DEFAULT_JUDGE_MODEL
+    from skillbench.judge.run import JudgeOptions
+    from skillbench.ledgers.append import LedgerConflict
+    from skillbench.weekly.stages import grade_week
 
     run_dir = _run_dir(args.run_dir)
     opts = JudgeOptions(judge_model=args.judge_model or DEFAULT_JUDGE_MODEL, samples=args.samples, fresh=args.fresh,
@@ -106,8 +96,7 @@ def run_judge(args: argparse.Namespace) -> int:
                         retry_ungraded=args.retry_ungraded, max_retries=args.max_retries, timeout=args.timeout,
                         limit=args.limit)
     try:
-        with _endpoint(args) as ep:
-            report = judge_run_dir(run_dir, opts, base_url=ep.base_url, api_key=ep.api_key, endpoint_kind=ep.kind)
+        report = grade_week(run_dir, opts, backend=args.backend, endpoint=args.endpoint or "")
     except (BackendError, LedgerConflict) as exc:
         raise UsageError(str(exc)) from exc
     ev = report.evidence.get(opts.judge_model, {})
@@ -119,7 +108,7 @@ def run_judge(args: argparse.Namespace) -> int:
         print(f"hallucinated evidence ({opts.judge_model}): {ev['unverified']} of {ev['positive_verdicts']} "
               f"met/violated quotes not in the answer ({'n/a' if rate is None else f'{rate:.1%}'}); "
               f"{ev['still_unverified']} still unverified after the re-ask (scored missing/clean, flagged)")
-    print(run_dir / "scores.csv")
+    print(run_dir / SCORES_FILE)
     if not report.ok:
         print(f"skillbench judge: {report.ungraded_items} item(s) could not be graded (reasons in each run's "
               "judge.json); rerun with --retry-ungraded", file=sys.stderr)
@@ -127,17 +116,16 @@ def run_judge(args: argparse.Namespace) -> int:
 
 
 def run_pairs(args: argparse.Namespace) -> int:
-    from skillbench.backend import BackendError
     from skillbench.cli import UsageError
-    from skillbench.judge import DEFAULT_JUDGE_MODEL, LedgerConflict
-    from skillbench.pairs import judge_pairs
+    from skillbench.generation.backend import BackendError
+    from skillbench.ledgers.append import LedgerConflict
+    from skillbench.weekly.stages import pair_week
 
     run_dir = _run_dir(args.run_dir)
     try:
-        with _endpoint(args) as ep:
-            report = judge_pairs(run_dir, base_url=ep.base_url, api_key=ep.api_key,
-                                 judge_model=args.judge_model or DEFAULT_JUDGE_MODEL, fresh=args.fresh,
-                                 jobs=args.jobs, seed=args.seed, max_retries=args.max_retries, timeout=args.timeout)
+        report = pair_week(run_dir, backend=args.backend, endpoint=args.endpoint or "",
+                           judge_model=args.judge_model or "", fresh=args.fresh, jobs=args.jobs, seed=args.seed,
+                           max_retries=args.max_retries, timeout=args.timeout)
     except (BackendError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     except LedgerConflict as exc:
@@ -146,29 +134,26 @@ def run_pairs(args: argparse.Namespace) -> int:
     o = report.outcomes
     print(f"{report.pairs} pair(s): {o['W']}W/{o['T']}T/{o['L']}L for the with-skill arm, {report.errors} judge "
           f"error(s); judged {report.judged} now; spend this pass ${report.cost_usd:.4f}")
-    print(run_dir / "pairs.csv")
+    print(run_dir / PAIRS_FILE)
     return 1 if report.errors else 0
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from contextlib import nullcontext
-
-    from skillbench.backend import BackendError
-    from skillbench.calibration import CalibrationOptions, calibrate
+    from skillbench.calibration.labels import LabelsError
     from skillbench.cli import UsageError
-    from skillbench.labels import LabelsError
+    from skillbench.generation.backend import BackendError
+    from skillbench.weekly.stages import calibrate_week
 
     run_dir = _run_dir(args.run_dir)
     if args.human and not Path(args.human).is_file():
         raise UsageError(f"--human {args.human}: not a file")
-    opts = CalibrationOptions(repeat=args.repeat, sample=args.sample, judge_model=args.judge_model,
-                              other_judge=args.other_judge, human=Path(args.human) if args.human else None,
-                              include_plugin=args.include_plugin, seed=args.seed, jobs=args.jobs,
-                              max_retries=args.max_retries, timeout=args.timeout)
-    needs_calls = args.repeat >= 2 or args.other_judge
     try:
-        with (_endpoint(args) if needs_calls else nullcontext()) as ep:
-            cal = calibrate(run_dir, opts, base_url=ep.base_url if ep else None, api_key=ep.api_key if ep else None)
+        cal = calibrate_week(run_dir, backend=args.backend, endpoint=args.endpoint or "", repeat=args.repeat,
+                             sample=args.sample or 0, other_judge=args.other_judge or "",
+                             human_labels=args.human or "", jobs=args.jobs, seed=args.seed, fresh=True,
+                             judge_model=args.judge_model or "", include_plugin=args.include_plugin,
+                             max_retries=args.max_retries, timeout=args.timeout,
+                             log=lambda m: print(m, file=sys.stderr), collapse_progress=False)
     except (BackendError, LabelsError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     if not cal.self_agreement.empty:
@@ -181,13 +166,13 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print(f"{row.comparison}: {row.rater_a}{' vs ' + row.rater_b if row.rater_b else ''}: n={row.n_units}, "
               f"agreement {row.raw_agreement:.3f}, κ {kappa:.3f} ({row.landis_koch}), α {row.krippendorff_alpha:.3f} "
               f"({row.krippendorff_reading})")
-    print(run_dir / "calibration.md")
+    print(run_dir / CALIBRATION_MD)
     return 1 if cal.musts_pass is False else 0
 
 
 def run_labels_export(args: argparse.Namespace) -> int:
+    from skillbench.calibration.labels import LabelsError, export_labels
     from skillbench.cli import UsageError
-    from skillbench.labels import LabelsError, export_labels
 
     run_dir = _run_dir(args.run_dir)
     try:

@@ -29,10 +29,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
-    from skillbench.history import HistoryError
-    from skillbench.ledgers import MANIFEST_FILE, LedgerError
-    from skillbench.scorecard import write_scorecard
-    from skillbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+    from skillbench.ledgers.files import MANIFEST_FILE
+    from skillbench.ledgers.readers import LedgerError
+    from skillbench.scorecard.history import HistoryError
+    from skillbench.scorecard.stats import DEFAULT_RESAMPLES
+    from skillbench.weekly.stages import scorecard_week
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
@@ -43,9 +44,8 @@ def run(args: argparse.Namespace) -> int:
     if n_resamples < 1:
         raise UsageError(f"--bootstrap {args.bootstrap}: must be at least 1")
     try:
-        result = write_scorecard(run_dir, history_path=args.history, run_key=args.run_key,
-                                 n_resamples=n_resamples, seed=DEFAULT_SEED if args.seed is None else args.seed,
-                                 site=args.site)
+        result = scorecard_week(run_dir, args.history or "", write=True, run_key=args.run_key,
+                                n_resamples=n_resamples, seed=args.seed, site=args.site)
     except (LedgerError, HistoryError) as exc:
         raise UsageError(str(exc)) from exc
     print(result.path)

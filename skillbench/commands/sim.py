@@ -38,7 +38,7 @@ def serve(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
     from skillbench.sim.profiles import ProfileError, parse_fault_option
     from skillbench.sim.server import SIM_API_KEY, SimServer, serve_forever
-    from skillbench.validation import SuiteError
+    from skillbench.suite.preflight import SuiteError
 
     suite = args.suite
     if suite is None and Path("evals", "test-prompts").is_dir():
@@ -47,7 +47,7 @@ def serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--suite {suite}: not a folder")
     if args.truth and not Path(args.truth).resolve().parent.is_dir():
         raise UsageError(f"--truth {args.truth}: its folder does not exist")
-    from skillbench.backend import is_loopback_host
+    from skillbench.generation.backend import is_loopback_host
 
     if not is_loopback_host(args.host):  # a sim run must never be reachable from, or reach, another host
         raise UsageError(f"--host {args.host}: the simulated endpoint listens on loopback only (127.0.0.1 or ::1)")

@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
-    from skillbench.weekly import (
+    from skillbench.weekly.chain import (
         DEFAULT_JOBS,
         DEFAULT_SUITE,
         REPORTS_DIR,

@@ -17,7 +17,7 @@ from typing import Any
 from skillbench.sim import answers, draws
 from skillbench.sim.conversation import Conversation, ToolCall
 from skillbench.sim.profiles import AgentProfile
-from skillbench.suite import SKILL_FILE, PromptSpec, Suite
+from skillbench.suite.format import SKILL_FILE, PromptSpec, Suite
 
 Route = str  # skill_tool | file_read | web_fetch | none
 _WORD = re.compile(r"[a-z][a-z0-9]{2,}")

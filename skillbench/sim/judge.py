@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from skillbench.judge_protocol import (
+from skillbench.judge.protocol import (
     ALLOWED_VERDICTS,
     PREFERENCE_TOOL,
     VERDICTS_TOOL,

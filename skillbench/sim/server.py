@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from skillbench.claude_cli import ATTEMPT_HEADER, ROLE_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
-from skillbench.judge_protocol import PREFERENCE_TOOL, VERDICTS_TOOL, ProtocolError
+from skillbench.generation.cli_call import ATTEMPT_HEADER, ROLE_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
+from skillbench.judge.protocol import PREFERENCE_TOOL, VERDICTS_TOOL, ProtocolError
 from skillbench.sim import draws, usage, wire
 from skillbench.sim.agent import Agent, Reply
 from skillbench.sim.conversation import parse_request
@@ -39,7 +39,7 @@ from skillbench.sim.faults import FaultPlan
 from skillbench.sim.judge import SimJudge
 from skillbench.sim.profiles import FaultSpec, Profiles, load_profiles, parse_fault_option
 from skillbench.sim.truth import TRUTH_HEADER, TruthSink
-from skillbench.suite import Suite
+from skillbench.suite.format import Suite
 
 SIM_API_KEY = "sk-skillbench-sim"
 SESSION_HEADER = "X-Claude-Code-Session-Id"
@@ -85,7 +85,7 @@ class SimServer:
         log: Callable[[str], None] | None = None,
     ):
         if suite is not None and not isinstance(suite, Suite):
-            from skillbench.validation import load_suite
+            from skillbench.suite.load import load_suite
 
             suite = load_suite(suite)
         self.suite: Suite | None = suite

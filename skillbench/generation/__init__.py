@@ -1,0 +1,89 @@
+"""Generation: the plan, the real Claude Code CLI call, the sandbox it runs in, the endpoint, reconciliation.
+
+:func:`generate` runs every planned run of a week in a fresh sandbox (one Docker container per run, or the
+local sandbox), resumably, and ends with ``manifest.csv`` and ``reconciliation.json``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from skillbench._exports import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("make_plan", "write_plan", "installed_families", "run_id", "PlanError",), "plan"),
+    **dict.fromkeys(("CliCall", "cli_args", "cli_env", "custom_headers",), "cli_call"),
+    **dict.fromkeys(("Sandbox", "SandboxResult", "DockerSandbox", "LocalSandbox",), "sandbox"),
+    **dict.fromkeys(("build_image", "find_image", "current_spec", "ImageSpec", "ImageBuildError",), "image"),
+    **dict.fromkeys((
+        "BACKENDS", "BackendError", "Endpoint", "model_endpoint", "resolve_backend",
+        "require_loopback", "is_loopback_host", "sim_info"
+    ), "backend"),
+    **dict.fromkeys((
+        "CLAUDE_CODE_VERSION", "ToolMissing", "claude_path", "claude_version",
+        "docker_available"
+    ), "toolchain"),
+    **dict.fromkeys((
+        "GenerateOptions", "generate", "SandboxFailure", "finished_runs", "default_out_dir",
+        "choose_sandbox"
+    ), "run"),
+    **dict.fromkeys(("reconcile",), "reconciliation"),
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # static analysers and IDEs see the real imports
+    from skillbench.generation.backend import (
+        BACKENDS,
+        BackendError,
+        Endpoint,
+        is_loopback_host,
+        model_endpoint,
+        require_loopback,
+        resolve_backend,
+        sim_info,
+    )
+    from skillbench.generation.cli_call import (
+        CliCall,
+        cli_args,
+        cli_env,
+        custom_headers,
+    )
+    from skillbench.generation.image import (
+        ImageBuildError,
+        ImageSpec,
+        build_image,
+        current_spec,
+        find_image,
+    )
+    from skillbench.generation.plan import (
+        PlanError,
+        installed_families,
+        make_plan,
+        run_id,
+        write_plan,
+    )
+    from skillbench.generation.reconciliation import (
+        reconcile,
+    )
+    from skillbench.generation.run import (
+        GenerateOptions,
+        SandboxFailure,
+        choose_sandbox,
+        default_out_dir,
+        finished_runs,
+        generate,
+    )
+    from skillbench.generation.sandbox import (
+        DockerSandbox,
+        LocalSandbox,
+        Sandbox,
+        SandboxResult,
+    )
+    from skillbench.generation.toolchain import (
+        CLAUDE_CODE_VERSION,
+        ToolMissing,
+        claude_path,
+        claude_version,
+        docker_available,
+    )

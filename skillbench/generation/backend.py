@@ -1,0 +1,179 @@
+"""Which Messages endpoint a model-calling command talks to: Anthropic's, or the simulated one.
+
+Every command that calls a model (``generate``, ``judge``, ``judge-pairs``, ``calibrate``) takes
+``--backend sim|anthropic`` and ``--endpoint URL`` and calls::
+
+    backend = resolve_backend(args.backend)
+    with model_endpoint(backend, endpoint=args.endpoint, suite_dir=suite_dir, truth=run_dir / "truth.csv") as ep:
+        ...  # ep.base_url, ep.api_key, ep.kind, ep.site_base
+
+The default is ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else ``sim`` (with a one-line notice).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from skillbench.sim.faults import FAULT_HEADER
+from skillbench.sim.truth import TRUTH_HEADER
+
+BACKENDS = ("sim", "anthropic")
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+
+
+class BackendError(RuntimeError):
+    """The chosen backend cannot be used; the message says what to do."""
+
+
+def resolve_backend(backend: str | None, *, environ: Mapping[str, str] | None = None) -> str:
+    """The backend to use: the one asked for, else ``anthropic`` with a key in the environment, else ``sim``.
+
+    Raises:
+        BackendError: an unknown backend name.
+    """
+    env = os.environ if environ is None else environ
+    if backend is not None:
+        if backend not in BACKENDS:
+            raise BackendError(f"unknown backend {backend!r} (one of: {', '.join(BACKENDS)})")
+        return backend
+    if env.get("ANTHROPIC_API_KEY"):
+        return "anthropic"
+    print("skillbench: no ANTHROPIC_API_KEY set; using the simulated endpoint (--backend sim)", file=sys.stderr)
+    return "sim"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A Messages endpoint ready to use.
+
+    Attributes:
+        base_url: for ``ANTHROPIC_BASE_URL`` and ``anthropic.Anthropic(base_url=…)``.
+        api_key: the key to send (a dummy for the simulation); never log or store it.
+        kind: ``simulated`` or ``real``, for run metadata.
+        site_base: the simulated published site (``http://127.0.0.1:PORT/site``), None for the real API.
+        truth: the simulation's default truth file when this process started it.
+    """
+
+    base_url: str
+    api_key: str = field(repr=False)
+    kind: Literal["simulated", "real"]
+    site_base: str | None = None
+    truth: Path | None = None
+
+    @property
+    def simulated(self) -> bool:
+        return self.kind == "simulated"
+
+    def run_headers(self, *, truth: str | Path | None = None, faults: Sequence[str] = ()) -> dict[str, str]:
+        """Extra request headers for one run (for ``custom_headers(run_id, attempt, extra=…)``).
+
+        Args:
+            truth: write this run's truth rows to that absolute ``*.csv`` path (simulated endpoint only).
+            faults: ``kind[=rate]`` faults to inject into this run's requests (simulated endpoint only).
+        """
+        if not self.simulated:
+            return {}
+        headers = {}
+        if truth is not None:
+            headers[TRUTH_HEADER] = str(Path(truth).resolve())
+        if faults:
+            headers[FAULT_HEADER] = ",".join(faults)
+        return headers
+
+
+def is_loopback_host(host: str) -> bool:
+    """True when every address ``host`` resolves to is on loopback (127.0.0.0/8 or ::1)."""
+    import ipaddress
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
+
+
+def require_loopback(url: str) -> None:
+    """A simulated run talks to loopback only; refuse any other endpoint before connecting to it.
+
+    Raises:
+        BackendError: the URL's host is not a loopback address.
+    """
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname or ""
+    if not is_loopback_host(host):
+        raise BackendError(f"{url}: a simulated endpoint must be on loopback (127.0.0.1 or ::1), not {host!r}")
+
+
+def sim_info(endpoint: str, timeout: float = 5.0) -> dict[str, Any] | None:
+    """``GET <endpoint>/skillbench/info``: the running simulation's description, or None if it is not one."""
+    url = endpoint.rstrip("/") + "/skillbench/info"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - an http(s) URL we were given
+            data = json.loads(resp.read().decode())
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("kind") == "simulated" else None
+
+
+@contextmanager
+def model_endpoint(
+    backend: str | None,
+    *,
+    endpoint: str | None = None,
+    suite_dir: str | Path | None = None,
+    seed: int = 0,
+    profiles: Any = None,
+    truth: str | Path | None = None,
+    faults: Sequence[Any] | None = None,
+) -> Iterator[Endpoint]:
+    """The endpoint for a command, started and stopped around the ``with`` block when it is ours.
+
+    Args:
+        backend: ``sim``, ``anthropic``, or None for the default (see :func:`resolve_backend`).
+        endpoint: a running endpoint's base URL; with ``sim`` it must answer ``/skillbench/info``.
+        suite_dir: the suite the simulation answers for (sim without ``endpoint``).
+        seed: the simulation's seed.
+        profiles: the simulation's profile file (None: the shipped one).
+        truth: the simulation's truth file (for a running simulation, send ``run_headers(truth=…)`` instead).
+        faults: faults to inject (sim without ``endpoint``).
+
+    Raises:
+        BackendError: no API key for ``anthropic``, or ``endpoint`` is not a running simulation for ``sim``.
+    """
+    backend = resolve_backend(backend)  # --endpoint only says where; the key decides the default
+    endpoint = endpoint or None
+    if backend == "anthropic":
+        key = os.environ.get("ANTHROPIC_API_KEY", "")
+        if not key:
+            raise BackendError("--backend anthropic needs ANTHROPIC_API_KEY in the environment")
+        base = endpoint or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
+        yield Endpoint(base_url=base.rstrip("/"), api_key=key, kind="real")
+        return
+    if backend != "sim":
+        raise BackendError(f"unknown backend {backend!r} (one of: {', '.join(BACKENDS)})")
+    from skillbench.sim.server import SIM_API_KEY, SimServer
+
+    if endpoint:
+        require_loopback(endpoint)
+        info = sim_info(endpoint)
+        if info is None:
+            raise BackendError(f"{endpoint} is not a running simulated endpoint (no /skillbench/info); "
+                               "start one with `skillbench sim serve`, or use --backend anthropic")
+        yield Endpoint(base_url=endpoint.rstrip("/"), api_key=SIM_API_KEY, kind="simulated",
+                       site_base=info.get("site_base"), truth=Path(info["truth"]) if info.get("truth") else None)
+        return
+    server = SimServer(suite_dir, seed=seed, profiles=profiles, truth=truth, faults=faults)
+    with server:
+        yield Endpoint(base_url=server.base_url, api_key=SIM_API_KEY, kind="simulated",
+                       site_base=server.site_base, truth=server.truth.default)

@@ -1,0 +1,377 @@
+"""Generation: run the plan with the real Claude Code CLI, resumably and fail-closed.
+
+Every planned run gets its own folder ``OUT_DIR/<run_id>/`` (transcript, stderr, metadata, the test prompt),
+written under a temporary name and renamed into place when the run is over, so an interrupted generate
+leaves either a finished run or a partial folder that the next call moves aside and reruns — never a
+duplicate. A run that hits the external timeout or ends in an API error is retried once; more than
+``MAX_RETRIED_GROUPS`` retried runs in one model × condition leg stop that leg (a systemic failure must not
+read as a bad skill). ``--max-total-usd`` stops starting runs once finished runs cost that much, and the
+runs it kept from starting are listed in the reconciliation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from skillbench.generation.cli_call import CliCall, cli_args, cli_env
+from skillbench.generation.image import RUNNER_HOME
+from skillbench.generation.plan import installed_families, make_plan, write_plan
+from skillbench.generation.reconciliation import reconcile
+from skillbench.generation.sandbox import DockerSandbox, LocalSandbox, Sandbox, SandboxResult
+from skillbench.ledgers.atomic import atomic_write_json
+from skillbench.ledgers.files import (
+    ASIDE_DIR,
+    METADATA_FILE,
+    RETRIES_FILE,
+    RUN_FILE,
+    STDERR_FILE,
+    TEST_PROMPT_FILE,
+    TMP_PREFIX,
+    TRANSCRIPT_FILE,
+    TRUTH_FILE,
+    WEEKLY_DIR,
+)
+from skillbench.signals.manifest import write_manifest
+from skillbench.signals.transcript import parse_transcript_text, read_transcript
+from skillbench.suite.format import Suite
+
+MAX_RETRIED_GROUPS = 3
+RATE_LIMIT_JOBS = 4
+
+
+class SandboxFailure(RuntimeError):
+    """The sandbox could not run the CLI at all (engine gone, image missing); names the run."""
+
+
+@dataclass
+class GenerateOptions:
+    """What ``skillbench generate`` was asked to do (defaults come from the suite config)."""
+
+    run_key: str
+    out_dir: Path
+    models: list[str]
+    conditions: list[str]
+    reps: int
+    jobs: int = 1
+    limit: int | None = None
+    dry_run: bool = False
+    sandbox: str | None = None  # docker | local | None = docker when the engine answers
+    max_total_usd: float | None = None
+    seed: int = 0
+    timeout_s: float = 900.0
+    extra_env: dict[str, str] = field(default_factory=dict)  # e.g. CLAUDE_CODE_MAX_RETRIES in tests
+    faults: list[str] = field(default_factory=list)  # simulated endpoint only: ``kind[=rate]`` per request
+
+
+@dataclass
+class LegState:
+    """Retry bookkeeping of one model × condition leg."""
+
+    retried: int = 0
+    stopped: bool = False
+
+
+def utc_stamp(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def skills_sha(suite: Suite) -> str:
+    """The skills commit (short) when the tree is a clean git checkout, else a content hash ``tree-…``."""
+    root = suite.skills_root
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "."], capture_output=True,
+                               text=True, timeout=10).stdout.strip()
+        if sha and not dirty:
+            return sha
+    except (OSError, subprocess.SubprocessError):
+        pass
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return "tree-" + digest.hexdigest()[:7]
+
+
+def _api_failure(transcript) -> bool:
+    """The run ended in an API error (the CLI says subtype success for those) rather than an answer."""
+    result = transcript.result or {}
+    return bool(result.get("is_error")) and (result.get("terminal_reason") == "api_error"
+                                             or bool(result.get("api_error_status")))
+
+
+def finished_runs(out_dir: Path) -> set[str]:
+    """Run ids whose folder has metadata and a transcript that ends with a result event that is not an API error.
+
+    A run that ended in an API error or the external timeout (after its retry) is rerun by the next call, so a
+    week interrupted by an outage heals on resume; its folder is moved aside first, never overwritten.
+    """
+    done = set()
+    for meta in out_dir.glob(f"*/{METADATA_FILE}"):
+        run_dir = meta.parent
+        if run_dir.name.startswith((TMP_PREFIX, "_")):
+            continue
+        transcript = read_transcript(run_dir / TRANSCRIPT_FILE)
+        if transcript.complete and not _api_failure(transcript):
+            done.add(run_dir.name)
+    return done
+
+
+def spent_so_far(out_dir: Path, run_ids: set[str]) -> float:
+    """What the finished runs cost, every attempt included (for ``--max-total-usd`` across resumed calls)."""
+    total = 0.0
+    for run_id in run_ids:
+        for path in (out_dir / run_id).glob(f"*{TRANSCRIPT_FILE}"):
+            total += float((read_transcript(path).result or {}).get("total_cost_usd") or 0.0)
+    return total
+
+
+def move_partials_aside(out_dir: Path, done: set[str], planned: set[str]) -> list[str]:
+    """Move interrupted or failed run folders to ``_aside/`` so they are rerun; returns the moved names.
+
+    Only folders of this plan's runs (and ``.tmp-`` folders) move: nothing else in the folder is touched.
+    """
+    aside = out_dir / ASIDE_DIR
+    moved = []
+    for path in sorted(out_dir.iterdir()):
+        if not path.is_dir() or path.name.startswith("_"):
+            continue
+        name = path.name.removeprefix(TMP_PREFIX)
+        if path.name.startswith(TMP_PREFIX) or (name in planned and name not in done):
+            aside.mkdir(exist_ok=True)
+            target = aside / f"{name}.{time.strftime('%Y%m%dT%H%M%S')}.{len(moved)}"
+            os.replace(path, target)
+            moved.append(name)
+    return moved
+
+
+def _needs_retry(result: SandboxResult) -> str | None:
+    """Why an attempt should be retried: the external timeout, or an API error, else None."""
+    if result.timed_out:
+        return "timeout"
+    final = parse_transcript_text(result.stdout.decode("utf-8", "replace")).result
+    if final is None:
+        return f"no result event (exit {result.exit_code})"
+    if final.get("is_error") and (final.get("terminal_reason") == "api_error" or final.get("api_error_status")):
+        return f"api_error {final.get('api_error_status')}"
+    return None
+
+
+class Generator:
+    """Runs a plan; one instance per ``skillbench generate`` call."""
+
+    def __init__(self, suite: Suite, opts: GenerateOptions, sandbox: Sandbox, endpoint, log=print):
+        self.suite, self.opts, self.sandbox, self.endpoint, self.log = suite, opts, sandbox, endpoint, log
+        self.lock = threading.Lock()
+        self.spent = 0.0
+        self.legs: dict[tuple[str, str], LegState] = {}
+        self.capped: list[str] = []
+        self.not_started: list[str] = []
+        self.retries: list[dict[str, Any]] = []
+        self.sha = skills_sha(suite)
+        self.headers = endpoint.run_headers(truth=opts.out_dir / TRUTH_FILE, faults=opts.faults)
+
+    def _claim(self, row: pd.Series) -> str | None:
+        """Decide under the lock whether a run may start; returns why not, or None."""
+        with self.lock:
+            leg = self.legs.setdefault((row.model, row.condition), LegState())
+            if leg.stopped:
+                self.not_started.append(row.run_id)
+                return "leg stopped"
+            if self.opts.max_total_usd is not None and self.spent >= self.opts.max_total_usd:
+                self.capped.append(row.run_id)
+                return "capped"
+        return None
+
+    def run_one(self, row: pd.Series) -> None:
+        if self._claim(row):
+            return
+        spec = self.suite.prompt(row.prompt)
+        families = [self.suite.family_dir(f) for f in installed_families(self.suite, row.skill_family, row.condition)]
+        tmp_dir = self.opts.out_dir / f"{TMP_PREFIX}{row.run_id}"
+        if tmp_dir.exists():
+            shutil.rmtree(tmp_dir)
+        tmp_dir.mkdir()
+        shutil.copy2(spec.path, tmp_dir / TEST_PROMPT_FILE)
+        attempts: list[dict[str, Any]] = []
+        for attempt in (1, 2):
+            call = CliCall(prompt=spec.test.prompt, model=row.model, run_id=row.run_id, attempt=attempt)
+            argv = cli_args(call, self.suite.config.run)
+            env = cli_env(call, base_url=self.endpoint.base_url, api_key=self.endpoint.api_key,
+                          home=RUNNER_HOME, tmpdir="/tmp", headers=self.headers, extra=self.opts.extra_env)
+            try:
+                result = self.sandbox.run(argv, env, families, self.opts.timeout_s, row.run_id)
+            except Exception as exc:  # the engine or the host failed, not the run: stop, keep what is written
+                raise SandboxFailure(f"run {row.run_id}: {self.sandbox.name} sandbox failed: "
+                                     f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+            reason = _needs_retry(result)
+            attempts.append({"attempt": attempt, "exit_code": result.exit_code, "start": utc_stamp(result.started),
+                             "seconds": round(result.ended - result.started, 3), "retry_reason": reason})
+            attempts[-1]["total_cost_usd"] = (parse_transcript_text(result.stdout.decode("utf-8", "replace")).result
+                                              or {}).get("total_cost_usd")
+            if reason and attempt == 1:
+                with self.lock:
+                    self.spent += float(attempts[-1]["total_cost_usd"] or 0.0)
+                (tmp_dir / f"attempt-1.{TRANSCRIPT_FILE}").write_bytes(result.stdout)
+                (tmp_dir / f"attempt-1.{STDERR_FILE}").write_bytes(result.stderr)
+                with self.lock:
+                    leg = self.legs[(row.model, row.condition)]
+                    leg.retried += 1
+                    self.retries.append({"run_id": row.run_id, "model": row.model, "condition": row.condition,
+                                         "reason": reason})
+                    if leg.retried > MAX_RETRIED_GROUPS and not leg.stopped:
+                        leg.stopped = True
+                        self.log(f"generate: leg {row.model} × {row.condition} stopped: more than "
+                                 f"{MAX_RETRIED_GROUPS} runs needed a retry (systemic failure)")
+                continue
+            break
+        transcript = parse_transcript_text(result.stdout.decode("utf-8", "replace"))
+        cost = (transcript.result or {}).get("total_cost_usd") or 0.0
+        (tmp_dir / TRANSCRIPT_FILE).write_bytes(result.stdout)
+        (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
+        first = attempts[0]
+        meta = {
+            "run_id": row.run_id, "run_key": self.opts.run_key, "prompt": row.prompt,
+            "skill_family": row.skill_family, "skill_leaf": row.skill_leaf, "model": row.model,
+            "condition": row.condition, "rep": int(row.rep), "dormancy": int(row.dormancy),
+            "timestamp": first["start"], "start": first["start"], "end": utc_stamp(result.ended),
+            "exit_code": result.exit_code, "timed_out": result.timed_out, "attempts": attempts,
+            "flags": argv[1:-2], "installed_families": [f.name for f in families],
+            "sandbox": self.sandbox.name, "image_id": result.image_id, "endpoint": self.endpoint.kind,
+            "site_base": self.endpoint.site_base, "suite_site_base": self.suite.site_base,
+            "skills_sha": self.sha, "rubric_sha": spec.test.rubric_sha(),
+        }
+        atomic_write_json(tmp_dir / METADATA_FILE, meta)
+        os.replace(tmp_dir, self.opts.out_dir / row.run_id)
+        with self.lock:
+            self.spent += float(cost)
+
+    def run(self, pending: pd.DataFrame) -> None:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(pending), desc=f"generate {self.opts.run_key}", unit="run", file=sys.stderr)
+
+        def work(row: pd.Series) -> None:
+            try:
+                self.run_one(row)
+            finally:
+                bar.update(1)
+
+        rows = [row for _, row in pending.iterrows()]
+        with ThreadPoolExecutor(max_workers=max(1, self.opts.jobs)) as pool:
+            for future in [pool.submit(work, r) for r in rows]:
+                future.result()  # re-raise a sandbox failure (engine gone) instead of hiding it
+        bar.close()
+
+
+def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) -> Sandbox:
+    """The docker sandbox when the engine answers (default), else the local one."""
+    from skillbench.generation.toolchain import claude_path, docker_available
+
+    if requested in (None, "docker") and docker_available():
+        from skillbench.generation.image import build_image
+
+        tag = build_image(log=log)
+        sandbox = DockerSandbox(tag, host_network=endpoint.kind == "simulated", out_dir=out_dir)
+        removed = sandbox.remove_leftovers()
+        if removed:
+            log(f"generate: removed {removed} container(s) left by an interrupted run")
+        return sandbox
+    if requested == "docker":
+        raise SandboxFailure("--sandbox docker: the Docker engine does not answer — run `make setup` (starts dockerd)")
+    if requested is None:
+        log("generate: Docker engine not available; using the local sandbox (fresh HOME/TMPDIR/cwd per run)")
+    return LocalSandbox(claude_path())
+
+
+def generate(
+    suite: Suite,
+    opts: GenerateOptions,
+    *,
+    endpoint_factory: Callable[[Path], Any],
+    log=print,
+) -> dict[str, Any]:
+    """Plan, run what is not finished, then write signals (manifest.csv) and the reconciliation.
+
+    Args:
+        suite: a loaded suite.
+        opts: the run's options.
+        endpoint_factory: called with the truth path; a context manager yielding the endpoint
+            (``base_url``, ``api_key``, ``kind``, ``site_base``), see :func:`skillbench.backend.model_endpoint`.
+        log: where progress lines go.
+
+    Returns:
+        The reconciliation report (also written to ``reconciliation.json``).
+    """
+    out_dir = opts.out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plan = make_plan(suite, opts.run_key, models=opts.models, conditions=opts.conditions, reps=opts.reps,
+                     seed=opts.seed)
+    write_plan(plan, out_dir)
+    atomic_write_json(out_dir / RUN_FILE, {
+        "run_key": opts.run_key, "seed": opts.seed, "models": opts.models, "conditions": opts.conditions,
+        "reps": opts.reps, "suite_dir": str(suite.suite_dir), "run_settings": suite.config.run.model_dump(),
+    })
+    if opts.jobs >= RATE_LIMIT_JOBS:
+        log(f"generate: warning: --jobs {opts.jobs} ≥ {RATE_LIMIT_JOBS} risks API rate limits, and a rate-limited "
+            "run can change results; 2–3 is the recommended range")
+    done = finished_runs(out_dir) & set(plan.run_id)
+    if not opts.dry_run:
+        moved = move_partials_aside(out_dir, done, set(plan.run_id))
+        if moved:
+            log(f"generate: moved {len(moved)} partial or failed run folder(s) to {ASIDE_DIR}/ to rerun them")
+    pending = plan[~plan.run_id.isin(done)]
+    limited: list[str] = []
+    if opts.limit is not None and len(pending) > opts.limit:
+        limited = list(pending.run_id.iloc[opts.limit:])
+        pending = pending.iloc[: opts.limit]
+    log(f"generate: {len(plan)} planned, {len(done)} finished, {len(pending)} to run "
+        f"({', '.join(opts.models)} × {', '.join(opts.conditions)} × {opts.reps} reps)")
+    if opts.dry_run:
+        for _, row in pending.head(5).iterrows():
+            call = CliCall(prompt=suite.prompt(row.prompt).test.prompt, model=row.model, run_id=row.run_id)
+            log("  " + " ".join(cli_args(call, suite.config.run)[:-1]) + " PROMPT  # " + row.run_id)
+        return {"dry_run": True, "planned": len(plan), "pending": len(pending)}
+
+    gen = None
+    if len(pending):
+        with endpoint_factory(out_dir / TRUTH_FILE) as endpoint:
+            sandbox = choose_sandbox(opts.sandbox, endpoint, out_dir, log)
+            gen = Generator(suite, opts, sandbox, endpoint, log)
+            gen.spent = spent_so_far(out_dir, done)  # the cap is per week, not per call
+            gen.run(pending)
+    retries = gen.retries if gen else []
+    legs = {f"{m}|{c}": {"retried": s.retried, "stopped": s.stopped} for (m, c), s in (gen.legs if gen else {}).items()}
+    atomic_write_json(out_dir / RETRIES_FILE, _merge_retries(out_dir / RETRIES_FILE, retries, legs))
+    write_manifest(out_dir)
+    report = reconcile(out_dir, capped=gen.capped if gen else [], limited=limited,
+                       not_started=gen.not_started if gen else [],
+                       stopped_legs=[k for k, v in legs.items() if v["stopped"]])
+    return report
+
+
+def _merge_retries(path: Path, new: list[dict[str, Any]], legs: dict[str, Any]) -> dict[str, Any]:
+    """retries.json: every retried run of every call stays recorded; ``legs`` is the latest call's state
+    (a leg stopped by an outage is tried again by the next call, and reported again if it fails again)."""
+    old = json.loads(path.read_text()) if path.exists() else {"retried_runs": []}
+    return {"max_retried_groups": MAX_RETRIED_GROUPS, "retried_runs": old["retried_runs"] + new, "legs": legs}
+
+
+def default_out_dir(suite: Suite, run_key: str) -> Path:
+    """``SUITE_DIR/weekly/<run_key>/`` (qdrant's layout)."""
+    return suite.suite_dir / WEEKLY_DIR / run_key

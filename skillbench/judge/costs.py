@@ -1,0 +1,60 @@
+"""Judge spend per run: ``<run_id>/judge_cost.txt`` is the sum of each judge's part in ``judge_cost.json``.
+
+The rubric judge and the pairwise judge each own one part (``rubric``, ``pairs``), so rerunning one never
+double-counts the other; the scorecard reads only ``judge_cost.txt``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+from skillbench.ledgers.atomic import atomic_write_json, atomic_write_text
+from skillbench.ledgers.files import COST_PARTS_FILE, JUDGE_COST_FILE
+
+_COST_LOCK = threading.Lock()
+
+
+def record_judge_cost(folder: Path, part: str, usd: float, *, add: bool = False) -> float:
+    """Set (or add to) one judge's spend on a run and rewrite ``judge_cost.txt`` as the sum of the parts.
+
+    Args:
+        folder: the run folder.
+        part: ``rubric`` or ``pairs``.
+        usd: dollars.
+        add: add to the part instead of replacing it.
+
+    Returns:
+        The run's total judge spend.
+    """
+    with _COST_LOCK:
+        parts = _cost_parts(folder)
+        parts[part] = (parts.get(part, 0.0) if add else 0.0) + usd
+        return _write_cost_parts(folder, parts)
+
+
+def clear_judge_cost(folder: Path, part: str) -> None:
+    """Forget one judge's spend on a run (``--fresh``)."""
+    with _COST_LOCK:
+        parts = _cost_parts(folder)
+        if part in parts:
+            del parts[part]
+            _write_cost_parts(folder, parts)
+
+
+def _cost_parts(folder: Path) -> dict[str, float]:
+    path = folder / COST_PARTS_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _write_cost_parts(folder: Path, parts: Mapping[str, float]) -> float:
+    if not parts:
+        (folder / COST_PARTS_FILE).unlink(missing_ok=True)
+        (folder / JUDGE_COST_FILE).unlink(missing_ok=True)
+        return 0.0
+    atomic_write_json(folder / COST_PARTS_FILE, dict(parts))
+    total = sum(parts.values())
+    atomic_write_text(folder / JUDGE_COST_FILE, f"{total:.8f}\n")
+    return total

@@ -1,0 +1,229 @@
+"""The pairwise judge: is the with-skill answer better than the no-skill answer of the same task?
+
+For each (prompt, model, rep) with a gradeable answer in both arms, the judge sees the two answers labelled
+``A`` and ``B`` and the rubric (:func:`skillbench.judge.protocol.build_pair_request`), twice: in order ``ab``
+the with-skill answer is ``A``, in order ``ba`` it is ``B``. ``winner_ab`` and ``winner_ba`` hold the label
+the judge picked (``A``, ``B`` or ``tie``). The with-skill arm wins (``W``) or loses (``L``) only when both
+orders agree; anything else is a tie (``T``), so a judge that prefers a position cannot create a win.
+
+A call that fails after the SDK's retries, or whose reply does not validate, is retried once; still failing,
+the pair's ``outcome`` is empty and ``error`` says why (the preference gate reads that as a judge error, never
+as a loss). ``pairs.csv`` is appended one pair at a time (flush + fsync) and resumes: judged pairs are kept,
+errored pairs are judged again. The spend is split between the pair's two runs in their ``judge_cost.txt``.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from skillbench.judge.answers import RunAnswer, select_runs
+from skillbench.judge.client import (
+    DEFAULT_JUDGE_MODEL,
+    CallResult,
+    JudgeClient,
+    Log,
+    SlotFailed,
+    ask_validated,
+    opaque_run_id,
+    shuffle_seed,
+    stderr_log,
+)
+from skillbench.judge.costs import clear_judge_cost, record_judge_cost
+from skillbench.judge.protocol import PREFERENCE_TOOL, build_pair_request, judge_headers, parse_preference, tool_input
+from skillbench.ledgers.append import AppendLedger
+from skillbench.ledgers.columns import PAIRS_COLUMNS
+from skillbench.ledgers.files import PAIRS_FILE
+from skillbench.ledgers.readers import week_run_key
+from skillbench.signals.manifest import run_dirs
+from skillbench.vocab import LOSS, NO_SKILL, OUTCOMES, TIE, WIN, WITH_SKILL
+
+ORDERS = ("ab", "ba")  # ab: with-skill is A; ba: with-skill is B
+
+
+@dataclass(frozen=True)
+class Pair:
+    """The two answers to one (prompt, model, rep)."""
+
+    with_skill: RunAnswer
+    no_skill: RunAnswer
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return self.with_skill.prompt, self.with_skill.model, self.with_skill.rep
+
+    @property
+    def pair_id(self) -> str:
+        return f"{self.with_skill.run_id}|{self.no_skill.run_id}"
+
+
+def find_pairs(run_dir: str | Path) -> list[Pair]:
+    """Pairs of gradeable answers (no-skill, with-skill) of the same prompt, model and rep, sorted."""
+    runs, _ = select_runs(run_dir)
+    by_key: dict[tuple[str, str, int], dict[str, RunAnswer]] = {}
+    for run in runs:
+        by_key.setdefault((run.prompt, run.model, run.rep), {})[run.condition] = run
+    return [Pair(arms[WITH_SKILL], arms[NO_SKILL]) for _, arms in sorted(by_key.items())
+            if {WITH_SKILL, NO_SKILL} <= set(arms)]
+
+
+def outcome(winner_ab: str, winner_ba: str) -> str:
+    """``W``/``L`` for the with-skill arm when both orders agree, else ``T``."""
+    skill_ab = {"A": WIN, "B": LOSS}.get(winner_ab, TIE)
+    skill_ba = {"B": WIN, "A": LOSS}.get(winner_ba, TIE)
+    return skill_ab if skill_ab == skill_ba else TIE
+
+
+class PairJudge:
+    """Judges pairs with one judge model.
+
+    Args:
+        client: the judge client.
+        seed: seed of the rubric orders (each call's seed is derived from it).
+    """
+
+    def __init__(self, client: JudgeClient, *, seed: int = 0):
+        self.client = client
+        self.seed = seed
+
+    def prefer(self, pair: Pair, order: str) -> tuple[str, float, str]:
+        """``(winner label, cost, error)`` of one order (:func:`~skillbench.judge.client.ask_validated`)."""
+        first, second = (pair.with_skill, pair.no_skill) if order == "ab" else (pair.no_skill, pair.with_skill)
+        sample = ORDERS.index(order) + 1
+        attempts = iter(range(1, 3))
+        spent = [0.0]
+
+        def build(attempt: int) -> tuple[dict[str, Any], dict[str, str]]:
+            seed = shuffle_seed(self.seed, pair.pair_id, sample, attempt)
+            return (build_pair_request(first.prompt_text, first.answer, second.answer, list(first.items), seed),
+                    judge_headers(sample, run_id=opaque_run_id(pair.pair_id), attempt=attempt))
+
+        def observe(_attempt: int, result: CallResult | None, _error: str) -> None:
+            spent[0] += result.cost_usd if result is not None else 0.0
+
+        try:
+            winner = ask_validated(self.client, build,
+                                   lambda message: parse_preference(tool_input(message, PREFERENCE_TOOL)).winner,
+                                   next_attempt=lambda: next(attempts), observe=observe)
+        except SlotFailed as exc:
+            return "", spent[0], f"order {order}: {exc}"
+        return winner, spent[0], ""
+
+    def judge(self, pair: Pair, key: str) -> tuple[dict[str, str], float]:
+        """The ``pairs.csv`` row of a pair and what it cost."""
+        (w_ab, c_ab, e_ab), (w_ba, c_ba, e_ba) = (self.prefer(pair, o) for o in ORDERS)
+        error = " | ".join(e for e in (e_ab, e_ba) if e)
+        prompt, model, rep = pair.key
+        row = {"run_key": key, "skill_family": pair.with_skill.skill, "prompt": prompt, "model": model,
+               "rep": str(rep), "winner_ab": w_ab, "winner_ba": w_ba,
+               "outcome": "" if error else outcome(w_ab, w_ba), "judge_model": self.client.model, "error": error}
+        return row, c_ab + c_ba
+
+
+@dataclass
+class PairsReport:
+    """What a ``judge-pairs`` pass did."""
+
+    pairs: int
+    already: int
+    judged: int
+    errors: int
+    cost_usd: float
+    outcomes: dict[str, int]
+
+
+def judge_pairs(
+    run_dir: str | Path,
+    *,
+    base_url: str,
+    api_key: str,
+    judge_model: str = DEFAULT_JUDGE_MODEL,
+    fresh: bool = False,
+    jobs: int = 2,
+    seed: int = 0,
+    max_retries: int = 4,
+    timeout: float = 120.0,
+    log: Log = stderr_log,
+) -> PairsReport:
+    """Judge every pair of ``run_dir`` that ``pairs.csv`` does not have yet (see the module docstring).
+
+    Returns:
+        Counts of pairs, outcomes and errors, and this pass's spend.
+    """
+    run_dir = Path(run_dir)
+    ledger = AppendLedger(run_dir / PAIRS_FILE, PAIRS_COLUMNS, "prompt")
+    if fresh:
+        ledger.path.unlink(missing_ok=True)
+        for folder in run_dirs(run_dir):
+            clear_judge_cost(folder, "pairs")
+    key = week_run_key(run_dir)
+    rows = ledger.read()
+    other = {r["judge_model"] for r in rows} - {judge_model}
+    if other:
+        raise ValueError(f"{ledger.path} was judged by {', '.join(sorted(other))}; pass --fresh to start over")
+    kept = [r for r in rows if r["outcome"] and not r["error"]]
+    if ledger.path.is_file() and (len(kept) != len(rows) or not ledger.path.read_bytes().endswith(b"\n")):
+        ledger.rewrite(kept)  # errored or torn pairs are judged again
+    done = {(r["prompt"], r["model"], r["rep"]) for r in kept}
+    pairs = find_pairs(run_dir)
+    todo = [p for p in pairs if (p.key[0], p.key[1], str(p.key[2])) not in done]
+    random.Random(f"pairs-order:{seed}").shuffle(todo)
+    log(f"judge-pairs: {len(pairs)} pairs, {len(pairs) - len(todo)} already judged, {len(todo)} to judge "
+        f"({judge_model}, both orders)")
+    client = JudgeClient(base_url, api_key, judge_model, max_retries=max_retries, timeout=timeout)
+    judge = PairJudge(client, seed=seed)
+    spent = 0.0
+    new_rows: list[dict[str, str]] = []
+
+    def work(pair: Pair) -> tuple[dict[str, str], float]:
+        row, cost = judge.judge(pair, key)
+        for run in (pair.with_skill, pair.no_skill):
+            record_judge_cost(run.folder, "pairs", cost / 2, add=True)
+        ledger.append([row])
+        return row, cost
+
+    from tqdm.auto import tqdm
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
+                tqdm(total=len(todo), desc="judge-pairs", unit="pair", file=sys.stderr, disable=not todo) as bar:
+            for future in [pool.submit(work, p) for p in todo]:
+                row, cost = future.result()
+                new_rows.append(row)
+                spent += cost
+                bar.update(1)
+    finally:
+        client.close()
+    final = ledger.read()
+    counts = pd.Series([r["outcome"] or "error" for r in final], dtype=str).value_counts()
+    return PairsReport(len(pairs), len(pairs) - len(todo), len(new_rows), int(counts.get("error", 0)), spent,
+                       {k: int(counts.get(k, 0)) for k in OUTCOMES})
+
+
+def pairs_frame(run_dir: str | Path) -> pd.DataFrame:
+    """``pairs.csv`` as a DataFrame (strings; empty with the right columns when absent)."""
+    path = Path(run_dir) / PAIRS_FILE
+    if not path.is_file():
+        return pd.DataFrame({c: pd.Series(dtype=str) for c in PAIRS_COLUMNS})
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def position_agreement(pairs: pd.DataFrame) -> Mapping[str, Any]:
+    """How often the two orders agreed, and how often the judge picked the first position in both.
+
+    A position-blind judge agrees across orders whenever it is not a tie; a position-biased one picks ``A``
+    twice, which the swap turns into a tie.
+    """
+    ok = pairs[pairs["error"].eq("")]
+    n = len(ok)
+    both_a = int((ok["winner_ab"].eq("A") & ok["winner_ba"].eq("A")).sum())
+    agree = int((ok["outcome"] != TIE).sum() + (ok["winner_ab"].eq("tie") & ok["winner_ba"].eq("tie")).sum())
+    return {"pairs": n, "orders_agree": agree, "both_first_position": both_a,
+            "first_position_rate": both_a / n if n else float("nan")}

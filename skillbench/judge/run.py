@@ -1,0 +1,239 @@
+"""A rubric-judging pass over a week: select, grade in parallel, append, resume, record provenance.
+
+``judge_run_dir`` is what ``skillbench judge`` and the weekly chain's ``03_judge`` run. Files written in
+``RUN_DIR``: ``scores.csv`` (qdrant's 12 columns, then ours), ``judge-skips.csv`` (``run_id, reason`` for
+gradeable runs that were not graded), ``judge.json`` (the pass's provenance: judge model, samples, seeds, rubric
+and judge-prompt hashes, evidence rates, cost), and per run folder ``judge.json`` (every call) and
+``judge_cost.txt``. A rerun skips runs whose rows are all present; ``fresh`` starts over.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from skillbench.judge.answers import RunAnswer, Skip, select_runs
+from skillbench.judge.client import DEFAULT_JUDGE_MODEL, JudgeClient, Log, stderr_log
+from skillbench.judge.costs import clear_judge_cost, record_judge_cost
+from skillbench.judge.evidence import evidence_summary
+from skillbench.judge.protocol import judge_prompt_sha
+from skillbench.judge.rubric import RubricJudge, ScoresLedger, score_rows
+from skillbench.ledgers.append import LedgerConflict, csv_text
+from skillbench.ledgers.atomic import atomic_write_json, atomic_write_text
+from skillbench.ledgers.columns import JUDGE_SKIPS_COLUMNS
+from skillbench.ledgers.files import JUDGE_COST_FILE, JUDGE_SKIPS_FILE, PASS_FILE, RUN_JUDGE_FILE, SCORES_FILE
+from skillbench.signals.manifest import run_dirs
+
+
+@dataclass
+class JudgeOptions:
+    """What ``skillbench judge`` was asked to do."""
+
+    judge_model: str = DEFAULT_JUDGE_MODEL
+    samples: int = 1
+    fresh: bool = False
+    jobs: int = 2
+    include_plugin: bool = False
+    seed: int = 0
+    retry_ungraded: bool = False
+    max_retries: int = 4
+    timeout: float = 120.0
+    limit: int | None = None
+
+
+@dataclass
+class JudgeReport:
+    """What a pass did; also the ``passes`` entry of ``RUN_DIR/judge.json``."""
+
+    judge_model: str
+    samples: int
+    planned: int  # gradeable runs with an answer
+    already: int  # complete in the ledger before this pass
+    graded: int  # graded in this pass
+    skipped: int  # judge-skips.csv rows
+    ungraded_items: int  # in the whole ledger
+    cost_usd: float  # this pass
+    evidence: dict[str, Any]
+    started: str
+    finished: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.ungraded_items == 0
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def write_skips(run_dir: Path, skips: Sequence[Skip]) -> None:
+    """Rewrite ``judge-skips.csv`` (one row per run id, first reason wins)."""
+    seen: dict[str, str] = {}
+    for s in skips:
+        seen.setdefault(s.run_id, s.reason)
+    rows = [list(JUDGE_SKIPS_COLUMNS), *([k, v] for k, v in sorted(seen.items()))]
+    atomic_write_text(run_dir / JUDGE_SKIPS_FILE, csv_text(rows))
+
+
+def _failed_runs(rows: Mapping[str, list[dict[str, str]]], folders: Mapping[str, Path]) -> list[Skip]:
+    """Runs whose every item is ungraded, with the recorded reason (the judge failed, not the skill)."""
+    out = []
+    for run_id, group in rows.items():
+        if group and all(r["verdict"] == "ungraded" for r in group):
+            reason = "judge failed"
+            folder = folders.get(run_id)
+            if folder is not None and (folder / RUN_JUDGE_FILE).is_file():
+                reasons = json.loads((folder / RUN_JUDGE_FILE).read_text(encoding="utf-8")).get("ungraded", {})
+                if reasons:
+                    reason = f"judge failed: {next(iter(reasons.values()))}"
+            out.append(Skip(run_id, reason[:300]))
+    return out
+
+
+def reset(run_dir: Path) -> None:
+    """Forget every rubric grade of a run directory (``--fresh``)."""
+    for name in (SCORES_FILE, JUDGE_SKIPS_FILE, PASS_FILE):
+        (run_dir / name).unlink(missing_ok=True)
+    for folder in run_dirs(run_dir):
+        (folder / RUN_JUDGE_FILE).unlink(missing_ok=True)
+        clear_judge_cost(folder, "rubric")
+
+
+def judge_run_dir(
+    run_dir: str | Path,
+    options: JudgeOptions,
+    *,
+    base_url: str,
+    api_key: str,
+    endpoint_kind: str = "",
+    log: Log = stderr_log,
+) -> JudgeReport:
+    """Grade every gradeable run of ``run_dir`` that the ledger does not have yet.
+
+    Args:
+        run_dir: a week's output folder (made by ``skillbench generate``).
+        options: judge model, samples, fresh/resume, concurrency, plugin arm, seed, retries.
+        base_url: the Messages endpoint.
+        api_key: its key.
+        endpoint_kind: ``simulated`` or ``real`` (recorded).
+        log: where progress lines go.
+
+    Returns:
+        What the pass did (also merged into ``RUN_DIR/judge.json``).
+
+    Raises:
+        LedgerConflict: an existing ledger from another judge model, protocol or layout (use ``fresh``).
+    """
+    run_dir = Path(run_dir)
+    if options.fresh:
+        reset(run_dir)
+    runs, skips = select_runs(run_dir, include_plugin=options.include_plugin)
+    ledger = ScoresLedger(run_dir)
+    existing = ledger.read()
+    _check_compatible(existing, options.judge_model, judge_prompt_sha(), ledger.path)
+    redo = set()
+    if options.retry_ungraded:
+        redo = {r["run_id"] for r in existing if r["verdict"] == "ungraded"}
+    done = ledger.resume({r.run_id: len(r.items) for r in runs}, drop=redo)
+    report = JudgeReport(options.judge_model, options.samples, len(runs), sum(r.run_id in done for r in runs), 0,
+                         0, 0, 0.0, {}, _now())
+    write_skips(run_dir, skips)
+
+    todo = [r for r in runs if r.run_id not in done]
+    random.Random(f"judge-order:{options.seed}").shuffle(todo)  # no arm or model is graded first
+    if options.limit is not None:
+        todo = todo[: options.limit]
+    log(f"judge: {len(runs)} gradeable runs with an answer, {report.already} already graded, {len(todo)} to grade "
+        f"({options.judge_model}, {options.samples} sample{'s' if options.samples > 1 else ''}); "
+        f"{len(skips)} not gradeable")
+
+    client = JudgeClient(base_url, api_key, options.judge_model, max_retries=options.max_retries,
+                         timeout=options.timeout)
+    judge = RubricJudge(client, seed=options.seed)
+    spent = [0.0]
+    lock = threading.Lock()
+
+    def work(run: RunAnswer) -> None:
+        grading = judge.grade(run, options.samples)
+        atomic_write_json(run.folder / RUN_JUDGE_FILE, grading.to_json())
+        record_judge_cost(run.folder, "rubric", grading.cost_usd)
+        ledger.append(score_rows(run, grading))  # the commit point: after this the run is graded
+        with lock:
+            spent[0] += grading.cost_usd
+            report.graded += 1
+
+    from tqdm.auto import tqdm
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool, \
+                tqdm(total=len(todo), desc="judge", unit="run", file=sys.stderr, disable=not todo) as bar:
+            for future in [pool.submit(work, r) for r in todo]:
+                future.result()
+                bar.update(1)
+    finally:
+        client.close()
+
+    final = ledger.resume({r.run_id: len(r.items) for r in runs})
+    failed = _failed_runs({k: v for k, v in final.items() if k in {r.run_id for r in runs}},
+                          {r.run_id: r.folder for r in runs})
+    write_skips(run_dir, [*skips, *failed])
+    report.skipped = len({s.run_id for s in [*skips, *failed]})
+    report.ungraded_items = sum(r["verdict"] == "ungraded" for g in final.values() for r in g)
+    report.cost_usd = spent[0]
+    evidence = evidence_summary(run_dir)
+    report.evidence = {row.judge_model: {k: (None if isinstance(v, float) and v != v else v)
+                                         for k, v in row._asdict().items() if k != "judge_model"}
+                       for row in evidence.itertuples(index=False)}
+    report.finished = _now()
+    _write_pass(run_dir, report, runs, options, endpoint_kind)
+    return report
+
+
+def _check_compatible(rows: Sequence[Mapping[str, str]], judge_model: str, prompt_sha: str, path: Path) -> None:
+    models = {r["judge_model"] for r in rows if r["judge_model"]}
+    shas = {r["judge_prompt_sha"] for r in rows if r["judge_prompt_sha"]}
+    if models - {judge_model}:
+        raise LedgerConflict(f"{path} was graded by {', '.join(sorted(models))}, not {judge_model}; one ledger holds "
+                          "one judge — pass --fresh to start over (or use the same --judge-model)")
+    if shas - {prompt_sha}:
+        raise LedgerConflict(f"{path} was graded with another judge protocol ({', '.join(sorted(shas))}, now "
+                          f"{prompt_sha}); pass --fresh to grade again with this one")
+
+
+def _write_pass(run_dir: Path, report: JudgeReport, runs: Sequence[RunAnswer], options: JudgeOptions,
+                endpoint_kind: str) -> None:
+    path = run_dir / PASS_FILE
+    old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    costs = []
+    for r in runs:
+        f = r.folder / JUDGE_COST_FILE
+        if f.is_file():
+            costs.append(float(f.read_text().strip() or 0))
+    passes = [*old.get("passes", []), {
+        "started": report.started, "finished": report.finished, "graded": report.graded, "already": report.already,
+        "samples": options.samples, "seed": options.seed, "cost_usd": round(report.cost_usd, 8),
+        "retry_ungraded": options.retry_ungraded, "endpoint": endpoint_kind,
+    }]
+    atomic_write_json(path, {
+        "judge_model": options.judge_model,
+        "judge_prompt_sha": judge_prompt_sha(),
+        "samples": options.samples,
+        "include_plugin": options.include_plugin,
+        "order": f"runs shuffled with random.Random('judge-order:{options.seed}'); each call's rubric order "
+                 "seed is in the run's judge.json",
+        "rubric_sha": {r.prompt: r.rubric_sha for r in sorted(runs, key=lambda r: r.prompt)},
+        "runs_gradeable": report.planned,
+        "ungraded_items": report.ungraded_items,
+        "skipped_runs": report.skipped,
+        "evidence": report.evidence,
+        "judge_cost_usd": round(sum(costs), 8),
+        "passes": passes,
+    })

@@ -1,0 +1,68 @@
+"""The run directory's contract: every file name (:mod:`~skillbench.ledgers.files`), every column list
+(:mod:`~skillbench.ledgers.columns`), typed readers, the append-only ledger, atomic writes, run keys and the
+reconciliation rule.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from skillbench._exports import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys((
+        "read_manifest", "read_scores", "read_scores_frame", "read_pairs", "read_judge_skips",
+        "read_reconciliation", "read_judge_costs", "read_site_base", "load_week", "WeekLedgers",
+        "LedgerError", "week_run_key", "empty_scores", "parse_timestamps", "format_timestamp",
+        "reconcile_from_plan"
+    ), "readers"),
+    **dict.fromkeys(("Reconciliation", "reconcile_runs",), "reconciliation"),
+    **dict.fromkeys(("AppendLedger", "LedgerConflict", "csv_text",), "append"),
+    **dict.fromkeys(("atomic_write_text", "atomic_write_json",), "atomic"),
+    **dict.fromkeys(("check_run_key", "RunKeyError", "utc_run_key", "RUN_KEY_RE",), "keys"),
+}
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "load_run": ("skillbench.ledgers.readers", "load_week"),
+    "RunLedgers": ("skillbench.ledgers.readers", "WeekLedgers"),
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _DEPRECATED)
+
+if TYPE_CHECKING:  # static analysers and IDEs see the real imports
+    from skillbench.ledgers.append import (
+        AppendLedger,
+        LedgerConflict,
+        csv_text,
+    )
+    from skillbench.ledgers.atomic import (
+        atomic_write_json,
+        atomic_write_text,
+    )
+    from skillbench.ledgers.keys import (
+        RUN_KEY_RE,
+        RunKeyError,
+        check_run_key,
+        utc_run_key,
+    )
+    from skillbench.ledgers.readers import (
+        LedgerError,
+        WeekLedgers,
+        empty_scores,
+        format_timestamp,
+        load_week,
+        parse_timestamps,
+        read_judge_costs,
+        read_judge_skips,
+        read_manifest,
+        read_pairs,
+        read_reconciliation,
+        read_scores,
+        read_scores_frame,
+        read_site_base,
+        reconcile_from_plan,
+        week_run_key,
+    )
+    from skillbench.ledgers.reconciliation import (
+        Reconciliation,
+        reconcile_runs,
+    )

@@ -1,0 +1,51 @@
+"""The column lists of every ledger, declared once.
+
+``QDRANT_*`` lists are qdrant's columns in their order (their files load unchanged); the unprefixed list is the
+whole ledger as skillbench writes it: qdrant's columns first, then ours.
+"""
+
+from __future__ import annotations
+
+# manifest.csv: one row per run (signals writes it).
+QDRANT_MANIFEST_COLUMNS: tuple[str, ...] = (
+    "prompt", "skill_family", "skill_leaf", "model", "condition", "rep", "run_id", "exit_code", "skills_sha",
+    "timestamp", "skill_available", "skill_activation", "reached_leaf", "fetched_site", "fetched_count",
+    "model_snapshot", "cli_version", "total_cost_usd", "num_turns", "result_subtype", "budget_hit", "signals_ok",
+    "duration_ms",
+)
+OUR_MANIFEST_COLUMNS: tuple[str, ...] = (
+    "dormancy", "sandbox", "is_error", "terminal_reason", "denials", "attempts", "endpoint",
+)
+MANIFEST_COLUMNS: tuple[str, ...] = (*QDRANT_MANIFEST_COLUMNS, *OUR_MANIFEST_COLUMNS)
+# Our optional manifest columns and the value an absent column reads as (qdrant's runner only called the real API).
+MANIFEST_DEFAULTS: dict[str, object] = {
+    "dormancy": False, "sandbox": "", "is_error": False, "terminal_reason": "", "denials": 0, "attempts": 1,
+    "endpoint": "real",
+}
+
+# scores.csv: one row per graded rubric item (the judge appends it).
+QDRANT_SCORES_COLUMNS: tuple[str, ...] = (
+    "prompt", "skill", "model", "condition", "rep", "item_type", "item_text", "verdict", "credit", "contribution",
+    "contested", "evidence_quote",
+)
+OUR_SCORES_COLUMNS: tuple[str, ...] = (
+    "run_id", "item_index", "judge_model", "samples", "evidence_verified", "rubric_sha", "judge_prompt_sha",
+)
+SCORES_COLUMNS: tuple[str, ...] = (*QDRANT_SCORES_COLUMNS, *OUR_SCORES_COLUMNS)
+
+# pairs.csv: one row per (prompt, model, rep) (the pairwise judge appends it).
+PAIRS_COLUMNS: tuple[str, ...] = (
+    "run_key", "skill_family", "prompt", "model", "rep", "winner_ab", "winner_ba", "outcome", "judge_model", "error",
+)
+
+# judge-skips.csv
+JUDGE_SKIPS_COLUMNS: tuple[str, ...] = ("run_id", "reason")
+
+# scorecard-history.csv: one row per run key × model.
+QDRANT_HISTORY_COLUMNS: tuple[str, ...] = (
+    "run_key", "window_end", "model", "must_lift", "must_lift_se", "composite_lift", "cost_delta", "turns_delta",
+)
+HISTORY_COLUMNS: tuple[str, ...] = (*QDRANT_HISTORY_COLUMNS, "endpoint")
+
+# The key of one run in the ledgers that do not carry its run id (qdrant's).
+RUN_KEYS: tuple[str, ...] = ("prompt", "model", "condition", "rep")

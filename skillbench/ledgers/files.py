@@ -1,0 +1,50 @@
+"""Every file name of a suite, a run directory and a report, declared once.
+
+A run directory (``SUITE_DIR/weekly/<run_key>/``) holds the week's ledgers at its top and one sub-folder per
+run, named by run id. ARCHITECTURE.md lists which stage writes and which reads each file.
+"""
+
+from __future__ import annotations
+
+# -- a suite --------------------------------------------------------------------------------------------------
+PROMPTS_DIR = "test-prompts"  # SUITE_DIR/test-prompts/<name>.json
+CONFIG_FILE = "skillbench.toml"  # SUITE_DIR/skillbench.toml
+SKILL_FILE = "SKILL.md"
+WEEKLY_DIR = "weekly"  # SUITE_DIR/weekly/<run_key>/ and the history beside the weeks
+HISTORY_FILE = "scorecard-history.csv"
+
+# -- a run directory (one week) -----------------------------------------------------------------------------
+PLAN_FILE = "plan.csv"  # generate: every planned run, written before the first run
+RUN_FILE = "run.json"  # generate: the week's run key, seed, matrix
+TRUTH_FILE = "truth.csv"  # generate (sim): the simulation's answer key
+RETRIES_FILE = "retries.json"  # generate: retried runs and stopped legs
+RECONCILIATION_FILE = "reconciliation.json"  # generate: every planned run accounted for
+MANIFEST_FILE = "manifest.csv"  # signals: one row per run
+SCORES_FILE = "scores.csv"  # judge: one row per graded rubric item
+JUDGE_SKIPS_FILE = "judge-skips.csv"  # judge: gradeable runs that were not graded, and why
+PASS_FILE = "judge.json"  # judge: the passes' provenance
+PAIRS_FILE = "pairs.csv"  # judge-pairs: one row per (prompt, model, rep)
+CALIBRATION_FILE = "calibration.csv"  # calibrate: agreement statistics
+CALIBRATION_GRADES_FILE = "calibration-grades.csv"  # calibrate: every grading, tidy
+CALIBRATION_MD = "calibration.md"  # calibrate: the report
+LABELS_FILE = "labels.csv"  # labels export: the sheet people fill in
+SCORECARD_FILE = "scorecard.md"  # scorecard
+
+# -- a run folder (RUN_DIR/<run_id>/) -------------------------------------------------------------------------
+METADATA_FILE = "metadata.json"  # generate: the run's identity and settings
+TEST_PROMPT_FILE = "test-prompt.json"  # generate: the prompt file as run
+TRANSCRIPT_FILE = "transcript.jsonl"  # the CLI's stream-json output
+STDERR_FILE = "stderr.txt"  # the CLI's stderr
+RUN_JUDGE_FILE = "judge.json"  # judge: every call of that run
+JUDGE_COST_FILE = "judge_cost.txt"  # judge: the run's judge spend in USD, the sum of the parts below
+COST_PARTS_FILE = "judge_cost.json"  # judge: spend per judge (rubric, pairs)
+
+# -- folders generation keeps beside the runs ---------------------------------------------------------------
+ASIDE_DIR = "_aside"  # partial run folders moved aside on resume
+TMP_PREFIX = ".tmp-"  # a run folder being written
+
+# -- a report (reports/<run_key>/) --------------------------------------------------------------------------
+STATE_FILE = "weekly.json"
+INDEX_FILE = "index.html"
+SCORECARD_HTML = "scorecard.html"
+CALIBRATION_HTML = "calibration.html"

@@ -1,0 +1,468 @@
+"""Read a run directory's ledgers into typed pandas DataFrames.
+
+A run directory (``RUN_DIR``, qdrant's ``evals/weekly/<run_key>/``) holds the ledgers at its top and one
+sub-folder per run, named by run id. Every reader returns a tidy DataFrame with fixed columns and dtypes, and
+raises :class:`LedgerError` with one line that names the file, the column and the bad value when the input is
+malformed.
+
+Files read:
+
+``manifest.csv`` (required)
+    One row per run: qdrant's 23 columns in their order (``prompt, skill_family, skill_leaf, model, condition,
+    rep, run_id, exit_code, skills_sha, timestamp, skill_available, skill_activation, reached_leaf,
+    fetched_site, fetched_count, model_snapshot, cli_version, total_cost_usd, num_turns, result_subtype,
+    budget_hit, signals_ok, duration_ms``), then optionally ours: ``dormancy`` (default false), ``sandbox``
+    (default empty), ``is_error`` (default false), ``terminal_reason`` (default empty), ``denials``
+    (default 0), ``attempts`` (default 1) and ``endpoint``. qdrant's runner has no simulated endpoint, so a
+    manifest *without* an ``endpoint`` column comes from the real API and reads ``real``; an empty cell in a
+    present column reads ``unknown`` (never compared with real weeks).
+
+``scores.csv`` (optional; absent means nothing graded yet)
+    One row per graded rubric item: qdrant's 12 columns (``prompt, skill, model, condition, rep, item_type,
+    item_text, verdict, credit, contribution, contested, evidence_quote``), then optionally ours: ``run_id,
+    item_index, judge_model, samples, evidence_verified, rubric_sha, judge_prompt_sha``. A verdict of
+    ``ungraded`` (ours), ``PARSE_ERROR`` (qdrant's) or empty carries no credit and is excluded from scoring.
+
+``judge-skips.csv`` (optional)
+    ``run_id, reason``: runs the judge did not grade, and why.
+
+``reconciliation.json`` (optional; written by generation)
+    Every planned run accounted for::
+
+        {
+          "run_key": "20260808",           # optional
+          "expected": 208,                 # runs in plan.csv
+          "observed": 208,                 # run sub-folders found
+          "written": 208,                  # manifest rows
+          "missing": ["<run_id>", ...],    # planned, no run folder / no manifest row
+          "unexpected": ["<run_id>", ...], # a run folder or row that is not in the plan
+          "duplicate": ["<run_id>", ...],  # a run id seen more than once
+          "capped": ["<run_id>", ...],     # planned, not started: --max-total-usd was reached
+          "complete": true
+        }
+
+    Generation may add ``unwritten`` (run folder without a manifest row), ``limited`` (kept out by ``--limit``),
+    ``not_started`` (run ids) and ``stopped_legs`` (``"model|condition"`` stopped as a systemic failure); other
+    extra keys are kept and ignored. A week is complete only when ``complete`` is true *and* every one of these
+    lists is empty (fail closed when the two disagree).
+
+``pairs.csv`` (optional; the pairwise judge)
+    ``run_key, skill_family, prompt, model, rep, winner_ab, winner_ba, outcome, judge_model, error``;
+    ``outcome`` is ``W``, ``T`` or ``L`` for the with-skill arm, empty only when ``error`` says why.
+
+``<run_id>/judge_cost.txt`` (optional, per run sub-folder)
+    The judge's spend on that run in USD, a single number.
+
+``<run_id>/metadata.json`` (optional)
+    Only ``suite_site_base`` (else ``site_base``) is read here, to name the published site in the lift caveat.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import numpy as np
+import pandas as pd
+from pydantic import ValidationError
+
+from skillbench.ledgers.columns import (
+    JUDGE_SKIPS_COLUMNS,
+    MANIFEST_DEFAULTS,
+    PAIRS_COLUMNS,
+    QDRANT_MANIFEST_COLUMNS,
+    QDRANT_SCORES_COLUMNS,
+    RUN_KEYS,
+    SCORES_COLUMNS,
+)
+from skillbench.ledgers.files import (
+    JUDGE_COST_FILE,
+    JUDGE_SKIPS_FILE,
+    MANIFEST_FILE,
+    METADATA_FILE,
+    PAIRS_FILE,
+    PLAN_FILE,
+    RECONCILIATION_FILE,
+    RUN_FILE,
+    SCORES_FILE,
+)
+from skillbench.ledgers.reconciliation import Reconciliation, reconcile_runs
+from skillbench.vocab import ENDPOINT_UNKNOWN, ITEM_TYPES, LIFT_ARMS, OUTCOMES, UNGRADED_VERDICTS, VERDICTS
+
+_MANIFEST_INT = ("exit_code", "skill_available", "reached_leaf", "fetched_site", "fetched_count", "budget_hit",
+                 "signals_ok", "denials", "attempts")
+_MANIFEST_FLOAT = ("total_cost_usd", "num_turns", "duration_ms")
+_MANIFEST_BOOL = ("dormancy", "is_error")
+_TRUE = frozenset({"1", "true", "True", "TRUE", "yes"})
+_FALSE = frozenset({"0", "false", "False", "FALSE", "no", ""})
+
+
+class LedgerError(ValueError):
+    """A ledger file that cannot be read; the message names the file, the column and the bad value."""
+
+
+def week_run_key(run_dir: str | Path) -> str:
+    """A week's run key: ``run.json``'s (written by generate), else the folder's name (qdrant's layout)."""
+    run_dir = Path(run_dir).resolve()
+    path = run_dir / RUN_FILE
+    if path.is_file():
+        try:
+            return str(json.loads(path.read_text(encoding="utf-8")).get("run_key") or run_dir.name)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise LedgerError(f"{path}: not JSON: {exc}") from exc
+    return run_dir.name
+
+
+@dataclass
+class WeekLedgers:
+    """Everything a scorecard reads from one run directory."""
+
+    run_dir: Path
+    manifest: pd.DataFrame
+    scores: pd.DataFrame
+    judge_skips: pd.DataFrame
+    reconciliation: Reconciliation | None = None
+    pairs: pd.DataFrame | None = None
+    judge_costs: pd.Series = field(default_factory=lambda: pd.Series(dtype=float, name="judge_cost_usd"))
+    site_base: str | None = None
+
+    @property
+    def run_key(self) -> str:
+        """The run key: the reconciliation's when it has one, else :func:`week_run_key`."""
+        if self.reconciliation is not None and self.reconciliation.run_key:
+            return self.reconciliation.run_key
+        return week_run_key(self.run_dir)
+
+    @property
+    def site_host(self) -> str | None:
+        """Host of the published skills site the runs could reach (``skills.qdrant.tech``), when known."""
+        if not self.site_base:
+            return None
+        return urlsplit(self.site_base).netloc or self.site_base
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise LedgerError(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from exc
+    except pd.errors.EmptyDataError as exc:
+        raise LedgerError(f"{path}: empty file (expected a header row)") from exc
+
+
+def _require(df: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise LedgerError(f"{path}: missing column(s) {', '.join(missing)} (have: {', '.join(df.columns)})")
+
+
+def _bad(path: Path, df: pd.DataFrame, column: str, mask: pd.Series, expected: str) -> LedgerError:
+    pos = int(np.flatnonzero(mask.to_numpy())[0])
+    value = df[column].iloc[pos]
+    # +2: the header is line 1 and rows count from 0.
+    return LedgerError(f"{path}: column {column!r}, row {pos + 2}: {value!r} is not {expected}")
+
+
+def _nonblank(raw: pd.Series, mask: pd.Series) -> pd.Series:
+    """Within ``mask``, the cells that are not empty or whitespace (only those cells are stripped: fast)."""
+    out = pd.Series(False, index=raw.index)
+    mask = mask & raw.ne("")
+    if mask.any():
+        out[mask] = raw[mask].str.strip().ne("").to_numpy()
+    return out
+
+
+def _to_float(df: pd.DataFrame, column: str, path: Path, *, allow_empty: bool = True) -> pd.Series:
+    raw = df[column]
+    num = pd.to_numeric(raw, errors="coerce").astype(float)  # tolerates surrounding whitespace
+    missing = num.isna()
+    bad = _nonblank(raw, missing) if allow_empty else missing
+    if bad.any():
+        raise _bad(path, df, column, bad, "a number")
+    return num
+
+
+def _to_int(df: pd.DataFrame, column: str, path: Path, *, allow_empty: bool = True) -> pd.Series:
+    num = _to_float(df, column, path, allow_empty=allow_empty)
+    frac = num.notna() & (num != np.floor(num.fillna(0)))
+    if frac.any():
+        raise _bad(path, df, column, frac, "an integer")
+    return num.astype("Int64") if allow_empty else num.astype("int64")
+
+
+def _clean_flags(raw: pd.Series, known: frozenset[str] = _TRUE | _FALSE) -> pd.Series:
+    """The column with stray whitespace removed from the cells that are not already a known value."""
+    odd = ~raw.isin(known)
+    if not odd.any():
+        return raw
+    out = raw.copy()
+    out[odd] = raw[odd].str.strip()
+    return out
+
+
+def _to_bool(df: pd.DataFrame, column: str, path: Path) -> pd.Series:
+    raw = _clean_flags(df[column])
+    bad = ~raw.isin(_TRUE | _FALSE)
+    if bad.any():
+        raise _bad(path, df, column, bad, "a boolean (0/1/true/false)")
+    return raw.isin(_TRUE)
+
+
+def read_manifest(path: str | Path) -> pd.DataFrame:
+    """Read ``manifest.csv``: one typed row per run.
+
+    Integer signals (``exit_code``, ``budget_hit``, …) are nullable ``Int64`` (empty when the transcript was
+    missing); costs, turns and durations are floats (``NaN`` when empty); ``dormancy`` and ``is_error`` are
+    booleans; ``started_at`` is the parsed ``timestamp`` (UTC) added for timing.
+
+    Raises:
+        LedgerError: the file is absent or unreadable, a qdrant column is missing, or a value is ill-typed.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise LedgerError(f"{path}: not found (a run directory needs {MANIFEST_FILE}; run `skillbench signals`)")
+    raw = _read_csv(path)
+    _require(raw, path, QDRANT_MANIFEST_COLUMNS)
+    df = raw.copy()
+    has_endpoint = "endpoint" in raw.columns
+    for column, default in MANIFEST_DEFAULTS.items():
+        if column not in df.columns:
+            df[column] = "1" if default is True else "0" if default is False else str(default)
+    for column in _MANIFEST_INT:
+        df[column] = _to_int(df, column, path)
+    df["rep"] = _to_int(df, "rep", path, allow_empty=False)
+    for column in _MANIFEST_FLOAT:
+        df[column] = _to_float(df, column, path)
+    for column in _MANIFEST_BOOL:
+        df[column] = _to_bool(df, column, path)
+    for column in ("prompt", "model", "condition", "run_id"):
+        empty = ~_nonblank(df[column], pd.Series(True, index=df.index))
+        if empty.any():
+            raise _bad(path, df, column, empty, "a non-empty value")
+    if has_endpoint:
+        df["endpoint"] = df["endpoint"].str.strip().replace("", ENDPOINT_UNKNOWN)
+    df["started_at"] = parse_timestamps(df["timestamp"])
+    bad_ts = _nonblank(df["timestamp"], df["started_at"].isna())
+    if bad_ts.any():
+        raise _bad(path, df, "timestamp", bad_ts, "a UTC timestamp (20260808T073023Z or ISO 8601)")
+    return df
+
+
+def parse_timestamps(values: pd.Series) -> pd.Series:
+    """Parse qdrant's compact ``20260808T073023Z`` stamps, falling back to ISO 8601; ``NaT`` when empty."""
+    compact = pd.to_datetime(values, format="%Y%m%dT%H%M%SZ", errors="coerce", utc=True)
+    rest = _nonblank(values, compact.isna())
+    if rest.any():
+        compact = compact.where(~rest, pd.to_datetime(values.where(rest), format="ISO8601", errors="coerce",
+                                                      utc=True))
+    return compact
+
+
+def format_timestamp(ts: pd.Timestamp) -> str:
+    """Render a UTC timestamp in qdrant's compact form, ``20260808T081641Z``."""
+    return ts.tz_convert("UTC").strftime("%Y%m%dT%H%M%SZ") if ts.tzinfo else ts.strftime("%Y%m%dT%H%M%SZ")
+
+
+def empty_scores() -> pd.DataFrame:
+    """A typed, empty scores ledger (a run directory that has not been judged yet)."""
+    return read_scores_frame(pd.DataFrame({c: pd.Series(dtype=str) for c in QDRANT_SCORES_COLUMNS}), Path(SCORES_FILE))
+
+
+def read_scores(path: str | Path) -> pd.DataFrame:
+    """Read ``scores.csv``: one typed row per rubric item.
+
+    ``credit`` and ``contribution`` are floats (``NaN`` for an ungraded item), ``contested`` a boolean,
+    ``rep`` an int, ``graded`` is added (false for ``ungraded``/``PARSE_ERROR``/empty verdicts).
+
+    Raises:
+        LedgerError: unreadable file, a missing qdrant column, an unknown item type, a credit that is not 0/1,
+            or a graded verdict without credit.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise LedgerError(f"{path}: not found")
+    return read_scores_frame(_read_csv(path), path)
+
+
+def read_scores_frame(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """Type a scores ledger already read as strings (see :func:`read_scores`)."""
+    _require(raw, path, QDRANT_SCORES_COLUMNS)
+    df = raw.copy()
+    absent = [c for c in SCORES_COLUMNS if c not in df.columns]
+    for column in absent:
+        df[column] = ""
+    df["rep"] = _to_int(df, "rep", path, allow_empty=False)
+    bad_type = ~df["item_type"].isin(ITEM_TYPES)
+    if bad_type.any():
+        raise _bad(path, df, "item_type", bad_type, "one of must/bonus/avoid")
+    df["verdict"] = _clean_flags(df["verdict"], VERDICTS)
+    df["credit"] = _to_float(df, "credit", path)
+    df["contribution"] = _to_float(df, "contribution", path)
+    bad_credit = df["credit"].notna() & ~df["credit"].isin([0.0, 1.0])
+    if bad_credit.any():
+        raise _bad(path, df, "credit", bad_credit, "0 or 1")
+    ungraded = df["verdict"].isin(UNGRADED_VERDICTS)
+    no_credit = ~ungraded & df["credit"].isna()
+    if no_credit.any():
+        raise _bad(path, df, "credit", no_credit, "a credit for a graded verdict")
+    df["graded"] = ~ungraded & df["credit"].notna()
+    df["contested"] = ~_clean_flags(df["contested"]).isin(_FALSE)
+    for column in ("item_index", "samples"):
+        # qdrant's ledger has neither column: skip parsing a million empty cells.
+        df[column] = (pd.Series(pd.NA, index=df.index, dtype="Int64") if column in absent
+                      else _to_int(df, column, path))
+    ev = _clean_flags(df["evidence_verified"])
+    bad_ev = ~ev.isin(_TRUE | _FALSE)
+    if bad_ev.any():
+        raise _bad(path, df, "evidence_verified", bad_ev, "a boolean (0/1/true/false) or empty")
+    # Empty means "not checked" (qdrant's ledger); only an explicit false is a hallucinated-evidence flag.
+    verified = pd.Series(pd.NA, index=df.index, dtype="boolean")
+    verified[ev.isin(_TRUE)] = True
+    verified[ev.isin(_FALSE - {""})] = False
+    df["evidence_verified"] = verified
+    return df
+
+
+def read_judge_skips(path: str | Path) -> pd.DataFrame:
+    """Read ``judge-skips.csv`` (``run_id, reason``); an absent file is an empty frame."""
+    path = Path(path)
+    if not path.is_file():
+        return pd.DataFrame({c: pd.Series(dtype=str) for c in JUDGE_SKIPS_COLUMNS})
+    df = _read_csv(path)
+    _require(df, path, JUDGE_SKIPS_COLUMNS)
+    return df[list(JUDGE_SKIPS_COLUMNS)].copy()
+
+
+def read_reconciliation(path: str | Path) -> Reconciliation | None:
+    """Read ``reconciliation.json``; ``None`` when the file is absent (qdrant's runner writes none).
+
+    Raises:
+        LedgerError: not JSON, or a field is missing or ill-typed.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise LedgerError(f"{path}: not JSON: {exc}") from exc
+    try:
+        return Reconciliation.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise LedgerError(f"{path}: field {where!r}: {err['msg']}") from exc
+
+
+def read_pairs(path: str | Path) -> pd.DataFrame | None:
+    """Read ``pairs.csv`` from the pairwise judge; ``None`` when absent.
+
+    Raises:
+        LedgerError: a missing column, a non-integer rep, or an outcome other than W/T/L without an error.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+    raw = _read_csv(path)
+    _require(raw, path, PAIRS_COLUMNS)
+    df = raw.copy()
+    df["rep"] = _to_int(df, "rep", path, allow_empty=False)
+    df["outcome"] = df["outcome"].str.strip()
+    df["error"] = df["error"].str.strip()
+    bad = ~df["outcome"].isin(OUTCOMES) & ~((df["outcome"] == "") & (df["error"] != ""))
+    if bad.any():
+        raise _bad(path, df, "outcome", bad, "W, T or L (empty only with an error)")
+    return df
+
+
+def read_judge_costs(run_dir: str | Path) -> pd.Series:
+    """Judge spend per run from ``RUN_DIR/<run_id>/judge_cost.txt``, indexed by run id (empty when none).
+
+    Raises:
+        LedgerError: a ``judge_cost.txt`` that is not a single number.
+    """
+    costs: dict[str, float] = {}
+    for path in sorted(Path(run_dir).glob(f"*/{JUDGE_COST_FILE}")):
+        text = path.read_text(encoding="utf-8").strip()
+        try:
+            costs[path.parent.name] = float(text)
+        except ValueError as exc:
+            raise LedgerError(f"{path}: {text[:40]!r} is not a number of USD") from exc
+    return pd.Series(costs, dtype=float, name="judge_cost_usd")
+
+
+def read_site_base(run_dir: str | Path) -> str | None:
+    """The published site base recorded in the first run's ``metadata.json``, if any."""
+    for path in sorted(Path(run_dir).glob(f"*/{METADATA_FILE}")):
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if not isinstance(meta, dict):
+            continue
+        # The suite's published base names the site people know; a simulated week also records its local one.
+        value = meta.get("suite_site_base") or meta.get("site_base")
+        if value:
+            return str(value)
+    return None
+
+
+def load_week(run_dir: str | Path) -> WeekLedgers:
+    """Read every ledger of a run directory.
+
+    Raises:
+        LedgerError: a malformed ledger (the message names file and column), or no ``manifest.csv``.
+    """
+    run_dir = Path(run_dir).resolve()  # "." must still name the week
+    scores_path = run_dir / SCORES_FILE
+    manifest = read_manifest(run_dir / MANIFEST_FILE)
+    reconciliation = read_reconciliation(run_dir / RECONCILIATION_FILE)
+    if reconciliation is None:
+        reconciliation = reconcile_from_plan(run_dir, manifest)
+    scores = read_scores(scores_path) if scores_path.is_file() else empty_scores()
+    pairs = read_pairs(run_dir / PAIRS_FILE)
+    return WeekLedgers(
+        run_dir=run_dir,
+        manifest=manifest,
+        scores=_runs_in_manifest(scores, manifest),
+        judge_skips=read_judge_skips(run_dir / JUDGE_SKIPS_FILE),
+        reconciliation=reconciliation,
+        pairs=_pairs_in_manifest(pairs, manifest) if pairs is not None else None,
+        judge_costs=read_judge_costs(run_dir),
+        site_base=read_site_base(run_dir),
+    )
+
+
+def _runs_in_manifest(scores: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
+    """Grades of runs the manifest no longer lists (a deleted run folder) must not count."""
+    if scores.empty:
+        return scores
+    listed = pd.MultiIndex.from_frame(manifest[list(RUN_KEYS)].astype(str))
+    mask = pd.MultiIndex.from_frame(scores[list(RUN_KEYS)].astype(str)).isin(listed)
+    return scores[mask].reset_index(drop=True)
+
+
+def _pairs_in_manifest(pairs: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
+    """Pairs whose no-skill or with-skill run is no longer in the manifest do not vote."""
+    keys = ["prompt", "model", "rep"]
+    arms = manifest[manifest["condition"].isin(LIFT_ARMS)].astype({k: str for k in keys})
+    both = arms.groupby(keys)["condition"].nunique().eq(2)
+    listed = both[both].index
+    mask = pd.MultiIndex.from_frame(pairs[keys].astype(str)).isin(listed)
+    return pairs[mask].reset_index(drop=True)
+
+
+def reconcile_from_plan(run_dir: Path, manifest: pd.DataFrame) -> Reconciliation | None:
+    """Without ``reconciliation.json``, compare ``plan.csv`` (when there is one) with the manifest in memory.
+
+    qdrant's weeks have neither file and stay "complete"; a skillbench week that lost its reconciliation must not
+    read as a clean one.
+    """
+    plan_path = run_dir / PLAN_FILE
+    if not plan_path.is_file():
+        return None
+    planned = list(_read_csv(plan_path).get("run_id", pd.Series(dtype=str)))
+    written = list(manifest["run_id"].astype(str))
+    return reconcile_runs(planned, observed=sorted(set(written)), written=written, note="no reconciliation.json")

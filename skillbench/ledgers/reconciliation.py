@@ -1,0 +1,98 @@
+"""Reconciliation: every planned run accounted for, or the week says what is missing — one rule.
+
+``reconciliation.json`` (written by generation) compares three lists — planned (``plan.csv``), observed
+(finished run folders) and written (``manifest.csv`` rows) — and lists every run that is missing, unexpected,
+duplicated or unwritten, every run a ``--max-total-usd`` cap or ``--limit`` kept from starting, and every leg
+stopped as a systemic failure. Shape::
+
+    {"run_key": str, "expected": int, "observed": int, "written": int,
+     "missing": [run_id], "unexpected": [run_id], "duplicate": [run_id], "unwritten": [run_id],
+     "capped": [run_id], "limited": [run_id], "not_started": [run_id], "stopped_legs": ["model|condition"],
+     "accounted": bool,   # nothing unexplained (missing runs are all capped/limited/not started)
+     "complete": bool}    # accounted, and every planned run was run and written exactly once
+
+:func:`reconcile_runs` is the only place the rule is written: generation calls it on the run folders, and the
+scorecard calls it on ``plan.csv`` and the manifest when a week lost its ``reconciliation.json``. Other keys in
+the file are kept and ignored; a week is complete only when ``complete`` is true *and* every list is empty
+(fail closed when the two disagree).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Reconciliation(BaseModel):
+    """``reconciliation.json``: every planned run accounted for (see the module docstring for the shape)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    run_key: str | None = None
+    expected: int
+    observed: int
+    written: int
+    missing: list[str] = []
+    unexpected: list[str] = []
+    duplicate: list[str] = []
+    unwritten: list[str] = []
+    capped: list[str] = []
+    limited: list[str] = []
+    not_started: list[str] = []
+    stopped_legs: list[str] = []
+    accounted: bool | None = None
+    complete: bool
+
+    LISTS: ClassVar[tuple[str, ...]] = ("missing", "unexpected", "duplicate", "capped", "unwritten", "limited",
+                                        "not_started", "stopped_legs")
+
+    @property
+    def is_complete(self) -> bool:
+        """True only when the flag says so and nothing is listed (the two disagreeing fails closed)."""
+        return self.complete and not any(getattr(self, name) for name in self.LISTS)
+
+    def to_json(self) -> dict:
+        """The file's content, in the documented key order (extra keys such as ``note`` last)."""
+        return self.model_dump(exclude_none=True)
+
+
+def reconcile_runs(
+    planned: Iterable[str],
+    *,
+    observed: Iterable[str],
+    written: Iterable[str],
+    run_key: str | None = None,
+    capped: Iterable[str] = (),
+    limited: Iterable[str] = (),
+    not_started: Iterable[str] = (),
+    stopped_legs: Iterable[str] = (),
+    note: str | None = None,
+) -> Reconciliation:
+    """Account for every planned run.
+
+    Args:
+        planned: run ids of the plan.
+        observed: run ids whose run folder holds a finished run.
+        written: run ids of the manifest's rows, one per row (a repeated id is a duplicate).
+        run_key: the week's run key, recorded.
+        capped, limited, not_started: planned runs that were kept from starting, and why.
+        stopped_legs: ``model|condition`` legs stopped as a systemic failure.
+        note: recorded as an extra key (e.g. when the reconciliation was rebuilt from ``plan.csv``).
+    """
+    expected, observed, written = list(planned), list(observed), list(written)
+    explained = set(capped) | set(limited) | set(not_started)
+    missing = sorted(set(expected) - set(observed))
+    unexpected = sorted(set(observed) - set(expected))
+    duplicate = sorted(r for r, n in Counter(written).items() if n > 1)
+    unwritten = sorted(set(observed) - set(written))
+    stopped = sorted(stopped_legs)
+    accounted = set(missing) <= explained and not unexpected and not duplicate and not unwritten and not stopped
+    extra = {"note": note} if note else {}
+    return Reconciliation(
+        run_key=run_key, expected=len(expected), observed=len(observed), written=len(set(written)),
+        missing=missing, unexpected=unexpected, duplicate=duplicate, unwritten=unwritten, capped=sorted(capped),
+        limited=sorted(limited), not_started=sorted(not_started), stopped_legs=stopped, accounted=accounted,
+        complete=accounted and not missing, **extra)

@@ -1,0 +1,88 @@
+"""The scorecard: qdrant's scoring maths, lift statistics, dotnet's preference gate, the history and its noise band.
+
+:func:`write_scorecard` writes ``scorecard.md`` and upserts the history; :func:`scorecard_frames` hands a notebook
+the tidy DataFrames behind every table.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from skillbench._exports import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys((
+        "prompt_rep_scores", "prompt_scores", "cell_scores", "cost_cells", "cost_eligible",
+        "prompt_cost_deltas", "composite_score"
+    ), "scoring"),
+    **dict.fromkeys((
+        "lift_table", "paired_differences", "bootstrap_lift", "minimum_detectable_effect",
+        "uncertainty_table", "t_critical"
+    ), "stats"),
+    **dict.fromkeys(("preference_gate", "decide", "collapse_votes", "GateDecision",), "gate"),
+    **dict.fromkeys((
+        "read_history", "update_history", "write_history", "week_over_week", "WeekOverWeek",
+        "HistoryError"
+    ), "history"),
+    **dict.fromkeys(("within_noise", "between_noise", "threshold", "moved",), "noise"),
+    **dict.fromkeys(("ScorecardData", "compute_scorecard", "endpoint_kind",), "compute"),
+    **dict.fromkeys(("render_markdown",), "render"),
+    **dict.fromkeys((
+        "write_scorecard", "scorecard_frames", "ScorecardResult", "default_history_path"
+    ), "write"),
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # static analysers and IDEs see the real imports
+    from skillbench.scorecard.compute import (
+        ScorecardData,
+        compute_scorecard,
+        endpoint_kind,
+    )
+    from skillbench.scorecard.gate import (
+        GateDecision,
+        collapse_votes,
+        decide,
+        preference_gate,
+    )
+    from skillbench.scorecard.history import (
+        HistoryError,
+        WeekOverWeek,
+        read_history,
+        update_history,
+        week_over_week,
+        write_history,
+    )
+    from skillbench.scorecard.noise import (
+        between_noise,
+        moved,
+        threshold,
+        within_noise,
+    )
+    from skillbench.scorecard.render import (
+        render_markdown,
+    )
+    from skillbench.scorecard.scoring import (
+        cell_scores,
+        composite_score,
+        cost_cells,
+        cost_eligible,
+        prompt_cost_deltas,
+        prompt_rep_scores,
+        prompt_scores,
+    )
+    from skillbench.scorecard.stats import (
+        bootstrap_lift,
+        lift_table,
+        minimum_detectable_effect,
+        paired_differences,
+        t_critical,
+        uncertainty_table,
+    )
+    from skillbench.scorecard.write import (
+        ScorecardResult,
+        default_history_path,
+        scorecard_frames,
+        write_scorecard,
+    )

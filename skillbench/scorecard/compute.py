@@ -1,0 +1,289 @@
+"""The weekly scorecard: every number computed from a run directory's ledgers, rendered to ``scorecard.md``.
+
+qdrant's sections come in their order and with their table layout (padded GitHub-markdown columns, their
+number formats and labels), so their published scorecard and ours can be compared cell by cell. Ours are
+inserted beside the section they qualify: the lift's bootstrap CI and minimum detectable effect after the lift
+table, trigger health after activation, the preference gate after the avoid violations. A week whose
+reconciliation is incomplete says **INCOMPLETE** in its title; a week on the simulated endpoint says so too.
+
+Scope rules: plugin-arm runs never enter the lift (their cells appear in the per-cell table as telemetry);
+dormancy prompts are never lift-scored (they feed trigger health and the activation contract); held-out
+prompts are never run, so they never appear.
+
+Use :func:`write_scorecard` (what ``skillbench scorecard`` calls) or, in a notebook, :func:`scorecard_frames`
+for the tidy DataFrames behind every table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from skillbench.ledgers.readers import WeekLedgers, format_timestamp
+from skillbench.ledgers.reconciliation import Reconciliation
+from skillbench.scorecard import history as hist
+from skillbench.scorecard.gate import preference_gate
+from skillbench.scorecard.scoring import (
+    cell_scores,
+    cost_cells,
+    cost_eligible,
+    prompt_cost_deltas,
+    prompt_rep_scores,
+    prompt_scores,
+)
+from skillbench.scorecard.stats import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    lift_table,
+    paired_differences,
+    uncertainty_table,
+)
+from skillbench.signals import trigger
+from skillbench.signals.gradeability import skip_reason
+from skillbench.vocab import ENDPOINT_UNKNOWN, LIFT_ARMS, PLUGIN, REAL
+
+# Larger models first, as qdrant lists them; unknown labels follow alphabetically.
+MODEL_RANK = ("opus", "sonnet", "haiku")
+
+
+def order_models(models: Any) -> list[str]:
+    """Models in scorecard order: opus, sonnet, haiku families first, then the rest alphabetically."""
+    def rank(m: str) -> tuple[int, str]:
+        low = m.lower()
+        return next((i for i, k in enumerate(MODEL_RANK) if k in low), len(MODEL_RANK)), m
+
+    return sorted({str(m) for m in models}, key=rank)
+
+
+@dataclass
+class ScorecardData:
+    """Everything the scorecard shows, computed once; :meth:`frames` hands the tables to notebooks."""
+
+    run_key: str
+    endpoint: str
+    models: list[str]
+    reconciliation: Reconciliation | None
+    manifest: pd.DataFrame
+    scores: pd.DataFrame
+    prompt_reps: pd.DataFrame
+    prompts: pd.DataFrame
+    cells: pd.DataFrame
+    lift: pd.DataFrame
+    paired: pd.DataFrame
+    uncertainty: pd.DataFrame
+    history: pd.DataFrame
+    history_rows: pd.DataFrame
+    wow: hist.WeekOverWeek
+    activation: pd.DataFrame
+    activation_counts: dict[str, int]
+    self_served: pd.DataFrame
+    trigger_health: pd.DataFrame
+    avoid_violations: pd.DataFrame
+    gate: pd.DataFrame | None
+    coverage: pd.DataFrame
+    dropped: pd.DataFrame
+    spend: dict[str, Any]
+    timing: dict[str, Any]
+    health: dict[str, int | None]
+    provenance: dict[str, Any]
+    site_host: str | None
+    n_resamples: int
+    seed: int
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def incomplete(self) -> bool:
+        """The reconciliation exists and does not account for every planned run."""
+        return self.reconciliation is not None and not self.reconciliation.is_complete
+
+    @property
+    def title(self) -> str:
+        title = f"Weekly Skill Scorecard — {self.run_key}"
+        if self.endpoint != REAL:
+            title += f" — {self.endpoint} endpoint"
+        if self.incomplete:
+            title += " — INCOMPLETE"
+        return title
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """The tidy DataFrames behind the scorecard, by name."""
+        out = {
+            "prompt_reps": self.prompt_reps, "prompts": self.prompts, "cells": self.cells, "lift": self.lift,
+            "paired": self.paired, "uncertainty": self.uncertainty, "history": hist.numeric_history(self.history),
+            "week_over_week": self.wow.table, "activation": self.activation, "self_served": self.self_served,
+            "trigger_health": self.trigger_health, "avoid_violations": self.avoid_violations,
+            "coverage": self.coverage, "dropped": self.dropped,
+            "prompt_cost_deltas": prompt_cost_deltas(self.manifest),
+        }
+        out["gate"] = self.gate if self.gate is not None else pd.DataFrame()
+        return out
+
+
+def endpoint_kind(manifest: pd.DataFrame) -> str:
+    """The week's endpoint: ``real``, ``simulated``, …; ``mixed`` when runs disagree."""
+    kinds = sorted(set(manifest["endpoint"].astype(str)))
+    if not kinds:
+        return ENDPOINT_UNKNOWN
+    return kinds[0] if len(kinds) == 1 else "mixed"
+
+
+def _run_keys(df: pd.DataFrame) -> pd.MultiIndex:
+    return pd.MultiIndex.from_frame(df[["prompt", "model", "condition", "rep"]].astype(
+        {"rep": "int64"}).astype({"prompt": object, "model": object, "condition": object}))
+
+
+def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame) -> tuple[pd.DataFrame,
+                                                                                           pd.DataFrame]:
+    """Every run with its coverage status, and the dropped ones with their reasons."""
+    plugin_graded = bool(scores["condition"].eq(PLUGIN).any())
+    arms = set(LIFT_ARMS) | ({PLUGIN} if plugin_graded else set())
+    runs = manifest.copy()
+    runs["gradeable"] = ~runs["dormancy"] & runs["condition"].isin(arms)
+    keys = _run_keys(runs)
+    runs["graded"] = keys.isin(_run_keys(scores[scores["graded"]])) & runs["gradeable"]
+    with_rows = keys.isin(_run_keys(scores))
+    skip = runs["run_id"].map(skips.drop_duplicates("run_id").set_index("run_id")["reason"]) \
+        if not skips.empty else pd.Series(np.nan, index=runs.index)
+    # the judge's own rule for runs it never saw graded (qdrant's ledgers have no judge-skips.csv)
+    cols = ["budget_hit", "condition", "skill_available", "exit_code", "is_error"]
+    records = runs[cols].astype(object).where(runs[cols].notna(), None).to_dict("records")
+    rule = pd.Series([skip_reason(r) for r in records], index=runs.index, dtype=object)
+    fallback = np.select([with_rows, pd.Series(scores.empty, index=runs.index)],
+                         ["judge failed (every item ungraded)", "not graded yet (no scores.csv)"],
+                         "no gradeable answer")
+    inferred = rule.where(rule.notna(), pd.Series(fallback, index=runs.index))
+    runs["reason"] = skip.where(skip.notna() & (skip.astype(str) != ""), pd.Series(inferred, index=runs.index))
+    runs.loc[runs["graded"], "reason"] = ""
+    runs.loc[runs["dormancy"], "reason"] = "dormancy prompt (trigger health only)"
+    runs.loc[~runs["dormancy"] & ~runs["condition"].isin(arms), "reason"] = "telemetry arm (not graded)"
+    cov = runs[["run_id", "prompt", "model", "condition", "rep", "dormancy", "gradeable", "graded", "reason"]]
+    dropped = cov[cov["gradeable"] & ~cov["graded"]][["run_id", "prompt", "model", "condition", "reason"]]
+    return cov.reset_index(drop=True), dropped.reset_index(drop=True)
+
+
+def _avoid_violations(scores: pd.DataFrame) -> pd.DataFrame:
+    v = scores[scores["item_type"].eq("avoid") & scores["verdict"].eq("violated") & (scores["credit"] > 0)]
+    v = v.sort_values(["prompt", "model", "condition", "rep"], kind="stable")
+    return v[["prompt", "model", "condition", "rep", "item_text", "evidence_quote"]].reset_index(drop=True)
+
+
+def _spend(manifest: pd.DataFrame, scores: pd.DataFrame, judge_costs: pd.Series, graded_runs: pd.Series
+           ) -> dict[str, Any]:
+    cost = manifest["total_cost_usd"]
+    per_model = cost.groupby(manifest["model"]).sum(min_count=1).dropna().sort_index()
+    generation = float(cost.sum())
+    judge_models = sorted({str(m) for m in scores["judge_model"].dropna().unique()} - {""})
+    known = set(judge_costs.index)
+    lacking = int((~graded_runs.isin(known)).sum())
+    judge = float(judge_costs.sum()) if len(judge_costs) else None
+    return {"generation": generation, "per_model": per_model.to_dict(), "runs_without_cost": int(cost.isna().sum()),
+            "judge": judge, "judge_runs": len(judge_costs), "judge_lacking": lacking if judge is not None else None,
+            "graded_runs": len(graded_runs), "judge_models": judge_models,
+            "total": generation + judge if judge is not None else None}
+
+
+def _timing(manifest: pd.DataFrame) -> dict[str, Any]:
+    timed = manifest[manifest["duration_ms"].notna()]
+    dur = timed["duration_ms"]
+    out: dict[str, Any] = {"runs": len(timed)}
+    if timed.empty:
+        return out
+    out.update(compute_min=dur.sum() / 60000, mean_s=dur.mean() / 1000, median_s=dur.median() / 1000,
+               max_s=dur.max() / 1000)
+    started = timed["started_at"]
+    if started.notna().any():
+        ends = started + pd.to_timedelta(dur, unit="ms")
+        wall = (ends.max() - started.min()).total_seconds() / 60
+        out["wall_min"] = wall
+        out["speedup"] = out["compute_min"] / wall if wall > 0 else float("nan")
+    return out
+
+
+def _provenance(manifest: pd.DataFrame, scores: pd.DataFrame, models: list[str]) -> dict[str, Any]:
+    snaps = (manifest.assign(s=manifest["model_snapshot"].astype(str).str.strip())
+             .query("s != '' and s != 'MISSING_TRANSCRIPT'").groupby("model")["s"].agg(lambda s: sorted(set(s))))
+
+    def distinct(series: pd.Series) -> list[str]:
+        return sorted({str(v).strip() for v in series.dropna().unique()} - {""})
+
+    stamps = manifest["started_at"].dropna()
+    rubric = scores[scores["rubric_sha"].astype(str) != ""].groupby("prompt")["rubric_sha"].nunique()
+    return {
+        "snapshots": {m: snaps.get(m, []) for m in [*models, *sorted(set(snaps.index) - set(models))]},
+        "cli": distinct(manifest["cli_version"]), "skills": distinct(manifest["skills_sha"]),
+        "window": (format_timestamp(stamps.min()), format_timestamp(stamps.max())) if len(stamps) else None,
+        "judge_models": distinct(scores["judge_model"]), "judge_prompts": distinct(scores["judge_prompt_sha"]),
+        "rubric_hashes": int(scores["rubric_sha"].astype(str).replace("", np.nan).nunique()),
+        "rubric_changed": sorted(rubric[rubric > 1].index), "sandboxes": distinct(manifest["sandbox"]),
+    }
+
+
+def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = None, run_key: str | None = None,
+                      n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                      site: str | None = None) -> ScorecardData:
+    """Compute every table and figure of the scorecard (writes nothing).
+
+    Args:
+        ledgers: :func:`skillbench.ledgers.load_week` output.
+        history: the history read so far (:func:`skillbench.history.read_history`); this week is upserted into
+            a copy.
+        run_key: overrides the run key (default: reconciliation's, else the folder name).
+        n_resamples: bootstrap resamples.
+        seed: bootstrap seed.
+        site: host of the published skills site for the lift caveat (default: from the runs' metadata).
+    """
+    run_key = run_key or ledgers.run_key
+    manifest, scores = ledgers.manifest, ledgers.scores
+    dormant = set(manifest.loc[manifest["dormancy"], "prompt"])
+    scored_runs = manifest[~manifest["dormancy"]]
+    telemetry_scores = scores[~scores["prompt"].isin(dormant)]
+    prompt_reps = prompt_rep_scores(telemetry_scores)
+    prompts = prompt_scores(prompt_reps)
+    cells = cell_scores(prompts, cost_cells(scored_runs))
+    models = order_models(cells["model"]) if not cells.empty else order_models(manifest["model"])
+    lift_prompts = prompts[prompts["condition"].isin(LIFT_ARMS)]
+    lift = lift_table(lift_prompts, cells)
+    lift = lift.set_index("model").reindex(models).reset_index()
+    lift["n_pairs"] = lift["n_pairs"].fillna(0).astype(int)
+    paired = paired_differences(lift_prompts)
+    uncertainty = uncertainty_table(paired, n_resamples=n_resamples, seed=seed)
+    endpoint = endpoint_kind(manifest)
+    stamps = manifest["started_at"].dropna()
+    window_end = format_timestamp(stamps.max()) if len(stamps) else ""
+    # A model without a lift this week (nothing graded in both arms) gets no history row: history carries lifts.
+    rows = hist.history_rows(run_key, window_end, lift[lift["must_lift"].notna()], endpoint)
+    complete = ledgers.reconciliation is None or ledgers.reconciliation.is_complete
+    history = history if history is not None else hist.empty_history()
+    if complete:  # a partial week must not feed later weeks' noise floor
+        history = hist.upsert(history, rows)
+    wow = hist.week_over_week(history, run_key, lift, endpoint)
+    coverage, dropped = _coverage(manifest, scores, ledgers.judge_skips)
+    graded_ids = coverage.loc[coverage["graded"], "run_id"]
+    gate = (preference_gate(ledgers.pairs, manifest, reconciliation_complete=complete)
+            if ledgers.pairs is not None else None)
+    excluded = int((~cost_eligible(scored_runs)).sum())
+    health = {
+        "contested": int(scores["contested"].sum()), "ungraded": int((~scores["graded"]).sum()),
+        "budget_capped": int(manifest["budget_hit"].eq(1).sum()),
+        "unreliable": int((~manifest["signals_ok"].eq(1).fillna(False)).sum()), "cost_excluded": excluded,
+        "api_errors": int(manifest["is_error"].sum()), "retried": int(manifest["attempts"].gt(1).sum()),
+        "denials": int(manifest["denials"].gt(0).sum()),
+        # None when the judge never checked quotes (qdrant's ledger): "0 unverified" would overclaim.
+        "unverified_evidence": (int(scores["evidence_verified"].eq(False).sum())
+                                if scores["evidence_verified"].notna().any() else None),
+        "pair_errors": int(ledgers.pairs["error"].ne("").sum()) if ledgers.pairs is not None else 0,
+    }
+    return ScorecardData(
+        run_key=run_key, endpoint=endpoint, models=models, reconciliation=ledgers.reconciliation,
+        manifest=manifest, scores=scores, prompt_reps=prompt_reps, prompts=prompts, cells=cells, lift=lift,
+        paired=paired, uncertainty=uncertainty, history=history, history_rows=rows, wow=wow,
+        activation=trigger.activation_summary(manifest), activation_counts=trigger.activation_counts(manifest),
+        self_served=trigger.self_served_baseline(manifest), trigger_health=trigger.trigger_health(manifest),
+        avoid_violations=_avoid_violations(scores), gate=gate, coverage=coverage, dropped=dropped,
+        spend=_spend(manifest, scores, ledgers.judge_costs, graded_ids), timing=_timing(manifest), health=health,
+        provenance=_provenance(manifest, scores, models), site_host=site or ledgers.site_host,
+        n_resamples=n_resamples, seed=seed,
+    )

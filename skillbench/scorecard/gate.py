@@ -1,0 +1,171 @@
+"""The paired preference gate (dotnet/skills adapter policy), per skill family × model, from ``pairs.csv``.
+
+Each row of ``pairs.csv`` is one (prompt, model, rep) judged twice with positions swapped; its ``outcome`` is
+``W``/``T``/``L`` for the with-skill answer. The gate:
+
+1. collapses reps to **one vote per prompt** (a stimulus): the majority direction among the reps' wins and
+   losses (``W`` when wins outnumber losses, ``L`` when losses do, ``T`` on an even split — ties inside the
+   reps carry no direction), because repeated runs of one task are not independent tasks;
+2. counts ``n = W + T + L`` over the family's preference-eligible prompts (dormancy prompts never vote);
+3. runs an exact one-sided sign test on ``W`` vs ``L`` (``scipy.stats.binomtest``; ties are left out of the
+   test only), passing at ``p ≤ 0.05``, in the positive direction (``W > L``), with a net-win floor
+   ``(W − L)/n ≥ 0.20`` and an eligibility floor ``n ≥ 5``.
+
+States, checked in this order:
+
+* ``INVALID_INCONCLUSIVE (incomplete_reconciliation)`` — the week is not fully accounted for;
+* ``INVALID_INCONCLUSIVE (judge_errors)`` — a pairwise judge call failed (a judge outage is not a skill loss);
+* ``VALID_NO_CHANGE (activation_contract_failed)`` — a with-skill or plugin run of one of the family's dormancy
+  prompts activated the skill;
+* ``INVALID_INCONCLUSIVE (underpowered)`` — ``n < 5``;
+* ``VALID_NO_CHANGE (not_significant | no_positive_direction | net_win_below_floor)``;
+* ``VALID_PASS``.
+
+Evidence reads ``n=5; 4W/1T/0L; p=0.0625; net +80.0%``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+from scipy.stats import binomtest
+
+from skillbench.vocab import INVALID_INCONCLUSIVE, SKILLED_ARMS, VALID_NO_CHANGE, VALID_PASS
+
+ALPHA = 0.05
+NET_WIN_FLOOR = 0.20
+MIN_STIMULI = 5
+PREFERENCE_ARMS = SKILLED_ARMS  # the arms whose dormancy runs the activation contract reads
+
+GATE_COLUMNS = ["skill_family", "model", "state", "reason", "verdict", "n", "wins", "ties", "losses", "p_value",
+                "net_win", "judge_errors", "dormancy_activations", "evidence"]
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """The gate's decision for one record."""
+
+    state: str
+    reason: str
+    n: int
+    wins: int
+    ties: int
+    losses: int
+    p_value: float
+    net_win: float
+
+    @property
+    def verdict(self) -> str:
+        """``VALID_PASS`` or ``STATE (reason)``."""
+        return self.state if not self.reason else f"{self.state} ({self.reason})"
+
+    @property
+    def evidence(self) -> str:
+        """``n=5; 4W/1T/0L; p=0.0625; net +80.0%``."""
+        net = f"{self.net_win * 100:+.1f}%" if np.isfinite(self.net_win) else "n/a"
+        return f"n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p={self.p_value:.4g}; net {net}"
+
+
+@lru_cache(maxsize=4096)
+def sign_test_p(wins: int, losses: int) -> float:
+    """Exact one-sided sign test of wins against losses (ties excluded); 1.0 without a discordant vote."""
+    if wins + losses == 0:
+        return 1.0
+    return float(binomtest(wins, wins + losses, 0.5, alternative="greater").pvalue)
+
+
+def decide(wins: int, ties: int, losses: int, *, reconciliation_complete: bool = True, judge_errors: int = 0,
+           dormancy_activations: int = 0) -> GateDecision:
+    """Apply the gate to one W/T/L record of stimulus votes (see the module docstring for the order)."""
+    n = wins + ties + losses
+    p = sign_test_p(wins, losses)
+    net = (wins - losses) / n if n else float("nan")
+
+    def out(state: str, reason: str = "") -> GateDecision:
+        return GateDecision(state, reason, n, wins, ties, losses, p, net)
+
+    if not reconciliation_complete:
+        return out(INVALID_INCONCLUSIVE, "incomplete_reconciliation")
+    if judge_errors:
+        return out(INVALID_INCONCLUSIVE, "judge_errors")
+    if dormancy_activations:
+        return out(VALID_NO_CHANGE, "activation_contract_failed")
+    if n < MIN_STIMULI:
+        return out(INVALID_INCONCLUSIVE, "underpowered")
+    if p > ALPHA:
+        return out(VALID_NO_CHANGE, "not_significant")
+    if wins <= losses:
+        return out(VALID_NO_CHANGE, "no_positive_direction")
+    if net < NET_WIN_FLOOR:
+        return out(VALID_NO_CHANGE, "net_win_below_floor")
+    return out(VALID_PASS)
+
+
+def collapse_votes(pairs: pd.DataFrame) -> pd.DataFrame:
+    """One vote per (skill family, model, prompt): the majority direction of its reps, an even split a tie.
+
+    Args:
+        pairs: ``pairs.csv`` rows without judge errors.
+
+    Returns:
+        ``skill_family, model, prompt, reps, rep_wins, rep_losses, vote``.
+    """
+    keys = ["skill_family", "model", "prompt"]
+    g = pairs.assign(_w=pairs["outcome"].eq("W"), _l=pairs["outcome"].eq("L")).groupby(keys, sort=True)
+    votes = pd.DataFrame({"reps": g.size(), "rep_wins": g["_w"].sum(), "rep_losses": g["_l"].sum()})
+    direction = np.sign(votes["rep_wins"] - votes["rep_losses"])
+    votes["vote"] = np.select([direction > 0, direction < 0], ["W", "L"], "T")
+    return votes.reset_index()
+
+
+def dormancy_activations(manifest: pd.DataFrame) -> pd.DataFrame:
+    """Per family × model, runs of the family's dormancy prompts (with-skill, plugin) that activated the skill.
+
+    Returns:
+        ``skill_family, model, dormancy_runs, dormancy_activations``.
+    """
+    dorm = manifest[manifest["dormancy"] & manifest["condition"].isin(PREFERENCE_ARMS)]
+    active = dorm["skill_activation"].fillna("none").str.strip().ne("none") & dorm["skill_activation"].ne("")
+    g = dorm.assign(_a=active).groupby(["skill_family", "model"], sort=True)
+    return pd.DataFrame({"dormancy_runs": g.size(), "dormancy_activations": g["_a"].sum()}).reset_index()
+
+
+def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliation_complete: bool = True
+                    ) -> pd.DataFrame:
+    """The gate for every skill family × model that has pairwise judgments or preference-eligible runs.
+
+    Args:
+        pairs: ``pairs.csv`` (:func:`skillbench.ledgers.read_pairs`).
+        manifest: the run manifest (dormancy flags and activations).
+        reconciliation_complete: false makes every record ``INVALID_INCONCLUSIVE``.
+
+    Returns:
+        One row per family × model with :data:`GATE_COLUMNS`.
+    """
+    dormant = set(manifest.loc[manifest["dormancy"], "prompt"])
+    eligible = pairs[~pairs["prompt"].isin(dormant)]
+    errored = eligible["error"].astype(str).str.strip().ne("")
+    errors = eligible[errored].groupby(["skill_family", "model"]).size().rename("judge_errors")
+    votes = collapse_votes(eligible[~errored])
+    record = (votes.assign(W=votes["vote"].eq("W"), T=votes["vote"].eq("T"), L=votes["vote"].eq("L"))
+              .groupby(["skill_family", "model"])[["W", "T", "L"]].sum())
+    scored = manifest[~manifest["dormancy"] & manifest["condition"].eq("with-skill")]
+    index = (set(record.index) | set(errors.index)
+             | set(zip(scored["skill_family"], scored["model"], strict=True)))
+    acts = dormancy_activations(manifest).set_index(["skill_family", "model"])["dormancy_activations"]
+    rows = []
+    for family, model in sorted(index):
+        w, t, lo = (int(record.at[(family, model), k]) if (family, model) in record.index else 0
+                    for k in ("W", "T", "L"))
+        n_err = int(errors.get((family, model), 0))
+        n_act = int(acts.get((family, model), 0))
+        dec = decide(w, t, lo, reconciliation_complete=reconciliation_complete, judge_errors=n_err,
+                     dormancy_activations=n_act)
+        rows.append({"skill_family": family, "model": model, "state": dec.state, "reason": dec.reason,
+                     "verdict": dec.verdict, "n": dec.n, "wins": w, "ties": t, "losses": lo, "p_value": dec.p_value,
+                     "net_win": dec.net_win, "judge_errors": n_err, "dormancy_activations": n_act,
+                     "evidence": dec.evidence})
+    return pd.DataFrame(rows, columns=GATE_COLUMNS)

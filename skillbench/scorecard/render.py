@@ -1,0 +1,220 @@
+"""``scorecard.md``: qdrant's sections, in their order and table layout, from a computed :class:`ScorecardData`.
+
+The page is ``report/templates/scorecard.md.j2``; this module builds each table and line it shows.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jinja2
+import pandas as pd
+
+from skillbench.report.markdown import fmt, is_missing, md_cell, md_table, money, signed
+from skillbench.scorecard.compute import ScorecardData
+from skillbench.scorecard.stats import DEFAULT_POWER
+from skillbench.signals import trigger
+from skillbench.vocab import CONDITIONS, LIFT_ARMS, NO_SKILL, PLUGIN
+
+TEMPLATE = "scorecard.md.j2"
+EPS = 1e-9
+EVIDENCE_CHARS = 120
+ITEM_CHARS = 80
+# A snapshot pinned to a build ends in its date (claude-haiku-4-5-20251001); anything else is an alias.
+DATED = re.compile(r"-\d{8}$")
+
+
+def _lift_section(d: ScorecardData) -> dict[str, Any]:
+    lift = d.lift.set_index("model")
+    show_bonus = bool((lift["bonus_delta"].abs() > EPS).any())
+    show_avoid = bool((lift["avoid_delta"].abs() > EPS).any())
+    headers = ["model", "must_coverage no→with", "must lift ± SE", "95% CI != 0?"]
+    headers += ["Δbonus"] * show_bonus + ["Δavoid"] * show_avoid + ["Δcost ($)", "Δturns"]
+    rows = []
+    for m in d.models:
+        r = lift.loc[m]
+        se = r["must_lift_se"]
+        flag = ("n/a (need >=2 prompts)" if is_missing(se) or r["n_pairs"] < 2
+                else "yes" if bool(r["excludes_zero"]) else "no")
+        row = [m, f"{fmt(r['must_no'])} → {fmt(r['must_with'])}", f"{signed(r['must_lift'])} ± {fmt(se)}", flag]
+        row += [signed(r["bonus_delta"])] * show_bonus + [signed(r["avoid_delta"], 2)] * show_avoid
+        row += [signed(r["cost_delta"], 4), signed(r["turns_delta"], 1)]
+        rows.append(row)
+    return {"table": md_table(headers, rows)}
+
+
+def _uncertainty_table(d: ScorecardData) -> str:
+    u = d.uncertainty.set_index("model")
+    rows = []
+    for m in d.models:
+        if m not in u.index:
+            rows.append([m, 0, "n/a", "n/a", "n/a", "n/a", "n/a"])
+            continue
+        r = u.loc[m]
+        ci = "n/a" if is_missing(r["boot_low"]) else f"[{signed(r['boot_low'])}, {signed(r['boot_high'])}]"
+        reach = "n/a" if r["detectable"] is pd.NA else "yes" if bool(r["detectable"]) else "no"
+        rows.append([m, int(r["n_pairs"]), signed(r["paired_lift"]), ci, fmt(r["sd_d"]), fmt(r["mde"]), reach])
+    pct = f"{d.uncertainty['power'].iloc[0] * 100:.0f}" if len(d.uncertainty) else f"{DEFAULT_POWER * 100:.0f}"
+    return md_table(["model", "n prompts", "paired lift", "95% bootstrap CI", "SD(dᵢ)", f"MDE ({pct}% power)",
+                     "lift ≥ MDE?"], rows)
+
+
+def _wow_table(d: ScorecardData) -> str:
+    rows = [[r.model, f"{fmt(r.prev_lift)} → {fmt(r.now_lift)}", signed(r.delta), fmt(r.within), fmt(r.between),
+             fmt(r.threshold), r.actionable] for r in d.wow.table.itertuples(index=False)]
+    return md_table(["model", "must lift (prev → now)", "Δ", "t·SE_Δ (within)", "σ (between)", "threshold",
+                     "actionable?"], rows)
+
+
+def _cells_table(d: ScorecardData) -> str:
+    c = d.cells.set_index(["model", "condition"])
+    rows = []
+    for m in d.models:
+        for cond in CONDITIONS:
+            if (m, cond) not in c.index or c.loc[(m, cond), "n_prompts"] == 0:
+                continue
+            r = c.loc[(m, cond)]
+            rows.append([m, cond, fmt(r["must_coverage"]), fmt(r["bonus_rate"]), fmt(r["avoid_violations"], 2),
+                         fmt(r["composite"]), fmt(r.get("mean_cost"), 4), fmt(r.get("mean_turns"), 1),
+                         int(r["n_prompts"])])
+    if not rows:
+        return ""
+    return md_table(["model", "condition", "must_cov", "bonus_rate", "avoid_viol", "composite", "mean cost",
+                     "mean turns", "n"], rows)
+
+
+def _prompts_table(d: ScorecardData) -> str:
+    no, wi = LIFT_ARMS
+    p = d.prompts[d.prompts["condition"].isin(LIFT_ARMS)]
+    wide = p.pivot(index=["prompt", "model"], columns="condition", values=["must_coverage", "composite"])
+    wide = wide.reindex(columns=pd.MultiIndex.from_product([["must_coverage", "composite"], list(LIFT_ARMS)]))
+    rank = {m: i for i, m in enumerate(d.models)}
+    order = sorted(wide.index, key=lambda k: (k[0], rank.get(k[1], len(rank)), k[1]))
+    wide = wide.loc[order] if order else wide
+    must, comp = wide["must_coverage"], wide["composite"]
+    lift = must[wi] - must[no]
+    rows = [[prompt, model, f"{fmt(a)} → {fmt(b)}", signed(delta), f"{fmt(c)} → {fmt(e)}"]
+            for (prompt, model), a, b, delta, c, e in zip(wide.index, must[no], must[wi], lift, comp[no], comp[wi],
+                                                          strict=True)]
+    if not rows:
+        return ""
+    return md_table(["prompt", "model", "must no→with", "must lift", "comp no→with"], rows)
+
+
+def _activation_table(d: ScorecardData) -> str:
+    rows = []
+    for r in d.activation.to_dict("records"):
+        kinds = sorted((k[4:], int(v)) for k, v in r.items() if k.startswith("act_") and v)
+        acts = ", ".join(f"{k}×{v}" for k, v in kinds)
+        flag = "  ⚠ never triggered" if r["never_triggered"] else ""
+        rows.append([r["prompt"], f"{acts}{flag}", f"{int(r['reached_leaf'])}/{int(r['runs'])}"])
+    return md_table(["prompt", "activations (with-skill)", "reached leaf"], rows)
+
+
+def _trigger_health_table(d: ScorecardData) -> str:
+    rows = [[r.skill_family, r.scored_runs, r.activations, fmt(r.recall), r.dormancy_runs, r.false_triggers,
+             fmt(r.false_trigger_rate), fmt(r.precision), fmt(r.f1)]
+            for r in d.trigger_health.itertuples(index=False)]
+    return md_table(["skill family", "with-skill runs", "activated", "recall", "dormancy runs", "false triggers",
+                     "false-trigger rate", "precision", "F1"], rows)
+
+
+def _avoid_table(d: ScorecardData) -> str:
+    rows = [[r.prompt, r.model, r.condition, md_cell(r.item_text)[:ITEM_CHARS],
+             md_cell(r.evidence_quote)[:EVIDENCE_CHARS]] for r in d.avoid_violations.itertuples(index=False)]
+    return md_table(["prompt", "model", "condition", "violated item", "evidence"], rows)
+
+
+def _gate_table(d: ScorecardData) -> str:
+    g = d.gate.assign(_rank=d.gate["model"].map({m: i for i, m in enumerate(d.models)}).fillna(len(d.models)))
+    g = g.sort_values(["skill_family", "_rank", "model"], kind="stable")
+    rows = [[r.skill_family, r.model, r.verdict, r.evidence] for r in g.itertuples(index=False)]
+    return md_table(["skill family", "model", "verdict", "evidence"], rows)
+
+
+def _dropped_table(d: ScorecardData) -> str:
+    rows = [[r.run_id, r.prompt, r.model, r.condition, r.reason] for r in d.dropped.itertuples(index=False)]
+    return md_table(["run_id", "prompt", "model", "condition", "reason"], rows)
+
+
+def _snapshot_table(d: ScorecardData) -> str:
+    rows = []
+    for m, strings in d.provenance["snapshots"].items():
+        if not strings:
+            rows.append([m, "(unknown)"])
+        elif len(strings) == 1:
+            rows.append([m, f"`{strings[0]}`"])
+        else:
+            rows.append([m, f"⚠ multiple (`{'`, `'.join(strings)}`) — model changed mid-week"])
+    return md_table(["model", "exact snapshot string"], rows)
+
+
+def _spend_lines(d: ScorecardData) -> dict[str, str]:
+    s = d.spend
+    per_model = ", ".join(f"{m} {money(v)}" for m, v in s["per_model"].items())
+    generation = f"{money(s['generation'])}  ({per_model})" if per_model else money(s["generation"])
+    if s["runs_without_cost"]:
+        generation += f"; {s['runs_without_cost']} runs without a recorded cost"
+    label = f"judge ({', '.join(s['judge_models'])})" if s["judge_models"] else "judge"
+    if s["judge"] is None:
+        judge = "unknown (no judge_cost.txt in the run folders)"
+        total = f"**total: unknown** (generation {money(s['generation'])} + judge unknown)"
+    elif s["judge_lacking"]:
+        judge = (f"≥ {money(s['judge'])} (judge_cost.txt missing for {s['judge_lacking']} of {s['graded_runs']} "
+                 f"graded runs)")
+        total = f"**total: ≥ {money(s['total'])}** (judge cost incomplete)"
+    else:
+        judge = money(s["judge"])
+        total = f"**total: {money(s['total'])}**"
+    return {"generation": generation, "judge_label": label, "judge": judge, "total": total}
+
+
+def _timing_lines(d: ScorecardData) -> list[str]:
+    t = d.timing
+    lines = [f"- runs timed: {t['runs']}"]
+    if t["runs"]:
+        lines.append(f"- compute-time (Σ per-run): {t['compute_min']:.1f} min  (mean {t['mean_s']:.0f}s, "
+                     f"median {t['median_s']:.0f}s, max {t['max_s']:.0f}s)")
+        if "wall_min" in t:
+            lines.append(f"- wall-clock: {t['wall_min']:.1f} min  (parallel speedup ~{t['speedup']:.1f}×)")
+        else:
+            lines.append("- wall-clock: unknown (no run timestamps)")
+    return lines
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("skillbench.report", "templates"), trim_blocks=True,
+                             lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+                             autoescape=False)
+    env.filters.update(fmt=fmt, signed=signed, money=money, codes=lambda xs: ", ".join(f"`{x}`" for x in xs))
+    return env
+
+
+def render_markdown(d: ScorecardData) -> str:
+    """Render ``scorecard.md`` from computed data through ``templates/scorecard.md.j2``."""
+    counts = d.activation_counts
+    ns_runs = int((d.manifest["condition"].eq(NO_SKILL) & ~d.manifest["dormancy"]).sum())
+    cov = d.coverage
+    context = {
+        "d": d, "title": d.title, "lift": _lift_section(d),
+        "uncertainty_table": _uncertainty_table(d) if d.models else "",
+        "wow_table": _wow_table(d) if d.wow.ready else "",
+        "cells_table": _cells_table(d), "has_plugin_cells": bool(d.cells["condition"].eq(PLUGIN).any()),
+        "prompts_table": _prompts_table(d), "activation_counts": counts,
+        "activation_table": _activation_table(d) if not d.activation.empty else "",
+        "never_triggered": trigger.never_triggered(d.activation),
+        "trigger_health_table": _trigger_health_table(d) if not d.trigger_health.empty else "",
+        "site": d.site_host, "ns_runs": ns_runs,
+        "served_prompts": sorted(set(d.self_served["prompt"])),
+        "avoid_table": _avoid_table(d) if not d.avoid_violations.empty else "",
+        "gate_table": _gate_table(d) if d.gate is not None and not d.gate.empty else "",
+        "graded": int(cov["graded"].sum()), "gradeable": int(cov["gradeable"].sum()),
+        "dropped_table": _dropped_table(d) if not d.dropped.empty else "",
+        "n_dormancy_runs": int(cov["dormancy"].sum()),
+        "n_telemetry_runs": int((~cov["dormancy"] & ~cov["gradeable"]).sum()),
+        "recon": d.reconciliation, "spend": _spend_lines(d), "timing_lines": _timing_lines(d), "h": d.health,
+        "snapshot_table": _snapshot_table(d), "prov": d.provenance,
+        "floating": sorted({v for s in d.provenance["snapshots"].values() for v in s if not DATED.search(v)}),
+    }
+    return _environment().get_template(TEMPLATE).render(**context)

@@ -1,0 +1,68 @@
+"""The scorecard's entry points: write ``scorecard.md`` and the history, or hand the tables to a notebook."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from skillbench.ledgers.atomic import atomic_write_text
+from skillbench.ledgers.files import HISTORY_FILE, SCORECARD_FILE
+from skillbench.ledgers.readers import load_week
+from skillbench.scorecard import history as hist
+from skillbench.scorecard.compute import ScorecardData, compute_scorecard
+from skillbench.scorecard.render import render_markdown
+from skillbench.scorecard.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+
+@dataclass
+class ScorecardResult:
+    """What :func:`write_scorecard` wrote."""
+
+    path: Path
+    history_path: Path
+    data: ScorecardData
+    markdown: str
+
+    @property
+    def complete(self) -> bool:
+        return not self.data.incomplete
+
+
+def default_history_path(run_dir: str | Path) -> Path:
+    """qdrant's layout: ``RUN_DIR/../scorecard-history.csv``."""
+    return Path(run_dir).resolve().parent / HISTORY_FILE
+
+
+def write_scorecard(run_dir: str | Path, *, history_path: str | Path | None = None, run_key: str | None = None,
+                    n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                    site: str | None = None) -> ScorecardResult:
+    """Compute the scorecard, write ``RUN_DIR/scorecard.md`` and upsert this week into the history file.
+
+    Raises:
+        skillbench.ledgers.LedgerError: a malformed ledger.
+        skillbench.history.HistoryError: a malformed history file.
+    """
+    run_dir = Path(run_dir)
+    history_path = Path(history_path) if history_path else default_history_path(run_dir)
+    data = compute_scorecard(load_week(run_dir), history=hist.read_history(history_path), run_key=run_key,
+                             n_resamples=n_resamples, seed=seed, site=site)
+    markdown = render_markdown(data)
+    path = run_dir / SCORECARD_FILE
+    atomic_write_text(path, markdown)
+    hist.write_history(history_path, data.history)
+    return ScorecardResult(path=path, history_path=history_path, data=data, markdown=markdown)
+
+
+def scorecard_frames(run_dir: str | Path, *, history_path: str | Path | None = None, run_key: str | None = None,
+                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict[str, pd.DataFrame]:
+    """The scorecard's tidy DataFrames for a run directory, writing nothing (for notebooks).
+
+    Keys: ``prompt_reps, prompts, cells, lift, paired, uncertainty, history, week_over_week, activation,
+    self_served, trigger_health, avoid_violations, coverage, dropped, gate``.
+    """
+    history_path = Path(history_path) if history_path else default_history_path(run_dir)
+    data = compute_scorecard(load_week(run_dir), history=hist.read_history(history_path), run_key=run_key,
+                             n_resamples=n_resamples, seed=seed)
+    return data.frames()

@@ -1,0 +1,186 @@
+"""Run signals: one manifest row per run directory, derived from its transcript and metadata.
+
+``manifest.csv`` starts with qdrant's 23 columns in their order, then ours. The rules:
+
+* availability: the run's skill family is in the init event's ``skills`` list;
+* activation, by priority ``skill_tool`` > ``file_read`` > ``web_fetch`` > ``none``, counting only tool calls
+  that ran (attempts listed in ``permission_denials`` are netted out);
+* a reach of the published site is a WebFetch of a URL under a site base, or a Bash command that contains one
+  (the suite's real site base, or the simulated one the run's metadata records); WebSearch results are not reaches;
+* ``reached_leaf`` also holds when the leaf is the family's top-level SKILL.md and the Skill tool loaded it;
+* ``budget_hit`` from ``error_max_budget_usd`` or ``budget_exhausted``; API errors by ``is_error`` (the CLI
+  reports subtype ``success`` for them); ``signals_ok`` = 0 when init or result is missing or a line did not parse.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from skillbench.ledgers.atomic import atomic_write_text
+from skillbench.ledgers.columns import MANIFEST_COLUMNS
+from skillbench.ledgers.files import MANIFEST_FILE, METADATA_FILE, TRANSCRIPT_FILE
+from skillbench.signals.transcript import Transcript, read_transcript
+
+SKILLS_DIR_MARK = "/.claude/skills/"
+
+
+def _site_bases(meta: dict[str, Any]) -> list[str]:
+    bases = [meta.get("suite_site_base"), meta.get("site_base")]
+    return [b.rstrip("/") + "/" for b in bases if b]
+
+
+def _reaches(tool_uses: Iterable, bases: list[str]) -> list[str]:
+    """URLs (or commands) by which a run reached a published site."""
+    out = []
+    for tool in tool_uses:
+        if tool.name == "WebFetch":
+            url = str(tool.input.get("url", ""))
+            if any(url.startswith(b) or url.rstrip("/") + "/" == b for b in bases):
+                out.append(url)
+        elif tool.name == "Bash":
+            command = str(tool.input.get("command", ""))
+            if not any(b.rstrip("/") in command for b in bases):
+                continue
+            urls = [tok.strip("'\"") for tok in command.split()]
+            hits = [u for u in urls if any(u.startswith(b.rstrip("/")) for b in bases)]
+            out.extend(hits or [command])  # the base appears inside a longer word: still a reach
+    return out
+
+
+def _skill_paths_read(tool_uses: Iterable) -> list[str]:
+    """Installed-skill paths (``<family>/…``) the run read with Read, or cat'ed with Bash."""
+    out = []
+    for tool in tool_uses:
+        if tool.name == "Read":
+            paths = [str(tool.input.get("file_path", ""))]
+        elif tool.name == "Bash":
+            paths = str(tool.input.get("command", "")).split()
+        else:
+            continue
+        out.extend(p.split(SKILLS_DIR_MARK, 1)[1] for p in paths if SKILLS_DIR_MARK in p)
+    return out
+
+
+def activation_signals(transcript: Transcript, family: str, leaf: str, site_bases: list[str]) -> dict[str, Any]:
+    """How (and whether) the run reached its target skill, net of denied attempts."""
+    allowed = transcript.allowed_tool_uses()
+    skill_calls = [t for t in allowed if t.name == "Skill"
+                   and str(t.input.get("skill", "")).split(":")[-1] == family]
+    loaded = [d for d in transcript.skill_bodies() if d.rstrip("/").endswith(SKILLS_DIR_MARK + family)]
+    read_paths = [p for p in _skill_paths_read(allowed) if p.split("/", 1)[0] == family]
+    reaches = _reaches(allowed, site_bases)
+    family_reaches = [u for u in reaches if any(u.startswith(f"{b}{family}/") for b in site_bases)]
+
+    if skill_calls or loaded:
+        activation = "skill_tool"
+    elif read_paths:
+        activation = "file_read"
+    elif family_reaches:
+        activation = "web_fetch"
+    else:
+        activation = "none"
+    top_leaf = leaf == f"{family}/SKILL.md"
+    reached_leaf = (
+        any(p == leaf for p in read_paths)
+        or any(u.endswith("/" + leaf) for u in reaches)
+        or (top_leaf and bool(skill_calls or loaded))
+    )
+    return {
+        "skill_activation": activation,
+        "reached_leaf": int(reached_leaf),
+        "fetched_site": int(bool(reaches)),
+        "fetched_count": len(reaches),
+    }
+
+
+class SignalsError(ValueError):
+    """A run folder whose metadata cannot be read; the message names the file and the field."""
+
+
+REQUIRED_METADATA = ("run_id", "prompt", "skill_family", "skill_leaf", "model", "condition", "rep")
+
+
+def read_metadata(run_dir: Path) -> dict[str, Any]:
+    """A run's ``metadata.json``, checked for the fields a manifest row needs.
+
+    Raises:
+        SignalsError: not JSON, not an object, or a required field missing.
+    """
+    path = run_dir / METADATA_FILE
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SignalsError(f"{path}: cannot be read as JSON ({str(exc).splitlines()[0]}) — rerun the run "
+                           "(move its folder aside and run generate again)") from exc
+    if not isinstance(meta, dict):
+        raise SignalsError(f"{path}: not a JSON object — rerun the run")
+    missing = [k for k in REQUIRED_METADATA if k not in meta]
+    if missing:
+        raise SignalsError(f"{path}: {missing[0]}: missing field — rerun the run")
+    return meta
+
+
+def run_signals(run_dir: str | Path) -> dict[str, Any]:
+    """One manifest row for a run directory (metadata.json + transcript.jsonl).
+
+    Raises:
+        SignalsError: the run's metadata.json is unreadable or incomplete.
+    """
+    run_dir = Path(run_dir)
+    meta = read_metadata(run_dir)
+    transcript = read_transcript(run_dir / TRANSCRIPT_FILE)
+    init, result = transcript.init, transcript.result
+    family, leaf = meta["skill_family"], meta["skill_leaf"]
+    result = result or {}
+    subtype = result.get("subtype", "")
+    models = transcript.assistant_models()
+    row = {
+        "prompt": meta["prompt"],
+        "skill_family": family,
+        "skill_leaf": leaf,
+        "model": meta["model"],
+        "condition": meta["condition"],
+        "rep": meta["rep"],
+        "run_id": meta["run_id"],
+        "exit_code": meta.get("exit_code"),
+        "skills_sha": meta.get("skills_sha", ""),
+        "timestamp": meta.get("timestamp", ""),
+        "skill_available": int(family in ((init or {}).get("skills") or [])),
+        **activation_signals(transcript, family, leaf, _site_bases(meta)),
+        "model_snapshot": models[0] if models else (init or {}).get("model", ""),
+        "cli_version": (init or {}).get("claude_code_version", meta.get("cli_version", "")),
+        "total_cost_usd": result.get("total_cost_usd"),
+        "num_turns": result.get("num_turns"),
+        "result_subtype": subtype,
+        "budget_hit": int(subtype == "error_max_budget_usd" or result.get("terminal_reason") == "budget_exhausted"),
+        "signals_ok": int(init is not None and bool(result) and transcript.parse_errors == 0),
+        "duration_ms": result.get("duration_ms"),
+        "dormancy": int(bool(meta.get("dormancy"))),
+        "sandbox": meta.get("sandbox", ""),
+        "is_error": int(bool(result.get("is_error"))) if result else 1,
+        "terminal_reason": result.get("terminal_reason", "timeout" if meta.get("timed_out") else ""),
+        "denials": len(transcript.denied_ids()),
+        "attempts": len(meta.get("attempts") or [1]),
+        "endpoint": meta.get("endpoint", ""),
+    }
+    return row
+
+
+def run_dirs(out_dir: str | Path) -> list[Path]:
+    """Run sub-folders of a week's output folder (those with a metadata.json), sorted by name."""
+    out_dir = Path(out_dir)
+    return sorted(p.parent for p in out_dir.glob(f"*/{METADATA_FILE}") if not p.parent.name.startswith(("_", ".")))
+
+
+def write_manifest(out_dir: str | Path) -> pd.DataFrame:
+    """(Re)write ``OUT_DIR/manifest.csv`` from every run directory; idempotent (atomic replace)."""
+    out_dir = Path(out_dir)
+    rows = [run_signals(d) for d in run_dirs(out_dir)]
+    frame = pd.DataFrame(rows, columns=list(MANIFEST_COLUMNS))
+    atomic_write_text(out_dir / MANIFEST_FILE, frame.to_csv(index=False))
+    return frame

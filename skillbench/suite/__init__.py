@@ -1,0 +1,62 @@
+"""The suite: its format (prompts, rubrics, skills), its config file, and preflight.
+
+A suite directory holds ``test-prompts/`` and the skills under test; :func:`load_suite` reads it for a run and
+:func:`preflight` reports every defect without writing anything.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from skillbench._exports import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys((
+        "RubricItem", "TestPrompt", "PromptSpec", "Skill", "Suite", "SkillUrlError",
+        "FrontmatterError", "parse_skill_url", "read_skill"
+    ), "format"),
+    **dict.fromkeys((
+        "SuiteConfig", "SuiteSettings", "RunSettings", "ConfigError", "load_config",
+        "CONFIG_FILENAME", "DEFAULT_ALLOWED_TOOLS"
+    ), "config"),
+    **dict.fromkeys((
+        "Defect", "PreflightReport", "SuiteError", "preflight", "RUBRIC_RANGES",
+        "MIN_PREFERENCE_PROMPTS"
+    ), "preflight"),
+    **dict.fromkeys(("load_suite",), "load"),
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # static analysers and IDEs see the real imports
+    from skillbench.suite.config import (
+        CONFIG_FILENAME,
+        DEFAULT_ALLOWED_TOOLS,
+        ConfigError,
+        RunSettings,
+        SuiteConfig,
+        SuiteSettings,
+        load_config,
+    )
+    from skillbench.suite.format import (
+        FrontmatterError,
+        PromptSpec,
+        RubricItem,
+        Skill,
+        SkillUrlError,
+        Suite,
+        TestPrompt,
+        parse_skill_url,
+        read_skill,
+    )
+    from skillbench.suite.load import (
+        load_suite,
+    )
+    from skillbench.suite.preflight import (
+        MIN_PREFERENCE_PROMPTS,
+        RUBRIC_RANGES,
+        Defect,
+        PreflightReport,
+        SuiteError,
+        preflight,
+    )

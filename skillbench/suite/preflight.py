@@ -1,0 +1,356 @@
+"""Preflight: read a suite and refuse a broken one before any model call is paid for.
+
+Errors make a run measure nothing (a prompt that cannot be graded, a skill that cannot be installed);
+warnings make it measure less than it seems (a family too small for the paired gate, a description with
+no trigger phrase). Every defect is one line: ``path: field: what is wrong — how to fix it``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ValidationError
+
+from skillbench.ledgers.files import CONFIG_FILE, PROMPTS_DIR
+from skillbench.suite.config import ConfigError, SuiteConfig, load_config
+from skillbench.suite.format import (
+    ITEM_TYPES,
+    SKILL_FILE,
+    FrontmatterError,
+    PromptSpec,
+    SkillUrlError,
+    Suite,
+    TestPrompt,
+    parse_skill_url,
+    read_skill,
+)
+
+RUBRIC_RANGES = {"must": (3, 5), "bonus": (1, 3), "avoid": (1, 3)}
+MIN_PREFERENCE_PROMPTS = 5  # the paired preference gate needs n >= 5 stimuli per family
+_TRIGGER_PHRASE = re.compile(r"\buse (?:it |this(?: skill)? )?(?:when|whenever|for|if)\b", re.I)
+_FIELDS = tuple(TestPrompt.model_fields)
+
+
+@dataclass(frozen=True)
+class Defect:
+    """One thing wrong with the suite."""
+
+    severity: Literal["error", "warning"]
+    path: str
+    field: str
+    problem: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.field}: {self.problem} — {self.fix}"
+
+
+@dataclass
+class PreflightReport:
+    """What preflight found: the suite as far as it could be read, and its defects."""
+
+    suite: Suite
+    defects: list[Defect] = field(default_factory=list)
+    prompt_files: list[Path] = field(default_factory=list)  # every test-prompts/*.json, broken ones included
+
+    @property
+    def errors(self) -> list[Defect]:
+        return [d for d in self.defects if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Defect]:
+        return [d for d in self.defects if d.severity == "warning"]
+
+    def ok(self, strict: bool = False) -> bool:
+        return not self.errors and not (strict and self.warnings)
+
+    def summary(self) -> str:
+        files = self.prompt_files or [p.path for p in self.suite.prompts]
+        heldout = sum(f.stem.startswith(self.suite.heldout_prefixes) for f in files)  # () matches nothing
+        dormancy = sum(p.dormancy for p in self.suite.prompts)  # known only for files that parsed
+        return (
+            f"Checked {len(files)} prompts ({len(files) - heldout} scored, {heldout} held-out, "
+            f"{dormancy} dormancy) in {len(self.suite.families)} skill families: "
+            f"{len(self.errors)} errors, {len(self.warnings)} warnings"
+        )
+
+    def defects_df(self):
+        """Tidy table of defects (severity, path, field, problem, fix) for notebooks."""
+        import pandas as pd
+
+        return pd.DataFrame([d.__dict__ for d in self.defects], columns=["severity", "path", "field", "problem", "fix"])
+
+
+class SuiteError(ValueError):
+    """A suite that failed preflight; the message is the first error and a count."""
+
+    def __init__(self, report: PreflightReport):
+        self.report = report
+        errors = report.errors
+        more = f" (and {len(errors) - 1} more; run `skillbench validate`)" if len(errors) > 1 else ""
+        super().__init__(f"{errors[0]}{more}")
+
+
+def _display(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def _field_name(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _pydantic_defects(path: str, exc: ValidationError) -> list[Defect]:
+    defects = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        name = _field_name(loc)
+        kind = err["type"]
+        if kind == "missing":
+            problem, fix = "missing required field", f"add '{loc[-1]}' (qdrant's prompt format)"
+        elif kind == "extra_forbidden":
+            allowed = ", ".join(_FIELDS) if len(loc) == 1 else "type, text"
+            problem, fix = "unknown field", f"remove it or rename it to one of: {allowed}"
+        elif kind == "literal_error":
+            problem = f"unknown rubric type {err.get('input')!r}"
+            fix = "use one of: " + ", ".join(ITEM_TYPES)
+        elif kind in ("list_type", "model_type", "dict_type"):
+            problem, fix = f"wrong type ({err['msg'].lower()})", "see the prompt format in the README"
+        else:
+            problem, fix = err["msg"], "see the prompt format in the README"
+        defects.append(Defect("error", path, name, problem, fix))
+    return defects
+
+
+class _Checker:
+    def __init__(self, suite: Suite):
+        self.suite = suite
+        self.defects: list[Defect] = []
+        self.prompt_files: list[Path] = []
+
+    def error(self, path: str, fld: str, problem: str, fix: str) -> None:
+        self.defects.append(Defect("error", path, fld, problem, fix))
+
+    def warn(self, path: str, fld: str, problem: str, fix: str) -> None:
+        self.defects.append(Defect("warning", path, fld, problem, fix))
+
+    # -- skills ---------------------------------------------------------------------------------------
+    def load_skills(self) -> None:
+        root = self.suite.skills_root
+        if not root.is_dir():
+            self.error(_display(root), "skills_root", "skills root is not a folder",
+                       "set [suite].skills_root in skillbench.toml or pass --skills-root")
+            return
+        for path in sorted(root.rglob(SKILL_FILE)):
+            leaf = path.relative_to(root).as_posix()
+            if "/" not in leaf:  # SKILL.md directly in the root belongs to no family
+                continue
+            try:
+                self.suite.skills[leaf] = read_skill(path, leaf)
+            except FrontmatterError as exc:
+                self.error(_display(path), "frontmatter", str(exc),
+                           "start the file with '---', 'name: …', 'description: …', '---'")
+            except (OSError, UnicodeDecodeError) as exc:
+                self.error(_display(path), "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
+        for skill in self.suite.skills.values():
+            if skill.leaf == f"{skill.family}/{SKILL_FILE}" and skill.name != skill.family:
+                # the CLI lists a skill by its frontmatter name; availability is checked against the folder name
+                self.error(_display(skill.path), "frontmatter.name",
+                           f"{skill.name!r} differs from its folder {skill.family!r}",
+                           f"set name: {skill.family} (or rename the folder)")
+            if not _TRIGGER_PHRASE.search(skill.description):
+                self.warn(_display(skill.path), "description", "no explicit trigger phrase",
+                          "say when to use the skill, e.g. \"Use when …\"")
+
+    # -- prompts --------------------------------------------------------------------------------------
+    def load_prompts(self) -> None:
+        pdir = self.suite.suite_dir / PROMPTS_DIR
+        if not pdir.is_dir():
+            self.error(_display(pdir), PROMPTS_DIR, "folder is missing",
+                       "SUITE_DIR must be the folder that contains test-prompts/")
+            return
+        files = sorted(pdir.glob("*.json"))
+        self.prompt_files = files
+        if not files:
+            self.error(_display(pdir), PROMPTS_DIR, "no *.json prompt files", "add at least one test prompt")
+        for path in files:
+            spec = self.load_prompt(path)
+            if spec is not None:
+                self.suite.prompts.append(spec)
+        self.check_duplicate_names(files)
+
+    def load_prompt(self, path: Path) -> PromptSpec | None:
+        shown = _display(path)
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            self.error(shown, "json", f"syntax error at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+                       "fix the JSON (a validator or `python -m json.tool` shows the spot)")
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            self.error(shown, "file", f"cannot be read ({exc})", "make it a UTF-8 JSON file")
+            return None
+        if not isinstance(raw, dict):
+            self.error(shown, "json", "top level is not an object", "the file must be one JSON object")
+            return None
+        try:
+            test = TestPrompt.model_validate(raw)
+        except ValidationError as exc:
+            self.defects.extend(_pydantic_defects(shown, exc))
+            return None
+
+        ok = True
+        if test.name != path.stem:
+            self.error(shown, "name", f"{test.name!r} differs from the file stem {path.stem!r}",
+                       f"rename the file to {test.name}.json or set name to {path.stem!r}")
+            ok = False
+        if not test.prompt.strip():
+            self.error(shown, "prompt", "is empty", "write the user's question")
+            ok = False
+        ok &= self.check_rubric(shown, test)
+        heldout = any(test.name.startswith(p) for p in self.suite.heldout_prefixes)
+        if test.dormancy and heldout:
+            self.error(shown, "expect_activation", "a dormancy prompt is also held-out",
+                       "rename it without the held-out prefix, or drop expect_activation")
+            ok = False
+        family, leaf = self.resolve_skill(shown, test)
+        return PromptSpec(test, path, family, leaf, heldout) if ok and family else None
+
+    def check_rubric(self, shown: str, test: TestPrompt) -> bool:
+        ok = True
+        seen: dict[str, int] = {}
+        for i, item in enumerate(test.rubric):
+            key = " ".join(item.text.split()).casefold()
+            if not key:
+                self.error(shown, f"rubric[{i}].text", "is empty", "write the checkable claim, or delete the item")
+                ok = False
+            elif key in seen:
+                self.error(shown, f"rubric[{i}].text", f"duplicates rubric[{seen[key]}]",
+                           "delete one or make them different claims")
+                ok = False
+            else:
+                seen[key] = i
+        counts = Counter(item.type for item in test.rubric)
+        if counts["must"] == 0:
+            self.error(shown, "rubric", "has no 'must' item", "add 3–5 must items: lift is measured on musts")
+            ok = False
+        for kind, (lo, hi) in RUBRIC_RANGES.items():
+            if not lo <= counts[kind] <= hi and (kind != "must" or counts[kind]):  # zero musts: error above
+                self.warn(shown, "rubric", f"{counts[kind]} {kind} items (guidance: {lo}–{hi})",
+                          f"aim for {lo}–{hi} {kind} items")
+        return ok
+
+    def resolve_skill(self, shown: str, test: TestPrompt) -> tuple[str, str]:
+        if not test.skill_url.strip():
+            what = "a dormancy prompt has no skill" if test.dormancy else "is empty"
+            self.error(shown, "skill_url", what, "name the skill it targets: <site base>/<family>/…/SKILL.md")
+            return "", ""
+        try:
+            family, leaf = parse_skill_url(test.skill_url, self.suite.site_base)
+        except SkillUrlError as exc:
+            self.error(shown, "skill_url", str(exc),
+                       f"use {self.suite.site_base.rstrip('/')}/<family>/…/SKILL.md (or fix --site-base)")
+            return "", ""
+        root = self.suite.skills_root
+        if not (root / family / SKILL_FILE).is_file():
+            self.error(shown, "skill_url", f"family SKILL.md {family}/{SKILL_FILE} is missing under {_display(root)}",
+                       "add the skill or fix the URL")
+            return "", ""
+        if not (root / leaf).is_file():
+            self.error(shown, "skill_url", f"leaf {leaf} is missing under {_display(root)}",
+                       "add the sub-skill or fix the URL")
+            return "", ""
+        return family, leaf
+
+    def check_duplicate_names(self, files: list[Path]) -> None:
+        """Two files whose names differ only by case collide on case-insensitive disks and in run ids."""
+        stems: dict[str, list[Path]] = defaultdict(list)
+        for path in files:
+            stems[path.stem.casefold()].append(path)
+        for paths in stems.values():
+            if len(paths) > 1:
+                others = ", ".join(p.name for p in paths[1:])
+                self.error(_display(paths[0]), "name", f"duplicate prompt name (also in {others})",
+                           "give every prompt a unique name")
+
+    # -- families -------------------------------------------------------------------------------------
+    def check_families(self) -> None:
+        scored = Counter(p.family for p in self.suite.prompts if p.scored)
+        eligible = Counter(p.family for p in self.suite.prompts if p.preference_eligible)
+        for family in self.suite.families:
+            path = _display(self.suite.family_dir(family) / SKILL_FILE)
+            if not scored[family]:
+                self.warn(path, "family", "no scored prompt targets this skill family",
+                          "add a test prompt whose skill_url is under it, or remove the skill")
+            elif eligible[family] < MIN_PREFERENCE_PROMPTS:
+                self.warn(path, "family",
+                          f"{eligible[family]} preference-eligible prompts (the paired gate needs "
+                          f"{MIN_PREFERENCE_PROMPTS})",
+                          "add scored, non-dormancy prompts for this family")
+
+
+def _resolve_skills_root(suite_dir: Path, configured: str | None) -> Path:
+    if configured:
+        return (suite_dir / configured).resolve()
+    for candidate in (suite_dir / "skills", suite_dir.parent / "skills"):
+        if candidate.is_dir():
+            return candidate.resolve()
+    return (suite_dir / "skills").resolve()
+
+
+def preflight(
+    suite_dir: str | Path = "evals",
+    *,
+    skills_root: str | Path | None = None,
+    site_base: str | None = None,
+    heldout_prefixes: list[str] | None = None,
+    config: SuiteConfig | None = None,
+) -> PreflightReport:
+    """Read and check a suite; never raises for a defect in the suite, and writes nothing.
+
+    Args:
+        suite_dir: the folder that contains ``test-prompts/``.
+        skills_root: overrides ``[suite].skills_root`` (a path, not relative to ``suite_dir``).
+        site_base: overrides ``[suite].site_base``.
+        heldout_prefixes: override ``[suite].heldout_prefixes``.
+        config: an already loaded config (else read from ``suite_dir``).
+
+    Returns:
+        The report: the suite as far as it could be read, and its defects.
+    """
+    suite_dir = Path(suite_dir)
+    defects: list[Defect] = []
+    if config is None:
+        try:
+            config = load_config(suite_dir)
+        except ConfigError as exc:
+            config = SuiteConfig()
+            path, fld, rest = (str(exc).split(": ", 2) + ["", ""])[:3]
+            problem, _, fix = rest.partition(" — ")
+            defects.append(Defect("error", _display(Path(path)), fld, problem, fix or "fix the config"))
+    root = Path(skills_root).resolve() if skills_root else _resolve_skills_root(suite_dir, config.suite.skills_root)
+    base = site_base or config.suite.site_base or ""
+    prefixes = tuple(heldout_prefixes if heldout_prefixes is not None else config.suite.heldout_prefixes)
+    suite = Suite(suite_dir=suite_dir.resolve(), config=config, skills_root=root, site_base=base.rstrip("/"),
+                  heldout_prefixes=prefixes)
+    checker = _Checker(suite)
+    checker.defects.extend(defects)
+    if not base:
+        checker.error(_display(suite_dir / CONFIG_FILE), "suite.site_base", "no site base URL",
+                      "set [suite].site_base in skillbench.toml or pass --site-base")
+    checker.load_skills()
+    checker.load_prompts()
+    if len(suite.prompts) == len(checker.prompt_files):  # with broken prompts, family counts would mislead
+        checker.check_families()
+    return PreflightReport(suite, checker.defects, checker.prompt_files)

@@ -1,0 +1,52 @@
+"""The domain's words, declared once: arms, rubric item types, verdicts and outcomes.
+
+Every module that names an arm, an item type or a verdict imports it from here, so a word means one thing
+everywhere (the ledgers' readers, the judge, the scorecard and the figures agree by construction).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+# -- arms (the ``condition`` column) --------------------------------------------------------------------------
+NO_SKILL = "no-skill"  # nothing installed
+WITH_SKILL = "with-skill"  # the prompt's skill family installed
+PLUGIN = "plugin"  # every family installed: telemetry, never part of the lift
+Condition = Literal["no-skill", "with-skill", "plugin"]
+CONDITIONS: tuple[Condition, ...] = (NO_SKILL, WITH_SKILL, PLUGIN)
+LIFT_ARMS: tuple[str, str] = (NO_SKILL, WITH_SKILL)  # lift = with-skill − no-skill
+SKILLED_ARMS: tuple[str, str] = (WITH_SKILL, PLUGIN)  # arms in which a skill can trigger
+
+# -- rubric items ---------------------------------------------------------------------------------------------
+ItemType = Literal["must", "bonus", "avoid"]
+ITEM_TYPES: tuple[ItemType, ...] = ("must", "bonus", "avoid")
+
+# -- rubric verdicts ------------------------------------------------------------------------------------------
+VerdictName = Literal["met", "missing", "absent", "violated", "clean"]
+# Per item type: (the verdict that earns the item's credit, the one that does not).
+ALLOWED_VERDICTS: dict[str, tuple[str, str]] = {
+    "must": ("met", "missing"),
+    "bonus": ("met", "absent"),
+    "avoid": ("violated", "clean"),
+}
+POSITIVE_VERDICTS = frozenset({"met", "violated"})  # the verdicts that need a verbatim quote
+UNGRADED = "ungraded"  # ours: the judge failed; never a skill loss
+PARSE_ERROR = "PARSE_ERROR"  # qdrant's judge-failure verdict
+# Verdicts that carry no credit: ours, qdrant's parse failure, and an empty cell.
+UNGRADED_VERDICTS = frozenset({UNGRADED, PARSE_ERROR, ""})
+GRADED_VERDICTS = frozenset(v for pair in ALLOWED_VERDICTS.values() for v in pair)
+VERDICTS = GRADED_VERDICTS | UNGRADED_VERDICTS
+
+# -- pairwise outcomes (for the with-skill arm) ---------------------------------------------------------------
+WIN, TIE, LOSS = "W", "T", "L"
+OUTCOMES: tuple[str, str, str] = (WIN, TIE, LOSS)
+
+# -- preference-gate verdicts (dotnet's names) ----------------------------------------------------------------
+VALID_PASS = "VALID_PASS"
+VALID_NO_CHANGE = "VALID_NO_CHANGE"
+INVALID_INCONCLUSIVE = "INVALID_INCONCLUSIVE"
+
+# -- endpoint kinds ---------------------------------------------------------------------------------------------
+REAL = "real"
+SIMULATED = "simulated"
+ENDPOINT_UNKNOWN = "unknown"

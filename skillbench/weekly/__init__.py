@@ -1,0 +1,95 @@
+"""The weekly chain: parametrized notebooks run by papermill, the stage functions they (and the CLI) call,
+notebook helpers, and the analysis across weeks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from skillbench._exports import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys((
+        "run_weekly", "WeeklyOptions", "WeeklyResult", "WeeklyError", "StageResult", "STAGES",
+        "Stage", "KERNEL_NAME", "notebook_parameters", "check_kernel", "execute_stage"
+    ), "chain"),
+    **dict.fromkeys((
+        "plan_week", "plan_matrix", "cli_preview", "run_generation", "generate_week",
+        "signals_week", "grade_week", "pair_week", "judge_week", "judge_tables",
+        "calibrate_week", "calibration_tables", "scorecard_week", "JudgeOutcome",
+        "WeekScorecard"
+    ), "stages"),
+    **dict.fromkeys((
+        "notebook_setup", "collapsed_progress", "require_sound", "manifest_if_any",
+        "resolve_run_dir", "reconciliation_table", "run_health", "markdown_sections",
+        "StageError"
+    ), "notebook"),
+    **dict.fromkeys((
+        "Weeks", "load_weeks", "prompt_movers", "activation_by_week", "never_triggered_in_weeks"
+    ), "across"),
+    **dict.fromkeys(("utc_run_key",), "skillbench.ledgers.keys"),
+    **dict.fromkeys(("NOTEBOOKS_DIR", "REPORTS_DIR", "DEFAULT_SUITE",), "skillbench.paths"),
+}
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "never_triggered": ("skillbench.weekly.across", "never_triggered_in_weeks"),
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _DEPRECATED)
+
+if TYPE_CHECKING:  # static analysers and IDEs see the real imports
+    from skillbench.ledgers.keys import (
+        utc_run_key,
+    )
+    from skillbench.paths import (
+        DEFAULT_SUITE,
+        NOTEBOOKS_DIR,
+        REPORTS_DIR,
+    )
+    from skillbench.weekly.across import (
+        Weeks,
+        activation_by_week,
+        load_weeks,
+        never_triggered_in_weeks,
+        prompt_movers,
+    )
+    from skillbench.weekly.chain import (
+        KERNEL_NAME,
+        STAGES,
+        Stage,
+        StageResult,
+        WeeklyError,
+        WeeklyOptions,
+        WeeklyResult,
+        check_kernel,
+        execute_stage,
+        notebook_parameters,
+        run_weekly,
+    )
+    from skillbench.weekly.notebook import (
+        StageError,
+        collapsed_progress,
+        manifest_if_any,
+        markdown_sections,
+        notebook_setup,
+        reconciliation_table,
+        require_sound,
+        resolve_run_dir,
+        run_health,
+    )
+    from skillbench.weekly.stages import (
+        JudgeOutcome,
+        WeekScorecard,
+        calibrate_week,
+        calibration_tables,
+        cli_preview,
+        generate_week,
+        grade_week,
+        judge_tables,
+        judge_week,
+        pair_week,
+        plan_matrix,
+        plan_week,
+        run_generation,
+        scorecard_week,
+        signals_week,
+    )

@@ -1,0 +1,455 @@
+"""The weekly chain: parametrized notebooks executed by papermill into a browsable report.
+
+``skillbench weekly`` (and :func:`run_weekly`) executes ``notebooks/00_preflight`` … ``05_scorecard`` in order
+with papermill's Python API on the ``skillbench`` kernel, with ``cwd`` = ``notebooks/`` (so the notebooks'
+relative default paths mean the same in JupyterLab, nbval and the chain; the chain itself passes absolute
+paths). Each stage's executed notebook lands in ``reports/<run_key>/NN_<stage>.ipynb`` beside an HTML copy
+without code; the week's ``index.html`` links them and the rendered scorecard, and ``reports/index.html``
+lists every week (see :mod:`skillbench.report`).
+
+Contract of the chain:
+
+* Data moves between notebooks only as files whose paths are parameters: the run directory
+  ``SUITE_DIR/weekly/<run_key>/`` (plan, runs, manifest, scores, pairs, calibration, scorecard) and the history
+  ``SUITE_DIR/weekly/scorecard-history.csv``.
+* A failing stage stops the chain. Its executed notebook is kept (papermill marks the failing cell), its HTML
+  page shows the code, and :class:`WeeklyResult` names the stage; the CLI exits 1.
+* Rerunning a run key resumes: generation and judging skip finished work, calibration is reused while the
+  scores it measured are unchanged, and every notebook is executed again on the ledgers.
+* With the sim backend the chain starts one simulated endpoint on 127.0.0.1 for all stages (in this
+  process) and stops it at the end; stages get its URL as the ``endpoint`` parameter.
+
+What the notebooks call is in :mod:`skillbench.weekly.stages` (one function per stage, also what the CLI's
+commands call), :mod:`skillbench.weekly.notebook` (display helpers) and :mod:`skillbench.weekly.across`
+(``explore_weeks``), so cells hold no logic of their own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from skillbench.ledgers.files import (
+    CALIBRATION_HTML,
+    CALIBRATION_MD,
+    HISTORY_FILE,
+    INDEX_FILE,
+    MANIFEST_FILE,
+    PROMPTS_DIR,
+    SCORECARD_FILE,
+    SCORECARD_HTML,
+    WEEKLY_DIR,
+)
+from skillbench.ledgers.keys import RunKeyError, check_run_key, utc_run_key
+from skillbench.paths import DEFAULT_SUITE, NOTEBOOKS_DIR, REPORTS_DIR
+from skillbench.report import pages as rpt
+
+KERNEL_NAME = "skillbench"
+DEFAULT_JOBS = 3  # the generator's recommended range is 2–3 (≥ 4 warns about rate limits)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One notebook of the chain."""
+
+    number: str
+    name: str
+    title: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.number}_{self.name}"
+
+    @property
+    def notebook(self) -> str:
+        return f"{self.id}.ipynb"
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("00", "preflight", "Preflight: is the suite sound?"),
+    Stage("01", "generate", "Generation: models × conditions × reps"),
+    Stage("02", "signals", "Run signals: activation, health, reconciliation"),
+    Stage("03", "judge", "Judging: rubric and pairwise"),
+    Stage("04", "calibration", "Judge calibration"),
+    Stage("05", "scorecard", "Scorecard"),
+)
+
+
+class WeeklyError(RuntimeError):
+    """The chain cannot start (bad options, no kernel, no API key); the message says what to do."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+# --- the chain ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class WeeklyOptions:
+    """What ``skillbench weekly`` was asked to do.
+
+    Attributes:
+        suite_dir: the suite (the folder with ``test-prompts/``); outputs go to its ``weekly/<run_key>/``.
+        run_key: names the week (default: the UTC date).
+        backend: ``sim`` or ``anthropic`` (None: ``anthropic`` with a key in the environment, else ``sim``).
+        models, reps, conditions: the matrix (None: the suite config).
+        jobs: runs (and judge calls) at once.
+        seed: plan order and simulated endpoint seed.
+        sandbox: ``docker`` or ``local`` (None: docker when the engine answers).
+        calibration_repeat: gradings of each answer for judge self-agreement.
+        calibration_sample: calibrate on that many runs (0: all gradeable runs).
+        reports_dir: where ``<run_key>/`` and ``index.html`` go.
+        notebooks_dir: the stage notebooks (also the kernels' working folder).
+        kernel_name: the Jupyter kernel (``make setup`` registers ``skillbench``).
+        stream: a file to relay the notebooks' printed output to as it happens (None: quiet).
+        start_timeout: seconds to wait for a kernel to start.
+    """
+
+    suite_dir: Path = DEFAULT_SUITE
+    run_key: str = field(default_factory=utc_run_key)
+    backend: str | None = None
+    models: list[str] | None = None
+    reps: int | None = None
+    conditions: list[str] | None = None
+    jobs: int = DEFAULT_JOBS
+    seed: int = 0
+    sandbox: str | None = None
+    calibration_repeat: int = 3
+    calibration_sample: int = 0
+    reports_dir: Path = REPORTS_DIR
+    notebooks_dir: Path = NOTEBOOKS_DIR
+    kernel_name: str = KERNEL_NAME
+    stream: Any = None
+    start_timeout: float = 120.0
+
+
+@dataclass
+class StageResult:
+    """What one stage did; serialized into ``weekly.json``."""
+
+    number: str
+    name: str
+    title: str
+    status: str = "not run"  # not run | running | ok | failed
+    seconds: float | None = None  # execute_notebook wall time (kernel start to shutdown)
+    cell_seconds: float | None = None  # sum of the cells' own execution times
+    export_seconds: float | None = None  # the HTML rendering
+    notebook: str | None = None
+    html: str | None = None
+    error: str | None = None
+
+    @property
+    def overhead_seconds(self) -> float:
+        """Chain overhead of the stage: kernel start/stop and papermill bookkeeping, plus the HTML export."""
+        kernel = (self.seconds or 0.0) - (self.cell_seconds or 0.0)
+        return max(kernel, 0.0) + (self.export_seconds or 0.0)
+
+
+@dataclass
+class WeeklyResult:
+    """The outcome of :func:`run_weekly`."""
+
+    run_key: str
+    report_dir: Path
+    index: Path
+    state: dict[str, Any]
+    stages: list[StageResult]
+
+    @property
+    def ok(self) -> bool:
+        return self.state["status"] == "complete"
+
+    @property
+    def failed_stage(self) -> str | None:
+        return self.state.get("failed_stage")
+
+
+def check_kernel(kernel_name: str) -> None:
+    """Raise :class:`WeeklyError` when the Jupyter kernel is not registered."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        KernelSpecManager().get_kernel_spec(kernel_name)
+    except NoSuchKernel as exc:
+        raise WeeklyError(f"Jupyter kernel {kernel_name!r} is not registered — run `make setup` (it runs "
+                          f"`python -m ipykernel install --sys-prefix --name {kernel_name}`)") from exc
+
+
+@contextlib.contextmanager
+def chain_endpoint(backend: str, suite_dir: Path, seed: int) -> Iterator[str]:
+    """The endpoint URL the stages share: one simulated endpoint on loopback for the sim, else ``""``.
+
+    With ``anthropic`` each stage opens Anthropic's endpoint itself from ``ANTHROPIC_API_KEY`` in its
+    environment; the key is never a notebook parameter (papermill writes parameters into the notebook).
+    """
+    if backend != "sim":
+        yield ""
+        return
+    from skillbench.sim.server import SimServer
+
+    server = SimServer(suite_dir, host="127.0.0.1", seed=seed)
+    with server:
+        yield server.base_url
+
+
+def notebook_parameters(notebook: str | Path) -> dict[str, Any]:
+    """The names and default values assigned in a notebook's ``parameters`` cell (read with ``ast``).
+
+    papermill's own inspection skips a line it cannot parse (e.g. a help comment with ``=``); a parameter it
+    missed would silently keep its default — here, a path into ``tests/data`` — so the chain reads the cell
+    itself.
+
+    Raises:
+        WeeklyError: the notebook has no ``parameters`` cell, or more than one.
+    """
+    import ast
+
+    import nbformat
+
+    nb = nbformat.read(str(notebook), as_version=4)
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise WeeklyError(f"{notebook}: {len(cells)} cells tagged 'parameters' (papermill needs exactly one)")
+    out: dict[str, Any] = {}
+    for node in ast.parse(cells[0].source).body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            out[node.target.id] = ast.literal_eval(node.value)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    out[target.id] = ast.literal_eval(node.value)
+    return out
+
+
+def _cell_seconds(notebook: Path) -> float | None:
+    import nbformat
+
+    try:
+        nb = nbformat.read(str(notebook), as_version=4)
+    except (OSError, ValueError):
+        return None
+    return float(sum((c.metadata.get("papermill", {}).get("duration") or 0.0) for c in nb.cells))
+
+
+def execute_stage(stage: Stage, params: Mapping[str, Any], opts: WeeklyOptions, report_dir: Path) -> StageResult:
+    """Execute one stage notebook with papermill and render its HTML page; never raises for a failing cell."""
+    import papermill as pm
+
+    result = StageResult(stage.number, stage.name, stage.title, status="running")
+    source = Path(opts.notebooks_dir) / stage.notebook
+    out = report_dir / stage.notebook
+    # Only the parameters a notebook declares: the notebook's parameters cell is its interface.
+    values = {k: v for k, v in params.items() if k in notebook_parameters(source)}
+    t0 = time.perf_counter()
+    try:
+        pm.execute_notebook(str(source), str(out), parameters=values, kernel_name=opts.kernel_name,
+                            cwd=str(opts.notebooks_dir), progress_bar=False, log_output=False,
+                            stdout_file=opts.stream, stderr_file=None, start_timeout=opts.start_timeout,
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"])  # no start-up chatter
+        result.status = "ok"
+    except pm.PapermillExecutionError as exc:
+        result.status = "failed"
+        result.error = f"{exc.ename}: {exc.evalue}".strip()
+    except Exception as exc:  # noqa: BLE001 - a dead kernel or a broken notebook fails the stage, named
+        result.status = "failed"
+        result.error = f"{type(exc).__name__}: {exc}".strip()
+    result.seconds = time.perf_counter() - t0
+    if out.is_file():
+        result.notebook = out.name
+        result.cell_seconds = _cell_seconds(out)
+        t1 = time.perf_counter()
+        try:
+            html = rpt.export_notebook_html(out, out.with_suffix(".html"), show_code=result.status == "failed")
+            result.html = html.name
+        except Exception as exc:  # noqa: BLE001 - the stage's page is part of its output: no page, no success
+            result.status = "failed"
+            result.error = result.error or f"HTML export failed: {type(exc).__name__}: {exc}"
+        result.export_seconds = time.perf_counter() - t1
+    return result
+
+
+def stage_parameters(opts: WeeklyOptions, *, suite_dir: Path, run_dir: Path, history: Path, backend: str,
+                     endpoint: str, sandbox: str) -> dict[str, Any]:
+    """Every parameter a stage may declare, as JSON-typed values (each notebook takes the ones it names)."""
+    return {
+        "run_key": opts.run_key, "suite_dir": str(suite_dir), "run_dir": str(run_dir),
+        "history_path": str(history), "backend": backend, "endpoint": endpoint, "sandbox": sandbox,
+        "models": list(opts.models or []), "reps": int(opts.reps or 0), "conditions": list(opts.conditions or []),
+        "jobs": int(opts.jobs), "seed": int(opts.seed), "dry_run": False, "write": True, "strict": False,
+        "repeat": int(opts.calibration_repeat), "sample": int(opts.calibration_sample),
+    }
+
+
+def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None) -> WeeklyResult:
+    """Run the chain for one week and write its report.
+
+    Args:
+        opts: the week's options.
+        log: called with one line per stage (None: silent).
+
+    Returns:
+        The result; ``result.ok`` is False when a stage failed (``result.failed_stage`` names it).
+
+    Raises:
+        WeeklyError: the chain cannot start (bad run key, missing suite or notebooks, no kernel, no API key).
+    """
+    from skillbench.generation.backend import BackendError, resolve_backend
+    from skillbench.generation.toolchain import docker_available
+
+    try:
+        check_run_key(opts.run_key)
+    except RunKeyError as exc:
+        raise WeeklyError(str(exc)) from exc
+    suite_dir = Path(opts.suite_dir).resolve()
+    if not (suite_dir / PROMPTS_DIR).is_dir():
+        raise WeeklyError(f"{suite_dir}: not a suite (SUITE_DIR is the folder that contains test-prompts/)")
+    missing = [s.notebook for s in STAGES if not (Path(opts.notebooks_dir) / s.notebook).is_file()]
+    if missing:
+        raise WeeklyError(f"{opts.notebooks_dir}: missing notebook(s) {', '.join(missing)}")
+    try:
+        backend = resolve_backend(opts.backend)
+    except BackendError as exc:
+        raise WeeklyError(str(exc)) from exc
+    if backend == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
+        raise WeeklyError("--backend anthropic needs ANTHROPIC_API_KEY in the environment")
+    check_kernel(opts.kernel_name)
+    opts = dataclasses.replace(opts, notebooks_dir=Path(opts.notebooks_dir).resolve())
+
+    weekly_dir = suite_dir / WEEKLY_DIR
+    run_dir, history = weekly_dir / opts.run_key, weekly_dir / HISTORY_FILE
+    reports_dir = Path(opts.reports_dir).resolve()
+    report_dir = reports_dir / opts.run_key
+    for folder in (run_dir, report_dir):  # papermill writes into existing folders only
+        folder.mkdir(parents=True, exist_ok=True)
+    for stale in (SCORECARD_HTML, CALIBRATION_HTML):  # a rerun must not show last run's pages as current
+        (report_dir / stale).unlink(missing_ok=True)
+    sandbox = opts.sandbox or ("docker" if docker_available() else "local")
+
+    stages = [StageResult(s.number, s.name, s.title) for s in STAGES]
+    state: dict[str, Any] = {
+        "run_key": opts.run_key, "suite_dir": str(suite_dir), "run_dir": str(run_dir), "history_path": str(history),
+        "backend": backend, "endpoint_kind": "simulated" if backend == "sim" else "real", "sandbox": sandbox,
+        "sandbox_requested": opts.sandbox,
+        "sandboxes_used": [], "models": list(opts.models or []), "reps": opts.reps, "jobs": opts.jobs,
+        "kernel_name": opts.kernel_name, "status": "running", "failed_stage": None, "error": None,
+        "started": _now(), "finished": None, "seconds": None, "overhead_seconds": None, "scorecard_title": None,
+        "week_incomplete": False, "stages": [],
+    }
+    t0 = time.perf_counter()
+
+    def sync() -> None:
+        state["stages"] = [{**s.__dict__, "id": f"{s.number}_{s.name}"} for s in stages]
+        state["seconds"] = time.perf_counter() - t0
+        state["overhead_seconds"] = sum(s.overhead_seconds for s in stages)
+
+    def save(final: bool = False) -> None:
+        sync()
+        rpt.write_state(report_dir, state)
+        rpt.write_week_index(report_dir, state, headline=_headline(history, opts.run_key) if final else (),
+                             notes=_notes(state))
+        rpt.write_reports_index(reports_dir)
+
+    save()
+    say = log or (lambda _text: None)
+    say(f"weekly {opts.run_key}: suite {suite_dir}, backend {backend}, sandbox {sandbox}; "
+        f"report {report_dir / INDEX_FILE}")
+    try:
+        with contextlib.ExitStack() as stack:
+            endpoint: str | None = None
+            for i, stage in enumerate(STAGES):
+                if endpoint is None and stage.name != "preflight":
+                    # Started after preflight: a broken suite fails in 00 with its defects, not here.
+                    endpoint = stack.enter_context(chain_endpoint(backend, suite_dir, opts.seed))
+                params = stage_parameters(opts, suite_dir=suite_dir, run_dir=run_dir, history=history,
+                                          backend=backend, endpoint=endpoint or "", sandbox=sandbox)
+                stages[i].status = "running"
+                save()
+                say(f"weekly {opts.run_key}: {stage.id} …")
+                stages[i] = execute_stage(stage, params, opts, report_dir)
+                say(f"weekly {opts.run_key}: {stage.id} {stages[i].status} "
+                    f"({rpt.format_seconds(stages[i].seconds)})")
+                if stages[i].status == "failed":
+                    state.update(status="failed", failed_stage=stage.id, error=stages[i].error)
+                    break
+            else:
+                state["status"] = "complete"
+    except BaseException as exc:  # Ctrl-C, SIGTERM (SystemExit) or a bug: the report still says what happened
+        running = next((f"{s.number}_{s.name}" for s in stages if s.status == "running"), None)
+        for s in stages:
+            if s.status == "running":
+                s.status = "failed"
+        state.update(status="failed", failed_stage=running,
+                     error="interrupted" if isinstance(exc, KeyboardInterrupt | SystemExit) else repr(exc))
+        raise
+    finally:
+        state["finished"] = _now()
+        sync()
+        _finish_pages(state, run_dir, report_dir)
+        save(final=True)
+    return WeeklyResult(opts.run_key, report_dir, report_dir / INDEX_FILE, state, stages)
+
+
+def _finish_pages(state: dict[str, Any], run_dir: Path, report_dir: Path) -> None:
+    """Scorecard and calibration pages for stages that succeeded now; sandboxes the runs actually used."""
+    done = {s["id"] for s in state["stages"] if s["status"] == "ok"} if state["stages"] else set()
+    if "05_scorecard" in done and (run_dir / SCORECARD_FILE).is_file():
+        title = (run_dir / SCORECARD_FILE).read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
+        state["scorecard_title"] = title
+        state["week_incomplete"] = "INCOMPLETE" in title
+        rpt.write_markdown_page(run_dir / SCORECARD_FILE, report_dir / SCORECARD_HTML, title=title)
+    if "04_calibration" in done and (run_dir / CALIBRATION_MD).is_file():
+        rpt.write_markdown_page(run_dir / CALIBRATION_MD, report_dir / CALIBRATION_HTML,
+                                title=f"Judge calibration — {state['run_key']}")
+    manifest = run_dir / MANIFEST_FILE
+    if manifest.is_file():
+        with contextlib.suppress(Exception):
+            used = pd.read_csv(manifest, usecols=["sandbox"], dtype=str)["sandbox"].dropna().unique()
+            state["sandboxes_used"] = sorted(str(s) for s in used)
+
+
+def _headline(history: Path, run_key: str) -> list[dict[str, Any]]:
+    from skillbench.scorecard.history import numeric_history, read_history
+
+    try:
+        rows = numeric_history(read_history(history))
+    except Exception:  # noqa: BLE001 - the headline is a convenience; the scorecard page has the numbers
+        return []
+    rows = rows[rows["run_key"] == run_key]
+    return [{"model": r.model, "must_lift": _num(r.must_lift), "must_lift_se": _num(r.must_lift_se)}
+            for r in rows.itertuples(index=False)]
+
+
+def _num(x: Any) -> float | None:
+    return None if x is None or (isinstance(x, float) and not np.isfinite(x)) else float(x)
+
+
+def _notes(state: Mapping[str, Any]) -> list[str]:
+    notes = []
+    if state.get("week_incomplete"):
+        notes.append("INCOMPLETE week: the reconciliation does not account for every planned run — read no number "
+                     "as a clean week (see the scorecard's Coverage section).")
+    if state.get("endpoint_kind") == "simulated":
+        notes.append("Simulated endpoint: every answer and grade came from skillbench's simulated Messages endpoint "
+                     "on 127.0.0.1. These numbers test the harness, not a model.")
+    used = state.get("sandboxes_used") or [state.get("sandbox")]
+    if "local" in used:
+        why = ("as requested (--sandbox local)" if state.get("sandbox_requested") == "local" else
+               "because no Docker engine answered; run `make setup` as root to start one")
+        notes.append("No container isolation: runs used the local sandbox (a fresh HOME, config folder, TMPDIR and "
+                     f"working folder per run) {why}.")
+    if len(used) > 1:
+        notes.append(f"Runs of this week used several sandboxes ({', '.join(used)}); it was resumed on another "
+                     "machine set-up.")
+    return notes

@@ -1,0 +1,339 @@
+"""The stage functions: what each notebook of the chain runs, and what the CLI's commands run.
+
+One function per stage, so ``skillbench generate`` and ``01_generate`` (and judge, judge-pairs, calibrate,
+scorecard) wire options and endpoints in one place. Each opens its endpoint with
+:func:`skillbench.generation.model_endpoint` (``backend`` None → the default; ``endpoint`` "" → start our own
+simulation for ``sim``). The notebook-facing forms raise :class:`StageError` when the stage must stop the
+chain; the CLI reads the same reports and chooses its exit code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from skillbench.ledgers.files import (
+    CALIBRATION_FILE,
+    CALIBRATION_GRADES_FILE,
+    CALIBRATION_MD,
+    JUDGE_SKIPS_FILE,
+    SCORES_FILE,
+)
+from skillbench.vocab import OUTCOMES
+from skillbench.weekly.notebook import StageError, _path, collapsed_progress, resolve_run_dir
+
+Log = Callable[[str], None]
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _matrix(suite: Any, models: Sequence[str], reps: int, conditions: Sequence[str]) -> tuple[list[str], int,
+                                                                                                list[str]]:
+    """The run matrix: what was asked for, else the suite config's."""
+    run = suite.config.run
+    return list(models or run.models), int(reps or run.reps), list(conditions or run.conditions)
+
+
+# -- 01 generate ------------------------------------------------------------------------------------------------
+
+
+def plan_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "", *, models: Sequence[str] = (),
+              reps: int = 0, conditions: Sequence[str] = (), seed: int = 0) -> pd.DataFrame:
+    """The week's plan (what ``generate`` would run) with each run's status, writing nothing.
+
+    Returns:
+        ``plan.csv``'s columns plus ``status``: ``finished`` when the run folder holds a finished run, else
+        ``pending``.
+    """
+    from skillbench.generation.plan import make_plan
+    from skillbench.generation.run import finished_runs
+    from skillbench.suite.load import load_suite
+
+    suite = load_suite(_path(suite_dir))
+    models, reps, conditions = _matrix(suite, models, reps, conditions)
+    plan = make_plan(suite, run_key, models=models, conditions=conditions, reps=reps, seed=seed)
+    folder = resolve_run_dir(suite_dir, run_key, run_dir)
+    done = finished_runs(folder) if folder.is_dir() else set()
+    return plan.assign(status=np.where(plan["run_id"].isin(done), "finished", "pending"))
+
+
+def plan_matrix(plan: pd.DataFrame) -> pd.DataFrame:
+    """Runs per model × condition, split by status (a compact view of a plan)."""
+    return (plan.pivot_table(index=["model", "condition"], columns="status", values="run_id", aggfunc="count",
+                             fill_value=0).reindex(columns=["finished", "pending"], fill_value=0)
+            .assign(total=lambda f: f.sum(axis=1)).reset_index())
+
+
+def cli_preview(suite_dir: str | Path, plan: pd.DataFrame, n: int = 3) -> str:
+    """The first ``n`` pending runs' Claude Code command lines (the prompt elided), as generate would run them."""
+    from skillbench.generation.cli_call import CliCall, cli_args
+    from skillbench.suite.load import load_suite
+
+    suite = load_suite(_path(suite_dir))
+    lines = []
+    for row in plan[plan["status"].eq("pending")].head(n).itertuples(index=False):
+        call = CliCall(prompt=suite.prompt(row.prompt).test.prompt, model=row.model, run_id=row.run_id)
+        lines.append(" ".join(cli_args(call, suite.config.run)[:-1]) + " PROMPT  # " + row.run_id)
+    return "\n".join(lines) if lines else "(nothing pending: every planned run is finished)"
+
+
+def run_generation(suite: Any, run_key: str, *, out_dir: str | Path | None = None, backend: str | None = None,
+                   endpoint: str = "", models: Sequence[str] = (), reps: int = 0, conditions: Sequence[str] = (),
+                   jobs: int = 2, sandbox: str = "", seed: int = 0, timeout_s: float = 900.0,
+                   limit: int | None = None, dry_run: bool = False, max_total_usd: float | None = None,
+                   log: Log = _stderr) -> dict[str, Any]:
+    """Run (or resume) a week's generation for a loaded suite; what ``skillbench generate`` does.
+
+    Returns:
+        The reconciliation report (also in ``reconciliation.json``); ``{"dry_run": True, …}`` for a dry run.
+    """
+    from skillbench.generation.backend import model_endpoint
+    from skillbench.generation.run import GenerateOptions, default_out_dir, generate
+
+    models, reps, conditions = _matrix(suite, models, reps, conditions)
+    opts = GenerateOptions(run_key=run_key, out_dir=Path(out_dir) if out_dir else default_out_dir(suite, run_key),
+                           models=models, conditions=conditions, reps=reps, jobs=jobs, limit=limit,
+                           dry_run=dry_run, sandbox=sandbox or None, max_total_usd=max_total_usd, seed=seed,
+                           timeout_s=timeout_s)
+
+    def endpoint_factory(truth: Path):
+        return model_endpoint(backend, endpoint=endpoint, suite_dir=suite.suite_dir, seed=seed, truth=truth)
+
+    return generate(suite, opts, endpoint_factory=endpoint_factory, log=log)
+
+
+def generate_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "", *, backend: str = "sim",
+                  endpoint: str = "", models: Sequence[str] = (), reps: int = 0, conditions: Sequence[str] = (),
+                  jobs: int = 2, sandbox: str = "", seed: int = 0, timeout_s: float = 900.0) -> dict[str, Any]:
+    """The chain's generation stage: :func:`run_generation` with progress collapsed for the notebook.
+
+    Raises:
+        StageError: a planned run is unaccounted for (the week must not read as complete).
+    """
+    from skillbench.suite.load import load_suite
+
+    suite = load_suite(_path(suite_dir))
+    with collapsed_progress():
+        report = run_generation(suite, run_key, out_dir=resolve_run_dir(suite_dir, run_key, run_dir),
+                                backend=backend, endpoint=endpoint, models=models, reps=reps, conditions=conditions,
+                                jobs=jobs, sandbox=sandbox, seed=seed, timeout_s=timeout_s, log=print)
+    if not report.get("accounted", False):
+        lists = {k: v for k, v in report.items() if isinstance(v, list) and v}
+        raise StageError(f"generation left planned runs unaccounted for: {lists} — rerun the same run key to resume")
+    return report
+
+
+# -- 02 signals -------------------------------------------------------------------------------------------------
+
+
+def signals_week(run_dir: str | Path, *, write: bool = False):
+    """The week's ledgers (:class:`skillbench.ledgers.WeekLedgers`), after rewriting the manifest when ``write``."""
+    from skillbench.ledgers.readers import load_week
+    from skillbench.signals.manifest import write_manifest
+
+    folder = _path(run_dir)
+    if write:
+        write_manifest(folder)
+    return load_week(folder)
+
+
+# -- 03 judge ---------------------------------------------------------------------------------------------------
+
+
+def grade_week(run_dir: str | Path, options: Any, *, backend: str | None = None, endpoint: str = "",
+               log: Log = _stderr):
+    """Grade the week's answers with the rubric judge (resumes); what ``skillbench judge`` does.
+
+    Args:
+        options: :class:`skillbench.judge.JudgeOptions`.
+
+    Returns:
+        :class:`skillbench.judge.JudgeReport`.
+    """
+    from skillbench.generation.backend import model_endpoint
+    from skillbench.judge.run import judge_run_dir
+
+    with model_endpoint(backend, endpoint=endpoint, seed=options.seed) as ep:
+        return judge_run_dir(_path(run_dir), options, base_url=ep.base_url, api_key=ep.api_key,
+                             endpoint_kind=ep.kind, log=log)
+
+
+def pair_week(run_dir: str | Path, *, backend: str | None = None, endpoint: str = "", judge_model: str = "",
+              fresh: bool = False, jobs: int = 2, seed: int = 0, max_retries: int = 4, timeout: float = 120.0,
+              log: Log = _stderr):
+    """Judge the week's pairs in both orders (resumes); what ``skillbench judge-pairs`` does.
+
+    Returns:
+        :class:`skillbench.judge.PairsReport`.
+    """
+    from skillbench.generation.backend import model_endpoint
+    from skillbench.judge.client import DEFAULT_JUDGE_MODEL
+    from skillbench.judge.pairwise import judge_pairs
+
+    with model_endpoint(backend, endpoint=endpoint, seed=seed) as ep:
+        return judge_pairs(_path(run_dir), base_url=ep.base_url, api_key=ep.api_key,
+                           judge_model=judge_model or DEFAULT_JUDGE_MODEL, fresh=fresh, jobs=jobs, seed=seed,
+                           max_retries=max_retries, timeout=timeout, log=log)
+
+
+@dataclass
+class JudgeOutcome:
+    """What the judging stage did."""
+
+    rubric: Any = None
+    pairs: Any = None
+
+
+def judge_week(run_dir: str | Path, *, backend: str = "sim", endpoint: str = "", judge_model: str = "",
+               samples: int = 1, jobs: int = 2, seed: int = 0, retry_ungraded: bool = True) -> JudgeOutcome:
+    """The chain's judging stage: :func:`grade_week`, then :func:`pair_week`; both skip what is already graded.
+
+    Raises:
+        StageError: items stay ungraded or pairs errored after retries (a judge failure must never read as a
+            skill loss); rerunning the run key grades them again.
+    """
+    from skillbench.judge.client import DEFAULT_JUDGE_MODEL
+    from skillbench.judge.run import JudgeOptions
+
+    model = judge_model or DEFAULT_JUDGE_MODEL
+    opts = JudgeOptions(judge_model=model, samples=samples, jobs=jobs, seed=seed, retry_ungraded=retry_ungraded)
+    with collapsed_progress():
+        rubric = grade_week(run_dir, opts, backend=backend, endpoint=endpoint, log=print)
+        pairs = pair_week(run_dir, backend=backend, endpoint=endpoint, judge_model=model, jobs=jobs, seed=seed,
+                          log=print)
+    if not rubric.ok:
+        raise StageError(f"{rubric.ungraded_items} rubric item(s) could not be graded (reasons in each run's "
+                         "judge.json) — rerun the same run key to grade them again")
+    if pairs.errors:
+        raise StageError(f"{pairs.errors} pair(s) could not be judged — rerun the same run key to judge them again")
+    return JudgeOutcome(rubric, pairs)
+
+
+def judge_tables(run_dir: str | Path) -> dict[str, pd.DataFrame]:
+    """The judging ledgers as tables: ``scores``, ``verdicts`` (counts), ``evidence``, ``skips``, ``pairs``,
+    ``pair_outcomes`` and ``position`` (the position-swap check)."""
+    from skillbench.judge.evidence import evidence_summary
+    from skillbench.judge.pairwise import pairs_frame, position_agreement
+    from skillbench.ledgers.readers import empty_scores, read_judge_skips, read_scores
+
+    folder = _path(run_dir)
+    scores = read_scores(folder / SCORES_FILE) if (folder / SCORES_FILE).is_file() else empty_scores()
+    verdicts = (scores.groupby(["item_type", "verdict", "condition"]).size().unstack("condition", fill_value=0)
+                .reset_index() if not scores.empty else pd.DataFrame())
+    pairs = pairs_frame(folder)
+    outcomes = (pairs[pairs["error"].eq("")].groupby(["skill_family", "model", "outcome"]).size()
+                .unstack("outcome", fill_value=0).reindex(columns=list(OUTCOMES), fill_value=0).reset_index()
+                if not pairs.empty else pd.DataFrame(columns=["skill_family", "model", *OUTCOMES]))
+    return {"scores": scores, "verdicts": verdicts, "evidence": evidence_summary(folder),
+            "skips": read_judge_skips(folder / JUDGE_SKIPS_FILE), "pairs": pairs, "pair_outcomes": outcomes,
+            "position": pd.DataFrame([position_agreement(pairs)]) if not pairs.empty else pd.DataFrame()}
+
+
+# -- 04 calibration ---------------------------------------------------------------------------------------------
+
+
+def calibrate_week(run_dir: str | Path, *, backend: str | None = "sim", endpoint: str = "", repeat: int = 3,
+                   sample: int = 0, other_judge: str = "", human_labels: str = "", jobs: int = 2, seed: int = 0,
+                   fresh: bool = False, judge_model: str = "", include_plugin: bool = False, max_retries: int = 4,
+                   timeout: float = 120.0, log: Log = print, collapse_progress: bool = True):
+    """Calibrate the judge on the week's answers, unless the calibration on disk is current and not ``fresh``.
+
+    What ``skillbench calibrate`` (always ``fresh``) and ``04_calibration`` (resumes) run.
+
+    Returns:
+        The :class:`skillbench.calibration.Calibration`, or None when it reused ``calibration.csv`` or there was
+        nothing to grade.
+    """
+    from skillbench.calibration.run import CalibrationOptions, calibrate, calibration_current
+    from skillbench.generation.backend import model_endpoint
+    from skillbench.judge.answers import select_runs
+
+    folder = _path(run_dir)
+    if calibration_current(folder) and not fresh and not human_labels:
+        log("calibration.csv is newer than scores.csv: reusing it (pass fresh=True to grade again)")
+        return None
+    opts = CalibrationOptions(repeat=repeat, sample=sample or None, judge_model=judge_model or None,
+                              other_judge=other_judge or None, human=_path(human_labels) if human_labels else None,
+                              include_plugin=include_plugin, seed=seed, jobs=jobs, max_retries=max_retries,
+                              timeout=timeout)
+    calls = repeat >= 2 or bool(other_judge)
+    if calls and not human_labels and not fresh and not select_runs(folder)[0]:
+        log("no gradeable run with an answer this week: nothing to calibrate (see 03_judge's skips)")
+        return None
+    with collapsed_progress() if collapse_progress else contextlib.nullcontext(), \
+            (model_endpoint(backend, endpoint=endpoint, seed=seed) if calls else contextlib.nullcontext()) as ep:
+        return calibrate(folder, opts, base_url=ep.base_url if ep else None, api_key=ep.api_key if ep else None,
+                         log=log)
+
+
+def calibration_tables(run_dir: str | Path) -> dict[str, Any]:
+    """``calibration.csv`` as ``agreement`` and ``self_agreement`` tables, ``grades``, and ``markdown``."""
+    folder = _path(run_dir)
+    table = pd.read_csv(folder / CALIBRATION_FILE, keep_default_na=True) if (folder / CALIBRATION_FILE).is_file() \
+        else pd.DataFrame(columns=["comparison", "rater_a", "rater_b", "item_type"])
+    table["rater_b"] = table["rater_b"].fillna("")
+    grades_path = folder / CALIBRATION_GRADES_FILE
+    md = folder / CALIBRATION_MD
+    return {
+        "agreement": table[table["comparison"] != "self-agreement"].reset_index(drop=True),
+        "self_agreement": table[table["comparison"] == "self-agreement"].reset_index(drop=True),
+        "grades": pd.read_csv(grades_path) if grades_path.is_file() else pd.DataFrame(),
+        "markdown": md.read_text(encoding="utf-8") if md.is_file() else "",
+    }
+
+
+# -- 05 scorecard -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class WeekScorecard:
+    """The scorecard's data (tables for figures) and its markdown."""
+
+    data: Any
+    markdown: str
+    path: Path | None
+
+    @property
+    def complete(self) -> bool:
+        """The reconciliation accounts for every planned run (else the scorecard says INCOMPLETE)."""
+        return not self.data.incomplete
+
+    @property
+    def frames(self) -> Mapping[str, pd.DataFrame]:
+        return self.data.frames()
+
+
+def scorecard_week(run_dir: str | Path, history_path: str | Path = "", *, write: bool = False,
+                   n_resamples: int | None = None, run_key: str | None = None, seed: int | None = None,
+                   site: str | None = None) -> WeekScorecard:
+    """Write ``scorecard.md`` and upsert the history (``write``), or compute it without writing.
+
+    What ``skillbench scorecard`` (``write=True``) and ``05_scorecard`` run. Without ``write`` the history is read
+    as it is (this week already in it, or added in memory only).
+    """
+    from skillbench.ledgers.readers import load_week
+    from skillbench.scorecard import history as hist
+    from skillbench.scorecard.compute import compute_scorecard
+    from skillbench.scorecard.render import render_markdown
+    from skillbench.scorecard.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+    from skillbench.scorecard.write import default_history_path, write_scorecard
+
+    folder = _path(run_dir)
+    hpath = _path(history_path) if str(history_path) else default_history_path(folder)
+    n = n_resamples or DEFAULT_RESAMPLES
+    seed = DEFAULT_SEED if seed is None else seed
+    if write:
+        result = write_scorecard(folder, history_path=hpath, n_resamples=n, run_key=run_key, seed=seed, site=site)
+        return WeekScorecard(result.data, result.markdown, result.path)
+    data = compute_scorecard(load_week(folder), history=hist.read_history(hpath), n_resamples=n, run_key=run_key,
+                             seed=seed, site=site)
+    return WeekScorecard(data, render_markdown(data), None)
