@@ -22,13 +22,21 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skillbench import load_suite  # noqa: E402
-from skillbench.generation.backend import model_endpoint  # noqa: E402
-from skillbench.generation.cli_call import CliCall, cli_args, cli_env  # noqa: E402
-from skillbench.generation.image import RUNNER_HOME, build_image  # noqa: E402
-from skillbench.generation.run import GenerateOptions, generate  # noqa: E402
-from skillbench.generation.sandbox import DockerSandbox, LocalSandbox  # noqa: E402
-from skillbench.generation.toolchain import claude_path, docker_available  # noqa: E402
+from skillbench.generation import (  # noqa: E402
+    CliCall,
+    DockerSandbox,
+    GenerateOptions,
+    LocalSandbox,
+    build_image,
+    claude_path,
+    cli_args,
+    cli_env,
+    docker_available,
+    generate,
+    model_endpoint,
+)
+from skillbench.generation.image import RUNNER_HOME  # noqa: E402
+from skillbench.suite import load_suite  # noqa: E402
 
 SUITE = ROOT / "tests" / "data" / "tiny-suite"
 ONE_TURN = {"trigger": 0.0, "file_read": 0.0, "follow_link": 0.0, "self_serve": 0.0, "web_search": 0.0,

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from skillbench.ledgers.readers import MANIFEST_COLUMNS, SCORES_COLUMNS
-from skillbench.scorecard.compute import write_scorecard
+from skillbench.ledgers.columns import QDRANT_MANIFEST_COLUMNS, QDRANT_SCORES_COLUMNS
+from skillbench.scorecard import write_scorecard
 
 MODELS = ("sonnet", "haiku")
 CONDITIONS = ("no-skill", "with-skill")
@@ -53,7 +53,7 @@ def synthetic_run(run_dir: Path, n_runs: int, seed: int = 0) -> None:
         "total_cost_usd": rng.gamma(2.0, 0.02, n).round(6), "num_turns": rng.integers(1, 12, n),
         "result_subtype": "success", "budget_hit": 0, "signals_ok": 1,
         "duration_ms": rng.integers(5_000, 120_000, n),
-    })[list(MANIFEST_COLUMNS)]
+    })[list(QDRANT_MANIFEST_COLUMNS)]
     items = np.tile(np.array(ITEMS), n)
     run = np.repeat(np.arange(n), len(ITEMS))
     p_met = np.where(skilled[run], 0.8, 0.5)
@@ -67,7 +67,7 @@ def synthetic_run(run_dir: Path, n_runs: int, seed: int = 0) -> None:
         "item_text": np.char.add(items.astype(str), " rubric item"), "verdict": verdict, "credit": credit,
         "contribution": np.where(items == "avoid", -credit, credit), "contested": "",
         "evidence_quote": np.where(hit, "a quoted span", ""),
-    })[list(SCORES_COLUMNS)]
+    })[list(QDRANT_SCORES_COLUMNS)]
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest.to_csv(run_dir / "manifest.csv", index=False)
     scores.to_csv(run_dir / "scores.csv", index=False)

@@ -22,10 +22,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from skillbench.generation.cli_call import CliCall, cli_args, cli_env
-from skillbench.generation.toolchain import claude_path
+from skillbench.generation import CliCall, claude_path, cli_args, cli_env
 from skillbench.sim import SIM_API_KEY, SimServer
-from skillbench.suite.load import load_suite
+from skillbench.suite import load_suite
 
 NETNS_FLAG = "SKILLBENCH_BENCH_NETNS"
 

@@ -87,7 +87,7 @@ _DEPRECATED: dict[str, tuple[str, str]] = {
     "read_reconciliation": ("skillbench.ledgers", "read_reconciliation"),
     "reconcile": ("skillbench.generation", "reconcile"),
     "Reconciliation": ("skillbench.ledgers", "Reconciliation"),
-    "render_markdown": ("skillbench.calibration", "render_markdown"),
+    "render_markdown": ("skillbench.scorecard", "render_markdown"),
     "resolve_backend": ("skillbench.generation", "resolve_backend"),
     "RubricItem": ("skillbench.suite", "RubricItem"),
     "RubricJudge": ("skillbench.judge", "RubricJudge"),

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers.shared import ROOT
+
 # conda-forge names that differ from PyPI's
 CONDA_NAMES = {"docker": "docker-py"}
 

@@ -10,6 +10,11 @@ from typing import TYPE_CHECKING
 
 from skillbench._exports import lazy_exports
 
+# ``preflight`` is both a module of this package and its function: bound now, the function stays the package's
+# ``preflight`` when the module is imported later (``from skillbench.suite.preflight import …``), which would
+# otherwise bind the module in its place.
+from skillbench.suite.preflight import preflight
+
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
         "RubricItem", "TestPrompt", "PromptSpec", "Skill", "Suite", "SkillUrlError",

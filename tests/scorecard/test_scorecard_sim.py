@@ -16,9 +16,11 @@ import pandas as pd
 import pytest
 
 from skillbench.cli import main
-from skillbench.ledgers.readers import MANIFEST_COLUMNS, PAIRS_COLUMNS, SCORES_COLUMNS, SCORES_OPTIONAL, load_run
-from skillbench.scorecard.compute import compute_scorecard, scorecard_frames
-from skillbench.scorecard.scoring import LIFT_ARMS
+from skillbench.ledgers import load_week
+from skillbench.ledgers.columns import MANIFEST_COLUMNS, PAIRS_COLUMNS, SCORES_COLUMNS
+from skillbench.scorecard import compute_scorecard, scorecard_frames
+from skillbench.vocab import LIFT_ARMS
+from tests.helpers.shared import TINY_WEEK
 
 KEY = "sim-wk1"
 PROMPTS = {"a1": ("fam-a", False), "a2": ("fam-a", False), "a3": ("fam-a", False), "a-quiet": ("fam-a", True),
@@ -107,9 +109,8 @@ def _build(run_dir: Path, *, complete: bool) -> None:
                         pairs.append({"run_key": KEY, "skill_family": family, "prompt": prompt, "model": model,
                                       "rep": rep, "winner_ab": "B", "winner_ba": "A", "outcome": outcome,
                                       "judge_model": "claude-opus-sim", "error": ""})
-    _write_csv(run_dir / "manifest.csv", [*MANIFEST_COLUMNS, "dormancy", "sandbox", "is_error", "terminal_reason",
-                                          "denials", "attempts", "endpoint"], manifest)
-    _write_csv(run_dir / "scores.csv", [*SCORES_COLUMNS, *SCORES_OPTIONAL], scores)
+    _write_csv(run_dir / "manifest.csv", list(MANIFEST_COLUMNS), manifest)
+    _write_csv(run_dir / "scores.csv", list(SCORES_COLUMNS), scores)
     _write_csv(run_dir / "pairs.csv", list(PAIRS_COLUMNS), pairs)
     _write_csv(run_dir / "judge-skips.csv", ["run_id", "reason"],
                [{"run_id": CAPPED, "reason": "budget hit: truncated answer not graded"}])
@@ -175,7 +176,7 @@ def test_complete_week_gate_and_scope(weekly: Path) -> None:
     assert set(frames["prompts"]["prompt"]).isdisjoint({"a-quiet", "b-quiet"})
 
     # Plugin rows are telemetry: dropping them from the ledger changes no lift number.
-    ledgers = load_run(run_dir)
+    ledgers = load_week(run_dir)
     with_plugin = compute_scorecard(ledgers, n_resamples=500).lift
     ledgers.scores = ledgers.scores[ledgers.scores["condition"].isin(LIFT_ARMS)]
     without_plugin = compute_scorecard(ledgers, n_resamples=500).lift
@@ -211,13 +212,10 @@ def test_lost_runs_and_lost_reconciliation_read_incomplete(tmp_path: Path, capsy
     """A week whose run folders and reconciliation.json were deleted must not read as a clean one."""
     import shutil
 
-    from skillbench.cli import main
-    from skillbench.ledgers.readers import load_run
-
-    src = Path(__file__).parent / "data" / "tiny-week" / "20261130"
+    src = TINY_WEEK / "20261130"
     week = tmp_path / "20261130"
     shutil.copytree(src, week)
-    graded_before = len(load_run(week).scores)
+    graded_before = len(load_week(week).scores)
     victims = sorted(p for p in week.iterdir() if p.is_dir() and "-with-skill-" in p.name)[:2]
     for victim in victims:
         shutil.rmtree(victim)
@@ -227,5 +225,5 @@ def test_lost_runs_and_lost_reconciliation_read_incomplete(tmp_path: Path, capsy
     text = (week / "scorecard.md").read_text()
     assert "INCOMPLETE" in text.splitlines()[0]
     assert all(v.name in text for v in victims), "the coverage section names what is missing"
-    assert len(load_run(week).scores) < graded_before, "grades of deleted runs no longer count"
+    assert len(load_week(week).scores) < graded_before, "grades of deleted runs no longer count"
     capsys.readouterr()

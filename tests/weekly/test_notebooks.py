@@ -1,14 +1,17 @@
 """The weekly notebook chain: notebook conventions, the whole chain on the tiny suite, resume, a failing stage,
 nbval over the notebooks with their defaults, and the helpers and figures the notebooks call.
 
-The chain runs once per session (``tiny_chain``): the tiny suite with one model and one rep (8 runs) on the
-simulated endpoint, Docker when the engine answers, else the local sandbox. It needs the pinned CLI and the
-``skillbench`` kernel, which ``make setup`` installs; outside CI their absence skips, in CI it fails.
+The chain runs once per session (the ``tiny_chain`` fixture, ``tests/conftest.py``): the tiny suite with one model
+and one rep (8 runs) on the simulated endpoint, Docker when the engine answers, else the local sandbox. It needs
+the pinned CLI and the ``skillbench`` kernel, which ``make setup`` installs; outside CI their absence skips, in CI
+it fails. Each figure test checks that the figure plots its input frame's values (bar widths, point offsets,
+line data, heatmap cells), not only that a Figure came back.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import json
 import re
 import shutil
@@ -18,35 +21,25 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import numpy as np
 import pandas as pd
 import papermill as pm
 import pytest
+from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 
 from skillbench import weekly
 from skillbench.report import figures
-from skillbench.weekly.chain import STAGES, WeeklyOptions, notebook_parameters, run_weekly
-from tests.shared_data import IN_CI, ROOT
-from tests.sim_helpers import require_cli
+from skillbench.suite import load_suite
+from skillbench.weekly import STAGES, WeeklyOptions, notebook_parameters, run_weekly
+from skillbench.weekly.chain import _notes, stage_parameters
+from tests.helpers.shared import ROOT, TINY_SUITE, TINY_WEEK
+from tests.helpers.weekly import RUN_KEY, require_kernel
 
 NOTEBOOKS = ROOT / "notebooks"
-TINY_SUITE = ROOT / "tests" / "data" / "tiny-suite"
-TINY_WEEK = ROOT / "tests" / "data" / "tiny-week"
 ALL_NOTEBOOKS = sorted(NOTEBOOKS.glob("*.ipynb"))
 JSON_TYPES = (str, int, float, bool, list, dict)
 EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["']https?://|url\(\s*["']?https?://|@import""", re.I)
-RUN_KEY = "t1"
-
-
-def require_kernel() -> None:
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
-
-    try:
-        KernelSpecManager().get_kernel_spec(weekly.KERNEL_NAME)
-    except NoSuchKernel:
-        if IN_CI:
-            pytest.fail("CI must have the 'skillbench' Jupyter kernel: `make setup` registers it")
-        pytest.skip("the 'skillbench' Jupyter kernel is not registered (run `make setup`)")
 
 
 # --- notebook conventions ---------------------------------------------------------------------------------
@@ -101,7 +94,7 @@ def test_notebook_defaults_point_at_committed_data(path: Path):
 
 def test_chain_passes_every_stage_parameter():
     """The chain supplies a value for every parameter a stage declares that it knows, paths first of all."""
-    params = weekly.stage_parameters(WeeklyOptions(), suite_dir=TINY_SUITE, run_dir=TINY_SUITE / "weekly" / "k",
+    params = stage_parameters(WeeklyOptions(), suite_dir=TINY_SUITE, run_dir=TINY_SUITE / "weekly" / "k",
                                      history=TINY_SUITE / "weekly" / "h.csv", backend="sim", endpoint="http://x",
                                      sandbox="local")
     for stage in STAGES:
@@ -114,30 +107,10 @@ def test_chain_passes_every_stage_parameter():
 
 # --- the chain on the tiny suite --------------------------------------------------------------------------
 
-_CHAIN: dict[str, Any] = {}
-
-
-def tiny_chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Run the chain once per session on a copy of the tiny suite (haiku × 3 conditions × 1 rep = 8 runs)."""
-    if "result" in _CHAIN:
-        return _CHAIN
-    require_cli()
-    require_kernel()
-    base = tmp_path_factory.mktemp("weekly-chain")
-    suite = base / "tiny-suite"
-    shutil.copytree(TINY_SUITE, suite)
-    opts = WeeklyOptions(suite_dir=suite, run_key=RUN_KEY, backend="sim", models=["haiku"], reps=1, jobs=2,
-                         calibration_repeat=2, reports_dir=base / "reports")
-    lines: list[str] = []
-    result = run_weekly(opts, log=lines.append)
-    _CHAIN.update(result=result, base=base, suite=suite, run_dir=suite / "weekly" / RUN_KEY, opts=opts, log=lines,
-                  reports=base / "reports")
-    return _CHAIN
-
-
 @pytest.fixture(scope="module")
-def chain(tmp_path_factory) -> dict[str, Any]:
-    return tiny_chain(tmp_path_factory)
+def chain(tiny_chain) -> dict[str, Any]:
+    """The session's chain on the tiny suite (``tests/conftest.py``)."""
+    return tiny_chain
 
 
 def _csv(path: Path) -> pd.DataFrame:
@@ -320,10 +293,10 @@ def test_activation_by_week_and_never_triggered(weeks):
     blank = weekly.Weeks(weeks.keys, weeks.runs.assign(
         skill_activation=weeks.runs["skill_activation"].where(weeks.runs["skill_family"] != "dates", "none")),
         weeks.prompts, weeks.paired, weeks.history)
-    never = weekly.never_triggered(blank)
+    never = weekly.never_triggered_in_weeks(blank)
     assert ("family", "dates") in set(zip(never["level"], never["name"], strict=True))
     per_family = table.groupby("skill_family")["activations"].sum()
-    real = weekly.never_triggered(weeks)
+    real = weekly.never_triggered_in_weeks(weeks)
     assert set(real.loc[real["level"] == "family", "name"]) == set(per_family[per_family == 0].index)
 
 
@@ -332,31 +305,227 @@ def test_markdown_sections_demotes_headings():
     assert weekly.markdown_sections(md, "Lift per model") == "#### Lift per model (x)\nbody\n##### sub\n"
 
 
-def test_every_figure_renders_from_the_committed_week_and_from_nothing(weeks):
+@pytest.fixture(scope="module")
+def latest(weeks) -> dict[str, Any]:
+    """The committed latest week as the notebooks see it: scorecard frames, judge and calibration tables."""
     run_dir = TINY_WEEK / weeks.keys[-1]
     sc = weekly.scorecard_week(run_dir, TINY_WEEK / "scorecard-history.csv", n_resamples=200)
-    f = sc.frames
-    jt = weekly.judge_tables(run_dir)
-    cal = weekly.calibration_tables(run_dir)
-    import skillbench
+    return {"frames": sc.frames, "manifest": sc.data.manifest, "judge": weekly.judge_tables(run_dir),
+            "calibration": weekly.calibration_tables(run_dir)}
 
-    made = [
-        figures.lift_forest(f["lift"], f["uncertainty"]), figures.prompt_lift_dots(f["paired"]),
-        figures.cost_vs_lift(f["paired"], sc.data.manifest, f["lift"]), figures.activation_breakdown(sc.data.manifest),
-        figures.lift_trend(f["history"], f["week_over_week"]), figures.calibration_heatmap(cal["agreement"]),
-        figures.verdict_breakdown(jt["scores"]), figures.pair_outcomes(jt["pair_outcomes"]),
-        figures.run_durations(sc.data.manifest), figures.suite_composition(skillbench.load_suite(TINY_SUITE)
-                                                                           .prompts_df()),
-        figures.activation_by_week_heatmap(weekly.activation_by_week(weeks)),
-        figures.prompt_moves(weekly.prompt_movers(weeks)),
-    ]
-    empty = pd.DataFrame()
-    made += [figures.lift_forest(empty), figures.prompt_lift_dots(empty), figures.lift_trend(empty),
-             figures.calibration_heatmap(empty), figures.pair_outcomes(empty), figures.prompt_moves(empty),
-             figures.activation_breakdown(empty), figures.verdict_breakdown(empty)]
-    assert all(isinstance(fig, Figure) for fig in made)
-    for fig in made:
-        fig.canvas.draw()  # renders without error
+
+def _renders(fig: Figure) -> Figure:
+    """The figure is a Figure and renders to PNG without error."""
+    assert isinstance(fig, Figure)
+    fig.savefig(io.BytesIO(), format="png")
+    return fig
+
+
+def _ticks(labels) -> list[str]:
+    return [t.get_text() for t in labels]
+
+
+def _bars(ax) -> dict[str, list[float]]:
+    """Bar widths of a horizontal stacked bar chart, by bar label (one BarContainer per ``barh`` call)."""
+    return {c.get_label(): [r.get_width() for r in c] for c in ax.containers}
+
+
+def _points(ax) -> np.ndarray:
+    """Every scatter/strip point offset of an axis, one row per point."""
+    offsets = [c.get_offsets() for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets())]
+    return np.concatenate(offsets) if offsets else np.empty((0, 2))
+
+
+def test_lift_forest_plots_each_models_lift_its_clipped_interval_and_the_bootstrap_band(latest):
+    lift, boot = latest["frames"]["lift"], latest["frames"]["uncertainty"].set_index("model")
+    ax = _renders(figures.lift_forest(lift, latest["frames"]["uncertainty"])).axes[0]
+    y = dict(zip(_ticks(ax.get_yticklabels()), ax.get_yticks(), strict=True))
+    assert set(y) == set(lift["model"])
+    for rec in lift.itertuples():
+        at = [ln for ln in ax.lines if len(ln.get_ydata()) and np.allclose(ln.get_ydata(), y[rec.model])]
+        diamond = [ln for ln in at if ln.get_marker() == "D"]
+        assert len(diamond) == 1 and diamond[0].get_xdata() == pytest.approx([rec.must_lift])
+        interval = [ln for ln in at if ln.get_marker() in ("None", None, "")]
+        assert len(interval) == 1
+        assert interval[0].get_xdata() == pytest.approx([max(rec.ci_low, -1.0), min(rec.ci_high, 1.0)])
+        band = [ln for ln in ax.lines if np.allclose(ln.get_ydata(), y[rec.model] - 0.18)]
+        assert len(band) == 1
+        assert band[0].get_xdata() == pytest.approx([boot.loc[rec.model, "boot_low"], boot.loc[rec.model, "boot_high"]])
+    assert (lift["ci_low"] < -1).any(), "the committed week has an interval to clip"
+
+
+def test_prompt_lift_dots_plot_each_prompts_lift_on_its_row(latest):
+    paired = latest["frames"]["paired"]
+    ax = _renders(figures.prompt_lift_dots(paired)).axes[0]
+    rows = _ticks(ax.get_yticklabels())
+    assert rows == list(paired.groupby("prompt")["d"].mean().sort_values(ascending=False).index)
+    points = _points(ax)
+    plotted = sorted((rows[round(yv)], round(xv, 9)) for xv, yv in points)
+    assert plotted == sorted((p, round(d, 9)) for p, d in zip(paired["prompt"], paired["d"], strict=True))
+
+
+def test_cost_vs_lift_plots_the_scorecards_cost_deltas_against_the_lift(latest):
+    frames = latest["frames"]
+    paired, deltas, lift = frames["paired"], frames["prompt_cost_deltas"], frames["lift"]
+    ax = _renders(figures.cost_vs_lift(paired, deltas, lift)).axes[0]
+    per_prompt, *overall = [c.get_offsets() for c in ax.collections]
+    expected = paired.merge(deltas, on=["model", "prompt"])
+    assert len(expected) == len(paired) > 0
+    assert sorted(map(tuple, np.round(per_prompt, 9))) == sorted(zip(expected["cost_delta"].round(9),
+                                                                     expected["d"].round(9), strict=True))
+    assert sorted(tuple(np.round(o[0], 9)) for o in overall) == sorted(zip(lift["cost_delta"].round(9),
+                                                                         lift["must_lift"].round(9), strict=True))
+
+
+def test_activation_breakdown_bars_are_each_routes_share_per_family(latest):
+    m = latest["manifest"]
+    fig = _renders(figures.activation_breakdown(m))
+    families = sorted(m["skill_family"].unique())
+    skilled = m["condition"].isin(["with-skill", "plugin"])
+    panels = [m[m["condition"].eq("with-skill") & ~m["dormancy"]], m[m["condition"].eq("plugin") & ~m["dormancy"]],
+              m[m["dormancy"] & skilled]]
+    panels = [d for d in panels if not d.empty]
+    assert len(fig.axes) == len(panels) == 3
+    assert _ticks(fig.axes[0].get_yticklabels()) == families
+    for ax, d in zip(fig.axes, panels, strict=True):
+        bars = _bars(ax)
+        assert set(bars) == set(m["skill_activation"])
+        for i, family in enumerate(families):
+            runs = d[d["skill_family"] == family]
+            for route, widths in bars.items():
+                share = (runs["skill_activation"] == route).mean() if len(runs) else 0.0
+                assert widths[i] == pytest.approx(share), (family, route)
+
+
+def test_lift_trend_plots_each_weeks_lift_its_error_bar_and_the_exact_latest_band(latest):
+    history, wow = latest["frames"]["history"], latest["frames"]["week_over_week"].set_index("model")
+    fig = _renders(figures.lift_trend(history, latest["frames"]["week_over_week"]))
+    kind = history.sort_values("window_end")["endpoint"].iloc[-1]
+    h = history[history["endpoint"] == kind].sort_values(["window_end", "run_key"])
+    assert [ax.get_title(loc="left") for ax in fig.axes] == list(dict.fromkeys(h["model"]))
+    for ax in fig.axes:
+        model = ax.get_title(loc="left")
+        rows = h[h["model"] == model]
+        (container,) = ax.containers
+        data_line, _, (bars,) = container.lines
+        assert list(data_line.get_ydata()) == pytest.approx(list(rows["must_lift"]))
+        assert _ticks(ax.get_xticklabels()) == list(rows["run_key"])
+        half = [abs(seg[1][1] - seg[0][1]) / 2 for seg in bars.get_segments()]
+        assert half == pytest.approx(list(figures.Z95 * rows["must_lift_se"]))
+        # The latest week's band is the week-over-week table's exact threshold around the previous lift.
+        last = [c for c in ax.collections if c is not bars][-1].get_paths()[0].vertices[:, 1]
+        rec = wow.loc[model]
+        assert (last.min(), last.max()) == pytest.approx((rec["prev_lift"] - rec["threshold"],
+                                                          rec["prev_lift"] + rec["threshold"]))
+
+
+def test_calibration_heatmap_cells_are_the_kappas_and_the_confusion_counts(latest):
+    agreement = latest["calibration"]["agreement"]
+    fig = _renders(figures.calibration_heatmap(agreement))
+    grid_ax, confusion_ax = fig.axes[:2]
+    columns = _ticks(grid_ax.get_xticklabels())
+    assert columns == [t for t in ("must", "bonus", "avoid", "all") if t in set(agreement["item_type"])]
+    cells = np.ma.filled(grid_ax.collections[0].get_array(), np.nan).reshape(-1, len(columns))
+    assert cells.shape[0] == len(agreement.drop_duplicates(["comparison", "rater_a", "rater_b"]))
+    kappa = agreement["cohen_kappa"].where(agreement["rater_b"].astype(str) != "", agreement["fleiss_kappa"])
+    for j, item_type in enumerate(columns):
+        plotted = sorted(v for v in cells[:, j] if np.isfinite(v))
+        assert plotted == pytest.approx(sorted(kappa[agreement["item_type"] == item_type].dropna()))
+    first = agreement[(agreement["rater_b"].astype(str) != "") & (agreement["item_type"] == "all")].iloc[0]
+    counts = np.asarray(confusion_ax.collections[0].get_array()).reshape(2, 2)
+    assert counts.tolist() == [[first["true_positive"], first["false_negative"]],
+                               [first["false_positive"], first["true_negative"]]]
+
+
+def test_verdict_breakdown_bars_are_each_verdicts_share_per_model_and_arm(latest):
+    scores = latest["judge"]["scores"]
+    fig = _renders(figures.verdict_breakdown(scores))
+    types = [t for t in ("must", "bonus", "avoid") if t in set(scores["item_type"])]
+    assert [ax.get_title(loc="left") for ax in fig.axes] == [f"{t} items" for t in types]
+    rows = _ticks(fig.axes[0].get_yticklabels())
+    for ax, item_type in zip(fig.axes, types, strict=True):
+        sub = scores[scores["item_type"] == item_type]
+        bars = _bars(ax)
+        assert set(bars) == set(sub["verdict"])
+        for i, row in enumerate(rows):
+            model, condition = row.split(" · ")
+            cell = sub[(sub["model"] == model) & (sub["condition"] == condition)]
+            for verdict, widths in bars.items():
+                assert widths[i] == pytest.approx((cell["verdict"] == verdict).mean()), (item_type, row, verdict)
+
+
+def test_pair_outcomes_bars_are_the_win_tie_loss_counts(latest):
+    outcomes = latest["judge"]["pair_outcomes"]
+    ax = _renders(figures.pair_outcomes(outcomes)).axes[0]
+    assert _ticks(ax.get_yticklabels()) == [f"{f} · {m}" for f, m in zip(outcomes["skill_family"], outcomes["model"],
+                                                                         strict=True)]
+    bars = _bars(ax)
+    for key, label in (("W", "with-skill wins"), ("T", "tie"), ("L", "with-skill loses")):
+        assert bars[label] == list(outcomes[key])
+    assert sum(bars["with-skill wins"]) > 0
+
+
+def test_run_durations_plot_every_runs_seconds_and_cost_under_its_model(latest):
+    m = latest["manifest"]
+    fig = _renders(figures.run_durations(m))
+    for ax, values in zip(fig.axes, (m["duration_ms"] / 1000, m["total_cost_usd"]), strict=True):
+        models = _ticks(ax.get_xticklabels())
+        plotted = sorted((models[round(xv)], round(yv, 9)) for xv, yv in _points(ax))
+        expected = sorted((mo, round(v, 9)) for mo, v in zip(m["model"], values, strict=True) if np.isfinite(v))
+        assert plotted == expected and len(plotted) == len(m)
+
+
+def test_suite_composition_bars_count_each_familys_prompts(latest):
+    prompts = load_suite(TINY_SUITE).prompts_df()
+    ax = _renders(figures.suite_composition(prompts)).axes[0]
+    families = _ticks(ax.get_yticklabels())
+    assert families == sorted(prompts["skill_family"].unique())
+    bars = _bars(ax)
+    for i, family in enumerate(families):
+        p = prompts[prompts["skill_family"] == family]
+        assert bars["held-out"][i] == p["heldout"].sum()
+        assert bars["dormancy"][i] == (p["dormancy"] & ~p["heldout"]).sum()
+        assert bars["lift-scored"][i] == (~p["dormancy"] & ~p["heldout"]).sum()
+    assert sum(sum(w) for w in bars.values()) == len(prompts)
+
+
+def test_activation_by_week_heatmap_cells_are_the_rates(weeks):
+    table = weekly.activation_by_week(weeks)
+    ax = _renders(figures.activation_by_week_heatmap(table)).axes[0]
+    families, keys = _ticks(ax.get_yticklabels()), _ticks(ax.get_xticklabels())
+    assert keys == list(weeks.keys) and set(families) == set(table["skill_family"])
+    cells = np.ma.filled(ax.collections[0].get_array(), np.nan).reshape(len(families), len(keys))
+    rate = table.set_index(["skill_family", "run_key"])["rate"]
+    for i, family in enumerate(families):
+        for j, key in enumerate(keys):
+            assert cells[i, j] == pytest.approx(rate[(family, key)]), (family, key)
+
+
+def test_prompt_moves_draw_each_movers_previous_and_current_lift(weeks):
+    movers = weekly.prompt_movers(weeks)
+    ax = _renders(figures.prompt_moves(movers)).axes[0]
+    labels = _ticks(ax.get_yticklabels())
+    shown = movers.head(15)
+    assert sorted(labels) == sorted(f"{p} · {m}" for p, m in zip(shown["prompt"], shown["model"], strict=True))
+    dumbbells = {labels[round(ln.get_ydata()[0])]: ln for ln in ax.lines
+                 if len(ln.get_xdata()) == 2 and ln.get_ydata()[0] == ln.get_ydata()[1]}
+    assert len(dumbbells) == len(shown)
+    for rec in shown.itertuples():
+        line = dumbbells[f"{rec.prompt} · {rec.model}"]
+        assert list(line.get_xdata()) == pytest.approx([rec.prev_lift, rec.now_lift])
+        assert (line.get_color() == "#c8553d") == (rec.moved == "yes")
+
+
+@pytest.mark.parametrize("draw", [
+    figures.lift_forest, figures.prompt_lift_dots, figures.lift_trend, figures.calibration_heatmap,
+    figures.pair_outcomes, figures.prompt_moves, figures.activation_breakdown, figures.verdict_breakdown,
+    lambda empty: figures.cost_vs_lift(empty, empty),
+], ids=lambda f: getattr(f, "__name__", "figure"))
+def test_an_empty_input_draws_nothing_and_says_so(draw):
+    fig = _renders(draw(pd.DataFrame()))
+    (ax,) = fig.axes
+    assert not ax.lines and not ax.patches and not ax.collections, "nothing is plotted"
+    assert len(ax.texts) == 1 and ax.texts[0].get_text(), "the figure says why it is empty"
 
 
 def test_trend_bands_follow_the_week_over_week_rule(weeks):
@@ -382,9 +551,9 @@ def test_markdown_pages_render_tables_and_escape_answers(tmp_path):
 
 
 def test_week_notes_say_simulated_and_why_the_local_sandbox():
-    notes = weekly._notes({"endpoint_kind": "simulated", "sandbox": "local", "sandboxes_used": ["local"],
+    notes = _notes({"endpoint_kind": "simulated", "sandbox": "local", "sandboxes_used": ["local"],
                            "sandbox_requested": None})
     assert any(n.startswith("Simulated endpoint") for n in notes)
     assert any("local sandbox" in n and "no Docker engine answered" in n for n in notes)
-    notes = weekly._notes({"endpoint_kind": "real", "sandbox": "docker", "sandboxes_used": ["docker"]})
+    notes = _notes({"endpoint_kind": "real", "sandbox": "docker", "sandboxes_used": ["docker"]})
     assert notes == []

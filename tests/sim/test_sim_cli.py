@@ -19,7 +19,7 @@ import pytest
 from skillbench.sim import SimServer
 from skillbench.sim.answers import answer_lines
 from skillbench.sim.claims import line_matches
-from tests.sim_helpers import (
+from tests.helpers.sim import (
     PROMPTS,
     CliOptions,
     CliRun,

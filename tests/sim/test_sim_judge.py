@@ -14,27 +14,29 @@ import anthropic
 import pytest
 from pydantic import ValidationError
 
-from skillbench.judge.protocol import (
-    JUDGE_SYSTEM_PROMPT,
-    PREFERENCE_TOOL,
-    VERDICTS_TOOL,
+from skillbench.judge import (
     ProtocolError,
     build_judge_request,
     build_pair_request,
     judge_headers,
     judge_prompt_sha,
+    parse_preference,
+    parse_verdicts,
+)
+from skillbench.judge.protocol import (
+    JUDGE_SYSTEM_PROMPT,
+    PREFERENCE_TOOL,
+    VERDICTS_TOOL,
     judge_user_message,
     pair_user_message,
     parse_judge_message,
-    parse_preference,
-    parse_verdicts,
     quote_in_answer,
     shuffled_rubric,
     tool_input,
 )
 from skillbench.sim import SIM_API_KEY, SimServer
 from skillbench.sim.answers import compose
-from tests.sim_helpers import PROMPTS
+from tests.helpers.sim import PROMPTS
 
 PROMPT = PROMPTS["chain-wax"]["prompt"]
 ITEMS = [(i, kind, text) for i, (kind, text) in enumerate(PROMPTS["chain-wax"]["rubric"])]

@@ -17,18 +17,29 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench import load_suite
-from skillbench.generation.backend import model_endpoint
-from skillbench.generation.plan import PlanError, make_plan, write_plan
-from skillbench.generation.run import GenerateOptions, finished_runs, generate, move_partials_aside
-from skillbench.generation.sandbox import DockerSandbox
-from skillbench.generation.toolchain import docker_available
-from skillbench.signals.manifest import MANIFEST_COLUMNS, QDRANT_MANIFEST_COLUMNS, activation_signals, run_signals
-from skillbench.signals.transcript import read_transcript
-from tests.shared_data import IN_CI, ROOT, SHARED, require
-from tests.sim_helpers import connect_targets, forced, require_cli, write_profiles
+from skillbench.generation import (
+    CliCall,
+    DockerSandbox,
+    GenerateOptions,
+    PlanError,
+    build_image,
+    cli_args,
+    cli_env,
+    docker_available,
+    finished_runs,
+    generate,
+    make_plan,
+    model_endpoint,
+    write_plan,
+)
+from skillbench.generation.image import RUNNER_HOME
+from skillbench.generation.run import move_partials_aside
+from skillbench.ledgers.columns import MANIFEST_COLUMNS, QDRANT_MANIFEST_COLUMNS
+from skillbench.signals import activation_signals, parse_transcript_text, read_transcript, run_signals
+from skillbench.suite import load_suite
+from tests.helpers.shared import IN_CI, SHARED, TINY_SUITE, require
+from tests.helpers.sim import connect_targets, forced, require_cli, write_profiles
 
-TINY = ROOT / "tests" / "data" / "tiny-suite"
 MODELS = ["sonnet", "haiku"]
 CONDITIONS = ["no-skill", "with-skill", "plugin"]
 
@@ -44,7 +55,7 @@ def require_docker() -> None:
 def matrix_suite(tmp_path_factory) -> Path:
     """The tiny suite without its dormancy prompt: exactly 2 prompts × 2 models × 3 conditions × 2 reps."""
     root = tmp_path_factory.mktemp("suite") / "evals"
-    shutil.copytree(TINY, root)
+    shutil.copytree(TINY_SUITE, root)
     (root / "test-prompts" / "dormancy-dates-sql-interval.json").unlink()
     return root
 
@@ -95,8 +106,8 @@ def test_week_is_complete_and_reconciled(week):
     assert len(plan) == 24
     assert recon["complete"] and recon["expected"] == recon["observed"] == recon["written"] == 24
     assert sorted(manifest.run_id) == sorted(plan.run_id), "every planned run exactly once"
-    assert list(manifest.columns) == MANIFEST_COLUMNS
-    assert list(manifest.columns[:23]) == QDRANT_MANIFEST_COLUMNS
+    assert list(manifest.columns) == list(MANIFEST_COLUMNS)
+    assert list(manifest.columns[:23]) == list(QDRANT_MANIFEST_COLUMNS)
     assert (manifest.signals_ok == 1).all()
     assert (manifest.exit_code == 0).all()
     assert set(manifest.endpoint) == {"simulated"}
@@ -160,7 +171,7 @@ def test_plan_order_is_shuffled_with_recorded_seed(matrix_suite):
 
 
 def test_dormancy_runs_only_in_skilled_arms():
-    suite = load_suite(TINY)
+    suite = load_suite(TINY_SUITE)
     plan = make_plan(suite, "k", models=["haiku"], conditions=CONDITIONS, reps=1, seed=0)
     dormant = plan[plan.dormancy == 1]
     assert set(dormant.condition) == {"with-skill", "plugin"}
@@ -169,7 +180,7 @@ def test_dormancy_runs_only_in_skilled_arms():
 
 
 def test_changed_plan_is_refused(tmp_path):
-    suite = load_suite(TINY)
+    suite = load_suite(TINY_SUITE)
     write_plan(make_plan(suite, "k", models=["haiku"], conditions=CONDITIONS, reps=1, seed=0), tmp_path)
     with pytest.raises(PlanError, match="plan.csv"):
         write_plan(make_plan(suite, "k", models=["haiku"], conditions=CONDITIONS, reps=2, seed=0), tmp_path)
@@ -179,7 +190,7 @@ def test_dry_run_writes_plan_only(tmp_path, capsys):
     from skillbench.cli import main
 
     out = tmp_path / "dry"
-    assert main(["generate", str(TINY), "--run-key", "dry", "--out-dir", str(out), "--backend", "sim",
+    assert main(["generate", str(TINY_SUITE), "--run-key", "dry", "--out-dir", str(out), "--backend", "sim",
                  "--dry-run"]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["plan.csv", "run.json"]
     assert "--permission-mode dontAsk" in capsys.readouterr().err
@@ -208,7 +219,7 @@ def _one_run(tmp_path, suite_dir: Path, profiles: Path, *, sandbox: str = "local
 def test_forced_budget_crossing_is_flagged(tmp_path):
     require_cli()
     profiles = write_profiles(tmp_path / "p.yaml", {"haiku": forced(budget_cross=1.0)})
-    report, out_dir = _one_run(tmp_path, TINY, profiles)
+    report, out_dir = _one_run(tmp_path, TINY_SUITE, profiles)
     row = pd.read_csv(out_dir / "manifest.csv").iloc[0]
     assert report["complete"]
     assert row.budget_hit == 1 and row.result_subtype == "error_max_budget_usd" and row.is_error == 1
@@ -220,7 +231,7 @@ def test_stall_is_retried_once_and_recorded(tmp_path):
     run_id = "dates-day-month-swapped-haiku-with-skill-r1-gt"
     faults = [{"kind": "stall", "header": f"X-Skillbench-Run-Id: {run_id}", "attempts": [1]}]
     profiles = write_profiles(tmp_path / "p.yaml", {"haiku": forced()}, faults=faults)
-    report, out_dir = _one_run(tmp_path, TINY, profiles, timeout=15)
+    report, out_dir = _one_run(tmp_path, TINY_SUITE, profiles, timeout=15)
     meta = json.loads((out_dir / run_id / "metadata.json").read_text())
     assert [a["attempt"] for a in meta["attempts"]] == [1, 2]
     assert meta["attempts"][0]["retry_reason"] == "timeout" and meta["attempts"][1]["retry_reason"] is None
@@ -235,7 +246,7 @@ def test_four_failing_groups_fail_the_leg_closed(tmp_path):
     require_cli()
     faults = [{"kind": "server_error", "rate": 1.0}]
     profiles = write_profiles(tmp_path / "p.yaml", {"haiku": forced()}, faults=faults)
-    report, out_dir = _one_run(tmp_path, TINY, profiles, reps=5, conditions=("no-skill",),
+    report, out_dir = _one_run(tmp_path, TINY_SUITE, profiles, reps=5, conditions=("no-skill",),
                                extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
     assert report["stopped_legs"] == ["haiku|no-skill"]
     assert not report["accounted"] and not report["complete"]
@@ -245,11 +256,11 @@ def test_four_failing_groups_fail_the_leg_closed(tmp_path):
 
     # the outage is over: the same run key reruns the failed runs (moved aside, never overwritten) and heals
     healthy = write_profiles(tmp_path / "ok.yaml", {"haiku": forced()})
-    suite = load_suite(TINY)
+    suite = load_suite(TINY_SUITE)
     suite.prompts = [p for p in suite.prompts if p.name == "dates-day-month-swapped"]
     opts = _opts(out_dir, models=["haiku"], conditions=["no-skill"], reps=5, jobs=1, sandbox="local",
                  extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
-    healed = generate(suite, opts, endpoint_factory=_endpoint(TINY, healthy), log=lambda m: None)
+    healed = generate(suite, opts, endpoint_factory=_endpoint(TINY_SUITE, healthy), log=lambda m: None)
     assert healed["complete"] and not healed["stopped_legs"]
     assert (pd.read_csv(out_dir / "manifest.csv").is_error == 0).all()
     assert len(list((out_dir / "_aside").iterdir())) == 4
@@ -260,13 +271,10 @@ def test_only_loopback_connections_inside_a_container(tmp_path):
     """strace inside the container: every connect() of the CLI (and its tools) goes to 127.0.0.1."""
     require_cli()
     require_docker()
-    from skillbench.generation.cli_call import CliCall, cli_args, cli_env
-    from skillbench.generation.image import RUNNER_HOME, build_image
-
     profiles = write_profiles(tmp_path / "p.yaml", {"sonnet": forced(self_serve=1.0, web_search=1.0)})
-    suite = load_suite(TINY)
+    suite = load_suite(TINY_SUITE)
     spec = suite.prompt("csv-garbled-names")
-    with model_endpoint("sim", suite_dir=TINY, profiles=profiles, truth=tmp_path / "truth.csv") as ep:
+    with model_endpoint("sim", suite_dir=TINY_SUITE, profiles=profiles, truth=tmp_path / "truth.csv") as ep:
         # the CLI under strace; the log follows the transcript on stdout
         strace = ["sh", "-c", 'strace -f -e trace=connect -o /tmp/s.log "$@"; echo ==STRACE==; cat /tmp/s.log', "sh"]
         sandbox = DockerSandbox(build_image(log=lambda m: None), host_network=True, out_dir=tmp_path, prefix=strace)
@@ -310,8 +318,6 @@ def test_signals_on_reference_transcripts(tmp_path, name, activation, reached, d
 
 
 def test_denied_fetch_is_not_a_reach(tmp_path):
-    from skillbench.signals.transcript import parse_transcript_text
-
     url = "https://skills.qdrant.tech/qdrant-fusion/SKILL.md"
     lines = [
         {"type": "system", "subtype": "init", "skills": []},
@@ -330,7 +336,7 @@ def test_generate_refuses_a_broken_suite(tmp_path, capsys):
     from skillbench.cli import main
 
     broken = tmp_path / "evals"
-    shutil.copytree(TINY, broken)
+    shutil.copytree(TINY_SUITE, broken)
     (broken / "test-prompts" / "csv-garbled-names.json").write_text("{")
     assert main(["generate", str(broken), "--run-key", "x", "--backend", "sim", "--dry-run"]) == 1
     err = capsys.readouterr().err
@@ -343,15 +349,15 @@ def test_max_total_usd_caps_and_says_so(tmp_path):
     """Once finished runs cost the cap, no run starts; the runs it held back are listed, never silent."""
     require_cli()
     profiles = write_profiles(tmp_path / "p.yaml", {"haiku": forced()})
-    suite = load_suite(TINY)
+    suite = load_suite(TINY_SUITE)
     suite.prompts = [p for p in suite.prompts if p.name == "dates-day-month-swapped"]
     opts = _opts(tmp_path / "w", models=["haiku"], conditions=["no-skill"], reps=3, jobs=1, sandbox="local",
                  max_total_usd=1e-9)
-    report = generate(suite, opts, endpoint_factory=_endpoint(TINY, profiles), log=lambda m: None)
+    report = generate(suite, opts, endpoint_factory=_endpoint(TINY_SUITE, profiles), log=lambda m: None)
     assert report["observed"] == 1 and len(report["capped"]) == 2
     assert report["accounted"] and not report["complete"]
     assert sorted(report["missing"]) == report["capped"]
-    again = generate(suite, opts, endpoint_factory=_endpoint(TINY, profiles), log=lambda m: None)
+    again = generate(suite, opts, endpoint_factory=_endpoint(TINY_SUITE, profiles), log=lambda m: None)
     assert again["observed"] == 1 and len(again["capped"]) == 2, "the cap is per week, not per call"
 
 
@@ -359,7 +365,7 @@ def test_dead_endpoint_is_one_clear_line(tmp_path, capsys):
     from skillbench.cli import main
 
     out = tmp_path / "dead"
-    assert main(["generate", str(TINY), "--run-key", "dead", "--out-dir", str(out), "--endpoint",
+    assert main(["generate", str(TINY_SUITE), "--run-key", "dead", "--out-dir", str(out), "--endpoint",
                  "http://127.0.0.1:9"]) == 1
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("skillbench generate:")]
     assert len(err) == 1 and "http://127.0.0.1:9" in err[0]

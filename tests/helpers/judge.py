@@ -1,18 +1,17 @@
-"""Shared helpers of the judge tests (no tests here): one generated sim week per session, and endpoints.
+"""Helpers of the judge and calibration tests (no tests here): the generated sim week, endpoints, answer keys.
 
 The week is made once per session by the real ``skillbench generate`` (real Claude Code CLI against the
 simulated endpoint; Docker when the engine answers, else the local sandbox) on the tiny suite, with the
-plugin arm, so there are 24 gradeable runs. Every test grades its own copy.
+plugin arm, so there are 24 gradeable runs. The ``sim_week`` fixture (``tests/conftest.py``) gives every
+test its own copy.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,42 +20,28 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from skillbench.generation.backend import Endpoint, model_endpoint
-from skillbench.generation.toolchain import ToolMissing, claude_path
-from tests.shared_data import IN_CI, ROOT
+from skillbench.generation import Endpoint, ToolMissing, claude_path, model_endpoint
+from tests.helpers.shared import IN_CI, ROOT, TINY_SUITE
 
 CLI = [sys.executable, "-c", "import sys; from skillbench.cli import main; sys.exit(main())"]
-TINY_SUITE = ROOT / "tests" / "data" / "tiny-suite"
 RUN_KEY = "jt1"
-_WEEK: dict[str, Path] = {}
-_LOCK = threading.Lock()
 
 
-def generated_week(factory: pytest.TempPathFactory) -> Path:
-    """The session's generated run directory (made on first use; read-only for tests — copy it)."""
-    with _LOCK:
-        if "dir" not in _WEEK:
-            try:
-                claude_path()
-            except ToolMissing as exc:
-                if IN_CI:
-                    pytest.fail(f"CI must have the pinned CLI (make setup installs it): {exc}")
-                pytest.skip(f"needs the Claude Code CLI to generate a run directory: {exc}")
-            out = factory.mktemp("judge-week") / RUN_KEY
-            proc = subprocess.run(
-                [*CLI, "generate", str(TINY_SUITE), "--run-key", RUN_KEY,
-                 "--out-dir", str(out), "--backend", "sim", "--jobs", "3"],
-                capture_output=True, text=True, timeout=900, cwd=ROOT,
-            )
-            assert proc.returncode == 0, proc.stderr[-3000:]
-            _WEEK["dir"] = out
-        return _WEEK["dir"]
-
-
-def copy_week(factory: pytest.TempPathFactory, dest: Path) -> Path:
-    """A private copy of the generated week at ``dest``."""
-    shutil.copytree(generated_week(factory), dest)
-    return dest
+def generate_week(out: Path) -> Path:
+    """Generate the week into ``out`` (skips outside CI, fails in CI, when the pinned CLI is missing)."""
+    try:
+        claude_path()
+    except ToolMissing as exc:
+        if IN_CI:
+            pytest.fail(f"CI must have the pinned CLI (make setup installs it): {exc}")
+        pytest.skip(f"needs the Claude Code CLI to generate a run directory: {exc}")
+    proc = subprocess.run(
+        [*CLI, "generate", str(TINY_SUITE), "--run-key", RUN_KEY,
+         "--out-dir", str(out), "--backend", "sim", "--jobs", "3"],
+        capture_output=True, text=True, timeout=900, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
 
 
 @contextmanager

@@ -5,17 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from skillbench.scorecard.gate import (
-    ALPHA,
-    INVALID_INCONCLUSIVE,
-    NET_WIN_FLOOR,
-    VALID_NO_CHANGE,
-    VALID_PASS,
-    collapse_votes,
-    decide,
-    preference_gate,
-    sign_test_p,
-)
+from skillbench.scorecard import collapse_votes, decide, preference_gate
+from skillbench.scorecard.gate import ALPHA, NET_WIN_FLOOR, sign_test_p
+from skillbench.vocab import INVALID_INCONCLUSIVE, VALID_NO_CHANGE, VALID_PASS
 
 RECORDS = [(w, t, n - w - t) for n in range(5, 31) for w in range(n + 1) for t in range(n - w + 1)]
 

@@ -11,15 +11,15 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.power import TTestPower
 
-from skillbench.scorecard.history import (
-    HISTORY_COLUMNS,
-    history_rows,
+from skillbench.ledgers.columns import HISTORY_COLUMNS
+from skillbench.scorecard import (
+    bootstrap_lift,
+    minimum_detectable_effect,
     read_history,
     update_history,
-    upsert,
     week_over_week,
 )
-from skillbench.scorecard.stats import bootstrap_lift, minimum_detectable_effect
+from skillbench.scorecard.history import history_rows, upsert
 
 
 def _lift(values: dict[str, tuple[float, float]], n_pairs: int = 26) -> pd.DataFrame:

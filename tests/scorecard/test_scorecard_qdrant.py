@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from skillbench.cli import main
-from skillbench.scorecard.history import QDRANT_HISTORY_COLUMNS
-from tests.shared_data import QDRANT, require
+from skillbench.ledgers.columns import QDRANT_HISTORY_COLUMNS
+from tests.helpers.shared import QDRANT, require
 
 WEEK = "20260808"
 

@@ -1,6 +1,6 @@
 """Headless Chromium screenshots of the weekly report's index and scorecard pages are not blank.
 
-The report comes from the session's tiny chain (:func:`tests.test_notebooks.tiny_chain`). Chromium is
+The report comes from the session's tiny chain (the ``tiny_chain`` fixture, ``tests/conftest.py``). Chromium is
 Debian's package, installed by ``make setup``; outside CI its absence skips, in CI it fails. The browser
 runs with every host name mapped to "not found" and background networking off: the pages are
 self-contained and the screenshot never leaves the machine.
@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageStat
 
-from tests.shared_data import IN_CI
-from tests.test_notebooks import tiny_chain
+from tests.helpers.shared import IN_CI
 
 WIDTH, HEIGHT = 1280, 1600
 
@@ -52,9 +51,9 @@ def assert_not_blank(img: Image.Image, name: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def report_dir(tmp_path_factory) -> Path:
-    chromium()
-    chain = tiny_chain(tmp_path_factory)
+def report_dir(request: pytest.FixtureRequest) -> Path:
+    chromium()  # before the chain: without a browser there is nothing to run it for
+    chain = request.getfixturevalue("tiny_chain")
     assert chain["result"].ok, chain["result"].state["error"]
     return chain["result"].report_dir
 

@@ -13,41 +13,37 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skillbench.calibration.agreement import grade_repeats
-from skillbench.judge.protocol import normalize_quote, quote_in_answer, shuffled_rubric
-from skillbench.judge.rubric import (
-    SCORE_COLUMNS,
+from skillbench.calibration import grade_repeats
+from skillbench.judge import (
     JudgeClient,
     JudgeOptions,
+    RubricJudge,
     ScoresLedger,
     judge_run_dir,
     opaque_run_id,
     select_runs,
 )
-from skillbench.ledgers.readers import SCORES_COLUMNS, read_scores
-from skillbench.scorecard.scoring import prompt_rep_scores
-from skillbench.signals.transcript import read_transcript
-from tests.shared_data import QDRANT, require
-from tests.test_judge_fixtures import copy_week, judge_endpoint, run_cli, scores, truth
+from skillbench.judge.protocol import normalize_quote, quote_in_answer, shuffled_rubric
+from skillbench.ledgers import AppendLedger, LedgerConflict, read_scores
+from skillbench.ledgers.columns import QDRANT_SCORES_COLUMNS, SCORES_COLUMNS
+from skillbench.scorecard import prompt_rep_scores
+from skillbench.signals import read_transcript
+from tests.helpers.judge import CLI, judge_endpoint, run_cli, scores, truth
+from tests.helpers.shared import QDRANT, require
 
 QDRANT_SCORES = QDRANT / "evals" / "weekly" / "20260808" / "scores.csv"
 
 
-@pytest.fixture
-def week(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> Path:
-    return copy_week(tmp_path_factory, tmp_path / "week")
-
-
-def _judge(week: Path, ep, **opts) -> object:
+def _judge(sim_week: Path, ep, **opts) -> object:
     options = JudgeOptions(**{"jobs": 3, "max_retries": 1, **opts})
-    return judge_run_dir(week, options, base_url=ep.base_url, api_key=ep.api_key, endpoint_kind=ep.kind,
+    return judge_run_dir(sim_week, options, base_url=ep.base_url, api_key=ep.api_key, endpoint_kind=ep.kind,
                          log=lambda m: None)
 
 
-def _graded_vs_truth(week: Path) -> pd.DataFrame:
-    s = scores(week)
+def _graded_vs_truth(sim_week: Path) -> pd.DataFrame:
+    s = scores(sim_week)
     s = s.assign(item_index=s["item_index"].astype(int), judged=s["verdict"].isin(["met", "violated"]).astype(int))
-    return s.merge(truth(week), on=["run_id", "item_index"], suffixes=("", "_truth"))
+    return s.merge(truth(sim_week), on=["run_id", "item_index"], suffixes=("", "_truth"))
 
 
 class RecordingClient(JudgeClient):
@@ -60,15 +56,15 @@ class RecordingClient(JudgeClient):
         return super().create(request, headers)
 
 
-def test_ledger_matches_qdrant_and_a_perfect_judge_matches_the_truth(week: Path) -> None:
+def test_ledger_matches_qdrant_and_a_perfect_judge_matches_the_truth(sim_week: Path) -> None:
     with judge_endpoint() as ep:
-        report = _judge(week, ep, include_plugin=True)
+        report = _judge(sim_week, ep, include_plugin=True)
     assert report.ok and report.graded == 24
-    raw = (week / "scores.csv").read_bytes()
+    raw = (sim_week / "scores.csv").read_bytes()
     theirs = require(QDRANT_SCORES).read_bytes()
     assert raw.split(b"\n", 1)[0].endswith(b"\r") == theirs.split(b"\n", 1)[0].endswith(b"\r")  # same dialect
-    s = scores(week)
-    assert list(s.columns) == SCORE_COLUMNS and list(s.columns[:12]) == list(SCORES_COLUMNS)
+    s = scores(sim_week)
+    assert list(s.columns) == list(SCORES_COLUMNS) and list(s.columns[:12]) == list(QDRANT_SCORES_COLUMNS)
     assert list(pd.read_csv(QDRANT_SCORES, nrows=0).columns) == list(s.columns[:12])
     assert set(s["credit"]) <= {"1.0", "0.0"} and set(s["contested"]) <= {"", "1"}
     assert set(s.loc[s["item_type"] != "avoid", "contribution"]) <= {"1.0", "0.0"}
@@ -77,35 +73,33 @@ def test_ledger_matches_qdrant_and_a_perfect_judge_matches_the_truth(week: Path)
                                                                   == "0.0").all()
     assert set(s["verdict"]) <= {"met", "missing", "absent", "violated", "clean"}
     # Every met/violated verdict carries a quote that is in the answer; nothing else carries one.
-    answers = {r.run_id: r.answer for r in select_runs(week, include_plugin=True)[0]}
+    answers = {r.run_id: r.answer for r in select_runs(sim_week, include_plugin=True)[0]}
     positive = s["verdict"].isin(["met", "violated"])
     assert all(quote_in_answer(q, answers[r]) for q, r in zip(s.loc[positive, "evidence_quote"],
                                                               s.loc[positive, "run_id"], strict=True))
     assert (s.loc[~positive, "evidence_quote"] == "").all() and (s.loc[positive, "evidence_verified"] == "1").all()
     # qdrant's columns read and score with the scorecard's readers.
-    typed = read_scores(week / "scores.csv")
+    typed = read_scores(sim_week / "scores.csv")
     assert typed["graded"].all() and not prompt_rep_scores(typed).empty
     # With no judge error, every verdict is the simulation's answer key.
-    m = _graded_vs_truth(week)
+    m = _graded_vs_truth(sim_week)
     assert len(m) == len(s) == 24 * 5 and (m["judged"] == m["positive"]).all()
     # Provenance: hashes in the ledger, the pass and each run; a cost per run from usage × price.
-    meta = json.loads(next(week.glob("*-with-skill-r1-*/metadata.json")).read_text())
+    meta = json.loads(next(sim_week.glob("*-with-skill-r1-*/metadata.json")).read_text())
     assert meta["rubric_sha"] in set(s["rubric_sha"])
-    judge_json = json.loads((week / "judge.json").read_text())
+    judge_json = json.loads((sim_week / "judge.json").read_text())
     assert judge_json["judge_prompt_sha"] == s["judge_prompt_sha"].iloc[0]
     assert set(judge_json["rubric_sha"].values()) == set(s["rubric_sha"])
-    costs = [float((week / r / "judge_cost.txt").read_text()) for r in s["run_id"].unique()]
+    costs = [float((sim_week / r / "judge_cost.txt").read_text()) for r in s["run_id"].unique()]
     assert all(c > 0 for c in costs) and judge_json["judge_cost_usd"] == pytest.approx(sum(costs), rel=1e-6)
 
 
-def test_the_judge_is_blind_and_shuffles(week: Path) -> None:
-    runs, _ = select_runs(week)
+def test_the_judge_is_blind_and_shuffles(sim_week: Path) -> None:
+    runs, _ = select_runs(sim_week)
     with judge_endpoint() as ep:
-        _judge(week, ep, jobs=1)
+        _judge(sim_week, ep, jobs=1)
         client = RecordingClient(ep.base_url, ep.api_key, "claude-opus-5-5", max_retries=0)
         client.sent = []
-        from skillbench.judge.rubric import RubricJudge
-
         judge = RubricJudge(client, seed=7)
         for run in runs[:6]:
             judge.grade(run)
@@ -124,21 +118,21 @@ def test_the_judge_is_blind_and_shuffles(week: Path) -> None:
         shown.add(order)
         assert sorted(order) == [i for i, _, _ in run.items]
     assert len(shown) > 1
-    for folder in week.glob("*/judge.json"):
+    for folder in sim_week.glob("*/judge.json"):
         data = json.loads(folder.read_text())
         run = next(r for r in runs if r.run_id == data["run_id"])
         seeds = {c["shuffle_seed"] for c in data["calls"]}
         assert len(seeds) == len(data["calls"])  # every call has its own recorded seed
         assert shuffled_rubric(run.lines(), data["calls"][0]["shuffle_seed"])  # and it replays
     # Runs graded in a shuffled order: the ledger is not in run-id order and the arms interleave.
-    s = scores(week)
+    s = scores(sim_week)
     ids = list(dict.fromkeys(s["run_id"]))
     arms = list(s.drop_duplicates("run_id")["condition"])
     assert ids != sorted(ids) and sum(a != b for a, b in zip(arms, arms[1:], strict=False)) >= 4
 
 
-def test_injection_in_the_answer_changes_no_verdict(week: Path) -> None:
-    runs, _ = select_runs(week)
+def test_injection_in_the_answer_changes_no_verdict(sim_week: Path) -> None:
+    runs, _ = select_runs(sim_week)
     target = next(r for r in runs if r.condition == "with-skill")
     path = target.folder / "transcript.jsonl"
     events = [json.loads(line) for line in path.read_text().splitlines()]
@@ -155,22 +149,22 @@ def test_injection_in_the_answer_changes_no_verdict(week: Path) -> None:
     (only.folder / "transcript.jsonl").write_text("\n".join(json.dumps(e) for e in events) + "\n")
     assert read_transcript(path).final_answer().endswith("with evidence 'hello'.")
     with judge_endpoint() as ep:
-        assert _judge(week, ep).ok
-    m = _graded_vs_truth(week)
+        assert _judge(sim_week, ep).ok
+    m = _graded_vs_truth(sim_week)
     injected = m[m["run_id"] == target.run_id]
     assert len(injected) == len(target.items) and (injected["judged"] == injected["positive"]).all()
     alone = m[m["run_id"] == only.run_id]
     assert set(alone["verdict"]) <= {"missing", "absent", "clean"}  # nothing in it states an item
 
 
-def test_evidence_verification_catches_fabricated_quotes_at_the_configured_rate(week: Path) -> None:
+def test_evidence_verification_catches_fabricated_quotes_at_the_configured_rate(sim_week: Path) -> None:
     rate = 0.3
-    runs, _ = select_runs(week, include_plugin=True)
+    runs, _ = select_runs(sim_week, include_plugin=True)
     with judge_endpoint(fabricated_quote_rate=rate) as ep:
         client = JudgeClient(ep.base_url, ep.api_key, "claude-opus-5-5", max_retries=0)
         grades, evidence, _ = grade_repeats(runs, client, [1, 2, 3, 4], "j", jobs=3)
         client.close()
-        report = _judge(week, ep, include_plugin=True)
+        report = _judge(sim_week, ep, include_plugin=True)
     ev = evidence.iloc[0]
     n = int(ev["positive_verdicts"])
     assert n > 120
@@ -179,11 +173,11 @@ def test_evidence_verification_catches_fabricated_quotes_at_the_configured_rate(
     # One re-ask: a quote is still unverified only when it is fabricated twice (rate²).
     assert abs(ev["residual_rate"] - rate**2) < 3.5 * np.sqrt(rate**2 * (1 - rate**2) / n), ev.to_dict()
     # In the ledger: no unverified quote is ever credited; flagged items are scored missing/clean.
-    s = scores(week)
+    s = scores(sim_week)
     flagged = s["evidence_verified"] == "0"
     assert flagged.any() and set(s.loc[flagged, "verdict"]) <= {"missing", "absent", "clean"}
     assert (s.loc[flagged, "credit"] == "0.0").all()
-    m = _graded_vs_truth(week)
+    m = _graded_vs_truth(sim_week)
     ok = m["evidence_verified"] != "0"
     assert (m.loc[ok, "judged"] == m.loc[ok, "positive"]).all()  # everything else is exactly right
     pass_ev = report.evidence["claude-opus-5-5"]
@@ -192,53 +186,53 @@ def test_evidence_verification_catches_fabricated_quotes_at_the_configured_rate(
     assert set(grades["verdict"]) <= {"met", "missing", "absent", "violated", "clean"}
 
 
-def test_judge_outage_leaves_items_ungraded_with_a_reason_then_retry(week: Path) -> None:
+def test_judge_outage_leaves_items_ungraded_with_a_reason_then_retry(sim_week: Path) -> None:
     outage = [{"kind": "overloaded", "rate": 1.0, "role": "judge"}]
     with judge_endpoint(faults=outage) as ep:
-        report = _judge(week, ep, limit=3, jobs=3)
+        report = _judge(sim_week, ep, limit=3, jobs=3)
     assert not report.ok and report.graded == 3
-    s = scores(week)
+    s = scores(sim_week)
     assert len(s) == 15 and (s["verdict"] == "ungraded").all()
     assert (s["credit"] == "").all() and (s["contribution"] == "").all() and "missing" not in set(s["verdict"])
     for run_id in s["run_id"].unique():
-        reasons = json.loads((week / run_id / "judge.json").read_text())["ungraded"]
+        reasons = json.loads((sim_week / run_id / "judge.json").read_text())["ungraded"]
         assert len(reasons) == 5 and all("529" in r for r in reasons.values())
-    skips = pd.read_csv(week / "judge-skips.csv")
+    skips = pd.read_csv(sim_week / "judge-skips.csv")
     failed = skips[skips["reason"].str.startswith("judge failed")]
     assert set(failed["run_id"]) == set(s["run_id"]) and failed["reason"].str.contains("529").all()
-    typed = read_scores(week / "scores.csv")
+    typed = read_scores(sim_week / "scores.csv")
     assert not typed["graded"].any() and typed["credit"].isna().all()
     # The outage is over: --retry-ungraded grades those runs again; every item is in the ledger once.
     with judge_endpoint() as ep:
-        report = _judge(week, ep, retry_ungraded=True)
-    s = scores(week)
+        report = _judge(sim_week, ep, retry_ungraded=True)
+    s = scores(sim_week)
     assert report.ok and len(s) == 16 * 5 and not (s["verdict"] == "ungraded").any()
     assert not s.duplicated(["run_id", "item_index"]).any()
-    assert not pd.read_csv(week / "judge-skips.csv")["reason"].str.startswith("judge failed").any()
+    assert not pd.read_csv(sim_week / "judge-skips.csv")["reason"].str.startswith("judge failed").any()
 
 
-def test_a_failed_slot_is_retried_once(week: Path) -> None:
+def test_a_failed_slot_is_retried_once(sim_week: Path) -> None:
     # Every first attempt of a judge call is overloaded (SDK retries included); the slot retry succeeds.
     first = [{"kind": "overloaded", "rate": 1.0, "role": "judge", "attempts": [1]}]
     with judge_endpoint(faults=first) as ep:
-        report = _judge(week, ep, limit=4)
+        report = _judge(sim_week, ep, limit=4)
     assert report.ok and report.graded == 4
-    for run_id in scores(week)["run_id"].unique():
-        calls = json.loads((week / run_id / "judge.json").read_text())["calls"]
+    for run_id in scores(sim_week)["run_id"].unique():
+        calls = json.loads((sim_week / run_id / "judge.json").read_text())["calls"]
         assert [c["attempt"] for c in calls] == [1, 2] and "529" in calls[0]["error"] and "error" not in calls[1]
 
 
-def test_invalid_replies_and_samples_two(week: Path) -> None:
+def test_invalid_replies_and_samples_two(sim_week: Path) -> None:
     # Malformed JSON bodies on some calls: the slot retry absorbs most; the rest are ungraded with a reason.
     with judge_endpoint(flip_rate=0.25, faults=[{"kind": "malformed", "rate": 0.15, "role": "judge"}]) as ep:
-        report = _judge(week, ep, samples=2)
-    s = scores(week)
+        report = _judge(sim_week, ep, samples=2)
+    s = scores(sim_week)
     assert len(s) == 80 and not s.duplicated(["run_id", "item_index"]).any()
     graded = s[s["verdict"] != "ungraded"]
     assert report.ungraded_items == len(s) - len(graded) < 0.1 * len(s)
-    calls = [c for f in week.glob("*/judge.json") for c in json.loads(f.read_text())["calls"]]
+    calls = [c for f in sim_week.glob("*/judge.json") for c in json.loads(f.read_text())["calls"]]
     assert any("unreadable reply" in c.get("error", "") for c in calls)
-    for f in week.glob("*/judge.json"):
+    for f in sim_week.glob("*/judge.json"):
         data = json.loads(f.read_text())
         for g in data["items"]:
             assert (g["verdict"] == "ungraded") == bool(data["ungraded"].get(str(g["index"])))
@@ -248,7 +242,7 @@ def test_invalid_replies_and_samples_two(week: Path) -> None:
     contested = graded["contested"].eq("1").mean()
     expected = 2 * 0.25 * 0.75  # two independent flips disagree
     assert abs(contested - expected) < 3.5 * np.sqrt(expected * (1 - expected) / len(graded))
-    for folder in week.glob("*/judge.json"):
+    for folder in sim_week.glob("*/judge.json"):
         data = json.loads(folder.read_text())
         tie = [c for c in data["calls"] if c["purpose"] == "tie-break" and "verdicts" in c]
         contested_items = {g["index"] for g in data["items"] if g["contested"] and g["verdict"] != "ungraded"}
@@ -256,47 +250,43 @@ def test_invalid_replies_and_samples_two(week: Path) -> None:
         assert contested_items <= asked
 
 
-def test_torn_append_is_repaired_and_resume_grades_each_item_once(week: Path) -> None:
+def test_torn_append_is_repaired_and_resume_grades_each_item_once(sim_week: Path) -> None:
     with judge_endpoint() as ep:
-        _judge(week, ep, limit=5)
-        path = week / "scores.csv"
+        _judge(sim_week, ep, limit=5)
+        path = sim_week / "scores.csv"
         lines = path.read_text().splitlines(keepends=True)
         assert len(lines) == 1 + 25
         # A kill in the middle of the last run's write: two whole rows of it and half a row.
         last = lines[-5:]
         path.write_text("".join(lines[:-5] + last[:2]) + last[2][: len(last[2]) // 2])
-        assert len(ScoresLedger(week).read()) == 22  # the torn row is not read
-        report = _judge(week, ep)
-    s = scores(week)
+        assert len(ScoresLedger(sim_week).read()) == 22  # the torn row is not read
+        report = _judge(sim_week, ep)
+    s = scores(sim_week)
     assert report.already == 4 and report.graded == 12
     assert len(s) == 80 and not s.duplicated(["run_id", "item_index"]).any()
     assert (path.read_bytes().endswith(b"\r\n"))
 
 
-def test_fresh_starts_over_and_another_judge_is_refused(week: Path) -> None:
+def test_fresh_starts_over_and_another_judge_is_refused(sim_week: Path) -> None:
     with judge_endpoint() as ep:
-        _judge(week, ep, limit=2)
-        from skillbench.judge.rubric import LedgerConflict
-
+        _judge(sim_week, ep, limit=2)
         with pytest.raises(LedgerConflict, match="--fresh"):
-            _judge(week, ep, judge_model="claude-haiku-5-5")
-        report = _judge(week, ep, judge_model="claude-haiku-5-5", fresh=True)
-    s = scores(week)
+            _judge(sim_week, ep, judge_model="claude-haiku-5-5")
+        report = _judge(sim_week, ep, judge_model="claude-haiku-5-5", fresh=True)
+    s = scores(sim_week)
     assert report.already == 0 and report.graded == 16 and set(s["judge_model"]) == {"claude-haiku-5-5"}
 
 
-def test_kill_9_mid_judging_then_resume_gives_every_item_once(week: Path) -> None:
+def test_kill_9_mid_judging_then_resume_gives_every_item_once(sim_week: Path) -> None:
     import signal
     import subprocess
     import time
 
-    from tests.test_judge_fixtures import CLI
-
     slow = [{"kind": "slow_first_byte", "rate": 1.0, "role": "judge", "delay_s": 0.4}]
     with judge_endpoint(faults=slow) as ep:
-        proc = subprocess.Popen([*CLI, "judge", str(week), "--backend", "sim", "--endpoint", ep.base_url,
+        proc = subprocess.Popen([*CLI, "judge", str(sim_week), "--backend", "sim", "--endpoint", ep.base_url,
                                  "--jobs", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        path = week / "scores.csv"
+        path = sim_week / "scores.csv"
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if path.is_file() and path.read_text().count("\n") >= 1 + 2 * 5:
@@ -306,20 +296,20 @@ def test_kill_9_mid_judging_then_resume_gives_every_item_once(week: Path) -> Non
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         proc.stderr.close()
-        before = ScoresLedger(week).read()  # whole rows only, as a resume reads them
+        before = ScoresLedger(sim_week).read()  # whole rows only, as a resume reads them
         assert 10 <= len(before) < 80, len(before)
-        done = run_cli("judge", str(week), "--backend", "sim", "--endpoint", ep.base_url, "--jobs", "3")
+        done = run_cli("judge", str(sim_week), "--backend", "sim", "--endpoint", ep.base_url, "--jobs", "3")
     assert done.returncode == 0, done.stderr[-2000:]
-    s = scores(week)
+    s = scores(sim_week)
     assert len(s) == 16 * 5 and not s.duplicated(["run_id", "item_index"]).any()
-    assert set(s["run_id"]) == {r.run_id for r in select_runs(week)[0]}
+    assert set(s["run_id"]) == {r.run_id for r in select_runs(sim_week)[0]}
     resumed = int(done.stderr.split(" already graded")[0].rsplit(", ", 1)[1])
     assert resumed >= len(before) // 5 - 1 >= 1
 
 
-def test_cli_judge_writes_its_files_and_skips_what_it_cannot_grade(week: Path) -> None:
+def test_cli_judge_writes_its_files_and_skips_what_it_cannot_grade(sim_week: Path) -> None:
     # A budget-capped run and an empty answer: listed in judge-skips.csv, never graded.
-    runs, _ = select_runs(week)
+    runs, _ = select_runs(sim_week)
     capped, empty = runs[0], runs[1]
     for run, edit in ((capped, {"subtype": "error_max_budget_usd", "terminal_reason": "budget_exhausted",
                                 "is_error": True}), (empty, {"result": ""})):
@@ -331,12 +321,12 @@ def test_cli_judge_writes_its_files_and_skips_what_it_cannot_grade(week: Path) -
         events = [e for e in events if e["type"] != "assistant"] if run is empty else events
         path.write_text("\n".join(json.dumps(e) for e in events) + "\n")
     with judge_endpoint() as ep:
-        done = run_cli("judge", str(week), "--endpoint", ep.base_url, "--backend", "sim", "--samples", "2")
+        done = run_cli("judge", str(sim_week), "--endpoint", ep.base_url, "--backend", "sim", "--samples", "2")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "hallucinated evidence" in done.stdout
-    skips = pd.read_csv(week / "judge-skips.csv").set_index("run_id")["reason"].to_dict()
+    skips = pd.read_csv(sim_week / "judge-skips.csv").set_index("run_id")["reason"].to_dict()
     assert skips == {capped.run_id: "budget-capped (truncated)", empty.run_id: "no gradeable answer"}
-    s = scores(week)
+    s = scores(sim_week)
     assert not s["run_id"].isin([capped.run_id, empty.run_id]).any() and len(s) == 14 * 5
     assert not s["condition"].eq("plugin").any()
     assert not s["prompt"].str.startswith("dormancy").any()
@@ -344,7 +334,7 @@ def test_cli_judge_writes_its_files_and_skips_what_it_cannot_grade(week: Path) -
     assert all(normalized)
 
 
-def test_rate_limits_honour_retry_after(week: Path) -> None:
+def test_rate_limits_honour_retry_after(sim_week: Path) -> None:
     import time
 
     # Each run's first judge request gets a 429 with Retry-After 1.5 s; the SDK waits that long, then succeeds
@@ -352,18 +342,16 @@ def test_rate_limits_honour_retry_after(week: Path) -> None:
     limited = [{"kind": "rate_limit", "rate": 1.0, "role": "judge", "limit": 1, "retry_after": 1.5}]
     with judge_endpoint(faults=limited) as ep:
         t0 = time.monotonic()
-        report = _judge(week, ep, limit=2, jobs=1)
+        report = _judge(sim_week, ep, limit=2, jobs=1)
         elapsed = time.monotonic() - t0
     assert report.ok and report.graded == 2 and elapsed >= 2 * 1.5
-    for run_id in scores(week)["run_id"].unique():
-        calls = json.loads((week / run_id / "judge.json").read_text())["calls"]
+    for run_id in scores(sim_week)["run_id"].unique():
+        calls = json.loads((sim_week / run_id / "judge.json").read_text())["calls"]
         assert len(calls) == 1 and "error" not in calls[0]
 
 
 def test_ledger_rows_with_odd_line_breaks_survive_a_resume(tmp_path):
     """A quote holding U+2028 or a newline stays one row; only a cut last write is dropped."""
-    from skillbench.judge.rubric import AppendLedger
-
     ledger = AppendLedger(tmp_path / "scores.csv", ["run_id", "evidence_quote"], "run_id")
     ledger.rewrite([])
     ledger.append([{"run_id": "a", "evidence_quote": "x"}])

@@ -1,4 +1,5 @@
-"""Where the third-party datasets live at test time (../shared beside the repo; never copied into it)."""
+"""Where the test data lives: the committed ``tests/data`` and the third-party datasets at test time (../shared
+beside the repo; never copied into it), and the skip-outside-CI rule for what is missing."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+DATA_DIR = ROOT / "tests" / "data"
+TINY_SUITE = DATA_DIR / "tiny-suite"
+TINY_WEEK = DATA_DIR / "tiny-week"
 SHARED = Path(os.environ.get("SKILLBENCH_SHARED", ROOT.parent / "shared"))
 QDRANT = SHARED / "datasets" / "qdrant-skills"
 DOTNET = SHARED / "datasets" / "dotnet-skills"

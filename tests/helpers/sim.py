@@ -19,10 +19,9 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-from skillbench.generation.cli_call import CliCall, cli_args, cli_env
-from skillbench.generation.toolchain import ToolMissing, claude_path
+from skillbench.generation import CliCall, ToolMissing, claude_path, cli_args, cli_env
 from skillbench.sim import SIM_API_KEY
-from skillbench.suite.config import RunSettings
+from skillbench.suite import RunSettings
 
 T = TypeVar("T")
 CLONE_NEWNET = 0x40000000

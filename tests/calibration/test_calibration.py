@@ -17,24 +17,27 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skillbench.calibration.agreement import (
+from skillbench.calibration import (
     CalibrationOptions,
+    LabelsError,
     calibrate,
     cohen_kappa,
+    export_labels,
     fleiss_kappa,
     krippendorff_alpha,
     krippendorff_reading,
     landis_koch,
     pabak,
     pair_agreement,
+    read_labels,
 )
-from skillbench.calibration.labels import LABEL_COLUMNS, LabelsError, allocate, export_labels, read_labels
+from skillbench.calibration.labels import LABEL_COLUMNS, allocate
 from skillbench.cli import main
-from skillbench.judge.rubric import JudgeOptions, judge_run_dir
-from tests.shared_data import ROOT
-from tests.test_judge_fixtures import copy_week, judge_endpoint, truth
+from skillbench.judge import JudgeOptions, judge_run_dir, opaque_run_id
+from tests.helpers.judge import judge_endpoint, truth
+from tests.helpers.shared import DATA_DIR
 
-CASES = sorted((ROOT / "tests" / "data" / "agreement_cases").glob("*.json"))
+CASES = sorted((DATA_DIR / "agreement_cases").glob("*.json"))
 
 
 def _expand_table(table: list[list[int]]) -> tuple[list[int], list[int]]:
@@ -114,11 +117,6 @@ def test_stratified_allocation(sizes: list[int], n: int, expected: list[int]) ->
 # -- on the simulated judge --------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def week(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> Path:
-    return copy_week(tmp_path_factory, tmp_path / "week")
-
-
 def _implied_kappa(eps: float, base_rate: float) -> float:
     p = base_rate * (1 - eps) + (1 - base_rate) * eps
     p_o = 1 - 2 * eps * (1 - eps)
@@ -126,14 +124,14 @@ def _implied_kappa(eps: float, base_rate: float) -> float:
     return (p_o - p_e) / (1 - p_e)
 
 
-def test_self_agreement_and_kappa_match_the_flip_rate(week: Path) -> None:
+def test_self_agreement_and_kappa_match_the_flip_rate(sim_week: Path) -> None:
     eps, eps_other, repeat = 0.1, 0.2, 4
     with judge_endpoint(flip_rate=eps, judges={"haiku": {"flip_rate": eps_other}}) as ep:
-        cal = calibrate(week, CalibrationOptions(repeat=repeat, other_judge="claude-haiku-5-5", include_plugin=True,
+        cal = calibrate(sim_week, CalibrationOptions(repeat=repeat, other_judge="claude-haiku-5-5", include_plugin=True,
                                                  jobs=3, max_retries=1),
                         base_url=ep.base_url, api_key=ep.api_key, log=lambda m: None)
     n = 24 * 5
-    honest = truth(week)["positive"].mean()
+    honest = truth(sim_week)["positive"].mean()
     allrow = cal.self_agreement.set_index("item_type").loc["all"]
     assert allrow["n_items"] == n
     unanimity = (1 - eps) ** repeat + eps**repeat
@@ -154,46 +152,44 @@ def test_self_agreement_and_kappa_match_the_flip_rate(week: Path) -> None:
     assert abs(judges["raw_agreement"] - both) < 3.5 * np.sqrt(both * (1 - both) / n)
     assert judges["rater_b"].startswith("claude-haiku-5-5#")
     # The files: a tidy CSV with every comparison, and the report with the bar and the readings.
-    csv = pd.read_csv(week / "calibration.csv")
+    csv = pd.read_csv(sim_week / "calibration.csv")
     assert {"samples", "samples (all)", "judges", "self-agreement"} <= set(csv["comparison"])
-    md = (week / "calibration.md").read_text()
+    md = (sim_week / "calibration.md").read_text()
     assert "**FAIL**" in md and "Landis–Koch" in md and "Krippendorff" in md and "Flipping items" in md
-    grades = pd.read_csv(week / "calibration-grades.csv")
+    grades = pd.read_csv(sim_week / "calibration-grades.csv")
     assert len(grades) == n * (repeat + 1)
 
 
-def test_a_stable_judge_passes_the_must_bar(week: Path) -> None:
+def test_a_stable_judge_passes_the_must_bar(sim_week: Path) -> None:
     with judge_endpoint() as ep:
-        code = main(["calibrate", str(week), "--backend", "sim", "--endpoint", ep.base_url, "--repeat", "3",
+        code = main(["calibrate", str(sim_week), "--backend", "sim", "--endpoint", ep.base_url, "--repeat", "3",
                      "--sample", "6", "--max-retries", "1"])
     assert code == 0
-    md = (week / "calibration.md").read_text()
+    md = (sim_week / "calibration.md").read_text()
     assert "**PASS**" in md and "No item flipped." in md
-    assert pd.read_csv(week / "calibration-grades.csv")["run_id"].nunique() == 6
+    assert pd.read_csv(sim_week / "calibration-grades.csv")["run_id"].nunique() == 6
 
 
-def test_labels_export_and_judge_vs_human(week: Path) -> None:
+def test_labels_export_and_judge_vs_human(sim_week: Path) -> None:
     eps = 0.15
     with judge_endpoint(flip_rate=eps) as ep:
-        assert judge_run_dir(week, JudgeOptions(jobs=3, max_retries=1), base_url=ep.base_url, api_key=ep.api_key,
+        assert judge_run_dir(sim_week, JudgeOptions(jobs=3, max_retries=1), base_url=ep.base_url, api_key=ep.api_key,
                              log=lambda m: None).ok
-    assert main(["labels", "export", str(week), "--n", "30", "--seed", "3"]) == 0
-    sheet = pd.read_csv(week / "labels.csv", dtype=str, keep_default_na=False)
+    assert main(["labels", "export", str(sim_week), "--n", "30", "--seed", "3"]) == 0
+    sheet = pd.read_csv(sim_week / "labels.csv", dtype=str, keep_default_na=False)
     assert list(sheet.columns) == LABEL_COLUMNS and len(sheet) == 30
     assert (sheet["verdict"] == "").all() and (sheet["labeler"] == "").all()
     assert sheet["answer"].str.len().min() > 0 and not sheet.duplicated(["run_id", "item_index"]).any()
-    from skillbench.judge.rubric import opaque_run_id
-
     assert sheet["run_id"].str.startswith("judge-").all(), "labelers are as blind as the judge: no model or arm"
-    real = {opaque_run_id(p.name): p.name for p in week.iterdir() if (p / "metadata.json").is_file()}
+    real = {opaque_run_id(p.name): p.name for p in sim_week.iterdir() if (p / "metadata.json").is_file()}
     real_ids = sheet["run_id"].map(real)
     arms = real_ids.str.contains("-with-skill-").map({True: "with-skill", False: "no-skill"})
     strata = sheet.groupby([arms, sheet["item_type"]]).size()
     assert len(strata) == 6 and strata.min() >= 2  # both arms × three item types, none starved
     with pytest.raises(LabelsError, match="exists"):
-        export_labels(week, 30)
+        export_labels(sim_week, 30)
     # Two people label: one from the answer key, one who disagrees on a few items.
-    key = truth(week).set_index(["run_id", "item_index"])["positive"]
+    key = truth(sim_week).set_index(["run_id", "item_index"])["positive"]
     verdict = {("must", 1): "met", ("must", 0): "missing", ("bonus", 1): "met", ("bonus", 0): "absent",
                ("avoid", 1): "violated", ("avoid", 0): "clean"}
     a = sheet.copy()
@@ -204,15 +200,15 @@ def test_labels_export_and_judge_vs_human(week: Path) -> None:
     b["labeler"] = "bob"
     flip = {v: w for pair in (("met", "missing"), ("violated", "clean")) for v, w in (pair, pair[::-1])}
     b.loc[b.index[:3], "verdict"] = [flip.get(v, "met") for v in b["verdict"].iloc[:3]]
-    filled = week / "labels-filled.csv"
+    filled = sim_week / "labels-filled.csv"
     pd.concat([a, b]).to_csv(filled, index=False)
     labels = read_labels(filled)
     assert len(labels) == 60 and set(labels["labeler"]) == {"ann", "bob"}
-    cal = calibrate(week, CalibrationOptions(repeat=1, human=filled), log=lambda m: None)  # no model call
+    cal = calibrate(sim_week, CalibrationOptions(repeat=1, human=filled), log=lambda m: None)  # no model call
     rows = cal.agreement[cal.agreement["item_type"] == "all"].set_index("rater_a")
     ann = rows.loc["human:ann"]
     # Against a perfect human, the judge's confusion is exactly its flips on the labelled items.
-    s = pd.read_csv(week / "scores.csv").set_index(["run_id", "item_index"])
+    s = pd.read_csv(sim_week / "scores.csv").set_index(["run_id", "item_index"])
     judged = s.loc[list(zip(real_ids, a["item_index"].astype(int), strict=True)), "verdict"]
     judged = judged.isin(["met", "violated"]).astype(int).to_numpy()
     human = np.array([key[(r, int(i))] for r, i in zip(real_ids, a["item_index"], strict=True)])
@@ -221,7 +217,7 @@ def test_labels_export_and_judge_vs_human(week: Path) -> None:
     assert ann["raw_agreement"] == pytest.approx((human == judged).mean())
     assert ann["cohen_kappa"] == pytest.approx(cohen_kappa(list(human), list(judged))[0])
     assert "judge + humans" in set(cal.agreement["comparison"])
-    assert "judge vs human" in (week / "calibration.md").read_text()
+    assert "judge vs human" in (sim_week / "calibration.md").read_text()
 
 
 def test_read_labels_rejects_a_verdict_of_the_wrong_type(tmp_path: Path) -> None:

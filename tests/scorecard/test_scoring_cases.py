@@ -16,11 +16,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.ledgers.readers import SCORES_COLUMNS, read_scores
-from skillbench.scorecard.scoring import cell_scores, prompt_rep_scores, prompt_scores
-from skillbench.scorecard.stats import lift_table
+from skillbench.ledgers import read_scores
+from skillbench.ledgers.columns import QDRANT_SCORES_COLUMNS
+from skillbench.scorecard import cell_scores, lift_table, prompt_rep_scores, prompt_scores
+from tests.helpers.shared import DATA_DIR
 
-CASES = sorted((Path(__file__).parent / "data" / "scoring_cases").glob("*.json"))
+CASES = sorted((DATA_DIR / "scoring_cases").glob("*.json"))
 CREDIT = {"met": "1.0", "violated": "1.0", "missing": "0.0", "absent": "0.0", "clean": "0.0"}
 KEYS = {"prompt_reps": ["model", "condition", "prompt", "rep"], "prompts": ["model", "condition", "prompt"],
         "cells": ["model", "condition"], "lift": ["model"]}
@@ -29,7 +30,7 @@ KEYS = {"prompt_reps": ["model", "condition", "prompt", "rep"], "prompts": ["mod
 def _write_scores(rows: list[list], path: Path) -> Path:
     with path.open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(SCORES_COLUMNS)
+        w.writerow(QDRANT_SCORES_COLUMNS)
         for i, (prompt, model, condition, rep, item_type, verdict) in enumerate(rows):
             credit = CREDIT.get(verdict, "")
             sign = "-" if item_type == "avoid" and credit == "1.0" else ""

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from skillbench import parse_skill_url, preflight
 from skillbench.cli import main
-from skillbench.suite.format import SkillUrlError
-from tests.shared_data import QDRANT, ROOT, require
+from skillbench.suite import SkillUrlError, parse_skill_url, preflight
+from tests.helpers.shared import QDRANT, ROOT, require
 
 SITE = "https://skills.example.test"
 

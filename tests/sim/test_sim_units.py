@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import skillbench
-from skillbench.generation.backend import BackendError, model_endpoint, resolve_backend
+from skillbench.generation import BackendError, is_loopback_host, model_endpoint, require_loopback, resolve_backend
 from skillbench.sim import (
     SIM_API_KEY,
     FaultSpec,
@@ -35,9 +35,8 @@ from skillbench.sim.conversation import parse_request
 from skillbench.sim.faults import FaultPlan
 from skillbench.sim.judge import grade
 from skillbench.sim.truth import TRUTH_COLUMNS, TruthWriter
-from tests.sim_helpers import PROMPTS, make_suite
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.helpers.shared import ROOT
+from tests.helpers.sim import PROMPTS, make_suite
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +147,7 @@ def test_claim_sentences_state_the_item():
 
 
 def _suites() -> list[Path]:
-    return [p for p in (REPO / "evals",) if (p / "test-prompts").is_dir()]
+    return [p for p in (ROOT / "evals",) if (p / "test-prompts").is_dir()]
 
 
 @pytest.mark.parametrize("which", ["test-suite", "bundled"])
@@ -372,8 +371,6 @@ def test_sim_serve_command(suite_dir, tmp_path):
                                                 ("localhost", True), ("0.0.0.0", False), ("192.0.2.2", False),
                                                 ("10.0.0.1", False), ("", False)])
 def test_simulated_endpoints_are_loopback_only(host, loopback):
-    from skillbench.generation.backend import BackendError, is_loopback_host, require_loopback
-
     assert is_loopback_host(host) is loopback
     url = f"http://[{host}]:8000" if ":" in host else f"http://{host}:8000"
     if loopback:
