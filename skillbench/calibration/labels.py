@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from skillbench.ledgers.files import LABELS_FILE, SCORES_FILE
-from skillbench.vocab import ALLOWED_VERDICTS
+from skillbench.vocab import ALLOWED_VERDICTS, UNGRADED_VERDICTS
 
 LABEL_COLUMNS = ["run_id", "item_index", "item_type", "item_text", "prompt", "answer", "verdict", "labeler"]
 
@@ -45,7 +45,7 @@ def label_candidates(run_dir: str | Path, *, include_plugin: bool = False) -> pd
     if scores.is_file():
         s = pd.read_csv(scores, dtype=str, keep_default_na=False)
         if {"run_id", "item_index"} <= set(s.columns):
-            ok = s[~s["verdict"].isin(["ungraded", "PARSE_ERROR", ""])]
+            ok = s[~s["verdict"].isin(UNGRADED_VERDICTS)]
             graded = set(zip(ok["run_id"], ok["item_index"].astype(int), strict=True))
     # With a ledger, what was graded decides (plugin runs included when they were graded).
     runs, _ = select_runs(run_dir, include_plugin=include_plugin or graded is not None)

@@ -16,10 +16,10 @@ import pandas as pd
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import PLAN_FILE
 from skillbench.suite.format import Suite
-from skillbench.vocab import CONDITIONS
+from skillbench.vocab import CONDITIONS, NO_SKILL, SKILLED_ARMS, WITH_SKILL
 
 PLAN_COLUMNS = ["run_id", "prompt", "skill_family", "skill_leaf", "model", "condition", "rep", "dormancy", "order"]
-SKILLED_CONDITIONS = ("with-skill", "plugin")
+SKILLED_CONDITIONS = SKILLED_ARMS
 
 
 class PlanError(ValueError):
@@ -33,9 +33,9 @@ def run_id(prompt: str, model: str, condition: str, rep: int, run_key: str) -> s
 
 def installed_families(suite: Suite, family: str, condition: str) -> list[str]:
     """Skill families installed in an arm: none, the prompt's own, or every family of the suite."""
-    if condition == "no-skill":
+    if condition == NO_SKILL:
         return []
-    if condition == "with-skill":
+    if condition == WITH_SKILL:
         return [family]
     return list(suite.families)
 

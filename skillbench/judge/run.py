@@ -31,6 +31,7 @@ from skillbench.ledgers.atomic import atomic_write_json, atomic_write_text
 from skillbench.ledgers.columns import JUDGE_SKIPS_COLUMNS
 from skillbench.ledgers.files import JUDGE_COST_FILE, JUDGE_SKIPS_FILE, PASS_FILE, RUN_JUDGE_FILE, SCORES_FILE
 from skillbench.signals.manifest import run_dirs
+from skillbench.vocab import UNGRADED
 
 
 @dataclass
@@ -87,7 +88,7 @@ def _failed_runs(rows: Mapping[str, list[dict[str, str]]], folders: Mapping[str,
     """Runs whose every item is ungraded, with the recorded reason (the judge failed, not the skill)."""
     out = []
     for run_id, group in rows.items():
-        if group and all(r["verdict"] == "ungraded" for r in group):
+        if group and all(r["verdict"] == UNGRADED for r in group):
             reason = "judge failed"
             folder = folders.get(run_id)
             if folder is not None and (folder / RUN_JUDGE_FILE).is_file():
@@ -141,7 +142,7 @@ def judge_run_dir(
     _check_compatible(existing, options.judge_model, judge_prompt_sha(), ledger.path)
     redo = set()
     if options.retry_ungraded:
-        redo = {r["run_id"] for r in existing if r["verdict"] == "ungraded"}
+        redo = {r["run_id"] for r in existing if r["verdict"] == UNGRADED}
     done = ledger.resume({r.run_id: len(r.items) for r in runs}, drop=redo)
     report = JudgeReport(options.judge_model, options.samples, len(runs), sum(r.run_id in done for r in runs), 0,
                          0, 0, 0.0, {}, _now())
@@ -186,7 +187,7 @@ def judge_run_dir(
                           {r.run_id: r.folder for r in runs})
     write_skips(run_dir, [*skips, *failed])
     report.skipped = len({s.run_id for s in [*skips, *failed]})
-    report.ungraded_items = sum(r["verdict"] == "ungraded" for g in final.values() for r in g)
+    report.ungraded_items = sum(r["verdict"] == UNGRADED for g in final.values() for r in g)
     report.cost_usd = spent[0]
     evidence = evidence_summary(run_dir)
     report.evidence = {row.judge_model: {k: (None if isinstance(v, float) and v != v else v)

@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from skillbench.scorecard import noise
-from skillbench.vocab import LOSS, NO_SKILL, PLUGIN, TIE, WIN, WITH_SKILL
+from skillbench.vocab import CONDITIONS, ITEM_TYPES, LOSS, NO_SKILL, PLUGIN, SKILLED_ARMS, TIE, WIN, WITH_SKILL
 
 ROUTES = ("skill_tool", "file_read", "web_fetch", "none")
 ROUTE_COLORS = {"skill_tool": "#2a9d5c", "file_read": "#3f7fbf", "web_fetch": "#e39b2d", "none": "#b9bec4",
@@ -170,9 +170,9 @@ def activation_breakdown(manifest: pd.DataFrame) -> Figure:
     if manifest.empty:
         return _empty("Activation per skill", "No runs.")
     m = manifest.assign(route=manifest["skill_activation"].fillna("").replace("", "(empty)"))
-    panels = [("with-skill, own prompts", m[m["condition"].eq("with-skill") & ~m["dormancy"]]),
-              ("plugin, own prompts", m[m["condition"].eq("plugin") & ~m["dormancy"]]),
-              ("dormancy prompts (should stay none)", m[m["dormancy"] & m["condition"].isin(["with-skill", "plugin"])])]
+    panels = [("with-skill, own prompts", m[m["condition"].eq(WITH_SKILL) & ~m["dormancy"]]),
+              ("plugin, own prompts", m[m["condition"].eq(PLUGIN) & ~m["dormancy"]]),
+              ("dormancy prompts (should stay none)", m[m["dormancy"] & m["condition"].isin(SKILLED_ARMS)])]
     panels = [(t, d) for t, d in panels if not d.empty]
     if not panels:
         return _empty("Activation per skill", "No with-skill, plugin or dormancy runs.")
@@ -304,7 +304,7 @@ def verdict_breakdown(scores: pd.DataFrame) -> Figure:
         return _empty("Verdicts", "Nothing graded yet.")
     counts = scores.groupby(["model", "condition", "item_type", "verdict"]).size().rename("n").reset_index()
     counts["share"] = counts["n"] / counts.groupby(["model", "condition", "item_type"])["n"].transform("sum")
-    types = [t for t in ("must", "bonus", "avoid") if t in set(counts["item_type"])]
+    types = [t for t in ITEM_TYPES if t in set(counts["item_type"])]
     models = sorted(counts["model"].unique())
     fig, axes = _figure(4.2 * len(types) + 0.5, 0.5 * len(models) * 2 + 1.8, ncols=len(types), sharey=True)
     palette = {"met": "#2a9d5c", "missing": "#c8553d", "absent": "#b9bec4", "violated": "#c8553d",
@@ -363,7 +363,7 @@ def calibration_heatmap(agreement: pd.DataFrame) -> Figure:
     a["kappa"] = a["cohen_kappa"].where(two, a["fleiss_kappa"])
     a["pair"] = [_pair_label(c, ra, rb) for c, ra, rb in zip(a["comparison"], a["rater_a"], a["rater_b"].astype(str),
                                                              strict=True)]
-    types = [t for t in ("must", "bonus", "avoid", "all") if t in set(a["item_type"])]
+    types = [t for t in (*ITEM_TYPES, "all") if t in set(a["item_type"])]
     grid = a.pivot_table(index="pair", columns="item_type", values="kappa", aggfunc="first").reindex(columns=types)
     pairs = a[(a["rater_b"].astype(str) != "") & a["item_type"].eq("all")]
     fig, axes = _figure(10, 0.45 * len(grid) + 2.6, ncols=2, width_ratios=[2.2, 1])
@@ -429,7 +429,7 @@ def run_durations(manifest: pd.DataFrame) -> Figure:
     if manifest.empty or manifest["duration_ms"].isna().all():
         return _empty("Runs", "No timed runs.")
     m = manifest.assign(seconds=manifest["duration_ms"] / 1000)
-    conditions = [c for c in ("no-skill", "with-skill", "plugin") if c in set(m["condition"])]
+    conditions = [c for c in CONDITIONS if c in set(m["condition"])]
     fig, axes = _figure(11, 3.8, ncols=2)
     for ax, (col, label) in zip(axes[0], (("seconds", "duration (s)"), ("total_cost_usd", "cost ($)")),
                                 strict=True):

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
-from skillbench.vocab import INVALID_INCONCLUSIVE, SKILLED_ARMS, VALID_NO_CHANGE, VALID_PASS
+from skillbench.vocab import INVALID_INCONCLUSIVE, SKILLED_ARMS, VALID_NO_CHANGE, VALID_PASS, WITH_SKILL
 
 ALPHA = 0.05
 NET_WIN_FLOOR = 0.20
@@ -152,7 +152,7 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
     votes = collapse_votes(eligible[~errored])
     record = (votes.assign(W=votes["vote"].eq("W"), T=votes["vote"].eq("T"), L=votes["vote"].eq("L"))
               .groupby(["skill_family", "model"])[["W", "T", "L"]].sum())
-    scored = manifest[~manifest["dormancy"] & manifest["condition"].eq("with-skill")]
+    scored = manifest[~manifest["dormancy"] & manifest["condition"].eq(WITH_SKILL)]
     index = (set(record.index) | set(errors.index)
              | set(zip(scored["skill_family"], scored["model"], strict=True)))
     acts = dormancy_activations(manifest).set_index(["skill_family", "model"])["dormancy_activations"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from skillbench.vocab import LIFT_ARMS
+from skillbench.vocab import ITEM_TYPES, LIFT_ARMS
 
 BONUS_WEIGHT = 0.10
 AVOID_PENALTY = 0.25
@@ -52,7 +52,7 @@ def prompt_rep_scores(scores: pd.DataFrame) -> pd.DataFrame:
     graded = scores[graded_mask]
     agg = graded.groupby([*REP_KEYS, "item_type"], sort=False)["credit"].agg(["sum", "count"]).unstack(
         "item_type")
-    types = ("must", "bonus", "avoid")
+    types = ITEM_TYPES
     total = agg["sum"].reindex(columns=list(types))
     count = agg["count"].reindex(columns=list(types)).fillna(0).astype(int)
     out = pd.DataFrame(index=agg.index)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from skillbench.vocab import WITH_SKILL
+from skillbench.vocab import NO_SKILL, SKILLED_ARMS, WITH_SKILL
 
 NONE = "none"
 
@@ -73,7 +73,7 @@ def self_served_baseline(manifest: pd.DataFrame) -> pd.DataFrame:
     Returns:
         The manifest rows (``run_id, prompt, model, rep, fetched_count``).
     """
-    ns = manifest[manifest["condition"].eq("no-skill") & ~manifest["dormancy"]]
+    ns = manifest[manifest["condition"].eq(NO_SKILL) & ~manifest["dormancy"]]
     served = ns[ns["fetched_site"].fillna(0).eq(1)]
     return served[["run_id", "prompt", "model", "rep", "fetched_count"]].reset_index(drop=True)
 
@@ -92,8 +92,8 @@ def trigger_health(manifest: pd.DataFrame, by: tuple[str, ...] = ("skill_family"
     keys = list(by)
     ok = manifest[reliable(manifest)]
     act = activated(ok)
-    pos = ok[ok["condition"].eq("with-skill") & ~ok["dormancy"]]
-    neg = ok[ok["condition"].isin(["with-skill", "plugin"]) & ok["dormancy"]]
+    pos = ok[ok["condition"].eq(WITH_SKILL) & ~ok["dormancy"]]
+    neg = ok[ok["condition"].isin(SKILLED_ARMS) & ok["dormancy"]]
     gp = pos.assign(_a=act.loc[pos.index]).groupby(keys)
     gn = neg.assign(_a=act.loc[neg.index]).groupby(keys)
     out = pd.DataFrame({"scored_runs": gp.size(), "activations": gp["_a"].sum()})

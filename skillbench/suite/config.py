@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillbench.ledgers.files import CONFIG_FILE
-from skillbench.vocab import CONDITIONS, Condition  # noqa: F401 - CONDITIONS re-exported
+from skillbench.vocab import CONDITIONS, LIFT_ARMS, Condition  # noqa: F401 - CONDITIONS re-exported
 
 CONFIG_FILENAME = CONFIG_FILE
 DEFAULT_ALLOWED_TOOLS = ["Skill", "WebSearch", "WebFetch", "Read", "Grep", "Glob", "Bash"]
@@ -42,7 +42,7 @@ class RunSettings(BaseModel):
 
     models: list[str] = Field(default_factory=lambda: ["sonnet", "haiku"])
     reps: int = Field(default=2, ge=1)
-    conditions: list[Condition] = Field(default_factory=lambda: ["no-skill", "with-skill"])
+    conditions: list[Condition] = Field(default_factory=lambda: list(LIFT_ARMS))
     allowed_tools: list[str] = Field(default_factory=lambda: list(DEFAULT_ALLOWED_TOOLS))
     permission_mode: str = "dontAsk"
     max_turns: int = Field(default=20, ge=1)

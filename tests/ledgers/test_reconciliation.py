@@ -1,0 +1,74 @@
+"""The one reconciliation rule: generation's reconciliation.json and the scorecard's plan fallback agree."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from skillbench.generation import reconcile
+from skillbench.ledgers import Reconciliation, read_reconciliation, reconcile_from_plan, reconcile_runs
+
+PLANNED = ["r1", "r2", "r3", "r4"]
+
+
+def test_every_planned_run_run_and_written_once_is_complete():
+    rec = reconcile_runs(PLANNED, observed=PLANNED, written=PLANNED, run_key="wk")
+    assert rec.complete and rec.accounted and rec.is_complete
+    assert (rec.expected, rec.observed, rec.written) == (4, 4, 4)
+
+
+@pytest.mark.parametrize(("kwargs", "accounted", "listed"), [
+    ({"observed": PLANNED[:3], "written": PLANNED[:3]}, False, {"missing": ["r4"]}),
+    ({"observed": PLANNED[:3], "written": PLANNED[:3], "capped": ["r4"]}, True, {"missing": ["r4"], "capped": ["r4"]}),
+    ({"observed": PLANNED[:3], "written": PLANNED[:3], "limited": ["r4"]}, True, {"limited": ["r4"]}),
+    ({"observed": [*PLANNED, "x"], "written": [*PLANNED, "x"]}, False, {"unexpected": ["x"]}),
+    ({"observed": PLANNED, "written": [*PLANNED, "r2"]}, False, {"duplicate": ["r2"]}),
+    ({"observed": PLANNED, "written": PLANNED[:3]}, False, {"unwritten": ["r4"]}),
+    ({"observed": PLANNED, "written": PLANNED, "stopped_legs": ["haiku|with-skill"]}, False,
+     {"stopped_legs": ["haiku|with-skill"]}),
+])
+def test_what_is_missing_is_listed_and_never_complete(kwargs, accounted, listed):
+    rec = reconcile_runs(PLANNED, **kwargs)
+    assert rec.accounted is accounted
+    assert not rec.complete and not rec.is_complete
+    for name, value in listed.items():
+        assert getattr(rec, name) == value
+
+
+def test_a_complete_flag_that_disagrees_with_its_lists_fails_closed():
+    rec = Reconciliation(expected=2, observed=1, written=1, missing=["r2"], complete=True)
+    assert not rec.is_complete
+
+
+def _week(tmp_path, planned, written):
+    pd.DataFrame({"run_id": planned}).to_csv(tmp_path / "plan.csv", index=False)
+    return pd.DataFrame({"run_id": written})
+
+
+def test_a_week_without_reconciliation_json_is_reconciled_from_its_plan(tmp_path):
+    manifest = _week(tmp_path, PLANNED, PLANNED[:3])
+    rec = reconcile_from_plan(tmp_path, manifest)
+    assert rec.missing == ["r4"] and not rec.is_complete and rec.model_extra["note"] == "no reconciliation.json"
+    same = reconcile_runs(PLANNED, observed=PLANNED[:3], written=PLANNED[:3], note="no reconciliation.json")
+    assert rec == same, "the fallback is the same rule as generation's"
+
+
+def test_qdrants_layout_has_no_plan_and_is_not_reconciled(tmp_path):
+    assert reconcile_from_plan(tmp_path, pd.DataFrame({"run_id": ["a"]})) is None
+
+
+def test_generation_writes_the_rule_in_the_documented_key_order(tmp_path):
+    (tmp_path / "run.json").write_text(json.dumps({"run_key": "wk1"}))
+    pd.DataFrame({"run_id": PLANNED}).to_csv(tmp_path / "plan.csv", index=False)
+    pd.DataFrame({"run_id": PLANNED[:2]}).to_csv(tmp_path / "manifest.csv", index=False)
+    report = reconcile(tmp_path, limited=PLANNED[2:])
+    on_disk = json.loads((tmp_path / "reconciliation.json").read_text())
+    assert on_disk == report
+    assert list(on_disk) == ["run_key", "expected", "observed", "written", "missing", "unexpected", "duplicate",
+                             "unwritten", "capped", "limited", "not_started", "stopped_legs", "accounted", "complete"]
+    # no run folder holds a finished transcript: every planned run is missing, two of them explained
+    assert on_disk["run_key"] == "wk1" and on_disk["observed"] == 0 and on_disk["unwritten"] == []
+    assert on_disk["missing"] == PLANNED and on_disk["limited"] == PLANNED[2:] and not on_disk["accounted"]
+    assert read_reconciliation(tmp_path / "reconciliation.json") == Reconciliation.model_validate(report)

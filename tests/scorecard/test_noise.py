@@ -1,0 +1,87 @@
+"""The week-over-week noise band: one rule, and the three places that use it agree with it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from skillbench.report.figures import trend_bands
+from skillbench.scorecard import history as hist
+from skillbench.scorecard import noise
+
+Z = stats.norm.ppf(0.975)
+
+
+def test_within_noise_is_t_times_the_combined_se():
+    assert noise.within_noise(0.03, 0.04, 9) == pytest.approx(stats.t.ppf(0.975, 9) * 0.05)
+    assert noise.within_noise(0.03, 0.04, np.inf) == pytest.approx(Z * 0.05)
+    assert math.isnan(noise.within_noise(0.03, 0.04, 0)), "no degrees of freedom, no t"
+
+
+def test_between_noise_is_the_population_sd_of_at_least_two_earlier_lifts():
+    assert noise.between_noise([0.1, 0.3]) == pytest.approx(0.1)
+    assert noise.between_noise([0.1, np.nan, 0.3, 0.2]) == pytest.approx(np.std([0.1, 0.3, 0.2]))
+    assert math.isnan(noise.between_noise([0.1]))
+
+
+@pytest.mark.parametrize(("within", "between", "expected"), [
+    (0.1, 0.2, 0.2), (0.3, 0.2, 0.3), (0.1, math.nan, 0.1), (math.nan, 0.2, 0.2), (math.nan, math.nan, math.nan),
+])
+def test_threshold_is_the_larger_known_noise(within, between, expected):
+    got = noise.threshold(within, between)
+    assert (math.isnan(got) and math.isnan(expected)) or got == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("delta", "limit", "verdict"), [
+    (0.25, 0.2, "yes"), (-0.25, 0.2, "yes"), (0.15, 0.2, "no (within noise)"), (0.2, 0.2, "no (within noise)"),
+    (math.nan, 0.2, "n/a"), (0.3, math.nan, "n/a"),
+])
+def test_moved(delta, limit, verdict):
+    assert noise.moved(delta, limit) == verdict
+
+
+def test_series_in_series_out_with_the_index_kept():
+    idx = pd.Index(["p1", "p2"], name="prompt")
+    within = noise.within_noise(pd.Series([0.03, 0.3], idx), pd.Series([0.04, 0.4], idx), pd.Series([9, 0], idx))
+    assert list(within.index) == ["p1", "p2"] and math.isnan(within["p2"])
+    assert list(noise.moved(pd.Series([0.5, 0.1], idx), within)) == ["yes", "n/a"]
+
+
+def _history(lifts, ses, endpoint="real"):
+    return pd.DataFrame({"run_key": [f"w{i}" for i in range(len(lifts))], "model": "sonnet",
+                         "window_end": [f"2026010{i}T000000Z" for i in range(len(lifts))],
+                         "must_lift": lifts, "must_lift_se": ses, "endpoint": endpoint})
+
+
+def test_trend_band_has_the_rules_exact_width_on_a_hand_made_history():
+    lifts, ses = [0.10, 0.30, 0.20, 0.50], [0.05, 0.04, 0.03, 0.02]
+    bands = trend_bands(_history(lifts, ses)).set_index("run_key")
+    assert math.isnan(bands.loc["w0", "band_low"]), "the first week has no previous week"
+    # w1: only within-week noise (one earlier lift): z·√(0.04² + 0.05²) around the previous lift 0.10
+    half = Z * math.hypot(0.04, 0.05)
+    assert bands.loc["w1", "band_high"] - bands.loc["w1", "band_low"] == pytest.approx(2 * half)
+    assert (bands.loc["w1", "band_low"] + bands.loc["w1", "band_high"]) / 2 == pytest.approx(0.10)
+    # w2: between = SD(0.10, 0.30) = 0.10 beats within = z·√(0.03² + 0.04²) = 0.098
+    assert bands.loc["w2", "band_high"] - bands.loc["w2", "band_low"] == pytest.approx(0.2)
+    # w3: within = z·√(0.02² + 0.03²) = 0.0707 < between = SD(0.1, 0.3, 0.2) = 0.0816
+    assert bands.loc["w3", "band_high"] - 0.20 == pytest.approx(np.std([0.1, 0.3, 0.2]))
+
+
+def test_week_over_week_uses_the_same_rule():
+    history = hist.upsert(hist.empty_history(), pd.concat([
+        hist.history_rows(f"w{i}", f"2026010{i}T000000Z", pd.DataFrame(
+            {"model": ["sonnet"], "must_lift": [lift], "must_lift_se": [se], "composite_lift": [0.0],
+             "cost_delta": [0.0], "turns_delta": [0.0]}), "real")
+        for i, (lift, se) in enumerate(zip([0.1, 0.3, 0.2, 0.5], [0.05, 0.04, 0.03, 0.02], strict=True))]))
+    lift = pd.DataFrame({"model": ["sonnet"], "must_lift": [0.5], "must_lift_se": [0.02], "n_pairs": [12]})
+    wow = hist.week_over_week(history, "w3", lift, "real")
+    row = wow.table.iloc[0]
+    assert wow.ready and wow.previous == "w2"
+    assert row["within"] == pytest.approx(noise.within_noise(0.02, 0.03, 11))
+    assert row["between"] == pytest.approx(np.std([0.1, 0.3, 0.2]))
+    assert row["threshold"] == pytest.approx(max(row["within"], row["between"]))
+    assert row["actionable"] == "yes", "0.2 → 0.5 is beyond either noise"
