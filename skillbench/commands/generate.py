@@ -44,7 +44,7 @@ def run_generate(args: argparse.Namespace) -> int:
     from skillbench.generation.toolchain import ToolMissing
     from skillbench.signals.manifest import SignalsError
     from skillbench.suite.load import load_suite
-    from skillbench.suite.preflight import SuiteError
+    from skillbench.suite.validation import SuiteError
     from skillbench.weekly.stages import run_generation
 
     if not Path(args.suite_dir).is_dir():

@@ -38,7 +38,7 @@ def serve(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
     from skillbench.sim.profiles import ProfileError, parse_fault_option
     from skillbench.sim.server import SIM_API_KEY, SimServer, serve_forever
-    from skillbench.suite.preflight import SuiteError
+    from skillbench.suite.validation import SuiteError
 
     suite = args.suite
     if suite is None and Path("evals", "test-prompts").is_dir():

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
-    from skillbench.suite.preflight import preflight
+    from skillbench.suite.validation import preflight
 
     if not Path(args.suite_dir).is_dir():
         raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the folder that contains test-prompts/)")

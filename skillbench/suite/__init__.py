@@ -10,11 +10,6 @@ from typing import TYPE_CHECKING
 
 from skillbench._exports import lazy_exports
 
-# ``preflight`` is both a module of this package and its function: bound now, the function stays the package's
-# ``preflight`` when the module is imported later (``from skillbench.suite.preflight import …``), which would
-# otherwise bind the module in its place.
-from skillbench.suite.preflight import preflight
-
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
         "RubricItem", "TestPrompt", "PromptSpec", "Skill", "Suite", "SkillUrlError",
@@ -27,7 +22,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
         "Defect", "PreflightReport", "SuiteError", "preflight", "RUBRIC_RANGES",
         "MIN_PREFERENCE_PROMPTS"
-    ), "preflight"),
+    ), "validation"),
     **dict.fromkeys(("load_suite",), "load"),
 }
 __all__ = sorted(_EXPORTS)
@@ -57,7 +52,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from skillbench.suite.load import (
         load_suite,
     )
-    from skillbench.suite.preflight import (
+    from skillbench.suite.validation import (
         MIN_PREFERENCE_PROMPTS,
         RUBRIC_RANGES,
         Defect,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skillbench.suite.format import Suite
-from skillbench.suite.preflight import SuiteError, preflight
+from skillbench.suite.validation import SuiteError, preflight
 
 
 def load_suite(suite_dir: str | Path = "evals", **overrides) -> Suite:
