@@ -103,8 +103,8 @@ def main() -> None:
                                        conditions=["no-skill", "with-skill"], reps=2, jobs=jobs,
                                        sandbox="docker" if docker_available() else "local")
                 t0 = time.perf_counter()
-                generate(suite, opts, log=lambda m: None, endpoint_factory=lambda truth: model_endpoint(
-                    "sim", suite_dir=SUITE, profiles=profiles, truth=truth))
+                generate(suite, opts, log=lambda m: None, endpoint_factory=lambda: model_endpoint(
+                    "sim", suite_dir=SUITE, profiles=profiles))
                 walls[jobs] = time.perf_counter() - t0
             print("wall clock of a 10-run week: " + ", ".join(
                 f"--jobs {j}: {w:.1f}s (speedup {walls[1] / w:.2f}x)" for j, w in walls.items()))

@@ -13,7 +13,10 @@ from skillbench._exports import lazy_exports
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("make_plan", "write_plan", "installed_families", "run_id", "PlanError",), "plan"),
     **dict.fromkeys(("CliCall", "cli_args", "cli_env", "custom_headers",), "cli_call"),
-    **dict.fromkeys(("Sandbox", "SandboxResult", "DockerSandbox", "LocalSandbox",), "sandbox"),
+    **dict.fromkeys((
+        "Sandbox", "SandboxResult", "DockerSandbox", "LocalSandbox", "SandboxFailure",
+        "choose_sandbox"
+    ), "sandbox"),
     **dict.fromkeys(("build_image", "find_image", "current_spec", "ImageSpec", "ImageBuildError",), "image"),
     **dict.fromkeys((
         "BACKENDS", "BackendError", "Endpoint", "model_endpoint", "resolve_backend",
@@ -24,8 +27,7 @@ _EXPORTS: dict[str, str] = {
         "docker_available"
     ), "toolchain"),
     **dict.fromkeys((
-        "GenerateOptions", "generate", "SandboxFailure", "finished_runs", "default_out_dir",
-        "choose_sandbox"
+        "GenerateOptions", "generate", "finished_runs", "default_out_dir", "write_truth"
     ), "run"),
     **dict.fromkeys(("reconcile",), "reconciliation"),
 }
@@ -68,17 +70,18 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     )
     from skillbench.generation.run import (
         GenerateOptions,
-        SandboxFailure,
-        choose_sandbox,
         default_out_dir,
         finished_runs,
         generate,
+        write_truth,
     )
     from skillbench.generation.sandbox import (
         DockerSandbox,
         LocalSandbox,
         Sandbox,
+        SandboxFailure,
         SandboxResult,
+        choose_sandbox,
     )
     from skillbench.generation.toolchain import (
         CLAUDE_CODE_VERSION,

@@ -3,9 +3,8 @@
 Every command that calls a model (``generate``, ``judge``, ``judge-pairs``, ``calibrate``) takes
 ``--backend sim|anthropic`` and ``--endpoint URL`` and calls::
 
-    backend = resolve_backend(args.backend)
-    with model_endpoint(backend, endpoint=args.endpoint, suite_dir=suite_dir, truth=run_dir / "truth.csv") as ep:
-        ...  # ep.base_url, ep.api_key, ep.kind, ep.site_base
+    with model_endpoint(args.backend, endpoint=args.endpoint, suite_dir=suite_dir) as ep:
+        ...  # ep.base_url, ep.api_key, ep.kind, ep.site_base; ep.fetch_truth(run_ids) for a simulation
 
 The default is ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else ``sim`` (with a one-line notice).
 """
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from skillbench.sim.faults import FAULT_HEADER
-from skillbench.sim.truth import TRUTH_HEADER
+from skillbench.sim.truth import TRUTH_ROUTE, TruthRow, parse_truth_csv
 
 BACKENDS = ("sim", "anthropic")
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -73,21 +72,37 @@ class Endpoint:
     def simulated(self) -> bool:
         return self.kind == "simulated"
 
-    def run_headers(self, *, truth: str | Path | None = None, faults: Sequence[str] = ()) -> dict[str, str]:
+    def run_headers(self, *, faults: Sequence[str] = ()) -> dict[str, str]:
         """Extra request headers for one run (for ``custom_headers(run_id, attempt, extra=…)``).
 
         Args:
-            truth: write this run's truth rows to that absolute ``*.csv`` path (simulated endpoint only).
             faults: ``kind[=rate]`` faults to inject into this run's requests (simulated endpoint only).
         """
-        if not self.simulated:
+        if not self.simulated or not faults:
             return {}
-        headers = {}
-        if truth is not None:
-            headers[TRUTH_HEADER] = str(Path(truth).resolve())
-        if faults:
-            headers[FAULT_HEADER] = ",".join(faults)
-        return headers
+        return {FAULT_HEADER: ",".join(faults)}
+
+    def fetch_truth(self, run_ids: Sequence[str], *, timeout: float = 30.0, batch: int = 100) -> list[TruthRow]:
+        """The simulation's truth rows of these runs, read over ``GET /skillbench/truth`` (empty for the real API).
+
+        Raises:
+            BackendError: the simulated endpoint did not answer the truth route.
+        """
+        if not self.simulated:
+            return []
+        from urllib.parse import urlencode
+
+        rows: list[TruthRow] = []
+        ids = list(run_ids)
+        for start in range(0, len(ids), batch):
+            url = f"{self.base_url}{TRUTH_ROUTE}?{urlencode([('run_id', r) for r in ids[start:start + batch]])}"
+            try:
+                with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - loopback only
+                    rows += parse_truth_csv(resp.read().decode("utf-8"))
+            except (OSError, ValueError) as exc:
+                raise BackendError(f"{self.base_url}: the simulated endpoint did not return truth rows ({exc})"
+                                   ) from exc
+        return rows
 
 
 def is_loopback_host(host: str) -> bool:
@@ -145,7 +160,7 @@ def model_endpoint(
         suite_dir: the suite the simulation answers for (sim without ``endpoint``).
         seed: the simulation's seed.
         profiles: the simulation's profile file (None: the shipped one).
-        truth: the simulation's truth file (for a running simulation, send ``run_headers(truth=…)`` instead).
+        truth: also write the simulation's truth rows to this file (read them back with ``Endpoint.fetch_truth``).
         faults: faults to inject (sim without ``endpoint``).
 
     Raises:

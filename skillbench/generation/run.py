@@ -32,7 +32,7 @@ from skillbench.generation.cli_call import CliCall, cli_args, cli_env
 from skillbench.generation.image import RUNNER_HOME
 from skillbench.generation.plan import installed_families, make_plan, write_plan
 from skillbench.generation.reconciliation import reconcile
-from skillbench.generation.sandbox import DockerSandbox, LocalSandbox, Sandbox, SandboxResult
+from skillbench.generation.sandbox import Sandbox, SandboxFailure, SandboxResult, choose_sandbox
 from skillbench.ledgers.atomic import atomic_write_json
 from skillbench.ledgers.files import (
     ASIDE_DIR,
@@ -52,10 +52,6 @@ from skillbench.suite.format import Suite
 
 MAX_RETRIED_GROUPS = 3
 RATE_LIMIT_JOBS = 4
-
-
-class SandboxFailure(RuntimeError):
-    """The sandbox could not run the CLI at all (engine gone, image missing); names the run."""
 
 
 @dataclass
@@ -184,7 +180,7 @@ class Generator:
         self.not_started: list[str] = []
         self.retries: list[dict[str, Any]] = []
         self.sha = skills_sha(suite)
-        self.headers = endpoint.run_headers(truth=opts.out_dir / TRUTH_FILE, faults=opts.faults)
+        self.headers = endpoint.run_headers(faults=opts.faults)
 
     def _claim(self, row: pd.Series) -> str | None:
         """Decide under the lock whether a run may start; returns why not, or None."""
@@ -257,6 +253,8 @@ class Generator:
             "skills_sha": self.sha, "rubric_sha": spec.test.rubric_sha(),
         }
         atomic_write_json(tmp_dir / METADATA_FILE, meta)
+        # The run's answer key before the run counts as finished: a kill in between reruns it (rows replaced).
+        write_truth(self.opts.out_dir, self.endpoint, [row.run_id])
         os.replace(tmp_dir, self.opts.out_dir / row.run_id)
         with self.lock:
             self.spent += float(cost)
@@ -279,26 +277,6 @@ class Generator:
         bar.close()
 
 
-def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) -> Sandbox:
-    """The docker sandbox when the engine answers (default), else the local one."""
-    from skillbench.generation.toolchain import claude_path, docker_available
-
-    if requested in (None, "docker") and docker_available():
-        from skillbench.generation.image import build_image
-
-        tag = build_image(log=log)
-        sandbox = DockerSandbox(tag, host_network=endpoint.kind == "simulated", out_dir=out_dir)
-        removed = sandbox.remove_leftovers()
-        if removed:
-            log(f"generate: removed {removed} container(s) left by an interrupted run")
-        return sandbox
-    if requested == "docker":
-        raise SandboxFailure("--sandbox docker: the Docker engine does not answer — run `make setup` (starts dockerd)")
-    if requested is None:
-        log("generate: Docker engine not available; using the local sandbox (fresh HOME/TMPDIR/cwd per run)")
-    return LocalSandbox(claude_path())
-
-
 def generate(
     suite: Suite,
     opts: GenerateOptions,
@@ -311,8 +289,8 @@ def generate(
     Args:
         suite: a loaded suite.
         opts: the run's options.
-        endpoint_factory: called with the truth path; a context manager yielding the endpoint
-            (``base_url``, ``api_key``, ``kind``, ``site_base``), see :func:`skillbench.backend.model_endpoint`.
+        endpoint_factory: called with no argument; a context manager yielding the endpoint (``base_url``,
+            ``api_key``, ``kind``, ``site_base``, ``fetch_truth``), see :func:`skillbench.generation.model_endpoint`.
         log: where progress lines go.
 
     Returns:
@@ -350,7 +328,7 @@ def generate(
 
     gen = None
     if len(pending):
-        with endpoint_factory(out_dir / TRUTH_FILE) as endpoint:
+        with endpoint_factory() as endpoint:
             sandbox = choose_sandbox(opts.sandbox, endpoint, out_dir, log)
             gen = Generator(suite, opts, sandbox, endpoint, log)
             gen.spent = spent_so_far(out_dir, done)  # the cap is per week, not per call
@@ -363,6 +341,23 @@ def generate(
                        not_started=gen.not_started if gen else [],
                        stopped_legs=[k for k, v in legs.items() if v["stopped"]])
     return report
+
+
+_TRUTH_LOCK = threading.Lock()
+
+
+def write_truth(out_dir: Path, endpoint: Any, run_ids: list[str]) -> None:
+    """Merge the simulation's truth rows of ``run_ids`` into ``OUT_DIR/truth.csv`` (nothing for the real API).
+
+    The endpoint keeps truth itself and serves it read-only; this process alone writes the run directory's file.
+    """
+    if not getattr(endpoint, "simulated", False):
+        return
+    from skillbench.sim.truth import TruthWriter
+
+    rows = endpoint.fetch_truth(run_ids)
+    with _TRUTH_LOCK:  # one rewrite at a time across the pass's worker threads
+        TruthWriter(out_dir / TRUTH_FILE).record(rows)
 
 
 def _merge_retries(path: Path, new: list[dict[str, Any]], legs: dict[str, Any]) -> dict[str, Any]:

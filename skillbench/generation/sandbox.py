@@ -165,3 +165,27 @@ class LocalSandbox:
                     proc.wait()
             ended = time.time()
             return SandboxResult(exit_code, timed_out, out_path.read_bytes(), err_path.read_bytes(), started, ended)
+
+
+class SandboxFailure(RuntimeError):
+    """The sandbox could not run the CLI at all (engine gone, image missing); names the run."""
+
+
+def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) -> Sandbox:
+    """The docker sandbox when the engine answers (default), else the local one."""
+    from skillbench.generation.toolchain import claude_path, docker_available
+
+    if requested in (None, "docker") and docker_available():
+        from skillbench.generation.image import build_image
+
+        tag = build_image(log=log)
+        sandbox = DockerSandbox(tag, host_network=endpoint.kind == "simulated", out_dir=out_dir)
+        removed = sandbox.remove_leftovers()
+        if removed:
+            log(f"generate: removed {removed} container(s) left by an interrupted run")
+        return sandbox
+    if requested == "docker":
+        raise SandboxFailure("--sandbox docker: the Docker engine does not answer — run `make setup` (starts dockerd)")
+    if requested is None:
+        log("generate: Docker engine not available; using the local sandbox (fresh HOME/TMPDIR/cwd per run)")
+    return LocalSandbox(claude_path())

@@ -2,7 +2,7 @@
 
 The real Claude Code CLI and the real ``anthropic`` SDK talk to it over HTTP on 127.0.0.1. It simulates
 agent models (profiles per model family), a judge, a published skills site and faults, and writes the
-ground truth of what each simulated run decided to ``truth.csv``.
+ground truth of what each simulated run decided, which a harness reads back over ``GET /skillbench/truth``.
 
 Use :func:`simulated_endpoint` (a context manager yielding the base URL) or :class:`SimServer`.
 """
@@ -19,13 +19,13 @@ from skillbench.sim.profiles import (
     parse_fault_option,
 )
 from skillbench.sim.server import SIM_API_KEY, SimServer, simulated_endpoint
-from skillbench.sim.truth import TRUTH_COLUMNS, TRUTH_HEADER, TruthWriter
+from skillbench.sim.truth import TRUTH_COLUMNS, TRUTH_ROUTE, TruthWriter
 
 __all__ = [
     "FAULT_HEADER",
     "SIM_API_KEY",
     "TRUTH_COLUMNS",
-    "TRUTH_HEADER",
+    "TRUTH_ROUTE",
     "AgentProfile",
     "FaultSpec",
     "JudgeProfile",

@@ -7,11 +7,12 @@ Routes:
     ``GET /site/<path>``: the suite's skills tree, as published at ``<site_base>/<path>``.
     ``GET /skillbench/info``: ``{"kind": "simulated", "site_base": …, …}`` for a harness that was given
         only the URL.
+    ``GET /skillbench/truth?run_id=…&run_id=…``: those runs' truth rows as CSV (read-only; the endpoint keeps
+        truth itself and writes no file a request names).
 
 Request headers it reads: ``X-Skillbench-Run-Id`` and ``X-Skillbench-Attempt`` (draw keys; without them the
 CLI's ``X-Claude-Code-Session-Id`` stands in), ``X-Skillbench-Role``, ``X-Skillbench-Sample``,
-``X-Skillbench-Fault`` (inject faults into this request) and ``X-Skillbench-Truth`` (write this run's
-truth rows to that absolute ``*.csv`` path instead of the endpoint's truth file).
+and ``X-Skillbench-Fault`` (inject faults into this request).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from skillbench.generation.cli_call import ATTEMPT_HEADER, ROLE_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
 from skillbench.judge.protocol import PREFERENCE_TOOL, VERDICTS_TOOL, ProtocolError
@@ -38,7 +39,7 @@ from skillbench.sim.conversation import parse_request
 from skillbench.sim.faults import FaultPlan
 from skillbench.sim.judge import SimJudge
 from skillbench.sim.profiles import FaultSpec, Profiles, load_profiles, parse_fault_option
-from skillbench.sim.truth import TRUTH_HEADER, TruthSink
+from skillbench.sim.truth import TRUTH_ROUTE, TruthSink, truth_csv
 from skillbench.suite.format import Suite
 
 SIM_API_KEY = "sk-skillbench-sim"
@@ -65,7 +66,7 @@ class SimServer:
         port: 0 picks a free port.
         seed: seed of every behaviour, judge and fault draw.
         profiles: a profile file, mapping or :class:`Profiles`; None is the shipped file.
-        truth: default ``truth.csv`` path (None: keep truth only for requests that name a file).
+        truth: also write every truth row to this file (the operator's choice; None: keep truth in memory only).
         faults: more faults (``FaultSpec``, dicts, or ``"kind=rate"`` strings) on top of the profile file's.
         site_base: the published-site URL the simulated models fetch (default: this server's ``/site``).
         log: called with one line per request (None: silent).
@@ -228,6 +229,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         if path == "/skillbench/info":
             self._send_json(200, sim.info())
+        elif path == TRUTH_ROUTE:
+            run_ids = parse_qs(urlsplit(self.path).query).get("run_id", [])
+            self._send_bytes(200, truth_csv(sim.truth.rows_for(run_ids)).encode(), "text/csv; charset=utf-8")
         elif path.startswith("/site/"):
             self._site(unquote(path[len("/site/"):]))
         elif path in ("/", ""):
@@ -291,12 +295,9 @@ class _Handler(BaseHTTPRequestHandler):
             except ProtocolError as exc:
                 self._error(400, f"judge request does not follow the protocol: {exc}")
                 return
-            writer = sim.truth.writer(h.get(TRUTH_HEADER.lower()))
-
             def delivered() -> None:
                 # Called before the last bytes go out: a client that has the answer also finds its truth.
-                if writer is not None:
-                    writer.record(reply.truth)
+                sim.truth.record(reply.truth)
 
             if body.get("stream"):
                 self._stream(msg, fault, delivered)

@@ -1,14 +1,17 @@
 """``truth.csv``: the simulated models' answer key, one row per (run, attempt, rubric item).
 
-The file is rewritten whole, sorted by (run_id, attempt, item_index), each time a run answers, so the
+The file is rewritten whole, sorted by (run_id, attempt, item_index), each time rows are recorded, so the
 same seed and run ids give a byte-identical file whatever the order or concurrency of runs. A repeated
-answer request (a retry) replaces its rows instead of adding more.
+answer request (a retry) replaces its rows instead of adding more. The endpoint keeps its rows itself
+(:class:`TruthSink`); ``generate`` fetches its runs' rows over ``GET /skillbench/truth`` and writes
+``RUN_DIR/truth.csv`` with :class:`TruthWriter`.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import os
 import tempfile
 import threading
@@ -18,7 +21,7 @@ from pathlib import Path
 from skillbench.sim.agent import TruthRow
 
 TRUTH_COLUMNS = [f.name for f in dataclasses.fields(TruthRow)]
-TRUTH_HEADER = "X-Skillbench-Truth"
+TRUTH_ROUTE = "/skillbench/truth"  # GET ?run_id=…&run_id=…: those runs' rows as CSV
 
 
 class TruthWriter:
@@ -68,25 +71,47 @@ class TruthWriter:
         os.replace(tmp, self.path)
 
 
+def truth_csv(rows: Iterable[TruthRow]) -> str:
+    """Truth rows as CSV text, header first (the format of ``truth.csv``)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(TRUTH_COLUMNS)
+    writer.writerows(dataclasses.astuple(r) for r in rows)
+    return buf.getvalue()
+
+
+def parse_truth_csv(text: str) -> list[TruthRow]:
+    """The rows of a ``truth.csv`` text (as served by ``GET /skillbench/truth``)."""
+    reader = csv.DictReader(io.StringIO(text))
+    if reader.fieldnames != TRUTH_COLUMNS:
+        raise ValueError(f"truth CSV: columns {reader.fieldnames} are not {TRUTH_COLUMNS}")
+    return [TruthRow(r["run_id"], int(r["attempt"]), r["model"], r["prompt"], r["activation_route"],
+                     int(r["skill_in_context"]), int(r["item_index"]), r["item_type"], r["decided"]) for r in reader]
+
+
 class TruthSink:
-    """Routes truth rows to the endpoint's file or to the file a request names in ``X-Skillbench-Truth``."""
+    """The endpoint's own truth: every row in memory, and the operator's ``--truth`` file when one was given.
+
+    No client chooses a file the server writes (a run container shares the host's loopback): a harness reads
+    its runs' rows back over ``GET /skillbench/truth?run_id=…`` (:meth:`rows_for`) and writes its own file.
+    """
 
     def __init__(self, default: str | Path | None = None):
-        self._writers: dict[Path, TruthWriter] = {}
-        self._lock = threading.Lock()
         self.default = Path(default).resolve() if default else None
+        self._file = TruthWriter(self.default) if self.default else None
+        self._rows: dict[tuple[str, int, int], TruthRow] = {}
+        self._lock = threading.Lock()
 
-    def writer(self, header_path: str | None = None) -> TruthWriter | None:
-        """The writer for a request: its header's path when valid (absolute ``*.csv`` in an existing
-        folder), else the endpoint's default, else None (no truth kept)."""
-        path = self.default
-        if header_path:
-            candidate = Path(header_path)
-            if candidate.is_absolute() and candidate.suffix == ".csv" and candidate.parent.is_dir():
-                path = candidate.resolve()
-        if path is None:
-            return None
+    def record(self, rows: Iterable[TruthRow]) -> None:
+        rows = list(rows)
         with self._lock:
-            if path not in self._writers:
-                self._writers[path] = TruthWriter(path)
-            return self._writers[path]
+            for row in rows:
+                self._rows[(row.run_id, row.attempt, row.item_index)] = row
+        if self._file is not None:
+            self._file.record(rows)
+
+    def rows_for(self, run_ids: Iterable[str]) -> list[TruthRow]:
+        """The rows of these runs, sorted by (run_id, attempt, item_index)."""
+        wanted = set(run_ids)
+        with self._lock:
+            return [self._rows[k] for k in sorted(self._rows) if k[0] in wanted]

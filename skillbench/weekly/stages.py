@@ -105,8 +105,8 @@ def run_generation(suite: Any, run_key: str, *, out_dir: str | Path | None = Non
                            dry_run=dry_run, sandbox=sandbox or None, max_total_usd=max_total_usd, seed=seed,
                            timeout_s=timeout_s)
 
-    def endpoint_factory(truth: Path):
-        return model_endpoint(backend, endpoint=endpoint, suite_dir=suite.suite_dir, seed=seed, truth=truth)
+    def endpoint_factory():
+        return model_endpoint(backend, endpoint=endpoint, suite_dir=suite.suite_dir, seed=seed)
 
     return generate(suite, opts, endpoint_factory=endpoint_factory, log=log)
 

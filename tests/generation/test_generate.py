@@ -67,7 +67,7 @@ def _opts(out_dir: Path, **kw) -> GenerateOptions:
 
 
 def _endpoint(suite_dir: Path, profiles: Path | None = None, seed: int = 7):
-    return lambda truth: model_endpoint("sim", suite_dir=suite_dir, seed=seed, profiles=profiles, truth=truth)
+    return lambda: model_endpoint("sim", suite_dir=suite_dir, seed=seed, profiles=profiles)
 
 
 def _generate_cli(suite: Path, out_dir: Path, *extra: str) -> subprocess.Popen:

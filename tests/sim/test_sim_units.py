@@ -285,11 +285,15 @@ def test_non_streaming_answers_generic_and_suite_prompts(suite_dir, tmp_path):
         assert status == 200 and msg["usage"]["input_tokens"] > 10
         lines = truth.read_text().splitlines()
         assert len(lines) == 6 and lines[1].startswith("r1,3,claude-sonnet-5-5,tyre-flat,none,0,0,must,")
-        # A request may send its truth elsewhere.
-        other = tmp_path / "elsewhere.csv"
+        # No request chooses a file the server writes: a forged truth header is ignored (issue: sealed network).
+        forged = tmp_path / "forged.csv"
         _post(url, json.dumps(_cli_like_body(PROMPTS["chain-wax"]["prompt"])).encode(),
-              {"X-Skillbench-Run-Id": "r2", "X-Skillbench-Truth": str(other)})
-        assert "r2,1," in other.read_text() and "r2," not in truth.read_text()
+              {"X-Skillbench-Run-Id": "r2", "X-Skillbench-Truth": str(forged)})
+        assert not forged.exists() and "r2,1," in truth.read_text()
+        # The harness reads its runs' rows back over the read-only truth route.
+        with urllib.request.urlopen(f"{server.base_url}/skillbench/truth?run_id=r2", timeout=5) as resp:
+            served = resp.read().decode().splitlines()
+        assert served[0].startswith("run_id,attempt,") and served[1:] and all(r.startswith("r2,1,") for r in served[1:])
         # The WebSearch server-tool sub-request.
         body = {"model": "claude-sonnet-5-5", "max_tokens": 100,
                 "tools": [{"type": "web_search_20250305", "name": "web_search", "max_uses": 8}],
@@ -330,8 +334,8 @@ def test_model_endpoint_sim_started_and_discovered(suite_dir, tmp_path, monkeypa
         assert ep.base_url.startswith("http://127.0.0.1:")
         with model_endpoint("sim", endpoint=ep.base_url) as found:
             assert found.site_base == ep.site_base and found.truth == (tmp_path / "t.csv").resolve()
-        assert ep.run_headers(truth=tmp_path / "x.csv", faults=["stall"]) == {
-            "X-Skillbench-Truth": str((tmp_path / "x.csv").resolve()), "X-Skillbench-Fault": "stall"}
+        assert ep.run_headers(faults=["stall"]) == {"X-Skillbench-Fault": "stall"}
+        assert ep.run_headers() == {} and ep.fetch_truth(["never-ran"]) == []
         url = ep.base_url
     with pytest.raises(BackendError, match="not a running simulated endpoint"):
         with model_endpoint("sim", endpoint=url):
@@ -344,7 +348,8 @@ def test_model_endpoint_sim_started_and_discovered(suite_dir, tmp_path, monkeypa
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     with model_endpoint("anthropic") as real:
         assert real.kind == "real" and real.site_base is None and real.base_url == "https://api.anthropic.com"
-        assert "sk-secret-value" not in repr(real) and real.run_headers(truth="x.csv") == {}
+        assert "sk-secret-value" not in repr(real) and real.run_headers(faults=["stall"]) == {}
+        assert real.fetch_truth(["r1"]) == []
 
 
 # -- the command ------------------------------------------------------------------------------------------
