@@ -6,11 +6,15 @@ Every command that calls a model (``generate``, ``judge``, ``judge-pairs``, ``ca
     with model_endpoint(args.backend, endpoint=args.endpoint, suite_dir=suite_dir) as ep:
         ...  # ep.base_url, ep.api_key, ep.kind, ep.site_base; ep.fetch_truth(run_ids) for a simulation
 
-The default is ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else ``sim`` (with a one-line notice).
+The default is ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else ``sim`` (with a one-line notice). A given
+endpoint is probed once before the first use (a dead one is one line, at once), and its kind comes from the
+endpoint itself: one that says it is simulated (``GET /skillbench/info``) is used as the simulation, whatever
+``--backend`` says, and the real API key is never sent to it.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import sys
@@ -130,15 +134,70 @@ def require_loopback(url: str) -> None:
         raise BackendError(f"{url}: a simulated endpoint must be on loopback (127.0.0.1 or ::1), not {host!r}")
 
 
-def sim_info(endpoint: str, timeout: float = 5.0) -> dict[str, Any] | None:
-    """``GET <endpoint>/skillbench/info``: the running simulation's description, or None if it is not one."""
+PROBE_TIMEOUT = 5.0  # seconds: a live endpoint answers at once; a dead one must not cost 2 × --timeout per run
+
+
+def _opener(url: str) -> urllib.request.OpenerDirector:
+    """urllib without proxies for a loopback URL (a proxy cannot reach this machine's loopback)."""
+    from urllib.parse import urlsplit
+
+    if is_loopback_host(urlsplit(url).hostname or ""):
+        return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    return urllib.request.build_opener()
+
+
+def probe_endpoint(endpoint: str, *, timeout: float = PROBE_TIMEOUT, fix: str = "") -> dict[str, Any] | None:
+    """Ask an endpoint once, quickly, whether it is alive and what it is: ``GET <endpoint>/skillbench/info``.
+
+    The request carries no key. Any HTTP answer, whatever its status, means the server is alive; a simulated
+    endpoint answers ``{"kind": "simulated", …}`` there.
+
+    Args:
+        endpoint: the base URL.
+        timeout: seconds to wait for the connection and the answer.
+        fix: how to fix a dead endpoint, appended to the error.
+
+    Returns:
+        The simulation's description when the endpoint says it is simulated, else None (another live server).
+
+    Raises:
+        BackendError: nothing answered (refused, timed out, unknown host, TLS failure), in one line naming
+            the URL.
+    """
     url = endpoint.rstrip("/") + "/skillbench/info"
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - an http(s) URL we were given
-            data = json.loads(resp.read().decode())
-    except (urllib.error.URLError, OSError, ValueError):
+        with _opener(url).open(url, timeout=timeout) as resp:
+            body = resp.read(1 << 16)
+    except urllib.error.HTTPError:  # an HTTP status: alive, and not a simulation
+        return None
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
+        reason = getattr(exc, "reason", exc)  # refused, unknown host, TLS, not HTTP at all, or silence
+        if isinstance(reason, TimeoutError) or str(reason) == "timed out":
+            reason = f"no answer within {timeout:g} s"
+        raise BackendError(f"{endpoint}: the endpoint does not answer ({reason or type(exc).__name__})"
+                           + (f" — {fix}" if fix else "")) from exc
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
         return None
     return data if isinstance(data, dict) and data.get("kind") == "simulated" else None
+
+
+def sim_info(endpoint: str, timeout: float = PROBE_TIMEOUT) -> dict[str, Any] | None:
+    """``GET <endpoint>/skillbench/info``: the running simulation's description, or None if it is not one."""
+    try:
+        return probe_endpoint(endpoint, timeout=timeout)
+    except BackendError:
+        return None
+
+
+def _simulated(endpoint: str, info: Mapping[str, Any]) -> Endpoint:
+    """A running simulation found at ``endpoint``: its key, kind, site and truth all come from it."""
+    from skillbench.sim.server import SIM_API_KEY
+
+    require_loopback(endpoint)
+    return Endpoint(base_url=endpoint.rstrip("/"), api_key=SIM_API_KEY, kind="simulated",
+                    site_base=info.get("site_base"), truth=Path(info["truth"]) if info.get("truth") else None)
 
 
 @contextmanager
@@ -151,8 +210,14 @@ def model_endpoint(
     profiles: Any = None,
     truth: str | Path | None = None,
     faults: Sequence[Any] | None = None,
+    probe_timeout: float = PROBE_TIMEOUT,
 ) -> Iterator[Endpoint]:
     """The endpoint for a command, started and stopped around the ``with`` block when it is ours.
+
+    A given endpoint (``endpoint``, or ``ANTHROPIC_BASE_URL`` with ``anthropic``) is probed once before it is
+    used (:func:`probe_endpoint`): a dead one fails here, in one line, instead of costing every run its
+    timeout. Its kind comes from the endpoint, never from the flag: an endpoint that says it is simulated is
+    used as one (the simulation's key, site and truth; the real API key is never sent to it), with a notice.
 
     Args:
         backend: ``sim``, ``anthropic``, or None for the default (see :func:`resolve_backend`).
@@ -162,18 +227,30 @@ def model_endpoint(
         profiles: the simulation's profile file (None: the shipped one).
         truth: also write the simulation's truth rows to this file (read them back with ``Endpoint.fetch_truth``).
         faults: faults to inject (sim without ``endpoint``).
+        probe_timeout: seconds the probe of a given endpoint may take.
 
     Raises:
-        BackendError: no API key for ``anthropic``, or ``endpoint`` is not a running simulation for ``sim``.
+        BackendError: no API key for a real endpoint, a given endpoint does not answer, ``endpoint`` is not a
+            running simulation for ``sim``, or a simulated endpoint is not on loopback.
     """
     backend = resolve_backend(backend)  # --endpoint only says where; the key decides the default
     endpoint = endpoint or None
     if backend == "anthropic":
         key = os.environ.get("ANTHROPIC_API_KEY", "")
+        base = (endpoint or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL).rstrip("/")
+        if not key and base == ANTHROPIC_BASE_URL:
+            raise BackendError("--backend anthropic needs ANTHROPIC_API_KEY in the environment")
+        fix = ("check --endpoint" if endpoint else "check ANTHROPIC_BASE_URL" if base != ANTHROPIC_BASE_URL
+               else "check this machine's network (or set ANTHROPIC_BASE_URL)")
+        info = probe_endpoint(base, timeout=probe_timeout, fix=fix)
+        if info is not None:
+            print(f"skillbench: {base} says it is a simulated endpoint (/skillbench/info): its runs are recorded "
+                  "as simulated and ANTHROPIC_API_KEY is not sent to it", file=sys.stderr)
+            yield _simulated(base, info)
+            return
         if not key:
             raise BackendError("--backend anthropic needs ANTHROPIC_API_KEY in the environment")
-        base = endpoint or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
-        yield Endpoint(base_url=base.rstrip("/"), api_key=key, kind="real")
+        yield Endpoint(base_url=base, api_key=key, kind="real")
         return
     if backend != "sim":
         raise BackendError(f"unknown backend {backend!r} (one of: {', '.join(BACKENDS)})")
@@ -181,12 +258,13 @@ def model_endpoint(
 
     if endpoint:
         require_loopback(endpoint)
-        info = sim_info(endpoint)
+        info = probe_endpoint(endpoint, timeout=probe_timeout,
+                              fix="not a running simulated endpoint: start one with `skillbench sim serve`, "
+                              "or drop --endpoint to start one for this command")
         if info is None:
-            raise BackendError(f"{endpoint} is not a running simulated endpoint (no /skillbench/info); "
+            raise BackendError(f"{endpoint} answers but is not a running simulated endpoint (no /skillbench/info); "
                                "start one with `skillbench sim serve`, or use --backend anthropic")
-        yield Endpoint(base_url=endpoint.rstrip("/"), api_key=SIM_API_KEY, kind="simulated",
-                       site_base=info.get("site_base"), truth=Path(info["truth"]) if info.get("truth") else None)
+        yield _simulated(endpoint, info)
         return
     server = SimServer(suite_dir, seed=seed, profiles=profiles, truth=truth, faults=faults)
     with server:

@@ -22,8 +22,9 @@ from skillbench.paths import TOOLS_DIR
 IMAGE_REPO = "skillbench-runner"
 DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
-# The tools the CLI uses (Bash, Grep via ripgrep, curl for self-serving, git) plus strace for the safety check.
-PACKAGES = ("ca-certificates", "curl", "git", "ripgrep", "procps", "strace")
+# The tools the CLI uses (Bash, Grep via ripgrep, curl for self-serving, git), strace for the safety check, and
+# socat: the in-container half of a sealed run's relay to the simulated endpoint (see generation.sandbox).
+PACKAGES = ("ca-certificates", "curl", "git", "ripgrep", "procps", "strace", "socat")
 RUNNER_USER = "runner"
 RUNNER_UID = 1000
 RUNNER_HOME = f"/home/{RUNNER_USER}"

@@ -1,36 +1,78 @@
 """Sandboxes: where one CLI run happens, fresh every time, with only its arm's skills installed.
 
-* ``docker``: one container per run from the local runner image (see :mod:`skillbench.image`), removed after.
-  The arm's skill families are copied to ``~/.claude/skills/<family>/`` before the CLI starts. With the
-  simulated endpoint the container uses the host's network namespace and talks to the endpoint on
-  127.0.0.1 (the engine runs with ``--bridge=none``: no bridge address exists to leak through); with
-  Anthropic's API it uses the engine's default network.
-* ``local``: a fresh HOME, TMPDIR and cwd per run on this machine, for machines without Docker.
+* ``docker``: one container per run from the local runner image (see :mod:`skillbench.generation.image`),
+  removed after. The arm's skill families are copied to ``~/.claude/skills/<family>/`` before the CLI starts.
+  With the simulated endpoint the container is *sealed*: it has no network at all (``network_mode="none"``:
+  only its own loopback), and reaches the endpoint through a relay — on the host an :class:`EndpointRelay`
+  forwards a Unix socket, bind-mounted read-only at ``/run/skillbench/``, to the endpoint's loopback port;
+  inside, ``socat`` listens on the endpoint's own ``127.0.0.1:PORT`` and forwards to that socket, so
+  ``ANTHROPIC_BASE_URL`` and the simulated site's URLs work unchanged and nothing else is reachable. With
+  Anthropic's API the container uses the engine's default network (the host's, when the engine runs with
+  ``--bridge=none``).
+* ``local``: a fresh HOME, TMPDIR and cwd per run on this machine, for machines without Docker. It cannot
+  seal the network: runs share this machine's network, and it says so.
 
-Both take the same argv and environment (:mod:`skillbench.claude_cli`), so the arms differ only in the
-skills that are installed.
+Both take the same argv and environment (:mod:`skillbench.generation.cli_call`), so the arms differ only in
+the skills that are installed. Neither follows a symlink out of a skill family's folder (:func:`skill_entries`).
 """
 
 from __future__ import annotations
 
 import io
+import ipaddress
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tarfile
 import tempfile
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from skillbench.generation.image import RUNNER_HOME, RUNNER_UID, WORKSPACE
 
 TIMEOUT_EXIT = 124  # what coreutils' timeout returns; recorded when the external timeout fires
 CONTAINER_PATH = "/usr/local/bin:/usr/bin:/bin"
 LABEL = "skillbench.out_dir"
+RELAY_DIR = "/run/skillbench"  # where a sealed container finds the relay's socket (mounted read-only)
+RELAY_SOCKET = "endpoint.sock"
+RELAY_FAILED = "skillbench-sealed: the loopback relay did not start"
+RELAY_START_TRIES = 1000  # × 10 ms: socat listens within milliseconds; 10 s means it never will
+
+# The sealed container's first process: start the in-container half of the relay on the endpoint's own
+# loopback address, wait until the kernel lists its listening socket (reading /proc/net/tcp opens no
+# connection), then exec the command, so the CLI's first request never races the listener. The CLI becomes
+# PID 1; when it exits the kernel ends socat with the container, so nothing is left behind.
+SEALED_ENTRY = f"""\
+host=$1 port=$2 key=$3; shift 3
+socat -lp skillbench-relay "TCP-LISTEN:$port,bind=$host,reuseaddr,fork" "UNIX-CONNECT:{RELAY_DIR}/{RELAY_SOCKET}" &
+relay=$!
+tries=0
+until grep -q " $key 00000000:0000 0A " /proc/net/tcp; do
+  if ! kill -0 "$relay" 2>/dev/null || [ "$tries" -ge {RELAY_START_TRIES} ]; then
+    echo "{RELAY_FAILED} on $host:$port" >&2
+    exit 125
+  fi
+  tries=$((tries + 1))
+  sleep 0.01
+done
+exec "$@"
+"""
+
+# How each sandbox treats the network, for logs and run metadata.
+NETWORK_SEALED = "sealed"  # docker, network_mode none + the endpoint relay: loopback to the endpoint only
+NETWORK_HOST = "host"  # docker, the host's network namespace (real backend on a bridgeless engine)
+NETWORK_DEFAULT = "default"  # docker, the engine's default bridge (real backend)
+NETWORK_UNSEALED = "unsealed"  # local: no container, this machine's network
+LOCAL_NOT_SEALED = ("the local sandbox cannot seal the network: runs share this machine's network, and "
+                    "\"loopback only\" rests on the simulated models' behaviour (only --sandbox docker enforces it)")
 
 
 @dataclass
@@ -47,47 +89,296 @@ class SandboxResult:
 
 
 class Sandbox(Protocol):
-    """Runs one CLI process in isolation; HOME and TMPDIR in ``env`` are the container's paths."""
+    """Runs one CLI process in isolation; HOME and TMPDIR in ``env`` are the container's paths.
+
+    ``network`` says how the sandbox treats the network: ``sealed``, ``host``, ``default`` or ``unsealed``.
+    """
 
     name: str
+    network: str
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], families: Sequence[Path], timeout: float,
             label: str) -> SandboxResult: ...
 
 
+class SandboxFailure(RuntimeError):
+    """The sandbox could not run the CLI at all (engine gone, image missing); names the run."""
+
+
+class SkillLinkError(SandboxFailure):
+    """A skill family holds a symlink that leaves its folder (or a file that is not a regular file)."""
+
+
+# -- skills: what is installed, never more ---------------------------------------------------------------
+
+
+def skill_entries(family: Path) -> Iterator[tuple[str, str, str]]:
+    """Every entry of a skill family as ``(relative path, kind, link target)``, links checked, none followed.
+
+    ``kind`` is ``dir``, ``file`` or ``link``; a link's target is given relative to the link and stays inside
+    the family's folder, so the copy is the family itself and nothing of the machine around it.
+
+    Raises:
+        SkillLinkError: the family's folder, or a symlink in it, resolves outside the family (or the skills
+            root, for the folder), or an entry is neither a file, a folder nor a symlink (a FIFO, a device).
+    """
+    try:
+        root = family.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise SkillLinkError(f"skill family {family.name}: {family} cannot be resolved ({exc})") from exc
+    if not root.is_relative_to(family.parent.resolve()):
+        raise SkillLinkError(f"skill family {family.name}: {family} is a symlink to {root}, outside the skills "
+                             "root — put the family's files in the suite instead")
+    yield "", "dir", ""
+    for here, dirs, files in os.walk(root, followlinks=False):
+        base = Path(here)
+        for name in sorted(dirs) + sorted(files):
+            path = base / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                try:
+                    target = path.resolve()
+                except (OSError, RuntimeError):  # a loop never resolves
+                    target = None
+                if target is None or not target.is_relative_to(root):
+                    raise SkillLinkError(
+                        f"skill family {family.name}: {family.name}/{rel} is a symlink to {os.readlink(path)}, "
+                        f"outside the family's folder — replace it with the file, or a link inside {family}")
+                yield rel, "link", os.path.relpath(target, path.parent)
+            elif path.is_dir():
+                yield rel, "dir", ""
+            elif path.is_file():
+                yield rel, "file", ""
+            else:
+                raise SkillLinkError(f"skill family {family.name}: {family.name}/{rel} is not a regular file")
+
+
+def install_skills(families: Sequence[Path], home: Path) -> None:
+    """Copy each family to ``home/.claude/skills/<family>/`` (links as links, see :func:`skill_entries`)."""
+    skills = home / ".claude" / "skills"
+    for family in families:
+        entries = list(skill_entries(family))  # refuse before anything is copied
+        src, dest = family.resolve(), skills / family.name
+        for rel, kind, target in entries:
+            path = dest / rel if rel else dest
+            if kind == "dir":
+                path.mkdir(parents=True, exist_ok=True)
+            elif kind == "file":
+                shutil.copy2(src / rel, path)
+            else:
+                os.symlink(target, path)
+
+
 def _skills_tar(families: Sequence[Path], uid: int) -> bytes:
-    """A tar of ``.claude/skills/<family>/…`` owned by ``uid``, to unpack into HOME."""
+    """A tar of ``.claude/skills/<family>/…`` owned by ``uid``, to unpack into HOME (links as links)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        def add(info: tarfile.TarInfo, data: bytes | None = None) -> None:
             info.uid = info.gid = uid
             info.uname = info.gname = ""
-            return info
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
 
         for prefix in (".claude", ".claude/skills"):
             info = tarfile.TarInfo(prefix)
             info.type, info.mode = tarfile.DIRTYPE, 0o755
-            tar.addfile(owned(info))
+            add(info)
         for family in families:
-            tar.add(family, arcname=f".claude/skills/{family.name}", filter=owned)
+            src = family.resolve()
+            for rel, kind, target in list(skill_entries(family)):
+                info = tarfile.TarInfo(f".claude/skills/{family.name}" + (f"/{rel}" if rel else ""))
+                stat = (src / rel).lstat()
+                info.mtime = int(stat.st_mtime)
+                if kind == "dir":
+                    info.type, info.mode = tarfile.DIRTYPE, 0o755
+                    add(info)
+                elif kind == "link":
+                    info.type, info.linkname, info.mode = tarfile.SYMTYPE, target, 0o777
+                    add(info)
+                else:
+                    data = (src / rel).read_bytes()
+                    info.size, info.mode = len(data), stat.st_mode & 0o777
+                    add(info, data)
     return buf.getvalue()
 
 
+# -- the sealed network's relay --------------------------------------------------------------------------
+
+
+def sealed_address(base_url: str) -> tuple[str, int]:
+    """The IPv4 loopback ``(host, port)`` a sealed container serves the endpoint on (the endpoint's own).
+
+    Raises:
+        SandboxFailure: the endpoint is not at an IPv4 loopback literal with a port.
+    """
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    try:
+        ok = ipaddress.ip_address(host).version == 4 and ipaddress.ip_address(host).is_loopback
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        ok, port = False, 0
+    if not ok:
+        raise SandboxFailure(f"{base_url}: a sealed container reaches a simulated endpoint at an IPv4 loopback "
+                             "address — use http://127.0.0.1:PORT")
+    return host, port
+
+
+def _proc_net_tcp_key(host: str, port: int) -> str:
+    """How ``/proc/net/tcp`` writes ``host:port`` (little-endian hex), e.g. ``0100007F:1F90``."""
+    return f"{socket.inet_aton(host)[::-1].hex().upper()}:{port:04X}"
+
+
+class EndpointRelay:
+    """The host half of a sealed container's network: a Unix socket whose connections go to the endpoint.
+
+    It listens on ``<folder>/endpoint.sock`` in a private temporary folder (the folder the container mounts
+    read-only) and forwards each connection, byte for byte, to the endpoint's loopback ``host:port``. It
+    serves one container and is stopped with it: :meth:`stop` closes every connection, joins every thread
+    and removes the folder.
+    """
+
+    def __init__(self, host: str, port: int, *, root: str | Path | None = None):
+        self.host, self.port = host, port
+        self.folder = Path(tempfile.mkdtemp(prefix="skillbench-relay-", dir=root))
+        self.folder.chmod(0o755)  # the container's runner user must reach the socket inside
+        self.socket_path = self.folder / RELAY_SOCKET
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._listener.bind(str(self.socket_path))
+            self.socket_path.chmod(0o666)  # connect() needs write permission; the runner is not root
+            self._listener.listen(64)
+        except OSError:
+            self._listener.close()
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
+        self._listener.settimeout(0.1)  # accept() wakes to notice stop()
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        self._threads: list[threading.Thread] = []
+        self._acceptor = threading.Thread(target=self._accept, name=f"skillbench-relay-{port}", daemon=True)
+        self.connections = 0  # how many connections it relayed (for tests and logs)
+
+    def start(self) -> EndpointRelay:
+        self._acceptor.start()
+        return self
+
+    def __enter__(self) -> EndpointRelay:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _accept(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                inner, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            inner.settimeout(None)
+            thread = threading.Thread(target=self._relay, args=(inner,), name=f"skillbench-relay-{self.port}-conn",
+                                      daemon=True)
+            with self._lock:
+                self.connections += 1
+                self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+            thread.start()
+
+    def _track(self, *socks: socket.socket) -> bool:
+        with self._lock:
+            if self._stopping.is_set():
+                return False
+            self._open.update(socks)
+            return True
+
+    def _relay(self, inner: socket.socket) -> None:
+        outer = None
+        try:
+            try:
+                outer = socket.create_connection((self.host, self.port), timeout=10)
+            except OSError:
+                return  # the container sees its connection close, as it would for a dead endpoint
+            outer.settimeout(None)
+            outer.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if not self._track(inner, outer):
+                return
+            back = threading.Thread(target=_pump, args=(outer, inner), name=f"skillbench-relay-{self.port}-back",
+                                    daemon=True)
+            back.start()
+            _pump(inner, outer)
+            back.join()
+        finally:
+            with self._lock:
+                self._open.difference_update(s for s in (inner, outer) if s is not None)
+            for s in (inner, outer):
+                if s is not None:
+                    s.close()
+
+    def stop(self) -> None:
+        """Stop accepting, cut every open connection, join every thread, remove the socket's folder."""
+        with self._lock:
+            self._stopping.set()
+            open_now = list(self._open)
+        if self._acceptor.is_alive():
+            self._acceptor.join(timeout=5)
+        self._listener.close()
+        for s in open_now:
+            with suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(timeout=5)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    """Copy ``src`` to ``dst`` until end of stream, then pass the end on (half-close)."""
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        with suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+
+# -- the sandboxes ---------------------------------------------------------------------------------------
+
+
 class DockerSandbox:
-    """One fresh container per run, removed after (the docker SDK)."""
+    """One fresh container per run, removed after (the docker SDK).
+
+    Args:
+        image: the runner image's tag.
+        out_dir: the week's folder (labels the containers, so leftovers of this week can be removed).
+        sealed_endpoint: the simulated endpoint's base URL: run with no network, reaching only this endpoint
+            through an :class:`EndpointRelay` (see the module docstring). None: the engine's network.
+        host_network: share the host's network namespace (only without ``sealed_endpoint``).
+        prefix: a command put before ``claude`` (e.g. strace, to check what the CLI connects to).
+    """
 
     name = "docker"
 
-    def __init__(self, image: str, *, host_network: bool, out_dir: Path, prefix: Sequence[str] = ()):
+    def __init__(self, image: str, *, out_dir: Path, sealed_endpoint: str | None = None, host_network: bool = False,
+                 prefix: Sequence[str] = ()):
         import docker
 
         self.client = docker.from_env(timeout=120)
         self.image = self.client.images.get(image)
-        # Anthropic's API needs a network; an engine started with --bridge=none has no default bridge, so
-        # share the host's network instead of failing every run.
-        self.host_network = host_network or not self.client.networks.list(names=["bridge"])
+        self.sealed = sealed_address(sealed_endpoint) if sealed_endpoint else None
+        if self.sealed:
+            self.network = NETWORK_SEALED
+        elif host_network or not self.client.networks.list(names=["bridge"]):
+            # Anthropic's API needs a network; an engine started with --bridge=none has no default bridge, so
+            # share the host's network instead of failing every run.
+            self.network = NETWORK_HOST
+        else:
+            self.network = NETWORK_DEFAULT
         self.out_dir = str(out_dir.resolve())
-        self.prefix = list(prefix)  # e.g. strace, to check what the CLI connects to
+        self.prefix = list(prefix)
         self._tars: dict[tuple[str, ...], bytes] = {}
 
     def _tar(self, families: Sequence[Path]) -> bytes:
@@ -103,38 +394,55 @@ class DockerSandbox:
             container.remove(force=True)
         return len(stale)
 
+    def _command(self, argv: Sequence[str]) -> list[str]:
+        command = [*self.prefix, "claude", *argv[1:]]
+        if not self.sealed:
+            return command
+        host, port = self.sealed
+        return ["sh", "-c", SEALED_ENTRY, "skillbench-sealed", host, str(port), _proc_net_tcp_key(host, port),
+                *command]
+
     def run(self, argv: Sequence[str], env: Mapping[str, str], families: Sequence[Path], timeout: float,
             label: str) -> SandboxResult:
         import requests
 
-        container = self.client.containers.create(
-            self.image.id, command=[*self.prefix, "claude", *argv[1:]], environment=dict(env), user=str(RUNNER_UID),
-            working_dir=WORKSPACE, network_mode="host" if self.host_network else None,
-            labels={LABEL: self.out_dir, "skillbench.run_id": label}, detach=True,
-        )
-        try:
-            if families:
-                container.put_archive(RUNNER_HOME, self._tar(families))
-            started = time.time()
-            container.start()
-            timed_out = False
+        tar = self._tar(families) if families else None  # a bad skill link refuses the run before a container
+        relay = EndpointRelay(*self.sealed) if self.sealed else None
+        network = {"network_mode": "none", "volumes": {str(relay.folder): {"bind": RELAY_DIR, "mode": "ro"}}} \
+            if relay else {"network_mode": "host" if self.network == NETWORK_HOST else None}
+        with relay or nullcontext():
+            container = self.client.containers.create(
+                self.image.id, command=self._command(argv), environment=dict(env), user=str(RUNNER_UID),
+                working_dir=WORKSPACE, labels={LABEL: self.out_dir, "skillbench.run_id": label}, detach=True,
+                **network,
+            )
             try:
-                exit_code = int(container.wait(timeout=timeout)["StatusCode"])
-            except requests.exceptions.ConnectionError:  # the SDK's read timeout
-                timed_out, exit_code = True, TIMEOUT_EXIT
-                container.kill()
-            ended = time.time()
-            stdout = container.logs(stdout=True, stderr=False)
-            stderr = container.logs(stdout=False, stderr=True)
-            return SandboxResult(exit_code, timed_out, stdout, stderr, started, ended, self.image.id)
-        finally:
-            container.remove(force=True)
+                if tar:
+                    container.put_archive(RUNNER_HOME, tar)
+                started = time.time()
+                container.start()
+                timed_out = False
+                try:
+                    exit_code = int(container.wait(timeout=timeout)["StatusCode"])
+                except requests.exceptions.ConnectionError:  # the SDK's read timeout
+                    timed_out, exit_code = True, TIMEOUT_EXIT
+                    container.kill()
+                ended = time.time()
+                stdout = container.logs(stdout=True, stderr=False)
+                stderr = container.logs(stdout=False, stderr=True)
+            finally:
+                container.remove(force=True)
+        if relay and RELAY_FAILED.encode() in stderr:  # the sandbox failed, not the run
+            line = next(x for x in stderr.decode("utf-8", "replace").splitlines() if RELAY_FAILED in x)
+            raise SandboxFailure(f"{line} (is socat in the runner image? run `skillbench image build`)")
+        return SandboxResult(exit_code, timed_out, stdout, stderr, started, ended, self.image.id)
 
 
 class LocalSandbox:
-    """A fresh HOME, TMPDIR and cwd per run on this machine (no container)."""
+    """A fresh HOME, TMPDIR and cwd per run on this machine (no container, no sealed network)."""
 
     name = "local"
+    network = NETWORK_UNSEALED
 
     def __init__(self, claude: Path, root: Path | None = None):
         self.claude = str(claude)
@@ -146,8 +454,7 @@ class LocalSandbox:
             home, tmpdir, work = (Path(tmp) / d for d in ("home", "tmp", "work"))
             for d in (home, tmpdir, work):
                 d.mkdir()
-            for family in families:
-                shutil.copytree(family, home / ".claude" / "skills" / family.name)
+            install_skills(families, home)
             # the caller's HOME/TMPDIR are the container's; here every run gets its own folders
             run_env = {**env, "HOME": str(home), "TMPDIR": str(tmpdir)}
             run_env["PATH"] = f"{Path(self.claude).parent}:{os.environ.get('PATH', CONTAINER_PATH)}"
@@ -167,19 +474,20 @@ class LocalSandbox:
             return SandboxResult(exit_code, timed_out, out_path.read_bytes(), err_path.read_bytes(), started, ended)
 
 
-class SandboxFailure(RuntimeError):
-    """The sandbox could not run the CLI at all (engine gone, image missing); names the run."""
-
-
 def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) -> Sandbox:
-    """The docker sandbox when the engine answers (default), else the local one."""
+    """The docker sandbox when the engine answers (default), else the local one.
+
+    A simulated endpoint's runs get a sealed container (no network but the relay to the endpoint); the local
+    sandbox cannot seal, and the log says so.
+    """
     from skillbench.generation.toolchain import claude_path, docker_available
 
+    simulated = getattr(endpoint, "kind", None) == "simulated"
     if requested in (None, "docker") and docker_available():
         from skillbench.generation.image import build_image
 
         tag = build_image(log=log)
-        sandbox = DockerSandbox(tag, host_network=endpoint.kind == "simulated", out_dir=out_dir)
+        sandbox = DockerSandbox(tag, out_dir=out_dir, sealed_endpoint=endpoint.base_url if simulated else None)
         removed = sandbox.remove_leftovers()
         if removed:
             log(f"generate: removed {removed} container(s) left by an interrupted run")
@@ -188,4 +496,6 @@ def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) ->
         raise SandboxFailure("--sandbox docker: the Docker engine does not answer — run `make setup` (starts dockerd)")
     if requested is None:
         log("generate: Docker engine not available; using the local sandbox (fresh HOME/TMPDIR/cwd per run)")
+    if simulated:
+        log(f"generate: no container isolation: {LOCAL_NOT_SEALED}")
     return LocalSandbox(claude_path())

@@ -283,7 +283,9 @@ class _Handler(BaseHTTPRequestHandler):
         record = {"run_id": h.get(RUN_ID_HEADER.lower()), "attempt": h.get(ATTEMPT_HEADER.lower()),
                   "role": role, "sample": h.get(SAMPLE_HEADER.lower()), "model": model, "counter": counter,
                   "stream": bool(body.get("stream")), "fault": fault.kind if fault else None,
-                  "session": h.get(SESSION_HEADER.lower()), "t": time.time()}
+                  "session": h.get(SESSION_HEADER.lower()), "t": time.time(),
+                  # whether the caller sent the simulation's key (never the key itself: no secret is kept)
+                  "sim_key": SIM_API_KEY in (h.get("x-api-key"), h.get("authorization", "").removeprefix("Bearer "))}
         sim.received.append(record)
         self._log(f"POST {path} run={run_id} attempt={attempt} n={counter} model={model}"
                   + (f" fault={fault.kind}" if fault else ""))

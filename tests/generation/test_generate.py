@@ -19,10 +19,9 @@ import pytest
 
 from skillbench.generation import (
     CliCall,
-    DockerSandbox,
     GenerateOptions,
     PlanError,
-    build_image,
+    choose_sandbox,
     cli_args,
     cli_env,
     docker_available,
@@ -267,28 +266,97 @@ def test_four_failing_groups_fail_the_leg_closed(tmp_path):
     assert len(json.loads((out_dir / "retries.json").read_text())["retried_runs"]) == 4
 
 
-def test_only_loopback_connections_inside_a_container(tmp_path):
-    """strace inside the container: every connect() of the CLI (and its tools) goes to 127.0.0.1."""
+def test_strace_sealed_container_connects_only_to_the_endpoint(tmp_path):
+    """strace inside a sealed container: every connect() of the CLI (and its tools) goes to the endpoint's
+    127.0.0.1:PORT (served by the relay) or a local Unix socket, and the full run succeeds through the relay."""
     require_cli()
     require_docker()
     profiles = write_profiles(tmp_path / "p.yaml", {"sonnet": forced(self_serve=1.0, web_search=1.0)})
     suite = load_suite(TINY_SUITE)
     spec = suite.prompt("csv-garbled-names")
     with model_endpoint("sim", suite_dir=TINY_SUITE, profiles=profiles, truth=tmp_path / "truth.csv") as ep:
+        sandbox = choose_sandbox("docker", ep, tmp_path, log=lambda m: None)  # what generate uses for this endpoint
+        assert sandbox.network == "sealed"
         # the CLI under strace; the log follows the transcript on stdout
-        strace = ["sh", "-c", 'strace -f -e trace=connect -o /tmp/s.log "$@"; echo ==STRACE==; cat /tmp/s.log', "sh"]
-        sandbox = DockerSandbox(build_image(log=lambda m: None), host_network=True, out_dir=tmp_path, prefix=strace)
+        sandbox.prefix = ["sh", "-c", 'strace -f -e trace=connect -o /tmp/s.log "$@"; echo ==STRACE==; cat /tmp/s.log',
+                          "sh"]
         call = CliCall(prompt=spec.test.prompt, model="sonnet", run_id="strace-run")
         env = cli_env(call, base_url=ep.base_url, api_key=ep.api_key, home=RUNNER_HOME, tmpdir="/tmp")
         argv = cli_args(call, suite.config.run)
         result = sandbox.run(argv, env, [], 120, "strace-run")
     transcript, _, strace = result.stdout.decode().partition("==STRACE==")
-    assert '"type":"result"' in transcript.replace(" ", "")
+    final = parse_transcript_text(transcript).result
+    assert final and final["subtype"] == "success" and not final.get("is_error"), transcript[-2000:]
     targets = [t for t in connect_targets(strace) if t != "unix"]
     assert targets, strace[-2000:]
     port = ep.base_url.rsplit(":", 1)[1]
     assert all(t == f"127.0.0.1:{port}" for t in targets), targets
     assert any('"name":"Bash"' in line.replace(" ", "") for line in transcript.splitlines()), "the self-serve curl ran"
+    assert any('"name":"WebSearch"' in line.replace(" ", "") for line in transcript.splitlines()), "web search ran"
+
+
+def _linked_family(root: Path) -> tuple[Path, Path]:
+    """A skills root with family ``fam`` holding a link inside it and a secret file outside it."""
+    secret = root / "host-secret.txt"
+    secret.write_text("host secret\n")
+    fam = root / "skills" / "fam"
+    (fam / "ref").mkdir(parents=True)
+    (fam / "SKILL.md").write_text("---\nname: fam\ndescription: d\n---\nbody\n")
+    (fam / "ref" / "notes.md").write_text("notes\n")
+    (fam / "alias.md").symlink_to("ref/notes.md")  # stays inside: copied as a link
+    (fam / "ref" / "abs.md").symlink_to(fam / "SKILL.md")  # absolute, inside: copied as a relative link
+    return fam, secret
+
+
+def test_local_sandbox_never_follows_a_skill_link_out_of_its_family(tmp_path):
+    """A symlink that leaves the family refuses the run, naming the link; links inside stay links."""
+    from skillbench.generation import LocalSandbox, SandboxFailure
+
+    fam, secret = _linked_family(tmp_path)
+    (fam / "leak.md").symlink_to(secret)
+    sandbox = LocalSandbox(Path("/bin/true"), root=tmp_path)
+    with pytest.raises(SandboxFailure) as err:
+        sandbox.run(["claude"], {"HOME": "/home/runner"}, [fam], 10, "r")
+    message = str(err.value)
+    assert "fam/leak.md" in message and str(secret) in message and len(message.splitlines()) == 1
+    assert not list(tmp_path.glob("skillbench-run-*")), "nothing left of the refused run"
+
+    from skillbench.generation.sandbox import SkillLinkError, _skills_tar, install_skills
+
+    with pytest.raises(SkillLinkError, match="fam/leak.md"):  # the docker sandbox's tar follows the same rule
+        _skills_tar([fam], 1000)
+    with pytest.raises(SkillLinkError, match="fam/leak.md"):
+        install_skills([fam], tmp_path / "other-home")
+    assert not (tmp_path / "other-home").exists(), "refused before anything is copied"
+    (fam / "leak.md").unlink()
+    (fam / "ref" / "up").symlink_to("../..")  # a linked folder that leaves the family
+    with pytest.raises(SkillLinkError, match="fam/ref/up"):
+        _skills_tar([fam], 1000)
+    (fam / "ref" / "up").unlink()
+
+    home = tmp_path / "home"
+    install_skills([fam], home)
+    copy = home / ".claude" / "skills" / "fam"
+    assert os.readlink(copy / "alias.md") == "ref/notes.md" and (copy / "alias.md").read_text() == "notes\n"
+    assert os.readlink(copy / "ref" / "abs.md") == "../SKILL.md"
+    assert (copy / "ref" / "abs.md").resolve() == (copy / "SKILL.md").resolve()
+
+
+def test_docker_skills_tar_keeps_links_inside_the_family(tmp_path):
+    import io
+    import tarfile
+
+    from skillbench.generation.sandbox import _skills_tar
+
+    fam, secret = _linked_family(tmp_path)
+    with tarfile.open(fileobj=io.BytesIO(_skills_tar([fam], 1000))) as tar:
+        members = {m.name: m for m in tar.getmembers()}
+        assert members[".claude/skills/fam/alias.md"].issym()
+        assert members[".claude/skills/fam/alias.md"].linkname == "ref/notes.md"
+        assert members[".claude/skills/fam/ref/abs.md"].linkname == "../SKILL.md"
+        assert tar.extractfile(".claude/skills/fam/SKILL.md").read().startswith(b"---")
+        assert {m.uid for m in members.values()} == {1000}
+        assert all(b"host secret" not in (tar.extractfile(m).read() if m.isfile() else b"") for m in members.values())
 
 
 REFERENCE = SHARED / "reference" / "claude-code" / "transcripts"

@@ -1,0 +1,155 @@
+"""A simulated run's container is sealed: no network but a relay to the endpoint, enforced by the sandbox.
+
+The container has ``network_mode="none"`` (only its own loopback); the endpoint is reached through a Unix
+socket mounted read-only from the host and served inside on the endpoint's own ``127.0.0.1:PORT``. These tests
+look at the container from outside (``docker inspect``) and from inside (a process that tries to leave).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from skillbench.generation import Endpoint, choose_sandbox, model_endpoint
+from skillbench.generation.sandbox import LOCAL_NOT_SEALED, EndpointRelay, LocalSandbox
+from skillbench.sim.server import SimServer
+from tests.generation.test_generate import require_docker
+from tests.helpers.shared import TINY_SUITE
+from tests.helpers.sim import require_cli
+
+UNROUTABLE = "10.255.255.1"  # never reached: with no route the connect fails before any packet exists
+
+
+def _host_addresses() -> list[str]:
+    """This machine's own non-loopback IPv4 addresses (connecting to them from the host stays on this host)."""
+    try:
+        out = subprocess.run(["ip", "-o", "-4", "addr", "show"], capture_output=True, text=True, timeout=10).stdout
+    except OSError:
+        return []
+    found = [line.split()[3].split("/")[0] for line in out.splitlines() if len(line.split()) > 3]
+    return [a for a in found if not ipaddress.ip_address(a).is_loopback]
+
+
+def _prefix(script: str) -> list[str]:
+    """A command run before (instead of) the CLI inside the container; ``"$@"`` is the CLI's command."""
+    return ["sh", "-c", script, "probe"]
+
+
+def _sealed(ep, out_dir: Path, script: str):
+    sandbox = choose_sandbox("docker", ep, out_dir, log=lambda m: None)
+    sandbox.prefix = _prefix(script)
+    return sandbox
+
+
+@pytest.fixture
+def sim(tmp_path):
+    require_cli()
+    require_docker()
+    with model_endpoint("sim", suite_dir=TINY_SUITE) as ep:
+        yield ep
+
+
+def test_sealed_container_cannot_reach_a_non_loopback_address(sim, tmp_path):
+    """From inside: the endpoint answers through the relay at once; every other address is unreachable."""
+    port = sim.base_url.rsplit(":", 1)[1]
+    targets = [*_host_addresses(), UNROUTABLE]
+    # Refuse to try any address unless the namespace has loopback only, so a broken seal sends nothing out.
+    script = f"""
+        curl -sS --max-time 10 -o /dev/null -w 'endpoint=%{{http_code}}\\n' {sim.base_url}/skillbench/info
+        echo "interfaces=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ,)"
+        if [ "$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ')" != lo ]; then echo NOT-SEALED; exit 3; fi
+        for addr in {' '.join(targets)}; do
+          strace -e trace=connect curl -sS --max-time 5 "http://$addr:{port}/" 2>&1 | grep -E '^connect|ENETUNREACH'
+          echo "curl=$addr:$?"
+        done
+    """
+    result = _sealed(sim, tmp_path, script).run(["claude"], {"HOME": "/home/runner"}, [], 120, "leave")
+    out = result.stdout.decode() + result.stderr.decode()
+    assert "endpoint=200" in out, out
+    assert "interfaces=lo," in out and "NOT-SEALED" not in out, out
+    for addr in targets:
+        connects = [line for line in out.splitlines() if line.startswith("connect(") and f'"{addr}"' in line]
+        assert connects, (addr, out)
+        assert all("= -1 ENETUNREACH" in line for line in connects), connects
+
+
+def test_sealed_run_container_has_network_mode_none_and_a_read_only_relay(sim, tmp_path):
+    """``docker inspect`` of the run's container while it runs: NetworkMode none, the socket folder read-only."""
+    import docker
+
+    sandbox = _sealed(sim, tmp_path, "sleep 3")
+    seen: dict = {}
+
+    def inspect() -> None:
+        client = docker.from_env()
+        deadline = time.time() + 60
+        while time.time() < deadline and not seen:
+            for c in client.containers.list(filters={"label": "skillbench.run_id=inspect-me"}):
+                seen.update(c.attrs)
+            time.sleep(0.1)
+
+    watcher = threading.Thread(target=inspect)
+    watcher.start()
+    result = sandbox.run(["claude"], {"HOME": "/home/runner"}, [], 60, "inspect-me")
+    watcher.join()
+    assert result.exit_code == 0 and seen, result.stderr
+    assert seen["HostConfig"]["NetworkMode"] == "none"
+    assert seen["NetworkSettings"]["Networks"].keys() == {"none"}
+    (mount,) = seen["Mounts"]
+    assert mount["Destination"] == "/run/skillbench" and mount["RW"] is False
+    assert not Path(mount["Source"]).exists(), "the relay's folder is removed with the container"
+    left = docker.from_env().containers.list(all=True, filters={"label": "skillbench.run_id=inspect-me"})
+    assert not left, "no container is left behind"
+    assert not [t for t in threading.enumerate() if t.name.startswith("skillbench-relay-")], "no relay thread left"
+
+
+def test_real_backend_keeps_the_engine_network(tmp_path):
+    require_cli()
+    require_docker()
+    real = Endpoint(base_url="https://api.anthropic.com", api_key="unused", kind="real")
+    sandbox = choose_sandbox("docker", real, tmp_path, log=lambda m: None)
+    assert sandbox.sealed is None and sandbox.network in ("host", "default")
+
+
+def test_local_sandbox_says_it_cannot_seal(tmp_path):
+    require_cli()
+    lines: list[str] = []
+    with model_endpoint("sim", suite_dir=TINY_SUITE) as ep:
+        sandbox = choose_sandbox("local", ep, tmp_path, log=lines.append)
+    assert isinstance(sandbox, LocalSandbox) and sandbox.network == "unsealed"
+    assert [line for line in lines if "no container isolation" in line and LOCAL_NOT_SEALED in line]
+
+
+def test_relay_forwards_to_the_endpoint_and_leaves_nothing(tmp_path):
+    """The host half on its own: a Unix socket whose connections reach the endpoint, byte for byte."""
+    with SimServer(TINY_SUITE) as server:
+        relay = EndpointRelay(server.host, server.port, root=tmp_path).start()
+        try:
+            assert oct(relay.socket_path.stat().st_mode & 0o777) == "0o666"
+            answers = []
+            for _ in range(3):  # keep-alive and fresh connections alike
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                    conn.connect(str(relay.socket_path))
+                    conn.sendall(b"GET /skillbench/info HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    data = b""
+                    while chunk := conn.recv(65536):
+                        data += chunk
+                answers.append(json.loads(data.split(b"\r\n\r\n", 1)[1]))
+            held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # an idle connection stop() must cut
+            held.connect(str(relay.socket_path))
+            time.sleep(0.2)
+        finally:
+            relay.stop()
+        assert all(a["kind"] == "simulated" and a["base_url"] == server.base_url for a in answers)
+        assert relay.connections == 4
+        assert held.recv(1) == b"", "stop() closes open connections"
+        held.close()
+        assert not relay.folder.exists()
+        assert not [t for t in threading.enumerate() if t.name.startswith("skillbench-relay-")]
