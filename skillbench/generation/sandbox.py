@@ -43,6 +43,7 @@ CONTAINER_PATH = "/usr/local/bin:/usr/bin:/bin"
 LABEL = "skillbench.out_dir"
 RELAY_DIR = "/run/skillbench"  # where a sealed container finds the relay's socket (mounted read-only)
 RELAY_SOCKET = "endpoint.sock"
+RELAY_FOLDER_PREFIX = "skillbench-relay-"  # + the owner's PID + a random part, in the temporary folder
 RELAY_FAILED = "skillbench-sealed: the loopback relay did not start"
 RELAY_START_TRIES = 1000  # × 10 ms: socat listens within milliseconds; 10 s means it never will
 
@@ -239,7 +240,8 @@ class EndpointRelay:
 
     def __init__(self, host: str, port: int, *, root: str | Path | None = None):
         self.host, self.port = host, port
-        self.folder = Path(tempfile.mkdtemp(prefix="skillbench-relay-", dir=root))
+        # the owner's PID in the name: a generate killed with -9 cannot stop its relays; the next one removes them
+        self.folder = Path(tempfile.mkdtemp(prefix=f"{RELAY_FOLDER_PREFIX}{os.getpid()}-", dir=root))
         self.folder.chmod(0o755)  # the container's runner user must reach the socket inside
         self.socket_path = self.folder / RELAY_SOCKET
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -331,6 +333,28 @@ class EndpointRelay:
         for thread in threads:
             thread.join(timeout=5)
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def remove_stale_relays(root: str | Path | None = None) -> int:
+    """Remove relay folders whose owner process is gone (a generate killed with -9); returns how many.
+
+    A folder whose owner still runs is never touched, so concurrent passes keep their relays.
+    """
+    removed = 0
+    for folder in Path(root or tempfile.gettempdir()).glob(f"{RELAY_FOLDER_PREFIX}*"):
+        pid = folder.name.removeprefix(RELAY_FOLDER_PREFIX).split("-", 1)[0]
+        if not pid.isdigit() or not folder.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # the owner is alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:  # alive, and another user's
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += 1
+    return removed
 
 
 def _pump(src: socket.socket, dst: socket.socket) -> None:
@@ -491,6 +515,7 @@ def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) ->
         removed = sandbox.remove_leftovers()
         if removed:
             log(f"generate: removed {removed} container(s) left by an interrupted run")
+        remove_stale_relays()
         return sandbox
     if requested == "docker":
         raise SandboxFailure("--sandbox docker: the Docker engine does not answer — run `make setup` (starts dockerd)")

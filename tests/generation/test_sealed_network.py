@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import socket
 import subprocess
 import threading
@@ -153,3 +154,22 @@ def test_relay_forwards_to_the_endpoint_and_leaves_nothing(tmp_path):
         held.close()
         assert not relay.folder.exists()
         assert not [t for t in threading.enumerate() if t.name.startswith("skillbench-relay-")]
+
+
+def test_relays_of_a_killed_generate_are_removed_and_live_ones_kept(tmp_path):
+    """A generate killed with -9 cannot stop its relays; the next pass removes their folders, never a live one's."""
+    from skillbench.generation.sandbox import RELAY_FOLDER_PREFIX, remove_stale_relays
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # its PID now names no process
+    stale = tmp_path / f"{RELAY_FOLDER_PREFIX}{gone.pid}-abc"
+    stale.mkdir()
+    (stale / "endpoint.sock").touch()
+    with SimServer() as server:
+        live = EndpointRelay(server.host, server.port, root=tmp_path).start()
+        try:
+            assert live.folder.name.startswith(f"{RELAY_FOLDER_PREFIX}{os.getpid()}-")
+            assert remove_stale_relays(tmp_path) == 1
+            assert not stale.exists() and live.socket_path.exists()
+        finally:
+            live.stop()
