@@ -10,6 +10,7 @@ A call that fails after the SDK's retries, or whose reply does not validate, is 
 the pair's ``outcome`` is empty and ``error`` says why (the preference gate reads that as a judge error, never
 as a loss). ``pairs.csv`` is appended one pair at a time (flush + fsync) and resumes: judged pairs are kept,
 errored pairs are judged again. The spend is split between the pair's two runs in their ``judge_cost.txt``.
+A week without a single complete pair still gets ``pairs.csv`` (its header only), and the log says why.
 """
 
 from __future__ import annotations
@@ -175,8 +176,14 @@ def judge_pairs(
     pairs = find_pairs(run_dir)
     todo = [p for p in pairs if (p.key[0], p.key[1], str(p.key[2])) not in done]
     random.Random(f"pairs-order:{seed}").shuffle(todo)
-    log(f"judge-pairs: {len(pairs)} pairs, {len(pairs) - len(todo)} already judged, {len(todo)} to judge "
-        f"({judge_model}, both orders)")
+    if pairs:
+        log(f"judge-pairs: {len(pairs)} pairs, {len(pairs) - len(todo)} already judged, {len(todo)} to judge "
+            f"({judge_model}, both orders)")
+    else:
+        log(f"judge-pairs: 0 pairs: no prompt × model × rep has a gradeable answer in both arms ({NO_SKILL} and "
+            f"{WITH_SKILL}), so {ledger.path.name} gets no rows")
+    if not ledger.path.is_file():
+        ledger.rewrite([])  # the header: "judged, nothing to judge" must not read as "never judged"
     client = JudgeClient(base_url, api_key, judge_model, max_retries=max_retries, timeout=timeout)
     judge = PairJudge(client, seed=seed)
     spent = 0.0

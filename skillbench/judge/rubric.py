@@ -17,7 +17,9 @@ too. The rules:
   the majority wins and the item is ``contested``.
 * **Durable and resumable.** One run's rows are appended in one write, then flushed and fsynced; a rerun
   skips runs whose rows are all present and first drops a run whose rows were cut by a kill, so every item
-  is in the ledger exactly once. ``fresh`` starts over.
+  is in the ledger exactly once. ``fresh`` starts over. A ledger the scorecard would refuse (an unknown
+  verdict, a credit outside its item type's range, a rubric item twice: :func:`skillbench.ledgers.read_scores`'
+  rules) is refused by resume too, naming the file and row — never kept as graded, never silently dropped.
 
 A whole pass over a week is :func:`skillbench.judge.judge_run_dir` (:mod:`skillbench.judge.run`).
 """
@@ -28,6 +30,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from skillbench.judge.answers import RunAnswer
 from skillbench.judge.client import CallResult, JudgeClient, SlotFailed, ask_validated, opaque_run_id, shuffle_seed
@@ -42,9 +46,10 @@ from skillbench.judge.protocol import (
     quote_in_answer,
     tool_input,
 )
-from skillbench.ledgers.append import AppendLedger
+from skillbench.ledgers.append import AppendLedger, LedgerConflict
 from skillbench.ledgers.columns import SCORES_COLUMNS
 from skillbench.ledgers.files import SCORES_FILE
+from skillbench.ledgers.readers import LedgerError, read_scores_frame
 from skillbench.vocab import ALLOWED_VERDICTS, POSITIVE_VERDICTS, UNGRADED
 
 
@@ -280,8 +285,12 @@ class ScoresLedger(AppendLedger):
 
         Returns:
             The complete runs' rows, by run id.
+
+        Raises:
+            LedgerConflict: a row the scorecard would refuse (see :meth:`check`).
         """
         rows = self.read()
+        self.check(rows)
         groups: dict[str, list[dict[str, str]]] = {}
         for row in rows:
             groups.setdefault(row["run_id"], []).append(row)
@@ -298,3 +307,22 @@ class ScoresLedger(AppendLedger):
         if self.path.is_file() and (len(kept) != len(rows) or torn):
             self.rewrite(kept)
         return keep
+
+    def check(self, rows: list[dict[str, str]]) -> None:
+        """Refuse rows that the scorecard's reader refuses, with its one line (file, row, value) and ``--fresh``.
+
+        A hand-edited or damaged row must not be kept as a grade (it would be scored), nor dropped and graded
+        again without a word (its evidence would be lost silently).
+
+        Raises:
+            LedgerConflict: an unknown verdict, a verdict of another item type, a credit or contribution its
+                verdict does not give, or a rubric item twice.
+        """
+        if not rows:
+            return
+        try:
+            read_scores_frame(pd.DataFrame(rows, columns=self.columns), self.path)
+        except LedgerError as exc:
+            fix = "" if "--fresh" in str(exc) else " — the judge does not resume a damaged ledger: fix the row, or " \
+                "pass --fresh to grade the week again"
+            raise LedgerConflict(f"{exc}{fix}") from exc

@@ -4,7 +4,8 @@
 ``RUN_DIR``: ``scores.csv`` (qdrant's 12 columns, then ours), ``judge-skips.csv`` (``run_id, reason`` for
 gradeable runs that were not graded), ``judge.json`` (the pass's provenance: judge model, samples, seeds, rubric
 and judge-prompt hashes, evidence rates, cost), and per run folder ``judge.json`` (every call) and
-``judge_cost.txt``. A rerun skips runs whose rows are all present; ``fresh`` starts over.
+``judge_cost.txt``. A rerun skips runs whose rows are all present and refuses a damaged ledger (naming the file
+and row) rather than keep or drop a row it cannot trust; ``fresh`` starts over.
 """
 
 from __future__ import annotations
@@ -131,7 +132,9 @@ def judge_run_dir(
         What the pass did (also merged into ``RUN_DIR/judge.json``).
 
     Raises:
-        LedgerConflict: an existing ledger from another judge model, protocol or layout (use ``fresh``).
+        LedgerConflict: an existing ledger from another judge model, protocol or layout, or with a row the
+            scorecard would refuse (an unknown verdict, a credit outside its item type's range, an item twice:
+            :meth:`ScoresLedger.check`); one line naming the file and row — fix it or pass ``fresh``.
     """
     run_dir = Path(run_dir)
     if options.fresh:

@@ -45,7 +45,11 @@ JUDGE_SKIPS_COLUMNS: tuple[str, ...] = ("run_id", "reason")
 QDRANT_HISTORY_COLUMNS: tuple[str, ...] = (
     "run_key", "window_end", "model", "must_lift", "must_lift_se", "composite_lift", "cost_delta", "turns_delta",
 )
+# The history in memory: qdrant's 8 columns, then the row's endpoint kind. On disk the history file keeps qdrant's
+# 8 columns and the endpoint lives in the sidecar (HISTORY_ENDPOINT_COLUMNS); older files of ours hold all 9.
 HISTORY_COLUMNS: tuple[str, ...] = (*QDRANT_HISTORY_COLUMNS, "endpoint")
+# scorecard-history.endpoints.csv: the endpoint kind of each history row, keyed by (run_key, model).
+HISTORY_ENDPOINT_COLUMNS: tuple[str, ...] = ("run_key", "model", "endpoint")
 
 # The key of one run in the ledgers that do not carry its run id (qdrant's).
 RUN_KEYS: tuple[str, ...] = ("prompt", "model", "condition", "rep")

@@ -12,6 +12,9 @@ CONFIG_FILE = "skillbench.toml"  # SUITE_DIR/skillbench.toml
 SKILL_FILE = "SKILL.md"
 WEEKLY_DIR = "weekly"  # SUITE_DIR/weekly/<run_key>/ and the history beside the weeks
 HISTORY_FILE = "scorecard-history.csv"
+# Beside a history file: the endpoint kind of each of its rows, so the history itself keeps qdrant's 8 columns.
+HISTORY_ENDPOINTS_SUFFIX = ".endpoints.csv"  # <history stem>.endpoints.csv
+HISTORY_ENDPOINTS_FILE = "scorecard-history" + HISTORY_ENDPOINTS_SUFFIX  # beside HISTORY_FILE
 
 # -- a run directory (one week) -----------------------------------------------------------------------------
 PLAN_FILE = "plan.csv"  # generate: every planned run, written before the first run

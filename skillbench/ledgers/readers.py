@@ -22,6 +22,8 @@ Files read:
     item_text, verdict, credit, contribution, contested, evidence_quote``), then optionally ours: ``run_id,
     item_index, judge_model, samples, evidence_verified, rubric_sha, judge_prompt_sha``. A verdict of
     ``ungraded`` (ours), ``PARSE_ERROR`` (qdrant's) or empty carries no credit and is excluded from scoring.
+    Any other verdict must be one of its item type's two, with the credit and contribution that verdict gives;
+    a rubric item present twice is refused, never counted twice (:func:`read_scores`).
 
 ``judge-skips.csv`` (optional)
     ``run_id, reason``: runs the judge did not grade, and why.
@@ -88,8 +90,16 @@ from skillbench.ledgers.files import (
     RUN_FILE,
     SCORES_FILE,
 )
-from skillbench.ledgers.reconciliation import Reconciliation, reconcile_runs
-from skillbench.vocab import ENDPOINT_UNKNOWN, ITEM_TYPES, LIFT_ARMS, OUTCOMES, UNGRADED_VERDICTS, VERDICTS
+from skillbench.ledgers.reconciliation import Reconciliation, cross_check, reconcile_runs
+from skillbench.vocab import (
+    ALLOWED_VERDICTS,
+    ENDPOINT_UNKNOWN,
+    ITEM_TYPES,
+    LIFT_ARMS,
+    OUTCOMES,
+    UNGRADED_VERDICTS,
+    VERDICTS,
+)
 
 _MANIFEST_INT = ("exit_code", "skill_available", "reached_leaf", "fetched_site", "fetched_count", "budget_hit",
                  "signals_ok", "denials", "attempts")
@@ -127,6 +137,7 @@ class WeekLedgers:
     pairs: pd.DataFrame | None = None
     judge_costs: pd.Series = field(default_factory=lambda: pd.Series(dtype=float, name="judge_cost_usd"))
     site_base: str | None = None
+    scores_present: bool | None = None  # scores.csv exists (None: unknown, e.g. a WeekLedgers built by hand)
 
     @property
     def run_key(self) -> str:
@@ -276,9 +287,15 @@ def read_scores(path: str | Path) -> pd.DataFrame:
     ``credit`` and ``contribution`` are floats (``NaN`` for an ungraded item), ``contested`` a boolean,
     ``rep`` an int, ``graded`` is added (false for ``ungraded``/``PARSE_ERROR``/empty verdicts).
 
+    Every row must agree with its item type (:func:`_check_verdicts`): a known verdict of that type, credit 1 for
+    ``met``/``violated`` and 0 for ``missing``/``absent``/``clean``, contribution = credit (must, bonus) or
+    −credit (avoid). No rubric item may appear twice: same ``run_id`` × ``item_index`` in our ledger, same
+    ``prompt, model, condition, rep, item_type, item_text`` in qdrant's.
+
     Raises:
-        LedgerError: unreadable file, a missing qdrant column, an unknown item type, a credit that is not 0/1,
-            or a graded verdict without credit.
+        LedgerError: one line naming the file, the row and the value: unreadable file, a missing qdrant column,
+            an unknown item type or verdict, a verdict of another item type, a credit or contribution its
+            verdict does not give, a graded verdict without credit, or a duplicated rubric item.
     """
     path = Path(path)
     if not path.is_file():
@@ -300,13 +317,8 @@ def read_scores_frame(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
     df["verdict"] = _clean_flags(df["verdict"], VERDICTS)
     df["credit"] = _to_float(df, "credit", path)
     df["contribution"] = _to_float(df, "contribution", path)
-    bad_credit = df["credit"].notna() & ~df["credit"].isin([0.0, 1.0])
-    if bad_credit.any():
-        raise _bad(path, df, "credit", bad_credit, "0 or 1")
+    _check_verdicts(df, raw, path)
     ungraded = df["verdict"].isin(UNGRADED_VERDICTS)
-    no_credit = ~ungraded & df["credit"].isna()
-    if no_credit.any():
-        raise _bad(path, df, "credit", no_credit, "a credit for a graded verdict")
     df["graded"] = ~ungraded & df["credit"].notna()
     df["contested"] = ~_clean_flags(df["contested"]).isin(_FALSE)
     for column in ("item_index", "samples"):
@@ -322,7 +334,75 @@ def read_scores_frame(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
     verified[ev.isin(_TRUE)] = True
     verified[ev.isin(_FALSE - {""})] = False
     df["evidence_verified"] = verified
+    _check_duplicates(df, path)
     return df
+
+
+def _check_verdicts(df: pd.DataFrame, raw: pd.DataFrame, path: Path) -> None:
+    """Each row's verdict, credit and contribution agree with its item type (``judge.score_rows``' rule).
+
+    A must or bonus item earns credit 1 (``met``) or 0 and contributes its credit; an avoid item's credit 1 means
+    ``violated`` and contributes −1. An ungraded verdict (``ungraded``, ``PARSE_ERROR``, empty) carries no credit
+    and is left out of every count. Messages quote ``raw`` (the cells as written).
+    """
+    verdict, kind = df["verdict"], df["item_type"]
+    unknown = ~verdict.isin(VERDICTS)
+    if unknown.any():
+        raise _bad(path, df, "verdict", unknown, "one of " + "/".join(sorted(VERDICTS - {""})) + " or empty")
+    ungraded = verdict.isin(UNGRADED_VERDICTS)
+    positive = kind.map({k: pos for k, (pos, _) in ALLOWED_VERDICTS.items()})
+    negative = kind.map({k: neg for k, (_, neg) in ALLOWED_VERDICTS.items()})
+    foreign = ~ungraded & verdict.ne(positive) & verdict.ne(negative)
+    if foreign.any():
+        item = kind[foreign].iloc[0]
+        raise _bad(path, df, "verdict", foreign, f"a verdict of a {item!r} item ({'/'.join(ALLOWED_VERDICTS[item])})")
+    credit = df["credit"]
+    out_of_range = credit.notna() & ~credit.isin([0.0, 1.0])
+    if out_of_range.any():
+        raise _bad(path, raw, "credit", out_of_range, "0 or 1")
+    no_credit = ~ungraded & credit.isna()
+    if no_credit.any():
+        raise _bad(path, raw, "credit", no_credit, "a credit for a graded verdict")
+    earned = verdict.eq(positive).astype(float)
+    wrong_credit = ~ungraded & credit.ne(earned)
+    if wrong_credit.any():
+        pos = int(np.flatnonzero(wrong_credit.to_numpy())[0])
+        v = verdict.iloc[pos]
+        why = "earns its item's credit" if earned.iloc[pos] else "earns no credit"
+        raise _bad(path, raw, "credit", wrong_credit, f"{earned.iloc[pos]:g} (a {v!r} verdict {why})")
+    sign = np.where(kind.eq("avoid"), -1.0, 1.0)
+    expected = pd.Series(sign * credit.to_numpy() + 0.0, index=df.index)  # + 0.0: −0.0 reads 0
+    wrong_contribution = ~ungraded & df["contribution"].ne(expected)
+    if wrong_contribution.any():
+        pos = int(np.flatnonzero(wrong_contribution.to_numpy())[0])
+        item = kind.iloc[pos]
+        rule = "an 'avoid' item counts against: −credit" if item == "avoid" else f"a {item!r} item adds its credit"
+        raise _bad(path, raw, "contribution", wrong_contribution, f"{expected.iloc[pos]:g} ({rule})")
+
+
+# qdrant's ledger names an item by its run's key and its text; ours also by run id and rubric index.
+_ITEM_KEY_QDRANT = ("prompt", "model", "condition", "rep", "item_type", "item_text")
+_ITEM_KEY_OURS = ("run_id", "item_index")
+
+
+def _check_duplicates(df: pd.DataFrame, path: Path) -> None:
+    """Refuse a rubric item that appears twice: it would count twice (nothing is deduplicated silently)."""
+    keys = [list(_ITEM_KEY_QDRANT)]
+    if df["run_id"].ne("").all() and df["item_index"].notna().all():
+        keys.insert(0, list(_ITEM_KEY_OURS))
+    for key in keys:
+        again = df.duplicated(key, keep="first")
+        if not again.any():
+            continue
+        pos = int(np.flatnonzero(again.to_numpy())[0])
+        same = np.ones(len(df), dtype=bool)
+        for column in key:
+            same &= (df[column] == df[column].iloc[pos]).to_numpy()
+        first = int(np.flatnonzero(same)[0])
+        cells = ", ".join(f"{c}={df[c].iloc[pos]}" for c in key)
+        raise LedgerError(f"{path}: row {pos + 2}: duplicate of row {first + 2} ({cells}) — one rubric item is in "
+                          "the ledger twice and would count twice; delete the repeated row, or grade again with "
+                          "`skillbench judge RUN_DIR --fresh`")
 
 
 def read_judge_skips(path: str | Path) -> pd.DataFrame:
@@ -412,6 +492,12 @@ def read_site_base(run_dir: str | Path) -> str | None:
 def load_week(run_dir: str | Path) -> WeekLedgers:
     """Read every ledger of a run directory.
 
+    The manifest is held against ``reconciliation.json`` and ``plan.csv`` where they exist
+    (:func:`~skillbench.ledgers.reconciliation.cross_check`): a manifest with another number of runs than the
+    reconciliation says were written, a row or run folder that is not in the plan, or a run folder the manifest
+    does not list makes the week incomplete. A week with neither file (qdrant's published layout) has no
+    reconciliation (``None``): it is scored as it is and labelled "not reconciled".
+
     Raises:
         LedgerError: a malformed ledger (the message names file and column), or no ``manifest.csv``.
     """
@@ -421,6 +507,10 @@ def load_week(run_dir: str | Path) -> WeekLedgers:
     reconciliation = read_reconciliation(run_dir / RECONCILIATION_FILE)
     if reconciliation is None:
         reconciliation = reconcile_from_plan(run_dir, manifest)
+    else:
+        reconciliation = cross_check(reconciliation, written=manifest["run_id"].astype(str),
+                                     planned=read_plan_ids(run_dir), folders=run_folder_ids(run_dir),
+                                     source=RECONCILIATION_FILE)
     scores = read_scores(scores_path) if scores_path.is_file() else empty_scores()
     pairs = read_pairs(run_dir / PAIRS_FILE)
     return WeekLedgers(
@@ -432,7 +522,31 @@ def load_week(run_dir: str | Path) -> WeekLedgers:
         pairs=_pairs_in_manifest(pairs, manifest) if pairs is not None else None,
         judge_costs=read_judge_costs(run_dir),
         site_base=read_site_base(run_dir),
+        scores_present=scores_path.is_file(),
     )
+
+
+def run_folder_ids(run_dir: str | Path) -> list[str]:
+    """Names of the run folders of a week: sub-folders with a ``metadata.json``, not ``_aside/`` or ``.tmp-…``.
+
+    These are the folders ``skillbench signals`` writes one manifest row for, so each must be in the manifest.
+    """
+    return sorted(p.parent.name for p in Path(run_dir).glob(f"*/{METADATA_FILE}")
+                  if not p.parent.name.startswith(("_", ".")))
+
+
+def read_plan_ids(run_dir: str | Path) -> list[str] | None:
+    """Run ids of ``plan.csv``; ``None`` when the week has no plan (qdrant's layout).
+
+    Raises:
+        LedgerError: an unreadable plan, or one without a ``run_id`` column.
+    """
+    path = Path(run_dir) / PLAN_FILE
+    if not path.is_file():
+        return None
+    plan = _read_csv(path)
+    _require(plan, path, ("run_id",))
+    return list(plan["run_id"].astype(str))
 
 
 def _runs_in_manifest(scores: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
@@ -455,14 +569,16 @@ def _pairs_in_manifest(pairs: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFr
 
 
 def reconcile_from_plan(run_dir: Path, manifest: pd.DataFrame) -> Reconciliation | None:
-    """Without ``reconciliation.json``, compare ``plan.csv`` (when there is one) with the manifest in memory.
+    """Without ``reconciliation.json``, compare ``plan.csv`` (when there is one) with the manifest and run folders.
 
-    qdrant's weeks have neither file and stay "complete"; a skillbench week that lost its reconciliation must not
-    read as a clean one.
+    qdrant's weeks have neither file: ``None`` ("not reconciled"). A skillbench week that lost its reconciliation
+    must not read as a clean one: planned runs without a manifest row are missing, and run folders the manifest
+    does not list are unwritten.
     """
-    plan_path = run_dir / PLAN_FILE
-    if not plan_path.is_file():
+    planned = read_plan_ids(run_dir)
+    if planned is None:
         return None
-    planned = list(_read_csv(plan_path).get("run_id", pd.Series(dtype=str)))
     written = list(manifest["run_id"].astype(str))
-    return reconcile_runs(planned, observed=sorted(set(written)), written=written, note="no reconciliation.json")
+    rebuilt = reconcile_runs(planned, observed=sorted(set(written)), written=written, note="no reconciliation.json")
+    return cross_check(rebuilt, written=written, planned=planned, folders=run_folder_ids(run_dir),
+                       source=PLAN_FILE)

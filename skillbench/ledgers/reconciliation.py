@@ -15,6 +15,11 @@ stopped as a systemic failure. Shape::
 scorecard calls it on ``plan.csv`` and the manifest when a week lost its ``reconciliation.json``. Other keys in
 the file are kept and ignored; a week is complete only when ``complete`` is true *and* every list is empty
 (fail closed when the two disagree).
+
+:func:`cross_check` holds a reconciliation against the ledgers as they are *now*: a ``manifest.csv`` cut after
+generation wrote ``reconciliation.json``, a manifest row whose run is not in ``plan.csv``, or a run folder the
+manifest does not list makes the week incomplete, with a line saying why (``findings``, never written to the
+file: they describe the files on disk, not what generation saw).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Reconciliation(BaseModel):
@@ -45,6 +50,8 @@ class Reconciliation(BaseModel):
     stopped_legs: list[str] = []
     accounted: bool | None = None
     complete: bool
+    # What :func:`cross_check` found wrong with the files on disk; read-time only, never written to the file.
+    findings: list[str] = Field(default_factory=list, exclude=True)
 
     LISTS: ClassVar[tuple[str, ...]] = ("missing", "unexpected", "duplicate", "capped", "unwritten", "limited",
                                         "not_started", "stopped_legs")
@@ -52,7 +59,7 @@ class Reconciliation(BaseModel):
     @property
     def is_complete(self) -> bool:
         """True only when the flag says so and nothing is listed (the two disagreeing fails closed)."""
-        return self.complete and not any(getattr(self, name) for name in self.LISTS)
+        return self.complete and not self.findings and not any(getattr(self, name) for name in self.LISTS)
 
     def to_json(self) -> dict:
         """The file's content, in the documented key order (extra keys such as ``note`` last)."""
@@ -96,3 +103,42 @@ def reconcile_runs(
         missing=missing, unexpected=unexpected, duplicate=duplicate, unwritten=unwritten, capped=sorted(capped),
         limited=sorted(limited), not_started=sorted(not_started), stopped_legs=stopped, accounted=accounted,
         complete=accounted and not missing, **extra)
+
+
+def cross_check(
+    recon: Reconciliation,
+    *,
+    written: Iterable[str],
+    planned: Iterable[str] | None = None,
+    folders: Iterable[str] = (),
+    source: str = "reconciliation.json",
+) -> Reconciliation:
+    """Hold a reconciliation against the week's files as they are now (fail closed on any disagreement).
+
+    Args:
+        recon: what generation recorded (or what :func:`reconcile_runs` rebuilt from the plan).
+        written: run ids of the manifest's rows now, one per row.
+        planned: run ids of ``plan.csv``, when there is one.
+        folders: run ids of the run folders now in the run directory.
+        source: how the reconciliation's own numbers are named in a finding.
+
+    Returns:
+        A copy whose lists also hold the manifest's duplicate rows, the rows and folders that are not in the plan
+        (``unexpected``) and the folders the manifest does not list (``unwritten``); ``findings`` says when the
+        manifest holds another number of runs than the reconciliation says were written.
+    """
+    written = list(written)
+    rows = set(written)
+    findings = list(recon.findings)
+    if len(rows) != recon.written:
+        findings.append(f"manifest.csv lists {len(rows)} runs, {source} says {recon.written} were written")
+    duplicate = set(recon.duplicate) | {r for r, n in Counter(written).items() if n > 1}
+    folders = set(folders)
+    unwritten = set(recon.unwritten) | (folders - rows)
+    unexpected = set(recon.unexpected)
+    if planned is not None:
+        unexpected |= (rows | folders) - set(planned)
+    return recon.model_copy(update={
+        "duplicate": sorted(duplicate), "unwritten": sorted(unwritten), "unexpected": sorted(unexpected),
+        "findings": findings,
+    })

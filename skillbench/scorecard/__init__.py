@@ -22,10 +22,10 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("preference_gate", "decide", "collapse_votes", "GateDecision",), "gate"),
     **dict.fromkeys((
         "read_history", "update_history", "write_history", "week_over_week", "WeekOverWeek",
-        "HistoryError"
+        "HistoryError", "endpoints_path"
     ), "history"),
     **dict.fromkeys(("within_noise", "between_noise", "threshold", "moved",), "noise"),
-    **dict.fromkeys(("ScorecardData", "compute_scorecard", "endpoint_kind",), "compute"),
+    **dict.fromkeys(("ScorecardData", "compute_scorecard", "endpoint_kind", "incomplete_reasons",), "compute"),
     **dict.fromkeys(("render_markdown",), "render"),
     **dict.fromkeys((
         "write_scorecard", "scorecard_frames", "ScorecardResult", "default_history_path"
@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         ScorecardData,
         compute_scorecard,
         endpoint_kind,
+        incomplete_reasons,
     )
     from skillbench.scorecard.gate import (
         GateDecision,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from skillbench.scorecard.history import (
         HistoryError,
         WeekOverWeek,
+        endpoints_path,
         read_history,
         update_history,
         week_over_week,

@@ -4,7 +4,11 @@ qdrant's sections come in their order and with their table layout (padded GitHub
 number formats and labels), so their published scorecard and ours can be compared cell by cell. Ours are
 inserted beside the section they qualify: the lift's bootstrap CI and minimum detectable effect after the lift
 table, trigger health after activation, the preference gate after the avoid violations. A week whose
-reconciliation is incomplete says **INCOMPLETE** in its title; a week on the simulated endpoint says so too.
+reconciliation is incomplete (:func:`skillbench.ledgers.load_week` also holds it against the manifest, the plan
+and the run folders), or whose gradeable runs are not all graded yet, says **INCOMPLETE** in its title, says
+why, and writes no history row; a week on the simulated endpoint says so too. A week with no
+``reconciliation.json`` and no ``plan.csv`` (qdrant's published layout) is scored as it is and labelled "not
+reconciled".
 
 Scope rules: plugin-arm runs never enter the lift (their cells appear in the per-cell table as telemetry);
 dormancy prompts are never lift-scored (they feed trigger health and the activation contract); held-out
@@ -44,6 +48,10 @@ from skillbench.scorecard.stats import (
 from skillbench.signals import trigger
 from skillbench.signals.gradeability import skip_reason
 from skillbench.vocab import ENDPOINT_UNKNOWN, LIFT_ARMS, PLUGIN, REAL
+
+# The coverage reason of a gradeable run the judge has not graded (nor skipped): the week is not finished.
+NOT_GRADED_YET = "not graded yet"
+NO_SCORES_YET = f"{NOT_GRADED_YET} (no scores.csv)"
 
 # Larger models first, as qdrant lists them; unknown labels follow alphabetically.
 MODEL_RANK = ("opus", "sonnet", "haiku")
@@ -92,12 +100,18 @@ class ScorecardData:
     site_host: str | None
     n_resamples: int
     seed: int
+    incomplete_reasons: list[str] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
 
     @property
     def incomplete(self) -> bool:
-        """The reconciliation exists and does not account for every planned run."""
-        return self.reconciliation is not None and not self.reconciliation.is_complete
+        """The reconciliation does not account for every planned run, or gradeable runs are not graded yet."""
+        return bool(self.incomplete_reasons)
+
+    @property
+    def reconciled(self) -> bool:
+        """The week has a reconciliation (``reconciliation.json``, else one rebuilt from ``plan.csv``)."""
+        return self.reconciliation is not None
 
     @property
     def title(self) -> str:
@@ -135,9 +149,12 @@ def _run_keys(df: pd.DataFrame) -> pd.MultiIndex:
         {"rep": "int64"}).astype({"prompt": object, "model": object, "condition": object}))
 
 
-def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame) -> tuple[pd.DataFrame,
-                                                                                           pd.DataFrame]:
-    """Every run with its coverage status, and the dropped ones with their reasons."""
+def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame, *,
+              scores_file: bool | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every run with its coverage status, and the dropped ones with their reasons.
+
+    ``scores_file``: whether ``scores.csv`` exists (``None``: judged from ``scores`` being empty).
+    """
     plugin_graded = bool(scores["condition"].eq(PLUGIN).any())
     arms = set(LIFT_ARMS) | ({PLUGIN} if plugin_graded else set())
     runs = manifest.copy()
@@ -151,9 +168,10 @@ def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame)
     cols = ["budget_hit", "condition", "skill_available", "exit_code", "is_error"]
     records = runs[cols].astype(object).where(runs[cols].notna(), None).to_dict("records")
     rule = pd.Series([skip_reason(r) for r in records], index=runs.index, dtype=object)
-    fallback = np.select([with_rows, pd.Series(scores.empty, index=runs.index)],
-                         ["judge failed (every item ungraded)", "not graded yet (no scores.csv)"],
-                         "no gradeable answer")
+    # A gradeable run with an answer, no rows and no judge-skips.csv entry has simply not been graded yet.
+    no_file = scores.empty if scores_file is None else not scores_file
+    fallback = np.select([with_rows, pd.Series(no_file, index=runs.index)],
+                         ["judge failed (every item ungraded)", NO_SCORES_YET], NOT_GRADED_YET)
     inferred = rule.where(rule.notna(), pd.Series(fallback, index=runs.index))
     runs["reason"] = skip.where(skip.notna() & (skip.astype(str) != ""), pd.Series(inferred, index=runs.index))
     runs.loc[runs["graded"], "reason"] = ""
@@ -255,12 +273,13 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
     window_end = format_timestamp(stamps.max()) if len(stamps) else ""
     # A model without a lift this week (nothing graded in both arms) gets no history row: history carries lifts.
     rows = hist.history_rows(run_key, window_end, lift[lift["must_lift"].notna()], endpoint)
+    coverage, dropped = _coverage(manifest, scores, ledgers.judge_skips, scores_file=ledgers.scores_present)
     complete = ledgers.reconciliation is None or ledgers.reconciliation.is_complete
+    reasons = incomplete_reasons(ledgers.reconciliation, coverage)
     history = history if history is not None else hist.empty_history()
-    if complete:  # a partial week must not feed later weeks' noise floor
+    if not reasons:  # a partial week must not feed later weeks' noise floor
         history = hist.upsert(history, rows)
-    wow = hist.week_over_week(history, run_key, lift, endpoint)
-    coverage, dropped = _coverage(manifest, scores, ledgers.judge_skips)
+    wow = hist.week_over_week(history, run_key, lift, endpoint, window_end=window_end)
     graded_ids = coverage.loc[coverage["graded"], "run_id"]
     gate = (preference_gate(ledgers.pairs, manifest, reconciliation_complete=complete)
             if ledgers.pairs is not None else None)
@@ -285,5 +304,19 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
         avoid_violations=_avoid_violations(scores), gate=gate, coverage=coverage, dropped=dropped,
         spend=_spend(manifest, scores, ledgers.judge_costs, graded_ids), timing=_timing(manifest), health=health,
         provenance=_provenance(manifest, scores, models), site_host=site or ledgers.site_host,
-        n_resamples=n_resamples, seed=seed,
+        n_resamples=n_resamples, seed=seed, incomplete_reasons=reasons,
     )
+
+
+def incomplete_reasons(reconciliation: Reconciliation | None, coverage: pd.DataFrame) -> list[str]:
+    """Why a week is INCOMPLETE (empty when it is not): its reconciliation, and runs not graded yet.
+
+    A week without a reconciliation (qdrant's layout) is not reconciled, which is said, but not incomplete.
+    """
+    reasons = []
+    if reconciliation is not None and not reconciliation.is_complete:
+        reasons.append("the reconciliation does not account for every planned run")
+    waiting = int((coverage["gradeable"] & coverage["reason"].astype(str).str.startswith(NOT_GRADED_YET)).sum())
+    if waiting:
+        reasons.append(f"{waiting} gradeable runs are not graded yet (run `skillbench judge RUN_DIR`)")
+    return reasons

@@ -1,15 +1,27 @@
 """``scorecard-history.csv``: one row per run × model, and the week-over-week rule that reads it.
 
-The file is qdrant's 8 columns (``run_key, window_end, model, must_lift, must_lift_se, composite_lift,
-cost_delta, turns_delta``) then ours, ``endpoint`` (``real``/``simulated``/…). It is written the way qdrant's
-``csv`` writer writes it (numbers with 6 decimals, empty for unknown, CRLF line ends), so upserting a week into
-their file leaves their rows byte-identical; a qdrant file without ``endpoint`` reads as ``real`` (their runner
-only ever called the real API). ``window_end`` is the latest run ``timestamp`` of the week.
+**The file keeps qdrant's 8 columns** (``run_key, window_end, model, must_lift, must_lift_se, composite_lift,
+cost_delta, turns_delta``), so qdrant's own tools (their ``summarize-eval.py`` rewrites it with
+``csv.DictWriter(fieldnames=<those 8>)``) read and rewrite it unchanged. The endpoint kind of each row
+(``real``/``simulated``/…) lives in a **sidecar** beside it, ``<stem>.endpoints.csv``
+(``scorecard-history.endpoints.csv``; columns ``run_key, model, endpoint``), keyed by (run key, model). A row
+with no record in the sidecar reads ``real`` (qdrant's runner only ever called the real API), so the sidecar is
+written *before* the history whenever any row is not real or the sidecar already exists: a simulated week is
+never in a history file without its sidecar record, even after a crash between the two writes.
+
+Files of ours that carry a 9th ``endpoint`` column still read (the column is the row's endpoint; a sidecar
+record that disagrees with it is refused); the next write migrates them to 8 columns + sidecar.
+
+Both files are written the way qdrant's ``csv`` writer writes (numbers with 6 decimals, empty for unknown, CRLF
+line ends), so upserting a week into their file leaves their rows byte-identical. ``window_end`` is the latest run
+``timestamp`` of the week. A torn or hand-damaged row (wrong number of cells, a lift that is not a number, an
+empty key, a (run key, model) twice) is refused with one line naming the file and line, never rewritten.
 
 Upsert is idempotent and keyed on (run key, model): a row is replaced in place, a new one appended.
 
 Week over week, among weeks of the **same endpoint kind only** (a simulated week never enters real-week
-statistics), ordered by ``window_end``:
+statistics), ordered by their run window (``window_end``; a week not in the history, e.g. a partial one, is
+placed by its own window end, never by its run key):
 
 * until four run keys exist up to this one: "Will be computed after four runs.";
 * then ``Δ = now − previous``, ``t·SE_Δ`` with ``SE_Δ = √(SE_now² + SE_prev²)`` (t at this week's pairs − 1),
@@ -24,23 +36,26 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from skillbench.ledgers.atomic import atomic_write_text
-from skillbench.ledgers.columns import HISTORY_COLUMNS, QDRANT_HISTORY_COLUMNS
+from skillbench.ledgers.columns import HISTORY_COLUMNS, HISTORY_ENDPOINT_COLUMNS, QDRANT_HISTORY_COLUMNS
+from skillbench.ledgers.files import HISTORY_ENDPOINTS_SUFFIX
+from skillbench.ledgers.readers import parse_timestamps
 from skillbench.scorecard import noise
 from skillbench.scorecard.stats import DEFAULT_CONFIDENCE
-from skillbench.vocab import REAL
+from skillbench.vocab import ENDPOINT_UNKNOWN, REAL
 
 NUMERIC_COLUMNS: tuple[str, ...] = QDRANT_HISTORY_COLUMNS[3:]
 LEGACY_ENDPOINT = REAL
 WOW_MIN_RUNS = 4
 KEY = ["run_key", "model"]
+_REQUIRED = ("run_key", "model", "must_lift")  # a row without these carries no week-over-week information
+_RESTORE = "restore the file from a good copy or delete that line"
 
 
 class HistoryError(ValueError):
-    """A history file that cannot be read; the message names the file and column."""
+    """A history file that cannot be read or written; the message names the file and line."""
 
 
 def empty_history() -> pd.DataFrame:
@@ -48,30 +63,119 @@ def empty_history() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=str) for c in HISTORY_COLUMNS})
 
 
+def endpoints_path(path: str | Path) -> Path:
+    """The sidecar of a history file: ``scorecard-history.csv`` → ``scorecard-history.endpoints.csv``."""
+    path = Path(path)
+    return path.with_name(path.stem + HISTORY_ENDPOINTS_SUFFIX)
+
+
+def _not_a_folder(path: Path) -> None:
+    if path.exists() and not path.is_file():
+        raise HistoryError(f"{path}: is a folder, not a history file — pass the CSV's path (e.g. "
+                           "SUITE_DIR/weekly/scorecard-history.csv)")
+
+
+def _records(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header and every record with its line number; every record has the header's number of cells."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise HistoryError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}) — {_RESTORE}") from exc
+    reader = csv.reader(io.StringIO(text, newline=""))
+    records: list[tuple[int, list[str]]] = []
+    try:
+        for cells in reader:
+            if cells:  # a blank line holds no row
+                records.append((reader.line_num, cells))
+    except csv.Error as exc:
+        raise HistoryError(f"{path}: line {reader.line_num}: not a readable CSV row ({exc}) — {_RESTORE}") from exc
+    if not records:
+        raise HistoryError(f"{path}: empty file (expected a header row) — delete it to start a new history")
+    (_, header), rows = records[0], records[1:]
+    for line, cells in rows:
+        if len(cells) != len(header):
+            raise HistoryError(f"{path}: line {line}: {len(cells)} cells, expected {len(header)} ({', '.join(header)})"
+                               f" — a torn or hand-edited row; {_RESTORE}")
+    return header, rows
+
+
+def _read_endpoints(path: Path) -> dict[tuple[str, str], tuple[int, str]]:
+    """The sidecar's records: (run key, model) → (line, endpoint); empty when there is no sidecar."""
+    _not_a_folder(path)
+    if not path.is_file():
+        return {}
+    header, rows = _records(path)
+    if header != list(HISTORY_ENDPOINT_COLUMNS):
+        raise HistoryError(f"{path}: columns are {', '.join(header)}, expected {', '.join(HISTORY_ENDPOINT_COLUMNS)}"
+                           f" — {_RESTORE}")
+    out: dict[tuple[str, str], tuple[int, str]] = {}
+    for line, (run_key, model, endpoint) in rows:
+        if not (run_key.strip() and model.strip() and endpoint.strip()):
+            raise HistoryError(f"{path}: line {line}: an empty run_key, model or endpoint — {_RESTORE}")
+        if (run_key, model) in out:
+            raise HistoryError(f"{path}: line {line}: ({run_key}, {model}) again (first on line "
+                               f"{out[(run_key, model)][0]}) — {_RESTORE}")
+        out[(run_key, model)] = (line, endpoint.strip())
+    return out
+
+
 def read_history(path: str | Path) -> pd.DataFrame:
-    """Read ``scorecard-history.csv`` as strings (so rewriting never reformats a row); empty when absent.
+    """Read ``scorecard-history.csv`` and its endpoint sidecar as strings (so rewriting never reformats a row).
+
+    Returns:
+        One row per run key × model with :data:`HISTORY_COLUMNS` (qdrant's 8, then ``endpoint``); empty when
+        the file is absent.
 
     Raises:
-        HistoryError: unreadable, or one of qdrant's 8 columns is missing.
+        HistoryError: one line naming the file and line: the path is a folder, the file is unreadable, one of
+            qdrant's 8 columns is missing or an unknown one is present, a row has another number of cells than
+            the header, an empty key or lift, a value that is not a number or a timestamp, a (run key, model)
+            twice, or a sidecar record that contradicts the file's own ``endpoint`` column.
     """
     path = Path(path)
+    _not_a_folder(path)
     if not path.is_file():
         return empty_history()
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise HistoryError(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from exc
-    missing = [c for c in QDRANT_HISTORY_COLUMNS if c not in df.columns]
+    header, rows = _records(path)
+    missing = [c for c in QDRANT_HISTORY_COLUMNS if c not in header]
     if missing:
         raise HistoryError(f"{path}: missing column(s) {', '.join(missing)}")
-    if "endpoint" not in df.columns:
-        df["endpoint"] = LEGACY_ENDPOINT
-    for column in NUMERIC_COLUMNS:
-        bad = pd.to_numeric(df[column].where(df[column] != ""), errors="coerce").isna() & (df[column] != "")
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise HistoryError(f"{path}: column {column!r}, row {row + 2}: {df[column].iloc[row]!r} is not a number")
-    return df[list(HISTORY_COLUMNS)].reset_index(drop=True)
+    unknown = [c for c in header if c not in HISTORY_COLUMNS]
+    if unknown:
+        raise HistoryError(f"{path}: unknown column(s) {', '.join(unknown)} (a history has "
+                           f"{', '.join(QDRANT_HISTORY_COLUMNS)}) — a rewrite would lose them; move them elsewhere")
+    sidecar = endpoints_path(path)
+    recorded = _read_endpoints(sidecar)
+    index = {c: header.index(c) for c in header}
+    out, seen = [], {}
+    for line, cells in rows:
+        row = {c: cells[i] for c, i in index.items()}
+        for column in _REQUIRED:
+            if not row[column].strip():
+                raise HistoryError(f"{path}: line {line}: column {column!r} is empty — {_RESTORE}")
+        for column in NUMERIC_COLUMNS:
+            value = row[column]
+            if value.strip() and pd.isna(pd.to_numeric(value, errors="coerce")):
+                raise HistoryError(f"{path}: line {line}: column {column!r}: {value!r} is not a number — {_RESTORE}")
+        stamp = row["window_end"]
+        if stamp.strip() and pd.isna(parse_timestamps(pd.Series([stamp])).iloc[0]):
+            raise HistoryError(f"{path}: line {line}: column 'window_end': {stamp!r} is not a UTC timestamp "
+                               f"(20260808T081641Z) — {_RESTORE}")
+        key = (row["run_key"], row["model"])
+        if key in seen:
+            raise HistoryError(f"{path}: line {line}: run {key[0]} × {key[1]} again (first on line {seen[key]}) — "
+                               f"{_RESTORE}")
+        seen[key] = line
+        note = recorded.get(key)
+        if "endpoint" in row:  # a 9-column file of ours: the column is the row's endpoint
+            row["endpoint"] = row["endpoint"].strip() or ENDPOINT_UNKNOWN
+            if note is not None and note[1] != row["endpoint"]:
+                raise HistoryError(f"{sidecar}: line {note[0]}: {key[0]} × {key[1]} is {note[1]!r}, but {path} line "
+                                   f"{line} says {row['endpoint']!r} — correct one of them")
+        else:
+            row["endpoint"] = note[1] if note is not None else LEGACY_ENDPOINT
+        out.append(row)
+    return pd.DataFrame(out, columns=list(HISTORY_COLUMNS)) if out else empty_history()
 
 
 def _num(value: float) -> str:
@@ -111,15 +215,34 @@ def upsert(history: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return history
 
 
-def write_history(path: str | Path, history: pd.DataFrame) -> None:
-    """Write the history as qdrant's ``csv.DictWriter`` does (minimal quoting, CRLF)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _csv(columns: tuple[str, ...], rows: pd.DataFrame) -> str:
     buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(HISTORY_COLUMNS)
-    writer.writerows(history[list(HISTORY_COLUMNS)].itertuples(index=False, name=None))
-    atomic_write_text(path, buf.getvalue())
+    writer = csv.writer(buf)  # qdrant's csv.DictWriter: minimal quoting, CRLF
+    writer.writerow(columns)
+    writer.writerows(rows[list(columns)].itertuples(index=False, name=None))
+    return buf.getvalue()
+
+
+def write_history(path: str | Path, history: pd.DataFrame) -> None:
+    """Write the history with qdrant's 8 columns, and the endpoint of every row into the sidecar first.
+
+    The sidecar is written when a row is not ``real`` or the sidecar already exists (a real-only history needs
+    none: an absent record reads ``real``); it always lists every row. A 9-column file of ours becomes 8
+    columns + sidecar here.
+
+    Raises:
+        HistoryError: the history path or its sidecar's is a folder (nothing is written).
+    """
+    path = Path(path)
+    sidecar = endpoints_path(path)
+    _not_a_folder(path)
+    _not_a_folder(sidecar)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame = history[list(HISTORY_COLUMNS)]
+    if sidecar.exists() or frame["endpoint"].ne(REAL).any():
+        # First: a crash between the two writes must never leave a simulated row without its record.
+        atomic_write_text(sidecar, _csv(HISTORY_ENDPOINT_COLUMNS, frame))
+    atomic_write_text(path, _csv(QDRANT_HISTORY_COLUMNS, frame))
 
 
 def update_history(path: str | Path, rows: pd.DataFrame) -> pd.DataFrame:
@@ -158,7 +281,8 @@ class WeekOverWeek:
 
 
 def week_over_week(history: pd.DataFrame, run_key: str, lift: pd.DataFrame, endpoint: str, *,
-                   confidence: float = DEFAULT_CONFIDENCE, min_runs: int = WOW_MIN_RUNS) -> WeekOverWeek:
+                   window_end: str = "", confidence: float = DEFAULT_CONFIDENCE,
+                   min_runs: int = WOW_MIN_RUNS) -> WeekOverWeek:
     """Apply the week-over-week rule to this run against the history (which should already contain it).
 
     Args:
@@ -166,15 +290,20 @@ def week_over_week(history: pd.DataFrame, run_key: str, lift: pd.DataFrame, endp
         run_key: this run.
         lift: this run's :func:`skillbench.stats.lift_table` (``must_lift``, ``must_lift_se``, ``n_pairs``).
         endpoint: this run's endpoint kind; only history rows of the same kind are compared.
+        window_end: this run's own window end (its latest run timestamp). A run that is not in the history (a
+            partial week) is placed by it among the other weeks; without it, after the latest one.
     """
     h = numeric_history(history)
     h = h[h["endpoint"] == endpoint]
     if run_key not in set(h["run_key"]):
         now_rows = history_rows(run_key, "", lift, endpoint)
-        now_rows["window_end"] = h["window_end"].max() if not h.empty else ""
+        now_rows["window_end"] = window_end or (h["window_end"].max() if not h.empty else "")
         h = pd.concat([h, numeric_history(now_rows)], ignore_index=True)
-    order = (h.groupby("run_key")["window_end"].max().reset_index()
-             .sort_values(["window_end", "run_key"], kind="stable")["run_key"].tolist())
+    # Weeks in the order they ran: by the end of their run window (parsed, so any timestamp form sorts right),
+    # the run key only breaking ties. Run keys need not sort by date.
+    windows = h.assign(_end=parse_timestamps(h["window_end"].astype(str))).groupby("run_key")["_end"].max()
+    order = (windows.reset_index().sort_values(["_end", "run_key"], kind="stable", na_position="first")
+             ["run_key"].tolist())
     upto = order[: order.index(run_key) + 1]
     result = WeekOverWeek(ready=len(upto) >= min_runs, n_runs=len(upto), endpoint=endpoint, min_runs=min_runs)
     if not result.ready:

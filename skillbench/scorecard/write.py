@@ -40,9 +40,13 @@ def write_scorecard(run_dir: str | Path, *, history_path: str | Path | None = No
                     site: str | None = None) -> ScorecardResult:
     """Compute the scorecard, write ``RUN_DIR/scorecard.md`` and upsert this week into the history file.
 
+    The history keeps qdrant's 8 columns; each row's endpoint goes to its sidecar (:mod:`.history`). An
+    INCOMPLETE week (``data.incomplete_reasons``) writes its scorecard but no history row.
+
     Raises:
-        skillbench.ledgers.LedgerError: a malformed ledger.
-        skillbench.history.HistoryError: a malformed history file.
+        skillbench.ledgers.LedgerError: a malformed or damaged ledger (nothing is written).
+        skillbench.scorecard.HistoryError: a malformed history file, or a history path that is a folder (checked
+            before anything is written).
     """
     run_dir = Path(run_dir)
     history_path = Path(history_path) if history_path else default_history_path(run_dir)

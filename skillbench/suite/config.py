@@ -20,7 +20,18 @@ DEFAULT_ALLOWED_TOOLS = ["Skill", "WebSearch", "WebFetch", "Read", "Grep", "Glob
 
 
 class ConfigError(ValueError):
-    """A suite config file that cannot be read; the message is one actionable line."""
+    """A suite config file that cannot be read; the message is one actionable line.
+
+    Attributes:
+        path: the config file.
+        field: the key (``suite.site_base``), or ``file`` / ``TOML syntax`` when the file itself is unreadable.
+        problem: what is wrong.
+        fix: how to fix it.
+    """
+
+    def __init__(self, path: Path, field: str, problem: str, fix: str):
+        self.path, self.field, self.problem, self.fix = Path(path), field, problem, fix
+        super().__init__(f"{path}: {field}: {problem} — {fix}")
 
 
 class SuiteSettings(BaseModel):
@@ -62,18 +73,31 @@ def load_config(suite_dir: str | Path) -> SuiteConfig:
     """Read ``SUITE_DIR/skillbench.toml``, or the defaults when the file is absent.
 
     Raises:
-        ConfigError: the file is not TOML or has an unknown or ill-typed key.
+        ConfigError: the path is not a file, the file is not UTF-8 or not TOML, or a key is unknown or ill-typed
+            (the first such defect, as one line; nothing falls back to the defaults).
     """
     path = Path(suite_dir) / CONFIG_FILENAME
-    if not path.is_file():
+    if not path.exists():
         return SuiteConfig()
+    if not path.is_file():
+        raise ConfigError(path, "file", "is not a file", f"make {CONFIG_FILENAME} a TOML file, or remove it")
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(path, "file", f"cannot be read ({exc.strerror})", "check its permissions") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(path, "file", f"not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})",
+                          "save it as UTF-8") from exc
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: TOML syntax: {exc} — fix the file's syntax") from exc
+        raise ConfigError(path, "TOML syntax", str(exc), "fix the file's syntax") from exc
     try:
         return SuiteConfig.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(f"{path}: {field}: {err['msg']} — see README 'Suite config'") from exc
+        raise ConfigError(path, field, err["msg"], "see README 'Suite config'") from exc

@@ -1,8 +1,10 @@
 """Preflight: read a suite and refuse a broken one before any model call is paid for.
 
-Errors make a run measure nothing (a prompt that cannot be graded, a skill that cannot be installed);
-warnings make it measure less than it seems (a family too small for the paired gate, a description with
-no trigger phrase). Every defect is one line: ``path: field: what is wrong — how to fix it``.
+Errors make a run measure nothing (a prompt that cannot be graded or passed to the CLI, a skill that cannot be
+installed or would carry a host file into the sandbox); warnings make it measure less than it seems (a family too
+small for the paired gate, a description with no trigger phrase). Every defect is one line:
+``path: field: what is wrong — how to fix it``. A config file that cannot be read is reported alone: checking the
+suite against defaults it never asked for would only add knock-on errors.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ from skillbench.suite.format import (
 )
 
 RUBRIC_RANGES = {"must": (3, 5), "bonus": (1, 3), "avoid": (1, 3)}
+# The CLI receives the prompt as one command-line argument, and Linux refuses an exec with an argument longer than
+# MAX_ARG_STRLEN (32 pages = 131072 bytes) counting its terminating NUL: "argument list too long", on every run.
+MAX_ARG_STRLEN = 131072
+MAX_PROMPT_BYTES = MAX_ARG_STRLEN - 1
 MIN_PREFERENCE_PROMPTS = 5  # the paired preference gate needs n >= 5 stimuli per family
 _TRIGGER_PHRASE = re.compile(r"\buse (?:it |this(?: skill)? )?(?:when|whenever|for|if)\b", re.I)
 _FIELDS = tuple(TestPrompt.model_fields)
@@ -58,6 +64,7 @@ class PreflightReport:
     suite: Suite
     defects: list[Defect] = field(default_factory=list)
     prompt_files: list[Path] = field(default_factory=list)  # every test-prompts/*.json, broken ones included
+    stopped: str = ""  # why the rest of the suite was not checked (an unreadable config file)
 
     @property
     def errors(self) -> list[Defect]:
@@ -71,6 +78,9 @@ class PreflightReport:
         return not self.errors and not (strict and self.warnings)
 
     def summary(self) -> str:
+        if self.stopped:
+            return f"Prompts and skills not checked ({self.stopped}): {len(self.errors)} errors, " \
+                   f"{len(self.warnings)} warnings"
         files = self.prompt_files or [p.path for p in self.suite.prompts]
         heldout = sum(f.stem.startswith(self.suite.heldout_prefixes) for f in files)  # () matches nothing
         dormancy = sum(p.dormancy for p in self.suite.prompts)  # known only for files that parsed
@@ -152,6 +162,7 @@ class _Checker:
             self.error(_display(root), "skills_root", "skills root is not a folder",
                        "set [suite].skills_root in skillbench.toml or pass --skills-root")
             return
+        self.check_links(root)
         for path in sorted(root.rglob(SKILL_FILE)):
             leaf = path.relative_to(root).as_posix()
             if "/" not in leaf:  # SKILL.md directly in the root belongs to no family
@@ -172,6 +183,28 @@ class _Checker:
             if not _TRIGGER_PHRASE.search(skill.description):
                 self.warn(_display(skill.path), "description", "no explicit trigger phrase",
                           "say when to use the skill, e.g. \"Use when …\"")
+
+    def check_links(self, root: Path) -> None:
+        """Refuse a symlink in the skills tree that leaves it or is broken.
+
+        A skill folder is copied into each run's HOME; a link out of the tree would carry a host file into the
+        sandbox (or, broken, fail every run of its family).
+        """
+        for folder, dirs, files in os.walk(root):  # never follows a link: each one is checked, not entered
+            for name in sorted([*dirs, *files]):
+                link = Path(folder) / name
+                if not link.is_symlink():
+                    continue
+                raw = os.readlink(link)
+                target = link.resolve()
+                shown = raw if raw == str(target) else f"{raw} (→ {target})"
+                if not link.exists():
+                    self.error(_display(link), "symlink", f"is broken: {shown} does not exist",
+                               "remove the link or restore its target inside the skills root")
+                elif not target.is_relative_to(root):
+                    self.error(_display(link), "symlink", f"to {shown} leaves the skills root {_display(root)}",
+                               "copy the file into the skill instead (a link out of the tree would copy a host "
+                               "file into every run's HOME)")
 
     # -- prompts --------------------------------------------------------------------------------------
     def load_prompts(self) -> None:
@@ -217,6 +250,13 @@ class _Checker:
             ok = False
         if not test.prompt.strip():
             self.error(shown, "prompt", "is empty", "write the user's question")
+            ok = False
+        size = len(test.prompt.encode("utf-8", "surrogatepass"))
+        if size > MAX_PROMPT_BYTES:
+            self.error(shown, "prompt", f"{size} bytes (UTF-8) exceed the OS limit for one command-line argument, "
+                       f"{MAX_PROMPT_BYTES} bytes (Linux MAX_ARG_STRLEN {MAX_ARG_STRLEN} with its terminating NUL)",
+                       "shorten the prompt: the CLI receives it as one argument, and every run would fail with "
+                       "'argument list too long'")
             ok = False
         ok &= self.check_rubric(shown, test)
         heldout = any(test.name.startswith(p) for p in self.suite.heldout_prefixes)
@@ -330,22 +370,22 @@ def preflight(
         The report: the suite as far as it could be read, and its defects.
     """
     suite_dir = Path(suite_dir)
-    defects: list[Defect] = []
     if config is None:
         try:
             config = load_config(suite_dir)
         except ConfigError as exc:
-            config = SuiteConfig()
-            path, fld, rest = (str(exc).split(": ", 2) + ["", ""])[:3]
-            problem, _, fix = rest.partition(" — ")
-            defects.append(Defect("error", _display(Path(path)), fld, problem, fix or "fix the config"))
+            # Alone: checked against defaults it never asked for (no site_base, …) every prompt would fail too.
+            bare = Suite(suite_dir=suite_dir.resolve(), config=SuiteConfig(),
+                         skills_root=_resolve_skills_root(suite_dir, None), site_base=(site_base or "").rstrip("/"),
+                         heldout_prefixes=())
+            defect = Defect("error", _display(exc.path), exc.field, exc.problem, exc.fix)
+            return PreflightReport(bare, [defect], stopped=f"{CONFIG_FILE} must read first")
     root = Path(skills_root).resolve() if skills_root else _resolve_skills_root(suite_dir, config.suite.skills_root)
     base = site_base or config.suite.site_base or ""
     prefixes = tuple(heldout_prefixes if heldout_prefixes is not None else config.suite.heldout_prefixes)
     suite = Suite(suite_dir=suite_dir.resolve(), config=config, skills_root=root, site_base=base.rstrip("/"),
                   heldout_prefixes=prefixes)
     checker = _Checker(suite)
-    checker.defects.extend(defects)
     if not base:
         checker.error(_display(suite_dir / CONFIG_FILE), "suite.site_base", "no site base URL",
                       "set [suite].site_base in skillbench.toml or pass --site-base")

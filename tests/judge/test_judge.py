@@ -6,6 +6,7 @@ real ``anthropic`` SDK against a simulated judge whose error knobs the test sets
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -361,3 +362,33 @@ def test_ledger_rows_with_odd_line_breaks_survive_a_resume(tmp_path):
     rows = ledger.read()
     assert [r["run_id"] for r in rows] == ["a", "b"]
     assert rows[1]["evidence_quote"] == "one\u2028two\nthree\x0cfour"
+
+
+def _edit_ledger(path: Path, row: int, column: str, value: str) -> None:
+    with path.open(newline="", encoding="utf-8") as fh:
+        records = list(csv.reader(fh))
+    records[row][records[0].index(column)] = value
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(records)
+
+
+@pytest.mark.parametrize(("column", "value", "expected"), [
+    ("verdict", "banana", "column 'verdict', row 5: 'banana' is not one of"),
+    ("credit", "2.0", "column 'credit', row 5: '2.0' is not 0 or 1"),
+])
+def test_resume_refuses_a_row_with_an_unknown_verdict_or_a_credit_out_of_range(
+        sim_week: Path, column: str, value: str, expected: str) -> None:
+    path = sim_week / "scores.csv"
+    with judge_endpoint() as ep:
+        _judge(sim_week, ep, limit=2)
+        _edit_ledger(path, 4, column, value)
+        before = path.read_bytes()
+        with pytest.raises(LedgerConflict, match=expected + r".*--fresh"):
+            _judge(sim_week, ep)
+        assert path.read_bytes() == before, "the damaged row is neither kept as graded nor silently dropped"
+        done = run_cli("judge", str(sim_week), "--backend", "sim", "--endpoint", ep.base_url)
+        assert done.returncode == 2 and path.read_bytes() == before
+        err = done.stderr.strip().splitlines()
+        assert len(err) == 1 and f"{path}: {expected}" in err[0] and "--fresh" in err[0]
+        report = _judge(sim_week, ep, fresh=True)
+    assert report.already == 0 and report.graded == 16 and len(read_scores(path)) == 80

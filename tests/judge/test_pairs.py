@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -94,3 +95,16 @@ def test_outage_is_a_judge_error_not_a_loss_and_resume_rejudges(sim_week: Path) 
     costs = [float((sim_week / r / "judge_cost.txt").read_text()) for p in find_pairs(sim_week)
              for r in (p.with_skill.run_id, p.no_skill.run_id)]
     assert all(c > 0 for c in costs)
+
+
+def test_a_week_without_a_complete_pair_writes_the_header_and_says_why(sim_week: Path) -> None:
+    for folder in sim_week.glob("*-no-skill-*"):
+        shutil.rmtree(folder)
+    assert main(["signals", str(sim_week)]) == 0
+    lines: list[str] = []
+    with judge_endpoint() as ep:
+        report = judge_pairs(sim_week, base_url=ep.base_url, api_key=ep.api_key, max_retries=1, log=lines.append)
+    assert report.pairs == 0 and report.judged == 0
+    assert (sim_week / "pairs.csv").read_text().splitlines() == [",".join(PAIRS_COLUMNS)]
+    assert read_pairs(sim_week / "pairs.csv").empty
+    assert any("0 pairs: no prompt × model × rep has a gradeable answer in both arms" in line for line in lines), lines

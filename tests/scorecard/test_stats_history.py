@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import shutil
 import statistics
 from pathlib import Path
 
@@ -11,7 +13,8 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.power import TTestPower
 
-from skillbench.ledgers.columns import HISTORY_COLUMNS
+from skillbench.ledgers.columns import HISTORY_COLUMNS, QDRANT_HISTORY_COLUMNS
+from skillbench.ledgers.files import HISTORY_ENDPOINTS_FILE, HISTORY_FILE
 from skillbench.scorecard import (
     bootstrap_lift,
     minimum_detectable_effect,
@@ -19,7 +22,8 @@ from skillbench.scorecard import (
     update_history,
     week_over_week,
 )
-from skillbench.scorecard.history import history_rows, upsert
+from skillbench.scorecard.history import HistoryError, endpoints_path, history_rows, upsert
+from tests.helpers.shared import QDRANT, TINY_WEEK, require
 
 
 def _lift(values: dict[str, tuple[float, float]], n_pairs: int = 26) -> pd.DataFrame:
@@ -36,8 +40,9 @@ def test_upsert_is_idempotent_and_keyed_on_run_and_model(tmp_path: Path) -> None
     update_history(path, week1)
     assert path.read_bytes() == first
     assert first.startswith(b"run_key,window_end,model,must_lift,must_lift_se,composite_lift,cost_delta,"
-                            b"turns_delta,endpoint\r\n")
-    assert b"w1,20260801T100000Z,sonnet,0.300000,0.050000,0.300000,0.010000,1.500000,real\r\n" in first
+                            b"turns_delta\r\n")
+    assert b"w1,20260801T100000Z,sonnet,0.300000,0.050000,0.300000,0.010000,1.500000\r\n" in first
+    assert not endpoints_path(path).exists(), "real rows need no sidecar"
 
     update_history(path, history_rows("w2", "20260808T100000Z", _lift({"sonnet": (0.1, 0.02)}), "real"))
     changed = history_rows("w1", "20260801T100000Z", _lift({"haiku": (0.5, 0.07)}), "real")
@@ -93,6 +98,110 @@ def test_week_over_week_rule_with_five_real_weeks() -> None:
     assert fourth.ready and fourth.previous == "r3"
     # Re-scoring an older week uses only the weeks before it: σ over r1..r3.
     assert fourth.table.iloc[0]["between"] == pytest.approx(statistics.pstdev([w[1] for w in real[:3]]))
+
+
+def test_a_partial_week_is_placed_by_its_own_window_not_its_run_key() -> None:
+    """Run keys that do not sort by date: the previous week is the one that ran before, by window end."""
+    weeks = [("wk-c", "20260801T120000Z", 0.30), ("wk-a", "20260808T120000Z", 0.32),
+             ("wk-f", "20260815T120000Z", 0.28), ("wk-e", "20260822T120000Z", 0.31),
+             ("wk-d", "20260829T120000Z", 0.33)]
+    history = pd.DataFrame(columns=list(HISTORY_COLUMNS))
+    for key, window, lift in weeks:
+        history = upsert(history, history_rows(key, window, _lift({"sonnet": (lift, 0.05)}), "real"))
+    # wk-b ran between wk-f and wk-e and is partial, so it is not in the history.
+    wow = week_over_week(history, "wk-b", _lift({"sonnet": (0.5, 0.05)}), "real", window_end="20260818T090000Z")
+    assert wow.ready and wow.n_runs == 4 and wow.previous == "wk-f"
+    assert wow.table.iloc[0]["prev_lift"] == pytest.approx(0.28)
+    # The weeks in the history are ordered by window too, whatever their keys.
+    assert week_over_week(history, "wk-e", _lift({"sonnet": (0.31, 0.05)}), "real").previous == "wk-f"
+
+
+def _qdrant_history(tmp_path: Path) -> Path:
+    path = tmp_path / HISTORY_FILE
+    shutil.copyfile(require(QDRANT / "evals" / "weekly" / HISTORY_FILE), path)
+    return path
+
+
+def _summarize_eval_rewrite(path: Path) -> None:
+    """What qdrant's summarize-eval.py does to the history: DictReader, then DictWriter with their 8 columns."""
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(QDRANT_HISTORY_COLUMNS))  # raises on any extra key
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_qdrants_history_survives_their_own_rewrite_after_our_upsert(tmp_path: Path) -> None:
+    path = _qdrant_history(tmp_path)
+    theirs = path.read_bytes()
+    update_history(path, history_rows("20260815", "20260815T081641Z", _lift({"sonnet": (0.2, 0.05)}), "real"))
+    assert path.read_bytes().startswith(theirs), "their rows are untouched, ours appended"
+    _summarize_eval_rewrite(path)
+    history = read_history(path)
+    assert history[["run_key", "model"]].values.tolist() == [
+        ["20260808", "sonnet"], ["20260808", "haiku"], ["20260815", "sonnet"]]
+    assert set(history["endpoint"]) == {"real"}
+
+
+def test_a_simulated_week_in_a_qdrant_style_file_lives_in_the_sidecar(tmp_path: Path) -> None:
+    path = _qdrant_history(tmp_path)
+    update_history(path, history_rows("sim-1", "20260816T000000Z", _lift({"haiku": (0.9, 0.1)}), "simulated"))
+    sidecar = endpoints_path(path)
+    assert sidecar.name == HISTORY_ENDPOINTS_FILE and sidecar.is_file()
+    assert path.read_text().splitlines()[0] == ",".join(QDRANT_HISTORY_COLUMNS)
+    _summarize_eval_rewrite(path)  # their tool still works, and knows nothing of the sidecar
+    history = read_history(path).set_index(["run_key", "model"])
+    assert history.loc[("sim-1", "haiku"), "endpoint"] == "simulated"
+    assert history.loc[("20260808", "sonnet"), "endpoint"] == "real"
+    # A simulated week never enters real-week statistics, read back from disk too.
+    assert week_over_week(read_history(path), "sim-1", _lift({"haiku": (0.9, 0.1)}), "simulated").n_runs == 1
+
+
+def test_our_nine_column_history_reads_and_migrates_on_the_next_write(tmp_path: Path) -> None:
+    path = tmp_path / HISTORY_FILE
+    shutil.copyfile(TINY_WEEK / HISTORY_FILE, path)
+    assert path.read_text().splitlines()[0].endswith(",endpoint")
+    before = read_history(path)
+    assert set(before["endpoint"]) == {"simulated"} and len(before) == 8
+    update_history(path, history_rows("20261207", "20261207T000000Z", _lift({"sonnet": (0.1, 0.05)}), "simulated"))
+    assert path.read_text().splitlines()[0] == ",".join(QDRANT_HISTORY_COLUMNS)
+    after = read_history(path)
+    pd.testing.assert_frame_equal(after.iloc[:8], before)
+    assert after.iloc[8]["endpoint"] == "simulated"
+
+
+def test_a_sidecar_that_contradicts_the_endpoint_column_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / HISTORY_FILE
+    shutil.copyfile(TINY_WEEK / HISTORY_FILE, path)
+    endpoints_path(path).write_text("run_key,model,endpoint\r\n20261109,sonnet,real\r\n")
+    with pytest.raises(HistoryError, match=r"line 2: 20261109 × sonnet is 'real', but .* line 2 says 'simulated'"):
+        read_history(path)
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    (b"w9,20260901T000000Z,sonnet\r\n", "line 4: 3 cells, expected 8"),
+    (b"w9,20260901T000000Z,sonnet,,0.1,0.1,0.1,0.1\r\n", "line 4: column 'must_lift' is empty"),
+    (b"w9,yesterday,sonnet,0.1,0.1,0.1,0.1,0.1\r\n", "line 4: column 'window_end': 'yesterday'"),
+    (b"20260808,20260808T081641Z,haiku,0.1,0.1,0.1,0.1,0.1\r\n",
+     r"line 4: run 20260808 × haiku again \(first on line 3\)"),
+    (b"w9,20260901T000000Z,sonnet,0.1,0.1,0.1,0.1,0.1,extra\r\n", "line 4: 9 cells, expected 8"),
+])
+def test_a_damaged_history_row_is_refused_with_its_line(tmp_path: Path, line: bytes, expected: str) -> None:
+    path = _qdrant_history(tmp_path)
+    path.write_bytes(path.read_bytes() + line)
+    before = path.read_bytes()
+    with pytest.raises(HistoryError, match=expected):
+        update_history(path, history_rows("w10", "20260910T000000Z", _lift({"sonnet": (0.1, 0.05)}), "real"))
+    assert path.read_bytes() == before
+
+
+def test_a_history_path_that_is_a_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(HistoryError, match="is a folder"):
+        read_history(tmp_path)
+    with pytest.raises(HistoryError, match="is a folder"):
+        update_history(tmp_path, history_rows("w", "", _lift({"sonnet": (0.1, 0.05)}), "real"))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_bootstrap_is_deterministic_by_seed() -> None:

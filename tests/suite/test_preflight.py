@@ -223,3 +223,99 @@ def test_bundled_suite_is_clean_under_strict(capsys):
     assert sum(p.heldout for p in suite.prompts) >= 3
     assert sum(p.dormancy for p in suite.prompts) >= 2
     assert any("/" in leaf.removesuffix("/SKILL.md") for leaf in suite.skills), "a hub with linked sub-skills"
+
+
+# -- the OS argument limit ------------------------------------------------------------------------------
+
+
+def _exec_one_argument(text: str) -> bool:
+    """Whether the kernel accepts ``text`` as one argument of a real exec (how the CLI receives the prompt)."""
+    import subprocess
+
+    try:
+        subprocess.run(["/bin/true", text], check=True)
+    except OSError as exc:
+        assert exc.errno == 7, exc  # E2BIG: "Argument list too long"
+        return False
+    return True
+
+
+@pytest.mark.skipif(not Path("/proc/sys/kernel").is_dir(), reason="the limit is Linux's MAX_ARG_STRLEN")
+@pytest.mark.parametrize("char", ["x", "é"])  # the limit counts UTF-8 bytes, not characters
+def test_a_prompt_over_the_os_argument_limit_is_refused(suite, capsys, char):
+    from skillbench.suite.validation import MAX_PROMPT_BYTES
+
+    width = len(char.encode())
+    at_limit = char * (MAX_PROMPT_BYTES // width) + "x" * (MAX_PROMPT_BYTES % width)
+    assert len(at_limit.encode()) == MAX_PROMPT_BYTES == 131071
+    assert _exec_one_argument(at_limit) and not _exec_one_argument(at_limit + "x"), "the limit is the kernel's"
+    _prompt(suite, "alpha-huge", prompt=at_limit)
+    code, out = _run(capsys, str(suite))
+    assert code == 0, out
+    _prompt(suite, "alpha-huge", prompt=at_limit + "x")
+    code, out = _run(capsys, str(suite))
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert code == 1 and len(errors) == 1, out
+    assert "alpha-huge.json: prompt: 131072 bytes (UTF-8)" in errors[0] and "131071" in errors[0]
+
+
+# -- the config file ------------------------------------------------------------------------------------
+
+
+def test_a_non_utf8_config_is_one_error_not_a_traceback(suite, capsys):
+    from skillbench.suite import ConfigError, SuiteError, load_config, load_suite
+
+    (suite / "skillbench.toml").write_bytes(b'[suite]\nsite_base = "caf\xe9"\n')
+    with pytest.raises(ConfigError, match=r"skillbench.toml: file: not UTF-8 text .* — save it as UTF-8"):
+        load_config(suite)
+    code, out = _run(capsys, str(suite))
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert code == 1 and len(errors) == 1 and "skillbench.toml: file: not UTF-8" in errors[0], out
+    with pytest.raises(SuiteError) as exc:
+        load_suite(suite)
+    assert "skillbench.toml: file: not UTF-8" in str(exc.value) and "more" not in str(exc.value)
+
+
+@pytest.mark.parametrize("text", ['[suite]\nsite_base = "x"\ncolour = 1\n', "[suite\n", "[run]\nreps = 0\n"])
+def test_a_bad_config_is_reported_alone(suite, capsys, text):
+    """Falling back to the defaults would lose site_base and fail every prompt's skill_url: one line instead."""
+    (suite / "skillbench.toml").write_text(text)
+    code, out = _run(capsys, str(suite))
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert code == 1 and len(errors) == 1 and "skillbench.toml" in errors[0], out
+    assert not any(line.startswith("warning: ") for line in out.splitlines())
+    assert out.splitlines()[-1].endswith("1 errors, 0 warnings")
+    assert "not checked" in out.splitlines()[-1]
+
+
+# -- symlinks in the skills tree ------------------------------------------------------------------------
+
+
+def test_a_symlink_that_leaves_the_skills_root_is_refused(suite, capsys, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host file")
+    link = suite / "skills" / "alpha" / "notes.md"
+    link.symlink_to(secret)
+    code, out = _run(capsys, str(suite))
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert code == 1 and len(errors) == 1, out
+    assert "alpha/notes.md: symlink:" in errors[0] and str(secret) in errors[0]
+    assert "leaves the skills root" in errors[0]
+
+
+def test_a_symlinked_folder_outside_and_a_broken_link_are_refused(suite, capsys, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (suite / "skills" / "alpha" / "more").symlink_to(outside, target_is_directory=True)
+    (suite / "skills" / "alpha" / "gone.md").symlink_to(suite / "skills" / "alpha" / "nothing-here.md")
+    code, out = _run(capsys, str(suite))
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert code == 1 and len(errors) == 2, out
+    assert any("alpha/more: symlink:" in e and str(outside) in e for e in errors)
+    assert any("alpha/gone.md: symlink:" in e and "is broken" in e and "nothing-here.md" in e for e in errors)
+
+
+def test_a_symlink_inside_the_skills_root_is_fine(suite, capsys):
+    (suite / "skills" / "alpha" / "leafy" / "hub.md").symlink_to(suite / "skills" / "alpha" / "SKILL.md")
+    code, out = _run(capsys, str(suite), "--strict")
+    assert code == 0, out
