@@ -64,7 +64,8 @@ def synthetic_run(run_dir: Path, n_runs: int, seed: int = 0) -> None:
         "prompt": manifest["prompt"].to_numpy()[run], "skill": manifest["skill_family"].to_numpy()[run],
         "model": manifest["model"].to_numpy()[run], "condition": manifest["condition"].to_numpy()[run],
         "rep": manifest["rep"].to_numpy()[run], "item_type": items,
-        "item_text": np.char.add(items.astype(str), " rubric item"), "verdict": verdict, "credit": credit,
+        "item_text": np.char.add(np.char.add(items.astype(str), " rubric item "),
+                               np.tile(np.arange(len(ITEMS)), n).astype(str)), "verdict": verdict, "credit": credit,
         "contribution": np.where(items == "avoid", -credit, credit), "contested": "",
         "evidence_quote": np.where(hit, "a quoted span", ""),
     })[list(QDRANT_SCORES_COLUMNS)]

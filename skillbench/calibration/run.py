@@ -134,7 +134,7 @@ def ledger_grades(run_dir: Path, rater: str) -> pd.DataFrame:
 
 
 def human_grades(labels: pd.DataFrame) -> pd.DataFrame:
-    """Filled label rows (:func:`skillbench.labels.read_labels`) as gradings, one rater per labeler."""
+    """Filled label rows (:func:`skillbench.calibration.read_labels`) as gradings, one rater per labeler."""
     out = labels.assign(rater="human:" + labels["labeler"], model="", condition="", flagged=False, reason="")
     out["positive"] = positive(out["verdict"])
     return out.reindex(columns=GRADE_COLUMNS)

@@ -43,7 +43,12 @@ class AppendLedger:
         self._lock = threading.Lock()
 
     def read(self) -> list[dict[str, str]]:
-        """Rows of whole lines with the right number of cells (a torn last line is left out)."""
+        """The rows, without a torn last line (a cut write).
+
+        Raises:
+            LedgerConflict: another header, or a row before the last line with the wrong number of cells (only
+                the last line can be torn by a kill; anything else is damage that must not be skipped silently).
+        """
         if not self.path.is_file():
             return []
         with open(self.path, encoding="utf-8", errors="replace", newline="") as fh:
@@ -52,19 +57,24 @@ class AppendLedger:
         # module, not by lines: a quoted cell may hold a line break or U+2028 and must not tear its row.
         text = text[: text.rfind("\n") + 1]
         reader = csv.reader(io.StringIO(text, newline=""))
-        records: list[list[str]] = []
+        records: list[tuple[int, list[str]]] = []
         while True:
             try:
-                records.append(next(reader))
+                cells = next(reader)
             except StopIteration:
                 break
             except csv.Error:  # an unterminated quote at the cut: drop the torn record
                 break
+            records.append((reader.line_num, cells))
         if not records:
             return []
-        if records[0] != self.columns:
+        if records[0][1] != self.columns:
             raise LedgerConflict(f"{self.path}: its columns are not {self.columns[:3]}…; move it away or pass --fresh")
-        return [dict(zip(self.columns, cells, strict=True)) for cells in records[1:] if len(cells) == len(self.columns)]
+        for line, cells in records[1:]:
+            if len(cells) != len(self.columns):
+                raise LedgerConflict(f"{self.path}: line {line}: {len(cells)} cells, expected {len(self.columns)} — "
+                                     "the ledger is damaged; move it away or pass --fresh")
+        return [dict(zip(self.columns, cells, strict=True)) for _, cells in records[1:]]
 
     def rewrite(self, rows: Iterable[Mapping[str, str]]) -> None:
         """Replace the file with ``rows`` (atomic)."""
