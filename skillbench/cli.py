@@ -2,7 +2,8 @@
 
 Each module of ``skillbench.commands`` exposes ``register(subparsers)``, which adds its subparser and sets
 ``func`` to a handler ``(args) -> int``. Exit codes: 0 ok, 1 the work found a failure (a broken suite, an
-incomplete run), 2 a usage error.
+incomplete run), 2 a usage error — or a run directory another pass holds (nothing was done: rerun later, or
+with ``--wait``). Every usage error is one line on stderr.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import shlex
 import sys
 
 from skillbench import commands
@@ -19,8 +21,15 @@ class UsageError(Exception):
     """Bad arguments that argparse cannot see (a missing folder, an unknown model); exits 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``skillbench judge: argument --limit: -3: must be 1 or more``."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="skillbench",
         description="Measure whether an agent skill makes the model answer better, by how much, and at what cost.",
     )
@@ -32,11 +41,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from skillbench.ledgers.lock import RunDirBusy, set_process_command
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(argv)  # a refused argument: its one line, then SystemExit(2)
+    set_process_command(shlex.join(["skillbench", *argv]))  # how a refused second pass names this one
     try:
         return int(args.func(args) or 0)
-    except UsageError as exc:
+    except (UsageError, RunDirBusy) as exc:
         print(f"skillbench {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

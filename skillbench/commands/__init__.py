@@ -1,19 +1,100 @@
 """Subcommands of the ``skillbench`` CLI: each module exposes ``register(subparsers)``.
 
-The argument shapes several commands share live here, declared once.
+The argument shapes several commands share live here, declared once: counts, amounts and timeouts that must be
+positive, run keys (:func:`skillbench.ledgers.check_run_key`), model names and condition names. A bad value is
+refused by argparse before anything runs: one line, exit 2, nothing written.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import re
+from functools import lru_cache
+
+MODEL_ALIASES = ("opus", "sonnet", "haiku")  # what the pinned CLI resolves to its current claude-*-5-5 models
+_CLAUDE_MODEL = re.compile(r"^claude-[a-z0-9][a-z0-9.-]*(\[1m\])?$")  # e.g. claude-sonnet-4-5, …-4-5[1m]
+_ALIAS = re.compile(rf"^({'|'.join(MODEL_ALIASES)})(\[1m\])?$")
 
 
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of 1 or more."""
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (use 1 or more)") from None
     if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
+        raise argparse.ArgumentTypeError(f"{text}: must be 1 or more")
     return value
+
+
+def nonnegative_int(text: str) -> int:
+    """An argparse type: a whole number of 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (use 0 or more)") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be 0 or more")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number above 0 (seconds, dollars)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (use a number above 0)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be a number above 0")
+    return value
+
+
+def run_key(text: str) -> str:
+    """An argparse type: a run key (:func:`skillbench.ledgers.check_run_key`, the one rule every command uses)."""
+    from skillbench.ledgers.keys import RunKeyError, check_run_key
+
+    try:
+        return check_run_key(text)
+    except RunKeyError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+@lru_cache(maxsize=1)
+def simulated_model_names() -> frozenset[str]:
+    """Model names the shipped simulation profiles know (their agent and judge profiles)."""
+    from skillbench.sim.profiles import load_profiles
+
+    profiles = load_profiles()
+    return frozenset(k for k in (*profiles.models, *profiles.judges) if k != "default")
+
+
+def known_model(name: str) -> bool:
+    """A model name skillbench runs: an alias (opus, sonnet, haiku), a ``claude-…`` model id, or a simulated model.
+
+    The pinned CLI itself sends any ``--model`` through unchanged (an unknown name is priced like opus and the API
+    refuses it run after run), so the check is here, before the first run.
+    """
+    return bool(_ALIAS.match(name) or _CLAUDE_MODEL.match(name)) or name in simulated_model_names()
+
+
+def model_names(text: str) -> str:
+    """An argparse type: one model name, or several separated by commas (see :func:`known_model`)."""
+    for name in (part.strip() for part in text.split(",")):
+        if name and not known_model(name):
+            raise argparse.ArgumentTypeError(f"unknown model {name!r}: use an alias ({', '.join(MODEL_ALIASES)}) or "
+                                             "a Claude model id such as claude-sonnet-4-5")
+    return text
+
+
+def condition_names(text: str) -> str:
+    """An argparse type: one condition, or several separated by commas."""
+    from skillbench.vocab import CONDITIONS
+
+    for name in (part.strip() for part in text.split(",")):
+        if name and name not in CONDITIONS:
+            raise argparse.ArgumentTypeError(f"unknown condition {name!r} (one of: {', '.join(CONDITIONS)})")
+    return text
 
 
 def listed(values: list[str] | None) -> list[str] | None:
@@ -31,3 +112,17 @@ def add_backend_args(p: argparse.ArgumentParser, *, endpoint: bool = True) -> No
         p.add_argument("--endpoint", metavar="URL",
                        help="use an endpoint that is already running (e.g. `skillbench sim serve`)")
     p.add_argument("--seed", type=int, default=0, help="seed of the plan order and of the simulated endpoint")
+
+
+def add_wait_arg(p: argparse.ArgumentParser) -> None:
+    """``--wait``, for every command that writes a week's ledgers under the run directory's lock."""
+    p.add_argument("--wait", action="store_true",
+                   help="when another pass holds RUN_DIR, wait for it to finish (default: refuse at once, exit 2)")
+
+
+def add_selection_args(p: argparse.ArgumentParser, *, what: str) -> None:
+    """``--prompts`` and ``--families``: run part of a suite (the rest of the plan stays planned, ``limited``)."""
+    p.add_argument("--prompts", nargs="+", metavar="NAME",
+                   help=f"{what} only these prompts (names, space- or comma-separated); an unknown name exits 2")
+    p.add_argument("--families", nargs="+", metavar="F",
+                   help=f"{what} only these skill families; an unknown family exits 2")

@@ -3,35 +3,57 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from skillbench.commands import add_backend_args, listed, positive_int
-from skillbench.ledgers.files import MANIFEST_FILE, PLAN_FILE
+from skillbench.commands import (
+    add_backend_args,
+    add_selection_args,
+    add_wait_arg,
+    condition_names,
+    listed,
+    model_names,
+    positive_float,
+    positive_int,
+    run_key,
+)
+from skillbench.ledgers.files import MANIFEST_FILE, PLAN_FILE, RECONCILIATION_FILE
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("generate", help="run models × conditions × reps with the real Claude Code CLI",
-                       description="Run the plan in fresh sandboxes, then write manifest.csv and reconciliation.json. "
-                       "Rerunning the same run key resumes. Exit 1 when a run is unaccounted for.")
+                       description="Run the plan in fresh sandboxes, then write manifest.csv and reconciliation.json "
+                       "and print one summary line and the reconciliation's path. Rerunning the same run key "
+                       "resumes. Exit 0 every planned run accounted for, 1 a run unaccounted for (or the sandbox "
+                       "failed), 2 usage error or another pass holds the week.")
     p.add_argument("suite_dir", metavar="SUITE_DIR", help="folder that contains test-prompts/")
-    p.add_argument("--run-key", required=True, metavar="K", help="names the week, e.g. 20261130")
+    p.add_argument("--run-key", required=True, type=run_key, metavar="K",
+                   help="names the week, e.g. 20261130 (letters, digits, '.', '_', '-')")
     add_backend_args(p)
-    p.add_argument("--models", nargs="+", metavar="M", help="model aliases (default: the suite config)")
+    p.add_argument("--models", nargs="+", type=model_names, metavar="M",
+                   help="model aliases or claude-… ids (default: the suite config); an unknown model exits 2")
     p.add_argument("--reps", type=positive_int, metavar="k", help="repetitions per cell (default: the suite config)")
-    p.add_argument("--conditions", nargs="+", metavar="C", help="no-skill,with-skill,plugin (default: config)")
+    p.add_argument("--conditions", nargs="+", type=condition_names, metavar="C",
+                   help="no-skill,with-skill,plugin (default: config)")
+    add_selection_args(p, what="run")
     p.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="runs at once (2–3 recommended)")
-    p.add_argument("--limit", type=int, metavar="N", help="run at most N of the pending runs")
+    p.add_argument("--limit", type=positive_int, metavar="N", help="run at most N of the pending runs")
     p.add_argument("--dry-run", action="store_true", help="write plan.csv and show the commands; run nothing")
     p.add_argument("--sandbox", choices=["docker", "local"], help="default docker when the engine answers")
     p.add_argument("--out-dir", metavar="DIR", help="default SUITE_DIR/weekly/<run_key>/")
-    p.add_argument("--max-total-usd", type=float, metavar="X", help="stop starting runs once finished runs cost X")
-    p.add_argument("--timeout", type=float, default=900.0, metavar="S", help="external timeout per run attempt")
+    p.add_argument("--max-total-usd", type=positive_float, metavar="X",
+                   help="stop starting runs once finished runs cost X")
+    p.add_argument("--timeout", type=positive_float, default=900.0, metavar="S",
+                   help="external timeout per run attempt, in seconds")
+    add_wait_arg(p)
     p.set_defaults(func=run_generate)
 
-    s = sub.add_parser("signals", help="(re)write manifest.csv from a week's run folders")
+    s = sub.add_parser("signals", help="(re)write manifest.csv from a week's run folders",
+                       description="Rewrite RUN_DIR/manifest.csv from its run folders, under the run directory's "
+                       "lock. Exit 1 when a run folder's metadata cannot be read, 2 usage error or another pass "
+                       "holds the week.")
     s.add_argument("run_dir", metavar="RUN_DIR", help="a week's output folder")
+    add_wait_arg(s)
     s.set_defaults(func=run_signals)
 
 
@@ -39,7 +61,8 @@ def run_generate(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.generation.image import ImageBuildError
-    from skillbench.generation.plan import PlanError
+    from skillbench.generation.plan import PlanError, SelectionError
+    from skillbench.generation.reconciliation import summary_line
     from skillbench.generation.run import SandboxFailure, default_out_dir
     from skillbench.generation.toolchain import ToolMissing
     from skillbench.signals.manifest import SignalsError
@@ -54,33 +77,42 @@ def run_generate(args: argparse.Namespace) -> int:
     except SuiteError as exc:
         print(f"skillbench generate: suite has errors: {exc}", file=sys.stderr)
         return 1
+    out_dir = Path(args.out_dir) if args.out_dir else default_out_dir(suite, args.run_key)
     try:
         report = run_generation(
-            suite, args.run_key, out_dir=args.out_dir, backend=args.backend, endpoint=args.endpoint or "",
+            suite, args.run_key, out_dir=out_dir, backend=args.backend, endpoint=args.endpoint or "",
             models=listed(args.models) or (), reps=args.reps or 0, conditions=listed(args.conditions) or (),
             jobs=args.jobs, sandbox=args.sandbox or "", seed=args.seed, timeout_s=args.timeout, limit=args.limit,
-            dry_run=args.dry_run, max_total_usd=args.max_total_usd)
-    except (PlanError, BackendError, SandboxFailure, ImageBuildError, ToolMissing, SignalsError) as exc:
+            dry_run=args.dry_run, max_total_usd=args.max_total_usd, prompts=listed(args.prompts) or (),
+            families=listed(args.families) or (), wait=args.wait)
+    except SelectionError as exc:
+        raise UsageError(str(exc)) from exc
+    except SandboxFailure as exc:
+        # The bar is closed and the ledgers written (failed closed) before the error gets here: its own line.
+        print(f"skillbench generate: {exc} — the manifest and an incomplete reconciliation are written "
+              f"({out_dir / RECONCILIATION_FILE}); rerun the same command to resume", file=sys.stderr)
+        return 1
+    except (PlanError, BackendError, ImageBuildError, ToolMissing, SignalsError) as exc:
         print(f"skillbench generate: {exc}", file=sys.stderr)
         return 1
-    out_dir = Path(args.out_dir) if args.out_dir else default_out_dir(suite, args.run_key)
     if report.get("dry_run"):
         print(out_dir / PLAN_FILE)
         return 0
-    print(json.dumps({k: v for k, v in report.items() if not isinstance(v, list) or v}, indent=2))
-    print(out_dir)
+    print(f"generate {args.run_key}: {summary_line(report)}")
+    print(out_dir / RECONCILIATION_FILE)
     return 0 if report["accounted"] else 1
 
 
 def run_signals(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
-    from skillbench.signals.manifest import SignalsError, write_manifest
+    from skillbench.signals.manifest import SignalsError
+    from skillbench.weekly.stages import write_signals
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: not a folder")
     try:
-        frame = write_manifest(run_dir)
+        frame = write_signals(run_dir, wait=args.wait)
     except SignalsError as exc:
         print(f"skillbench signals: {exc}", file=sys.stderr)
         return 1

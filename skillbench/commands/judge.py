@@ -6,25 +6,38 @@ import argparse
 import sys
 from pathlib import Path
 
-from skillbench.commands import add_backend_args, positive_int
+from skillbench.commands import (
+    add_backend_args,
+    add_selection_args,
+    add_wait_arg,
+    listed,
+    model_names,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
 from skillbench.ledgers.files import CALIBRATION_MD, PAIRS_FILE, SCORES_FILE
 
 
 def _client_args(p: argparse.ArgumentParser) -> None:
     add_backend_args(p)
-    p.add_argument("--judge-model", metavar="M", help="judge model (default claude-opus-5-5; calibrate: the "
-                   "ledger's judge)")
+    p.add_argument("--judge-model", type=model_names, metavar="M",
+                   help="judge model (default claude-opus-5-5; calibrate: the ledger's judge); an unknown model "
+                   "exits 2")
     p.add_argument("--jobs", type=positive_int, default=2, metavar="N", help="judge calls at once (default 2)")
-    p.add_argument("--max-retries", type=int, default=4, metavar="N",
+    p.add_argument("--max-retries", type=nonnegative_int, default=4, metavar="N",
                    help="SDK retries per call (429/5xx/529, honouring Retry-After; default 4)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per request (default 120)")
+    p.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
+                   help="seconds per request (default 120)")
+    add_wait_arg(p)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("judge", help="grade each run's final answer against its rubric (blind, resumable)",
                        description="Grade the no-skill and with-skill runs of the week's preference-eligible "
                        "prompts into RUN_DIR/scores.csv, blind, with verified evidence. Rerunning resumes; runs "
-                       "that cannot be graded go to judge-skips.csv. Exit 1 when an item stays ungraded.")
+                       "that cannot be graded go to judge-skips.csv. Exit 1 when an item stays ungraded, 2 usage "
+                       "error or another pass holds the week.")
     p.add_argument("run_dir", metavar="RUN_DIR", help="a week's output folder (from skillbench generate)")
     _client_args(p)
     p.add_argument("--samples", type=int, choices=[1, 2], default=1,
@@ -33,7 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--include-plugin", action="store_true", help="grade the plugin arm too")
     p.add_argument("--retry-ungraded", action="store_true",
                    help="grade again the runs that have ungraded items (e.g. after a judge outage)")
-    p.add_argument("--limit", type=int, metavar="N", help="grade at most N runs in this pass")
+    p.add_argument("--limit", type=positive_int, metavar="N", help="grade at most N runs in this pass")
+    add_selection_args(p, what="grade")
     p.set_defaults(func=run_judge)
 
     q = sub.add_parser("judge-pairs", help="pairwise judge: with-skill vs no-skill answers, both orders",
@@ -42,6 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("run_dir", metavar="RUN_DIR", help="a week's output folder")
     _client_args(q)
     q.add_argument("--fresh", action="store_true", help="discard pairs.csv and judge every pair again")
+    add_selection_args(q, what="judge the pairs of")
     q.set_defaults(func=run_pairs)
 
     c = sub.add_parser("calibrate", help="judge self-agreement, agreement with another judge or with people",
@@ -56,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--sample", type=positive_int, metavar="N", help="calibrate on N random gradeable runs "
                    "(default: all)")
     c.add_argument("--human", metavar="FILE", help="filled labels file (from skillbench labels export)")
-    c.add_argument("--other-judge", metavar="M", help="a second judge model to compare with")
+    c.add_argument("--other-judge", type=model_names, metavar="M", help="a second judge model to compare with")
     c.add_argument("--include-plugin", action="store_true", help="include plugin-arm runs")
     c.set_defaults(func=run_calibrate)
 
@@ -85,6 +100,7 @@ def _run_dir(text: str) -> Path:
 def run_judge(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
     from skillbench.generation.backend import BackendError
+    from skillbench.judge.answers import WeekSelectionError
     from skillbench.judge.client import DEFAULT_JUDGE_MODEL
     from skillbench.judge.run import JudgeOptions
     from skillbench.ledgers.append import LedgerConflict
@@ -96,8 +112,9 @@ def run_judge(args: argparse.Namespace) -> int:
                         retry_ungraded=args.retry_ungraded, max_retries=args.max_retries, timeout=args.timeout,
                         limit=args.limit)
     try:
-        report = grade_week(run_dir, opts, backend=args.backend, endpoint=args.endpoint or "")
-    except (BackendError, LedgerConflict) as exc:
+        report = grade_week(run_dir, opts, backend=args.backend, endpoint=args.endpoint or "",
+                            prompts=listed(args.prompts) or (), families=listed(args.families) or (), wait=args.wait)
+    except (BackendError, LedgerConflict, WeekSelectionError) as exc:
         raise UsageError(str(exc)) from exc
     ev = report.evidence.get(opts.judge_model, {})
     rate = ev.get("hallucinated_evidence_rate")
@@ -125,7 +142,8 @@ def run_pairs(args: argparse.Namespace) -> int:
     try:
         report = pair_week(run_dir, backend=args.backend, endpoint=args.endpoint or "",
                            judge_model=args.judge_model or "", fresh=args.fresh, jobs=args.jobs, seed=args.seed,
-                           max_retries=args.max_retries, timeout=args.timeout)
+                           max_retries=args.max_retries, timeout=args.timeout, prompts=listed(args.prompts) or (),
+                           families=listed(args.families) or (), wait=args.wait)
     except (BackendError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     except LedgerConflict as exc:
@@ -153,7 +171,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
                              human_labels=args.human or "", jobs=args.jobs, seed=args.seed, fresh=True,
                              judge_model=args.judge_model or "", include_plugin=args.include_plugin,
                              max_retries=args.max_retries, timeout=args.timeout,
-                             log=lambda m: print(m, file=sys.stderr), collapse_progress=False)
+                             log=lambda m: print(m, file=sys.stderr), collapse_progress=False, wait=args.wait)
     except (BackendError, LabelsError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     if not cal.self_agreement.empty:

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from skillbench.commands import add_wait_arg, run_key
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -13,17 +15,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="write RUN_DIR/scorecard.md and upsert the week into scorecard-history.csv",
         description="Aggregate a run directory's ledgers (manifest.csv, scores.csv, judge-skips.csv, "
         "reconciliation.json, pairs.csv) into scorecard.md and upsert the week into the history. "
-        "Exit 0 written, 1 written but the reconciliation is incomplete, 2 usage or ledger error.",
+        "Exit 0 written, 1 written but the reconciliation is incomplete, 2 usage or ledger error, or another pass "
+        "holds the week.",
     )
     p.add_argument("run_dir", metavar="RUN_DIR", help="a week's folder (holds manifest.csv)")
     p.add_argument("--history", metavar="FILE",
                    help="history CSV to upsert into (default: RUN_DIR/../scorecard-history.csv)")
-    p.add_argument("--run-key", metavar="K", help="run key (default: reconciliation.json's, else the folder name)")
+    p.add_argument("--run-key", type=run_key, metavar="K",
+                   help="run key (default: reconciliation.json's, else the folder name)")
     p.add_argument("--bootstrap", metavar="N", type=int, default=None,
                    help="bootstrap resamples of the lift CI (default: 10000)")
     p.add_argument("--seed", metavar="S", type=int, default=None, help="bootstrap seed")
     p.add_argument("--site", metavar="HOST",
                    help="published skills site named in the lift caveat (default: from the runs' metadata.json)")
+    add_wait_arg(p)
     p.set_defaults(func=run)
 
 
@@ -45,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--bootstrap {args.bootstrap}: must be at least 1")
     try:
         result = scorecard_week(run_dir, args.history or "", write=True, run_key=args.run_key,
-                                n_resamples=n_resamples, seed=args.seed, site=args.site)
+                                n_resamples=n_resamples, seed=args.seed, site=args.site, wait=args.wait)
     except (LedgerError, HistoryError) as exc:
         raise UsageError(str(exc)) from exc
     print(result.path)

@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING
 from skillbench._exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(("make_plan", "write_plan", "installed_families", "run_id", "PlanError",), "plan"),
+    **dict.fromkeys((
+        "make_plan", "write_plan", "installed_families", "run_id", "run_name", "selected", "PlanError",
+        "SelectionError"
+    ), "plan"),
     **dict.fromkeys(("CliCall", "cli_args", "cli_env", "custom_headers",), "cli_call"),
     **dict.fromkeys((
         "Sandbox", "SandboxResult", "DockerSandbox", "LocalSandbox", "SandboxFailure",
@@ -29,7 +32,9 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
         "GenerateOptions", "generate", "finished_runs", "default_out_dir", "write_truth"
     ), "run"),
-    **dict.fromkeys(("reconcile",), "reconciliation"),
+    **dict.fromkeys(("reconcile", "summary_line",), "reconciliation"),
+    # the run states live beside the manifest, the lowest layer that reads them (ARCHITECTURE.md, "Run states")
+    **dict.fromkeys(("run_state", "RUN_STATES", "COMPLETE_STATES", "PLAN_STATES",), "skillbench.signals.manifest"),
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -60,13 +65,17 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     )
     from skillbench.generation.plan import (
         PlanError,
+        SelectionError,
         installed_families,
         make_plan,
         run_id,
+        run_name,
+        selected,
         write_plan,
     )
     from skillbench.generation.reconciliation import (
         reconcile,
+        summary_line,
     )
     from skillbench.generation.run import (
         GenerateOptions,
@@ -89,4 +98,10 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         claude_path,
         claude_version,
         docker_available,
+    )
+    from skillbench.signals.manifest import (
+        COMPLETE_STATES,
+        PLAN_STATES,
+        RUN_STATES,
+        run_state,
     )

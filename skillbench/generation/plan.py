@@ -15,6 +15,7 @@ import pandas as pd
 
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import PLAN_FILE
+from skillbench.ledgers.slugs import slug
 from skillbench.suite.format import Suite
 from skillbench.vocab import CONDITIONS, NO_SKILL, SKILLED_ARMS, WITH_SKILL
 
@@ -26,9 +27,27 @@ class PlanError(ValueError):
     """A plan that cannot be made or does not match the one already on disk."""
 
 
-def run_id(prompt: str, model: str, condition: str, rep: int, run_key: str) -> str:
-    """``<prompt>-<model>-<condition>-r<rep>-<run_key>`` (qdrant's run id)."""
+class SelectionError(PlanError):
+    """``--prompts`` or ``--families`` names something the plan does not have (a usage error)."""
+
+
+def run_name(prompt: str, model: str, condition: str, rep: int, run_key: str) -> str:
+    """``<prompt>-<model>-<condition>-r<rep>-<run_key>``: qdrant's run id, before the slug rule."""
     return f"{prompt}-{model}-{condition}-r{rep}-{run_key}"
+
+
+def run_id(prompt: str, model: str, condition: str, rep: int, run_key: str) -> str:
+    """The run's id and folder name: :func:`run_name` through the one slug rule.
+
+    Ordinary names give qdrant's id byte for byte; a name with a space, ``@``, ``/`` or another unsafe character
+    gives a folder-safe id (:func:`skillbench.ledgers.slugs.slug`), which generate records in ``slugs.json``.
+    """
+    return slug(run_name(prompt, model, condition, rep, run_key))
+
+
+def run_names(plan: pd.DataFrame, run_key: str) -> list[str]:
+    """:func:`run_name` of every planned run (what ``slugs.json`` maps the run ids back to)."""
+    return [run_name(r.prompt, r.model, r.condition, int(r.rep), run_key) for r in plan.itertuples(index=False)]
 
 
 def installed_families(suite: Suite, family: str, condition: str) -> list[str]:
@@ -71,6 +90,39 @@ def make_plan(
     order = np.random.default_rng(seed).permutation(len(plan))
     plan["order"] = order
     return plan.sort_values("order").reset_index(drop=True)[PLAN_COLUMNS]
+
+
+def selected(plan: pd.DataFrame, suite: Suite, *, prompts: Sequence[str] = (),
+             families: Sequence[str] = ()) -> pd.Series:
+    """Which planned runs a ``--prompts``/``--families`` selection keeps (all of them without one).
+
+    A run is kept when its prompt is among ``prompts`` (if any are given) and its family among ``families`` (if
+    any are given). The rest of the plan stays planned: generate lists it as ``limited``.
+
+    Raises:
+        SelectionError: a name that is not a planned prompt or family of the suite, or a selection that keeps
+            no planned run.
+    """
+    planned_prompts, planned_families = set(plan["prompt"]), set(plan["skill_family"])
+    heldout = {p.name for p in suite.prompts} - {p.name for p in suite.scored_prompts}
+    for name in prompts:
+        if name not in planned_prompts:
+            why = "is held out (never planned)" if name in heldout else "is not a prompt of the suite"
+            raise SelectionError(f"--prompts {name}: {why} — planned prompts: {', '.join(sorted(planned_prompts))}")
+    for name in families:
+        if name not in planned_families:
+            why = "has no planned prompt" if name in suite.families else "is not a skill family of the suite"
+            raise SelectionError(f"--families {name}: {why} — planned families: "
+                                 f"{', '.join(sorted(planned_families))}")
+    keep = pd.Series(True, index=plan.index)
+    if prompts:
+        keep &= plan["prompt"].isin(list(prompts))
+    if families:
+        keep &= plan["skill_family"].isin(list(families))
+    if not keep.any():
+        raise SelectionError(f"--prompts {' '.join(prompts)} --families {' '.join(families)}: no planned prompt is "
+                             "in both (a prompt belongs to one family)")
+    return keep
 
 
 def write_plan(plan: pd.DataFrame, out_dir: Path) -> Path:

@@ -1,19 +1,24 @@
-"""Write ``reconciliation.json`` for a generated week (the rule is :func:`skillbench.ledgers.reconcile_runs`)."""
+"""Write ``reconciliation.json`` for a generated week (the rule is :func:`skillbench.ledgers.reconcile_runs`).
+
+A run folder is observed only when :func:`skillbench.generation.run_state` says it is complete (``finished`` or
+``budget_hit``): the same rule resume uses, so a run that ended in an API error after its retry is ``missing``
+here and rerun by the next pass (ARCHITECTURE.md, "Run states").
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from skillbench.ledgers.atomic import atomic_write_text
-from skillbench.ledgers.files import MANIFEST_FILE, PLAN_FILE, RECONCILIATION_FILE, TRANSCRIPT_FILE
+from skillbench.ledgers.files import MANIFEST_FILE, PLAN_FILE, RECONCILIATION_FILE
 from skillbench.ledgers.readers import week_run_key
 from skillbench.ledgers.reconciliation import reconcile_runs
-from skillbench.signals.manifest import run_dirs
-from skillbench.signals.transcript import read_transcript
+from skillbench.signals.manifest import COMPLETE_STATES, run_dirs, run_state
 
 
 def reconcile(
@@ -23,15 +28,48 @@ def reconcile(
     limited: list[str] | None = None,
     not_started: list[str] | None = None,
     stopped_legs: list[str] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Reconcile the run folders of ``OUT_DIR`` against its plan and manifest; write and return the report."""
+    """Reconcile the run folders of ``OUT_DIR`` against its plan and manifest; write and return the report.
+
+    Args:
+        out_dir: the week's folder (holds ``plan.csv``).
+        capped, limited, not_started: planned runs this pass kept from starting, and why.
+        stopped_legs: ``model|condition`` legs stopped as a systemic failure.
+        extra: more keys to record after the documented ones (e.g. ``selection``, ``sandbox_failure``).
+    """
     out_dir = Path(out_dir)
     plan = pd.read_csv(out_dir / PLAN_FILE, dtype={"run_id": str})
-    observed = [d.name for d in run_dirs(out_dir) if read_transcript(d / TRANSCRIPT_FILE).complete]
+    observed = [d.name for d in run_dirs(out_dir) if run_state(d) in COMPLETE_STATES]
     manifest_path = out_dir / MANIFEST_FILE
     written = list(pd.read_csv(manifest_path, dtype={"run_id": str}).run_id) if manifest_path.exists() else []
     report = reconcile_runs(plan.run_id, observed=observed, written=written, run_key=week_run_key(out_dir),
                             capped=capped or (), limited=limited or (), not_started=not_started or (),
                             stopped_legs=stopped_legs or ()).to_json()
+    report.update(extra or {})
     atomic_write_text(out_dir / RECONCILIATION_FILE, json.dumps(report, indent=2) + "\n")
     return report
+
+
+def summary_line(report: Mapping[str, Any]) -> str:
+    """One line for the end of a generate pass: planned, finished, kept out of the pass, missing, complete or not.
+
+    ``missing`` counts only the runs nothing explains (an API error, a timeout, a failed sandbox, a run never
+    started after a failure); ``limited``, ``capped`` and ``not started`` runs are listed in the file.
+    """
+    explained = set(report.get("capped", [])) | set(report.get("limited", [])) | set(report.get("not_started", []))
+    unexplained = [r for r in report.get("missing", []) if r not in explained]
+    parts = [f"{report.get('expected', 0)} planned", f"{report.get('observed', 0)} finished"]
+    for key, label in (("limited", "limited"), ("capped", "capped"), ("not_started", "not started")):
+        if report.get(key):
+            parts.append(f"{len(report[key])} {label}")
+    parts.append(f"{len(unexplained)} missing")
+    for key in ("unexpected", "duplicate", "unwritten"):
+        if report.get(key):
+            parts.append(f"{len(report[key])} {key}")
+    if report.get("stopped_legs"):
+        parts.append(f"stopped legs {', '.join(report['stopped_legs'])}")
+    verdict = ("complete" if report.get("complete") else
+               "incomplete (every run accounted for)" if report.get("accounted") else
+               "INCOMPLETE: planned runs unaccounted for")
+    return f"{', '.join(parts)} — {verdict}"

@@ -3,10 +3,14 @@
 Every planned run gets its own folder ``OUT_DIR/<run_id>/`` (transcript, stderr, metadata, the test prompt),
 written under a temporary name and renamed into place when the run is over, so an interrupted generate
 leaves either a finished run or a partial folder that the next call moves aside and reruns — never a
-duplicate. A run that hits the external timeout or ends in an API error is retried once; more than
+duplicate. Which folders count as finished is :func:`skillbench.generation.run_state` (ARCHITECTURE.md,
+"Run states"), the same rule the reconciliation and the manifest use. A run that hits the external timeout or
+ends in an API error is retried once, and the retry is recorded in ``retries.json`` as it happens; more than
 ``MAX_RETRIED_GROUPS`` retried runs in one model × condition leg stop that leg (a systemic failure must not
-read as a bad skill). ``--max-total-usd`` stops starting runs once finished runs cost that much, and the
-runs it kept from starting are listed in the reconciliation.
+read as a bad skill). ``--max-total-usd`` stops starting runs once finished runs cost that much; ``--limit``,
+``--prompts`` and ``--families`` keep runs out of the pass; the reconciliation lists every such run. When the
+sandbox itself fails the pass stops, records the run as ``sandbox_failure``, and still writes the manifest and
+a (failed-closed) reconciliation. A pass holds the run directory's lock (:mod:`skillbench.ledgers.lock`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import pandas as pd
 
 from skillbench.generation.cli_call import CliCall, cli_args, cli_env
 from skillbench.generation.image import RUNNER_HOME
-from skillbench.generation.plan import installed_families, make_plan, write_plan
+from skillbench.generation.plan import installed_families, make_plan, run_names, selected, write_plan
 from skillbench.generation.reconciliation import reconcile
 from skillbench.generation.sandbox import Sandbox, SandboxFailure, SandboxResult, choose_sandbox
 from skillbench.ledgers.atomic import atomic_write_json
@@ -46,7 +50,9 @@ from skillbench.ledgers.files import (
     TRUTH_FILE,
     WEEKLY_DIR,
 )
-from skillbench.signals.manifest import write_manifest
+from skillbench.ledgers.lock import run_dir_lock
+from skillbench.ledgers.slugs import record_slugs
+from skillbench.signals.manifest import COMPLETE_STATES, SANDBOX_FAILURE, api_failure, run_state, write_manifest
 from skillbench.signals.transcript import parse_transcript_text, read_transcript
 from skillbench.suite.format import Suite
 
@@ -72,6 +78,9 @@ class GenerateOptions:
     timeout_s: float = 900.0
     extra_env: dict[str, str] = field(default_factory=dict)  # e.g. CLAUDE_CODE_MAX_RETRIES in tests
     faults: list[str] = field(default_factory=list)  # simulated endpoint only: ``kind[=rate]`` per request
+    prompts: list[str] = field(default_factory=list)  # run only these prompts (the rest of the plan is limited)
+    families: list[str] = field(default_factory=list)  # run only these skill families
+    wait: bool = False  # another pass holds the run directory: wait for it instead of refusing
 
 
 @dataclass
@@ -104,26 +113,19 @@ def skills_sha(suite: Suite) -> str:
     return "tree-" + digest.hexdigest()[:7]
 
 
-def _api_failure(transcript) -> bool:
-    """The run ended in an API error (the CLI says subtype success for those) rather than an answer."""
-    result = transcript.result or {}
-    return bool(result.get("is_error")) and (result.get("terminal_reason") == "api_error"
-                                             or bool(result.get("api_error_status")))
-
-
 def finished_runs(out_dir: Path) -> set[str]:
-    """Run ids whose folder has metadata and a transcript that ends with a result event that is not an API error.
+    """Run ids whose folder is complete by :func:`run_state` (``finished`` or ``budget_hit``).
 
-    A run that ended in an API error or the external timeout (after its retry) is rerun by the next call, so a
-    week interrupted by an outage heals on resume; its folder is moved aside first, never overwritten.
+    Every other folder (an API error or the external timeout after its retry, a harness or sandbox failure)
+    is rerun by the next call, so a week interrupted by an outage heals on resume; its folder is moved aside
+    first, never overwritten.
     """
     done = set()
     for meta in out_dir.glob(f"*/{METADATA_FILE}"):
         run_dir = meta.parent
-        if run_dir.name.startswith((TMP_PREFIX, "_")):
+        if run_dir.name.startswith((TMP_PREFIX, "_", ".")):
             continue
-        transcript = read_transcript(run_dir / TRANSCRIPT_FILE)
-        if transcript.complete and not _api_failure(transcript):
+        if run_state(run_dir) in COMPLETE_STATES:
             done.add(run_dir.name)
     return done
 
@@ -163,28 +165,76 @@ def _needs_retry(result: SandboxResult) -> str | None:
     final = parse_transcript_text(result.stdout.decode("utf-8", "replace")).result
     if final is None:
         return f"no result event (exit {result.exit_code})"
-    if final.get("is_error") and (final.get("terminal_reason") == "api_error" or final.get("api_error_status")):
+    if api_failure(final):
         return f"api_error {final.get('api_error_status')}"
     return None
+
+
+class RetryLog:
+    """``retries.json``, rewritten (atomically) each time a run is retried, so a kill never under-counts.
+
+    Every retried run of every pass stays listed; ``legs`` is the current pass's state (a leg stopped by an
+    outage is tried again by the next pass, and reported again if it fails again). The pass holds the run
+    directory's lock, so this process is the only writer.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+        self.new: list[dict[str, Any]] = []
+        self.legs: dict[str, dict[str, Any]] = {}
+        old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        self.old: list[dict[str, Any]] = list(old.get("retried_runs", [])) if isinstance(old, dict) else []
+
+    def _write(self) -> None:
+        atomic_write_json(self.path, {"max_retried_groups": MAX_RETRIED_GROUPS,
+                                      "retried_runs": self.old + self.new, "legs": self.legs})
+
+    def record(self, entry: dict[str, Any], legs: dict[tuple[str, str], LegState]) -> None:
+        """Add one retried run and the legs' state, and write the file before the retry starts."""
+        with self._lock:
+            self.new.append(entry)
+            self.legs = _legs_json(legs)
+            self._write()
+
+    def finish(self, legs: dict[tuple[str, str], LegState]) -> None:
+        """The pass is over: write the final state of its legs."""
+        with self._lock:
+            self.legs = _legs_json(legs)
+            self._write()
+
+
+def _legs_json(legs: dict[tuple[str, str], LegState]) -> dict[str, dict[str, Any]]:
+    return {f"{m}|{c}": {"retried": s.retried, "stopped": s.stopped} for (m, c), s in dict(legs).items()}
 
 
 class Generator:
     """Runs a plan; one instance per ``skillbench generate`` call."""
 
-    def __init__(self, suite: Suite, opts: GenerateOptions, sandbox: Sandbox, endpoint, log=print):
+    def __init__(self, suite: Suite, opts: GenerateOptions, sandbox: Sandbox, endpoint, log=print,
+                 retry_log: RetryLog | None = None):
         self.suite, self.opts, self.sandbox, self.endpoint, self.log = suite, opts, sandbox, endpoint, log
         self.lock = threading.Lock()
         self.spent = 0.0
         self.legs: dict[tuple[str, str], LegState] = {}
         self.capped: list[str] = []
         self.not_started: list[str] = []
-        self.retries: list[dict[str, Any]] = []
+        self.retry_log = retry_log or RetryLog(opts.out_dir / RETRIES_FILE)
+        self.failure: SandboxFailure | None = None  # the sandbox failed: start nothing more
+        self.stopping = False  # interrupted: start nothing more
         self.sha = skills_sha(suite)
         self.headers = endpoint.run_headers(faults=opts.faults)
+
+    @property
+    def retries(self) -> list[dict[str, Any]]:
+        """The runs this pass retried."""
+        return list(self.retry_log.new)
 
     def _claim(self, row: pd.Series) -> str | None:
         """Decide under the lock whether a run may start; returns why not, or None."""
         with self.lock:
+            if self.failure is not None or self.stopping:
+                return "pass stopped"
             leg = self.legs.setdefault((row.model, row.condition), LegState())
             if leg.stopped:
                 self.not_started.append(row.run_id)
@@ -213,8 +263,13 @@ class Generator:
             try:
                 result = self.sandbox.run(argv, env, families, self.opts.timeout_s, row.run_id)
             except Exception as exc:  # the engine or the host failed, not the run: stop, keep what is written
-                raise SandboxFailure(f"run {row.run_id}: {self.sandbox.name} sandbox failed: "
-                                     f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+                failure = SandboxFailure(f"run {row.run_id}: {self.sandbox.name} sandbox failed: "
+                                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+                attempts.append({"attempt": attempt, "start": utc_stamp(time.time()), "sandbox_failure": str(failure)})
+                with self.lock:
+                    self.failure = self.failure or failure
+                self._commit(row, spec, tmp_dir, argv, families, attempts, sandbox_failure=str(failure))
+                raise failure from exc
             reason = _needs_retry(result)
             attempts.append({"attempt": attempt, "exit_code": result.exit_code, "start": utc_stamp(result.started),
                              "seconds": round(result.ended - result.started, 3), "retry_reason": reason})
@@ -225,44 +280,76 @@ class Generator:
                     self.spent += float(attempts[-1]["total_cost_usd"] or 0.0)
                 (tmp_dir / f"attempt-1.{TRANSCRIPT_FILE}").write_bytes(result.stdout)
                 (tmp_dir / f"attempt-1.{STDERR_FILE}").write_bytes(result.stderr)
+                stopped_now = False
                 with self.lock:
                     leg = self.legs[(row.model, row.condition)]
                     leg.retried += 1
-                    self.retries.append({"run_id": row.run_id, "model": row.model, "condition": row.condition,
-                                         "reason": reason})
                     if leg.retried > MAX_RETRIED_GROUPS and not leg.stopped:
-                        leg.stopped = True
-                        self.log(f"generate: leg {row.model} × {row.condition} stopped: more than "
-                                 f"{MAX_RETRIED_GROUPS} runs needed a retry (systemic failure)")
+                        leg.stopped = stopped_now = True
+                    # recorded before the retry starts: a kill from here on never under-counts
+                    self.retry_log.record({"run_id": row.run_id, "model": row.model, "condition": row.condition,
+                                           "reason": reason}, self.legs)
+                if stopped_now:
+                    self._say(f"generate: leg {row.model} × {row.condition} stopped: more than "
+                              f"{MAX_RETRIED_GROUPS} runs needed a retry (systemic failure)")
                 continue
             break
-        transcript = parse_transcript_text(result.stdout.decode("utf-8", "replace"))
-        cost = (transcript.result or {}).get("total_cost_usd") or 0.0
+        cost = (parse_transcript_text(result.stdout.decode("utf-8", "replace")).result or {}).get("total_cost_usd")
         (tmp_dir / TRANSCRIPT_FILE).write_bytes(result.stdout)
         (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
-        first = attempts[0]
+        # The run's answer key before the run counts as finished: a kill in between reruns it (rows replaced).
+        self._commit(row, spec, tmp_dir, argv, families, attempts, result=result,
+                     truth=lambda: write_truth(self.opts.out_dir, self.endpoint, [row.run_id]))
+        with self.lock:
+            self.spent += float(cost or 0.0)
+
+    def _commit(self, row: pd.Series, spec: Any, tmp_dir: Path, argv: list[str], families: list[Path],
+                attempts: list[dict[str, Any]], *, result: SandboxResult | None = None,
+                sandbox_failure: str = "", truth: Callable[[], None] | None = None) -> None:
+        """Write the run's metadata and rename its folder into place (the run's commit point).
+
+        A run whose sandbox failed is committed too, with ``sandbox_failure`` in its metadata, so the week
+        records what happened to it; :func:`run_state` reads it as ``sandbox_failure`` and resume reruns it.
+        """
+        first = attempts[0] if attempts else {"start": utc_stamp(time.time())}
         meta = {
             "run_id": row.run_id, "run_key": self.opts.run_key, "prompt": row.prompt,
             "skill_family": row.skill_family, "skill_leaf": row.skill_leaf, "model": row.model,
             "condition": row.condition, "rep": int(row.rep), "dormancy": int(row.dormancy),
-            "timestamp": first["start"], "start": first["start"], "end": utc_stamp(result.ended),
-            "exit_code": result.exit_code, "timed_out": result.timed_out, "attempts": attempts,
-            "flags": argv[1:-2], "installed_families": [f.name for f in families],
-            "sandbox": self.sandbox.name, "image_id": result.image_id, "endpoint": self.endpoint.kind,
-            "site_base": self.endpoint.site_base, "suite_site_base": self.suite.site_base,
-            "skills_sha": self.sha, "rubric_sha": spec.test.rubric_sha(),
+            "timestamp": first["start"], "start": first["start"],
+            "end": utc_stamp(result.ended if result else time.time()),
+            "exit_code": result.exit_code if result else None, "timed_out": bool(result and result.timed_out),
+            "attempts": attempts, "flags": argv[1:-2], "installed_families": [f.name for f in families],
+            "sandbox": self.sandbox.name, "image_id": result.image_id if result else "",
+            "endpoint": self.endpoint.kind, "site_base": self.endpoint.site_base,
+            "suite_site_base": self.suite.site_base, "skills_sha": self.sha, "rubric_sha": spec.test.rubric_sha(),
         }
+        if sandbox_failure:
+            meta[SANDBOX_FAILURE] = sandbox_failure
         atomic_write_json(tmp_dir / METADATA_FILE, meta)
-        # The run's answer key before the run counts as finished: a kill in between reruns it (rows replaced).
-        write_truth(self.opts.out_dir, self.endpoint, [row.run_id])
+        if truth is not None:
+            truth()
         os.replace(tmp_dir, self.opts.out_dir / row.run_id)
-        with self.lock:
-            self.spent += float(cost)
+
+    def _say(self, message: str) -> None:
+        """A log line on its own line, never glued to the progress bar."""
+        bar = getattr(self, "_bar", None)
+        if bar is None:
+            self.log(message)
+            return
+        with bar.external_write_mode(file=sys.stderr):
+            self.log(message)
 
     def run(self, pending: pd.DataFrame) -> None:
+        """Run ``pending`` with ``jobs`` workers; the bar is closed before any error reaches the caller.
+
+        Raises:
+            SandboxFailure: the sandbox failed (the first failure; the runs in flight finish or fail first).
+        """
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(pending), desc=f"generate {self.opts.run_key}", unit="run", file=sys.stderr)
+        self._bar = bar
 
         def work(row: pd.Series) -> None:
             try:
@@ -271,20 +358,36 @@ class Generator:
                 bar.update(1)
 
         rows = [row for _, row in pending.iterrows()]
-        with ThreadPoolExecutor(max_workers=max(1, self.opts.jobs)) as pool:
-            for future in [pool.submit(work, r) for r in rows]:
-                future.result()  # re-raise a sandbox failure (engine gone) instead of hiding it
-        bar.close()
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, self.opts.jobs)) as pool:
+                futures = [pool.submit(work, r) for r in rows]
+                try:
+                    for future in futures:
+                        try:
+                            future.result()
+                        except SandboxFailure:
+                            pass  # self.failure holds the first one; the runs in flight end first
+                except BaseException:
+                    self.stopping = True  # Ctrl-C or a bug: start nothing more, let the runs in flight end
+                    raise
+        finally:
+            bar.close()
+            self._bar = None
+        if self.failure is not None:
+            raise self.failure
 
 
 def generate(
     suite: Suite,
     opts: GenerateOptions,
     *,
-    endpoint_factory: Callable[[Path], Any],
+    endpoint_factory: Callable[[], Any],
     log=print,
 ) -> dict[str, Any]:
     """Plan, run what is not finished, then write signals (manifest.csv) and the reconciliation.
+
+    The pass holds the run directory's lock (re-entered when the caller, e.g. :func:`skillbench.weekly.
+    run_generation`, already holds it).
 
     Args:
         suite: a loaded suite.
@@ -295,15 +398,30 @@ def generate(
 
     Returns:
         The reconciliation report (also written to ``reconciliation.json``).
+
+    Raises:
+        RunDirBusy: another pass holds the run directory (and ``opts.wait`` is false).
+        SelectionError: ``opts.prompts`` or ``opts.families`` names something the plan does not have.
+        SandboxFailure: the sandbox failed; the manifest and the (incomplete) reconciliation are written first.
     """
+    with run_dir_lock(opts.out_dir, wait=opts.wait, log=log):
+        return _generate(suite, opts, endpoint_factory=endpoint_factory, log=log)
+
+
+def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable[[], Any], log) -> dict[str, Any]:
     out_dir = opts.out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     plan = make_plan(suite, opts.run_key, models=opts.models, conditions=opts.conditions, reps=opts.reps,
                      seed=opts.seed)
+    keep = selected(plan, suite, prompts=opts.prompts, families=opts.families)
     write_plan(plan, out_dir)
+    record_slugs(out_dir, run_names(plan, opts.run_key))  # changed run ids map back through slugs.json
+    selection = {"prompts": list(opts.prompts), "families": list(opts.families)} \
+        if opts.prompts or opts.families else None
     atomic_write_json(out_dir / RUN_FILE, {
         "run_key": opts.run_key, "seed": opts.seed, "models": opts.models, "conditions": opts.conditions,
         "reps": opts.reps, "suite_dir": str(suite.suite_dir), "run_settings": suite.config.run.model_dump(),
+        **({"selection": selection} if selection else {}),
     })
     if opts.jobs >= RATE_LIMIT_JOBS:
         log(f"generate: warning: --jobs {opts.jobs} ≥ {RATE_LIMIT_JOBS} risks API rate limits, and a rate-limited "
@@ -313,34 +431,51 @@ def generate(
         moved = move_partials_aside(out_dir, done, set(plan.run_id))
         if moved:
             log(f"generate: moved {len(moved)} partial or failed run folder(s) to {ASIDE_DIR}/ to rerun them")
-    pending = plan[~plan.run_id.isin(done)]
-    limited: list[str] = []
+    unfinished = ~plan.run_id.isin(done)
+    pending = plan[unfinished & keep]
+    limited: list[str] = list(plan.run_id[unfinished & ~keep])  # outside --prompts/--families: kept for later
     if opts.limit is not None and len(pending) > opts.limit:
-        limited = list(pending.run_id.iloc[opts.limit:])
+        limited += list(pending.run_id.iloc[opts.limit:])
         pending = pending.iloc[: opts.limit]
+    chosen = f"; only {_selection_text(selection)}" if selection else ""
     log(f"generate: {len(plan)} planned, {len(done)} finished, {len(pending)} to run "
-        f"({', '.join(opts.models)} × {', '.join(opts.conditions)} × {opts.reps} reps)")
+        f"({', '.join(opts.models)} × {', '.join(opts.conditions)} × {opts.reps} reps{chosen})")
     if opts.dry_run:
         for _, row in pending.head(5).iterrows():
             call = CliCall(prompt=suite.prompt(row.prompt).test.prompt, model=row.model, run_id=row.run_id)
             log("  " + " ".join(cli_args(call, suite.config.run)[:-1]) + " PROMPT  # " + row.run_id)
-        return {"dry_run": True, "planned": len(plan), "pending": len(pending)}
+        return {"dry_run": True, "planned": len(plan), "pending": len(pending), "limited": len(limited)}
 
-    gen = None
-    if len(pending):
-        with endpoint_factory() as endpoint:
-            sandbox = choose_sandbox(opts.sandbox, endpoint, out_dir, log)
-            gen = Generator(suite, opts, sandbox, endpoint, log)
-            gen.spent = spent_so_far(out_dir, done)  # the cap is per week, not per call
-            gen.run(pending)
-    retries = gen.retries if gen else []
-    legs = {f"{m}|{c}": {"retried": s.retried, "stopped": s.stopped} for (m, c), s in (gen.legs if gen else {}).items()}
-    atomic_write_json(out_dir / RETRIES_FILE, _merge_retries(out_dir / RETRIES_FILE, retries, legs))
+    gen: Generator | None = None
+    failure: SandboxFailure | None = None
+    retry_log = RetryLog(out_dir / RETRIES_FILE)
+    try:
+        if len(pending):
+            with endpoint_factory() as endpoint:
+                sandbox = choose_sandbox(opts.sandbox, endpoint, out_dir, log)
+                gen = Generator(suite, opts, sandbox, endpoint, log, retry_log=retry_log)
+                gen.spent = spent_so_far(out_dir, done)  # the cap is per week, not per call
+                gen.run(pending)
+    except SandboxFailure as exc:  # fail closed: the week's ledgers say what happened before the error does
+        failure = exc
+    retry_log.finish(gen.legs if gen else {})
     write_manifest(out_dir)
+    extra: dict[str, Any] = {}
+    if selection:
+        extra["selection"] = selection
+    if failure is not None:
+        extra["sandbox_failure"] = str(failure)
     report = reconcile(out_dir, capped=gen.capped if gen else [], limited=limited,
                        not_started=gen.not_started if gen else [],
-                       stopped_legs=[k for k, v in legs.items() if v["stopped"]])
+                       stopped_legs=[k for k, v in retry_log.legs.items() if v["stopped"]], extra=extra)
+    if failure is not None:
+        raise failure
     return report
+
+
+def _selection_text(selection: dict[str, list[str]]) -> str:
+    parts = [f"{key} {', '.join(values)}" for key, values in selection.items() if values]
+    return " and ".join(parts)
 
 
 _TRUTH_LOCK = threading.Lock()
@@ -358,13 +493,6 @@ def write_truth(out_dir: Path, endpoint: Any, run_ids: list[str]) -> None:
     rows = endpoint.fetch_truth(run_ids)
     with _TRUTH_LOCK:  # one rewrite at a time across the pass's worker threads
         TruthWriter(out_dir / TRUTH_FILE).record(rows)
-
-
-def _merge_retries(path: Path, new: list[dict[str, Any]], legs: dict[str, Any]) -> dict[str, Any]:
-    """retries.json: every retried run of every call stays recorded; ``legs`` is the latest call's state
-    (a leg stopped by an outage is tried again by the next call, and reported again if it fails again)."""
-    old = json.loads(path.read_text()) if path.exists() else {"retried_runs": []}
-    return {"max_retried_groups": MAX_RETRIED_GROUPS, "retried_runs": old["retried_runs"] + new, "legs": legs}
 
 
 def default_out_dir(suite: Suite, run_key: str) -> Path:

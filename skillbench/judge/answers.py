@@ -4,12 +4,18 @@
 trigger health only) in the no-skill or with-skill arm (the plugin arm on request), with an answer that
 :func:`skillbench.signals.skip_reason` accepts. Only ``prompt_text``, ``answer`` and ``items`` of a
 :class:`RunAnswer` ever reach a judge; the rest is for the ledger.
+
+A pass over part of a week (``--prompts``/``--families``) runs inside :func:`judging_only`: the selection then
+narrows the runs to grade (rubric judge, pairwise judge) and nothing else — every gradeable run's skip reason
+is still recorded, and rows already in a ledger are kept whatever the selection.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +68,75 @@ class Skip:
     reason: str
 
 
+@dataclass(frozen=True)
+class RunSelection:
+    """The part of a week a pass grades: runs of these prompts and of these skill families (empty: any)."""
+
+    prompts: tuple[str, ...] = ()
+    families: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.prompts or self.families)
+
+    def keeps(self, prompt: str, family: str) -> bool:
+        return (not self.prompts or prompt in self.prompts) and (not self.families or family in self.families)
+
+
+_SELECTION: ContextVar[RunSelection | None] = ContextVar("skillbench_judge_selection", default=None)
+
+
+class WeekSelectionError(ValueError):
+    """``--prompts``/``--families`` names a prompt or family the week has no run of (a usage error)."""
+
+
+def week_names(run_dir: str | Path) -> tuple[set[str], set[str]]:
+    """The prompts and skill families of a week's runs (from ``plan.csv`` when it exists, and the run folders)."""
+    import pandas as pd
+
+    from skillbench.ledgers.files import PLAN_FILE
+
+    prompts: set[str] = set()
+    families: set[str] = set()
+    plan = Path(run_dir) / PLAN_FILE
+    if plan.is_file():
+        frame = pd.read_csv(plan, dtype=str, keep_default_na=False)
+        prompts |= set(frame.get("prompt", []))
+        families |= set(frame.get("skill_family", []))
+    for folder in run_dirs(run_dir):
+        try:
+            meta = json.loads((folder / METADATA_FILE).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        prompts.add(str(meta.get("prompt", "")))
+        families.add(str(meta.get("skill_family", "")))
+    return prompts - {""}, families - {""}
+
+
+def check_selection(run_dir: str | Path, prompts: Sequence[str] = (), families: Sequence[str] = ()) -> RunSelection:
+    """The selection, after checking that the week has runs of every prompt and family it names.
+
+    Raises:
+        WeekSelectionError: a name the week has no run of (the message names it and lists the week's names).
+    """
+    known_prompts, known_families = week_names(run_dir)
+    for flag, names, known in (("--prompts", prompts, known_prompts), ("--families", families, known_families)):
+        for name in names:
+            if name not in known:
+                raise WeekSelectionError(f"{flag} {name}: the week {Path(run_dir)} has no run of it — its "
+                                     f"{flag.removeprefix('--')}: {', '.join(sorted(known)) or '(none)'}")
+    return RunSelection(tuple(prompts), tuple(families))
+
+
+@contextlib.contextmanager
+def judging_only(selection: RunSelection) -> Iterator[None]:
+    """Grade only ``selection``'s runs in the block (rubric and pairwise judge); an empty selection grades all."""
+    token = _SELECTION.set(selection)
+    try:
+        yield
+    finally:
+        _SELECTION.reset(token)
+
+
 def read_run_answer(folder: Path) -> tuple[RunAnswer, dict[str, Any]]:
     """Read one run folder: its answer (from ``test-prompt.json`` and the transcript) and its signals.
 
@@ -85,12 +160,14 @@ def select_runs(run_dir: str | Path, *, include_plugin: bool = False) -> tuple[l
     """The runs to grade and the gradeable runs that cannot be.
 
     Gradeable: a preference-eligible prompt (dormancy prompts are for trigger health only) in the no-skill
-    or with-skill arm, and the plugin arm with ``include_plugin``.
+    or with-skill arm, and the plugin arm with ``include_plugin``. Inside :func:`judging_only` only the
+    selection's runs are returned to grade; the skips still cover every gradeable run.
 
     Returns:
         ``(runs, skips)``, both sorted by run id.
     """
     arms = (*LIFT_ARMS, PLUGIN) if include_plugin else LIFT_ARMS
+    selection = _SELECTION.get() or RunSelection()
     runs, skips = [], []
     for folder in run_dirs(run_dir):
         try:
@@ -103,6 +180,6 @@ def select_runs(run_dir: str | Path, *, include_plugin: bool = False) -> tuple[l
         reason = skip_reason(signals, run.answer)
         if reason:
             skips.append(Skip(run.run_id, reason))
-        else:
+        elif selection.keeps(run.prompt, run.skill):
             runs.append(run)
     return runs, skips

@@ -20,6 +20,12 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("AppendLedger", "LedgerConflict", "csv_text",), "append"),
     **dict.fromkeys(("atomic_write_text", "atomic_write_json",), "atomic"),
     **dict.fromkeys(("check_run_key", "RunKeyError", "utc_run_key", "RUN_KEY_RE",), "keys"),
+    **dict.fromkeys((
+        "slug", "short_id", "is_safe", "record_slugs", "read_slugs", "original_name", "SLUGS_FILE"
+    ), "slugs"),
+    **dict.fromkeys((
+        "run_dir_lock", "RunDirBusy", "read_holder", "set_process_command", "process_command", "LOCK_FILE"
+    ), "lock"),
 }
 _DEPRECATED: dict[str, tuple[str, str]] = {
     "load_run": ("skillbench.ledgers.readers", "load_week"),
@@ -44,6 +50,14 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         check_run_key,
         utc_run_key,
     )
+    from skillbench.ledgers.lock import (
+        LOCK_FILE,
+        RunDirBusy,
+        process_command,
+        read_holder,
+        run_dir_lock,
+        set_process_command,
+    )
     from skillbench.ledgers.readers import (
         LedgerError,
         WeekLedgers,
@@ -65,4 +79,13 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from skillbench.ledgers.reconciliation import (
         Reconciliation,
         reconcile_runs,
+    )
+    from skillbench.ledgers.slugs import (
+        SLUGS_FILE,
+        is_safe,
+        original_name,
+        read_slugs,
+        record_slugs,
+        short_id,
+        slug,
     )

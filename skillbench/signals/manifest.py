@@ -9,7 +9,9 @@
   (the suite's real site base, or the simulated one the run's metadata records); WebSearch results are not reaches;
 * ``reached_leaf`` also holds when the leaf is the family's top-level SKILL.md and the Skill tool loaded it;
 * ``budget_hit`` from ``error_max_budget_usd`` or ``budget_exhausted``; API errors by ``is_error`` (the CLI
-  reports subtype ``success`` for them); ``signals_ok`` = 0 when init or result is missing or a line did not parse.
+  reports subtype ``success`` for them); ``signals_ok`` = 0 when init or result is missing or a line did not parse;
+* ``run_state`` is :func:`run_state`, the one decision (ARCHITECTURE.md, "Run states") that resume,
+  reconciliation and the scorecard read; a run without a result event names its state in ``terminal_reason``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ from skillbench.ledgers.files import MANIFEST_FILE, METADATA_FILE, TRANSCRIPT_FI
 from skillbench.signals.transcript import Transcript, read_transcript
 
 SKILLS_DIR_MARK = "/.claude/skills/"
+
+# The states a run folder can be in after a pass (ARCHITECTURE.md, "Run states"). The plan-level states
+# (limited, capped, not_started) belong to planned runs without a folder and come from the pass.
+FINISHED, BUDGET_HIT, API_ERROR, TIMEOUT, HARNESS_INVALID, SANDBOX_FAILURE = (
+    "finished", "budget_hit", "api_error", "timeout", "harness_invalid", "sandbox_failure")
+RUN_STATES: tuple[str, ...] = (FINISHED, BUDGET_HIT, API_ERROR, TIMEOUT, HARNESS_INVALID, SANDBOX_FAILURE)
+COMPLETE_STATES: frozenset[str] = frozenset({FINISHED, BUDGET_HIT})  # resume keeps them; reconciliation counts them
+PLAN_STATES: tuple[str, ...] = ("limited", "capped", "not_started")
 
 
 def _site_bases(meta: dict[str, Any]) -> list[str]:
@@ -125,6 +135,54 @@ def read_metadata(run_dir: Path) -> dict[str, Any]:
     return meta
 
 
+def api_failure(result: dict[str, Any] | None) -> bool:
+    """The result event reports an API error (the CLI says subtype ``success`` for those) rather than an answer."""
+    result = result or {}
+    return bool(result.get("is_error")) and (result.get("terminal_reason") == "api_error"
+                                             or bool(result.get("api_error_status")))
+
+
+def budget_stopped(result: dict[str, Any] | None) -> bool:
+    """The CLI stopped the run at ``--max-budget-usd`` (the answer, if any, is truncated)."""
+    result = result or {}
+    return result.get("subtype") == "error_max_budget_usd" or result.get("terminal_reason") == "budget_exhausted"
+
+
+def _state(meta: dict[str, Any] | None, transcript: Transcript) -> str:
+    if meta is None:
+        return HARNESS_INVALID  # a folder whose metadata cannot be read cannot be scored: rerun it
+    if meta.get(SANDBOX_FAILURE):
+        return SANDBOX_FAILURE
+    if meta.get(HARNESS_INVALID):
+        return HARNESS_INVALID
+    if not transcript.complete:  # no result event last: the CLI never finished
+        return TIMEOUT if meta.get("timed_out") else HARNESS_INVALID
+    if api_failure(transcript.result):
+        return API_ERROR
+    return BUDGET_HIT if budget_stopped(transcript.result) else FINISHED
+
+
+def run_state(run_folder: str | Path) -> str:
+    """The state a run folder ended its pass in: one of :data:`RUN_STATES` (ARCHITECTURE.md, "Run states").
+
+    * ``sandbox_failure`` / ``harness_invalid``: generation recorded that the sandbox failed, or that it could
+      not set the run up, in ``metadata.json``; unreadable metadata is ``harness_invalid`` too;
+    * ``timeout``: no final result event and the external timeout fired; without the timeout, ``harness_invalid``
+      (the CLI never ran to its end);
+    * ``api_error``: the result event is an API error (after its one retry);
+    * ``budget_hit``: the CLI stopped at ``--max-budget-usd``; ``finished``: any other result event.
+
+    Only ``finished`` and ``budget_hit`` are complete (:data:`COMPLETE_STATES`): resume keeps them and
+    reconciliation counts them; resume moves every other folder aside and reruns it.
+    """
+    folder = Path(run_folder)
+    try:
+        meta = json.loads((folder / METADATA_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        meta = None
+    return _state(meta if isinstance(meta, dict) else None, read_transcript(folder / TRANSCRIPT_FILE))
+
+
 def run_signals(run_dir: str | Path) -> dict[str, Any]:
     """One manifest row for a run directory (metadata.json + transcript.jsonl).
 
@@ -136,6 +194,7 @@ def run_signals(run_dir: str | Path) -> dict[str, Any]:
     transcript = read_transcript(run_dir / TRANSCRIPT_FILE)
     init, result = transcript.init, transcript.result
     family, leaf = meta["skill_family"], meta["skill_leaf"]
+    state = _state(meta, transcript)
     result = result or {}
     subtype = result.get("subtype", "")
     models = transcript.assistant_models()
@@ -157,16 +216,17 @@ def run_signals(run_dir: str | Path) -> dict[str, Any]:
         "total_cost_usd": result.get("total_cost_usd"),
         "num_turns": result.get("num_turns"),
         "result_subtype": subtype,
-        "budget_hit": int(subtype == "error_max_budget_usd" or result.get("terminal_reason") == "budget_exhausted"),
+        "budget_hit": int(budget_stopped(result)),
         "signals_ok": int(init is not None and bool(result) and transcript.parse_errors == 0),
         "duration_ms": result.get("duration_ms"),
         "dormancy": int(bool(meta.get("dormancy"))),
         "sandbox": meta.get("sandbox", ""),
         "is_error": int(bool(result.get("is_error"))) if result else 1,
-        "terminal_reason": result.get("terminal_reason", "timeout" if meta.get("timed_out") else ""),
+        "terminal_reason": result.get("terminal_reason", state if state not in COMPLETE_STATES else ""),
         "denials": len(transcript.denied_ids()),
         "attempts": len(meta.get("attempts") or [1]),
         "endpoint": meta.get("endpoint", ""),
+        "run_state": state,  # written once ledgers.columns lists it; read by the scorecard's coverage
     }
     return row
 

@@ -11,13 +11,13 @@ from skillbench._exports import lazy_exports
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
         "run_weekly", "WeeklyOptions", "WeeklyResult", "WeeklyError", "StageResult", "STAGES",
-        "Stage", "KERNEL_NAME", "notebook_parameters", "check_kernel", "execute_stage"
+        "Stage", "KERNEL_NAME", "notebook_parameters", "check_kernel", "execute_stage", "ProgressRelay"
     ), "chain"),
     **dict.fromkeys((
         "plan_week", "plan_matrix", "cli_preview", "run_generation", "generate_week",
         "signals_week", "grade_week", "pair_week", "judge_week", "judge_tables",
         "calibrate_week", "calibration_tables", "scorecard_week", "JudgeOutcome",
-        "WeekScorecard"
+        "WeekScorecard", "write_signals"
     ), "stages"),
     **dict.fromkeys((
         "notebook_setup", "collapsed_progress", "require_sound", "manifest_if_any",
@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from skillbench.weekly.chain import (
         KERNEL_NAME,
         STAGES,
+        ProgressRelay,
         Stage,
         StageResult,
         WeeklyError,
@@ -92,4 +93,5 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         run_generation,
         scorecard_week,
         signals_week,
+        write_signals,
     )

@@ -18,6 +18,10 @@ Contract of the chain:
   scores it measured are unchanged, and every notebook is executed again on the ledgers.
 * With the sim backend the chain starts one simulated endpoint on 127.0.0.1 for all stages (in this
   process) and stops it at the end; stages get its URL as the ``endpoint`` parameter.
+* Each stage takes the run directory's lock in its own kernel; the chain never holds it across stages (it
+  holds the lock of the week's report folder instead, so two chains of one run key never share a report).
+* While a stage runs, its progress bars (runs done / total, rate, ETA) are relayed live to ``progress`` (or
+  ``log``): the stage's kernel copies each redraw to a file the chain watches (:data:`PROGRESS_FILE`).
 
 What the notebooks call is in :mod:`skillbench.weekly.stages` (one function per stage, also what the CLI's
 commands call), :mod:`skillbench.weekly.notebook` (display helpers) and :mod:`skillbench.weekly.across`
@@ -29,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -56,6 +61,9 @@ from skillbench.report import pages as rpt
 
 KERNEL_NAME = "skillbench"
 DEFAULT_JOBS = 3  # the generator's recommended range is 2–3 (≥ 4 warns about rate limits)
+PROGRESS_FILE = ".progress"  # reports/<run_key>/.progress: the running stage's latest progress bar
+PROGRESS_POLL_S = 0.5
+PROGRESS_EVERY_S = 2.0  # relay a changed progress line at most this often (the last one always)
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,8 @@ class WeeklyOptions:
         run_key: names the week (default: the UTC date).
         backend: ``sim`` or ``anthropic`` (None: ``anthropic`` with a key in the environment, else ``sim``).
         models, reps, conditions: the matrix (None: the suite config).
+        prompts, families: run and grade only these prompts / skill families (the rest of the plan is
+            ``limited``: the week is not complete).
         jobs: runs (and judge calls) at once.
         seed: plan order and simulated endpoint seed.
         sandbox: ``docker`` or ``local`` (None: docker when the engine answers).
@@ -123,6 +133,8 @@ class WeeklyOptions:
     models: list[str] | None = None
     reps: int | None = None
     conditions: list[str] | None = None
+    prompts: list[str] | None = None
+    families: list[str] | None = None
     jobs: int = DEFAULT_JOBS
     seed: int = 0
     sandbox: str | None = None
@@ -243,21 +255,100 @@ def _cell_seconds(notebook: Path) -> float | None:
     return float(sum((c.metadata.get("papermill", {}).get("duration") or 0.0) for c in nb.cells))
 
 
-def execute_stage(stage: Stage, params: Mapping[str, Any], opts: WeeklyOptions, report_dir: Path) -> StageResult:
-    """Execute one stage notebook with papermill and render its HTML page; never raises for a failing cell."""
+class ProgressRelay:
+    """Relay a running stage's progress file to ``emit`` (a thread polling it).
+
+    The file holds the latest redraw of each of the stage's bars, one line per bar. A changed bar is relayed at
+    most every ``every`` seconds; a bar that a later bar followed, and every bar when the stage ends, is relayed in
+    its last state, so the terminal always sees each bar finish.
+
+    Args:
+        path: the file the stage's kernel rewrites.
+        emit: called with ``prefix`` + a bar's line.
+        prefix: e.g. ``"weekly 20261130: 01_generate: "``.
+    """
+
+    def __init__(self, path: Path, emit: Callable[[str], None], prefix: str, every: float = PROGRESS_EVERY_S):
+        self.path, self.emit, self.prefix, self.every = path, emit, prefix, every
+        self._stop = threading.Event()
+        self._relayed: dict[str, str] = {}
+        self._at: dict[str, float] = {}
+        self._thread = threading.Thread(target=self._watch, name="skillbench-progress", daemon=True)
+
+    def __enter__(self) -> ProgressRelay:
+        self.path.unlink(missing_ok=True)  # a previous stage's last lines are not this stage's progress
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._relay(final=True)
+        self.path.unlink(missing_ok=True)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(PROGRESS_POLL_S):
+            self._relay(final=False)
+
+    def _relay(self, *, final: bool) -> None:
+        from skillbench.weekly.notebook import progress_key
+
+        try:
+            lines = [line.strip() for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        except OSError:
+            return
+        now = time.monotonic()
+        for index, line in enumerate(lines):
+            key = progress_key(line)
+            if line == self._relayed.get(key):
+                continue
+            superseded = index < len(lines) - 1  # a later bar started: this one is over
+            if final or superseded or now - self._at.get(key, float("-inf")) >= self.every:
+                self._relayed[key], self._at[key] = line, now
+                self.emit(self.prefix + line)
+
+
+@contextlib.contextmanager
+def _stage_environment(**values: str) -> Iterator[None]:
+    """Environment variables the stage's kernel inherits (the kernel is started with this process's environment)."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
+def execute_stage(stage: Stage, params: Mapping[str, Any], opts: WeeklyOptions, report_dir: Path,
+                  progress: Callable[[str], None] | None = None) -> StageResult:
+    """Execute one stage notebook with papermill and render its HTML page; never raises for a failing cell.
+
+    Args:
+        progress: called with the stage's progress lines while it runs (None: not relayed).
+    """
     import papermill as pm
+
+    from skillbench.weekly.notebook import PROGRESS_ENV
 
     result = StageResult(stage.number, stage.name, stage.title, status="running")
     source = Path(opts.notebooks_dir) / stage.notebook
     out = report_dir / stage.notebook
     # Only the parameters a notebook declares: the notebook's parameters cell is its interface.
     values = {k: v for k, v in params.items() if k in notebook_parameters(source)}
+    progress_file = report_dir / PROGRESS_FILE
+    relay = (ProgressRelay(progress_file, progress, f"weekly {params.get('run_key', opts.run_key)}: {stage.id}: ")
+             if progress else contextlib.nullcontext())
     t0 = time.perf_counter()
     try:
-        pm.execute_notebook(str(source), str(out), parameters=values, kernel_name=opts.kernel_name,
-                            cwd=str(opts.notebooks_dir), progress_bar=False, log_output=False,
-                            stdout_file=opts.stream, stderr_file=None, start_timeout=opts.start_timeout,
-                            extra_arguments=["--IPKernelApp.log_level=ERROR"])  # no start-up chatter
+        with _stage_environment(**{PROGRESS_ENV: str(progress_file)}), relay:
+            pm.execute_notebook(str(source), str(out), parameters=values, kernel_name=opts.kernel_name,
+                                cwd=str(opts.notebooks_dir), progress_bar=False, log_output=False,
+                                stdout_file=opts.stream, stderr_file=None, start_timeout=opts.start_timeout,
+                                extra_arguments=["--IPKernelApp.log_level=ERROR"])  # no start-up chatter
         result.status = "ok"
     except pm.PapermillExecutionError as exc:
         result.status = "failed"
@@ -287,26 +378,30 @@ def stage_parameters(opts: WeeklyOptions, *, suite_dir: Path, run_dir: Path, his
         "run_key": opts.run_key, "suite_dir": str(suite_dir), "run_dir": str(run_dir),
         "history_path": str(history), "backend": backend, "endpoint": endpoint, "sandbox": sandbox,
         "models": list(opts.models or []), "reps": int(opts.reps or 0), "conditions": list(opts.conditions or []),
+        "prompts": list(opts.prompts or []), "families": list(opts.families or []),
         "jobs": int(opts.jobs), "seed": int(opts.seed), "dry_run": False, "write": True, "strict": False,
         "repeat": int(opts.calibration_repeat), "sample": int(opts.calibration_sample),
     }
 
 
-def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None) -> WeeklyResult:
+def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None,
+               progress: Callable[[str], None] | None = None) -> WeeklyResult:
     """Run the chain for one week and write its report.
 
     Args:
         opts: the week's options.
         log: called with one line per stage (None: silent).
+        progress: called with the running stage's progress lines (runs done / total, rate, ETA), at most every
+            :data:`PROGRESS_EVERY_S` seconds and once more when the stage ends (None: ``log``).
 
     Returns:
         The result; ``result.ok`` is False when a stage failed (``result.failed_stage`` names it).
 
     Raises:
-        WeeklyError: the chain cannot start (bad run key, missing suite or notebooks, no kernel, no API key).
+        WeeklyError: the chain cannot start (bad run key, an unknown ``prompts``/``families`` name, missing suite
+            or notebooks, no kernel, no API key, another chain of the same run key running).
     """
     from skillbench.generation.backend import BackendError, resolve_backend
-    from skillbench.generation.toolchain import docker_available
 
     try:
         check_run_key(opts.run_key)
@@ -324,6 +419,7 @@ def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None)
         raise WeeklyError(str(exc)) from exc
     if backend == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
         raise WeeklyError("--backend anthropic needs ANTHROPIC_API_KEY in the environment")
+    _check_selection(suite_dir, opts)
     check_kernel(opts.kernel_name)
     opts = dataclasses.replace(opts, notebooks_dir=Path(opts.notebooks_dir).resolve())
 
@@ -331,10 +427,47 @@ def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None)
     run_dir, history = weekly_dir / opts.run_key, weekly_dir / HISTORY_FILE
     reports_dir = Path(opts.reports_dir).resolve()
     report_dir = reports_dir / opts.run_key
-    for folder in (run_dir, report_dir):  # papermill writes into existing folders only
-        folder.mkdir(parents=True, exist_ok=True)
+    from skillbench.ledgers.lock import RunDirBusy, run_dir_lock
+
+    with contextlib.ExitStack() as stack:
+        # The report folder's lock, for the whole chain: the run directory's lock is taken by each stage's kernel.
+        try:
+            stack.enter_context(run_dir_lock(report_dir))
+        except RunDirBusy as exc:
+            raise WeeklyError(f"another chain is writing this week's report: {exc}") from exc
+        run_dir.mkdir(parents=True, exist_ok=True)  # papermill writes into existing folders only
+        return _run_chain(opts, suite_dir=suite_dir, backend=backend, run_dir=run_dir, history=history,
+                          reports_dir=reports_dir, report_dir=report_dir, log=log, progress=progress)
+
+
+def _check_selection(suite_dir: Path, opts: WeeklyOptions) -> None:
+    """An unknown ``prompts``/``families`` name stops the chain before it starts (one line naming it)."""
+    if not (opts.prompts or opts.families):
+        return
+    from skillbench.generation.plan import SelectionError, make_plan, selected
+    from skillbench.suite.load import load_suite
+    from skillbench.suite.validation import SuiteError
+
+    try:
+        suite = load_suite(suite_dir)
+    except SuiteError:
+        return  # 00_preflight reports a broken suite with all its defects
+    run = suite.config.run
+    plan = make_plan(suite, opts.run_key, models=opts.models or run.models, reps=opts.reps or run.reps,
+                     conditions=opts.conditions or run.conditions, seed=opts.seed)
+    try:
+        selected(plan, suite, prompts=opts.prompts or [], families=opts.families or [])
+    except SelectionError as exc:
+        raise WeeklyError(str(exc)) from exc
+
+
+def _run_chain(opts: WeeklyOptions, *, suite_dir: Path, backend: str, run_dir: Path, history: Path,
+               reports_dir: Path, report_dir: Path, log: Callable[[str], None] | None,
+               progress: Callable[[str], None] | None) -> WeeklyResult:
     for stale in (SCORECARD_HTML, CALIBRATION_HTML):  # a rerun must not show last run's pages as current
         (report_dir / stale).unlink(missing_ok=True)
+    from skillbench.generation.toolchain import docker_available
+
     sandbox = opts.sandbox or ("docker" if docker_available() else "local")
 
     stages = [StageResult(s.number, s.name, s.title) for s in STAGES]
@@ -343,6 +476,7 @@ def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None)
         "backend": backend, "endpoint_kind": "simulated" if backend == "sim" else "real", "sandbox": sandbox,
         "sandbox_requested": opts.sandbox,
         "sandboxes_used": [], "models": list(opts.models or []), "reps": opts.reps, "jobs": opts.jobs,
+        "prompts": list(opts.prompts or []), "families": list(opts.families or []),
         "kernel_name": opts.kernel_name, "status": "running", "failed_stage": None, "error": None,
         "started": _now(), "finished": None, "seconds": None, "overhead_seconds": None, "scorecard_title": None,
         "week_incomplete": False, "stages": [],
@@ -377,7 +511,7 @@ def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None)
                 stages[i].status = "running"
                 save()
                 say(f"weekly {opts.run_key}: {stage.id} …")
-                stages[i] = execute_stage(stage, params, opts, report_dir)
+                stages[i] = execute_stage(stage, params, opts, report_dir, progress=progress or say)
                 say(f"weekly {opts.run_key}: {stage.id} {stages[i].status} "
                     f"({rpt.format_seconds(stages[i].seconds)})")
                 if stages[i].status == "failed":

@@ -8,7 +8,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import re
 import sys
+import threading
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -48,18 +52,77 @@ def notebook_setup() -> None:
     pd.set_option("display.precision", 3)
 
 
+PROGRESS_ENV = "SKILLBENCH_PROGRESS_FILE"  # set by the weekly chain for each stage's kernel
+_BAR = re.compile(r"\|\s*\d+/\d+ \[")  # a tqdm redraw: "desc:  50%|█████     | 4/8 [00:10<00:10, 2.5s/run]"
+_DESC = re.compile(r"^(.*?):\s+\d+%\|")
+PROGRESS_WRITE_S = 0.5  # rewrite the progress file at most this often (its last state is always written)
+
+
+def progress_key(line: str) -> str:
+    """Which bar a redraw belongs to: its description (``generate 20261130``, ``judge``, ``judge-pairs``)."""
+    match = _DESC.match(line)
+    return match.group(1) if match else ""
+
+
+class _StageStderr(io.StringIO):
+    """A stage's stderr: kept for the notebook, and each progress-bar redraw copied to the chain's progress file.
+
+    The file holds the latest redraw of every bar of the stage, one line per bar in the order they started; the
+    chain (another process) reads it and relays the lines to the terminal, so a long stage shows runs done /
+    total, rate and ETA while the notebook keeps only each bar's final state.
+    """
+
+    def __init__(self, progress_file: Path | None):
+        super().__init__()
+        self.progress_file = progress_file
+        self._guard = threading.Lock()
+        self._bars: dict[str, str] = {}
+        self._written: dict[str, str] = {}
+        self._at = 0.0
+
+    def write(self, text: str) -> int:
+        count = super().write(text)
+        if self.progress_file is not None:
+            bars = [seg.strip() for seg in re.split(r"[\r\n]", text) if _BAR.search(seg)]
+            if bars:
+                with self._guard:
+                    for line in bars:
+                        self._bars[progress_key(line)] = line
+                self.publish(final=False)
+        return count
+
+    def publish(self, *, final: bool) -> None:
+        """Write the bars' latest state to the progress file (throttled unless ``final``)."""
+        with self._guard:
+            bars, now = dict(self._bars), time.monotonic()
+            if self.progress_file is None or not bars or bars == self._written:
+                return
+            # a new bar always goes out at once: the previous bar's final state must not wait for the throttle
+            if not final and now - self._at < PROGRESS_WRITE_S and bars.keys() == self._written.keys():
+                return
+            self._written, self._at = bars, now
+        with contextlib.suppress(OSError):  # the relay is a convenience: a full disk must not fail the stage
+            tmp = self.progress_file.with_name(self.progress_file.name + ".tmp")
+            tmp.write_text("".join(line + "\n" for line in bars.values()), encoding="utf-8")
+            os.replace(tmp, self.progress_file)
+
+
 @contextlib.contextmanager
 def collapsed_progress() -> Iterator[None]:
     """Keep only the final state of progress bars written to stderr during the block.
 
     tqdm redraws a line with carriage returns; in an executed notebook that would store every redraw. The
-    block's stderr is buffered and re-emitted with each line reduced to its last redraw.
+    block's stderr is buffered and re-emitted with each line reduced to its last redraw. Under the weekly chain
+    (``$SKILLBENCH_PROGRESS_FILE`` set) every redraw is also copied to that file as it happens, which the chain
+    relays to the terminal.
     """
-    buffer = io.StringIO()
+    target = os.environ.get(PROGRESS_ENV)
+    buffer = _StageStderr(Path(target) if target else None)
     try:
         with contextlib.redirect_stderr(buffer):
             yield
     finally:
+        buffer.publish(final=True)
         lines = [segment.split("\r")[-1].rstrip() for segment in buffer.getvalue().split("\n")]
         text = "\n".join(line for line in lines if line)
         if text:

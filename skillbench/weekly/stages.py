@@ -5,6 +5,11 @@ scorecard) wire options and endpoints in one place. Each opens its endpoint with
 :func:`skillbench.generation.model_endpoint` (``backend`` None → the default; ``endpoint`` "" → start our own
 simulation for ``sim``). The notebook-facing forms raise :class:`StageError` when the stage must stop the
 chain; the CLI reads the same reports and chooses its exit code.
+
+Every stage that writes a week's ledgers holds the run directory's lock for its whole pass
+(:func:`skillbench.ledgers.run_dir_lock`): a second pass on the same week refuses at once with
+:class:`skillbench.ledgers.RunDirBusy` naming the holder, or waits with ``wait=True``. The chain's stages
+take it in their own kernels; the chain never holds it across stages.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from skillbench.ledgers.files import (
     JUDGE_SKIPS_FILE,
     SCORES_FILE,
 )
+from skillbench.ledgers.lock import run_dir_lock
 from skillbench.vocab import OUTCOMES
 from skillbench.weekly.notebook import StageError, _path, collapsed_progress, resolve_run_dir
 
@@ -47,29 +53,36 @@ def _matrix(suite: Any, models: Sequence[str], reps: int, conditions: Sequence[s
 
 
 def plan_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "", *, models: Sequence[str] = (),
-              reps: int = 0, conditions: Sequence[str] = (), seed: int = 0) -> pd.DataFrame:
+              reps: int = 0, conditions: Sequence[str] = (), seed: int = 0, prompts: Sequence[str] = (),
+              families: Sequence[str] = ()) -> pd.DataFrame:
     """The week's plan (what ``generate`` would run) with each run's status, writing nothing.
 
     Returns:
-        ``plan.csv``'s columns plus ``status``: ``finished`` when the run folder holds a finished run, else
-        ``pending``.
+        ``plan.csv``'s columns plus ``status``: ``finished`` when the run folder holds a finished run,
+        ``limited`` when ``prompts``/``families`` keep it out of this pass, else ``pending``.
+
+    Raises:
+        SelectionError: ``prompts`` or ``families`` names something the plan does not have.
     """
-    from skillbench.generation.plan import make_plan
+    from skillbench.generation.plan import make_plan, selected
     from skillbench.generation.run import finished_runs
     from skillbench.suite.load import load_suite
 
     suite = load_suite(_path(suite_dir))
     models, reps, conditions = _matrix(suite, models, reps, conditions)
     plan = make_plan(suite, run_key, models=models, conditions=conditions, reps=reps, seed=seed)
+    keep = selected(plan, suite, prompts=list(prompts), families=list(families))
     folder = resolve_run_dir(suite_dir, run_key, run_dir)
     done = finished_runs(folder) if folder.is_dir() else set()
-    return plan.assign(status=np.where(plan["run_id"].isin(done), "finished", "pending"))
+    status = np.where(plan["run_id"].isin(done), "finished", np.where(keep, "pending", "limited"))
+    return plan.assign(status=status)
 
 
 def plan_matrix(plan: pd.DataFrame) -> pd.DataFrame:
     """Runs per model × condition, split by status (a compact view of a plan)."""
+    columns = ["finished", "pending", *(["limited"] if plan["status"].eq("limited").any() else [])]
     return (plan.pivot_table(index=["model", "condition"], columns="status", values="run_id", aggfunc="count",
-                             fill_value=0).reindex(columns=["finished", "pending"], fill_value=0)
+                             fill_value=0).reindex(columns=columns, fill_value=0)
             .assign(total=lambda f: f.sum(axis=1)).reset_index())
 
 
@@ -90,31 +103,48 @@ def run_generation(suite: Any, run_key: str, *, out_dir: str | Path | None = Non
                    endpoint: str = "", models: Sequence[str] = (), reps: int = 0, conditions: Sequence[str] = (),
                    jobs: int = 2, sandbox: str = "", seed: int = 0, timeout_s: float = 900.0,
                    limit: int | None = None, dry_run: bool = False, max_total_usd: float | None = None,
-                   log: Log = _stderr) -> dict[str, Any]:
+                   prompts: Sequence[str] = (), families: Sequence[str] = (), wait: bool = False,
+                   holder: str | None = None, log: Log = _stderr) -> dict[str, Any]:
     """Run (or resume) a week's generation for a loaded suite; what ``skillbench generate`` does.
+
+    The run key, the matrix and the ``prompts``/``families`` selection are checked before anything is written;
+    then the pass holds the run directory's lock.
 
     Returns:
         The reconciliation report (also in ``reconciliation.json``); ``{"dry_run": True, …}`` for a dry run.
+
+    Raises:
+        RunKeyError, PlanError, SelectionError: bad input (nothing written).
+        RunDirBusy: another pass holds the run directory (and not ``wait``).
+        SandboxFailure: the sandbox failed mid-pass (manifest and reconciliation written first).
     """
     from skillbench.generation.backend import model_endpoint
+    from skillbench.generation.plan import make_plan, selected
     from skillbench.generation.run import GenerateOptions, default_out_dir, generate
+    from skillbench.ledgers.keys import check_run_key
 
+    check_run_key(run_key)
     models, reps, conditions = _matrix(suite, models, reps, conditions)
     opts = GenerateOptions(run_key=run_key, out_dir=Path(out_dir) if out_dir else default_out_dir(suite, run_key),
                            models=models, conditions=conditions, reps=reps, jobs=jobs, limit=limit,
                            dry_run=dry_run, sandbox=sandbox or None, max_total_usd=max_total_usd, seed=seed,
-                           timeout_s=timeout_s)
+                           timeout_s=timeout_s, prompts=list(prompts), families=list(families), wait=wait)
+    plan = make_plan(suite, run_key, models=models, conditions=conditions, reps=reps, seed=seed)
+    selected(plan, suite, prompts=opts.prompts, families=opts.families)  # a bad name writes nothing, not even a folder
 
     def endpoint_factory():
         return model_endpoint(backend, endpoint=endpoint, suite_dir=suite.suite_dir, seed=seed)
 
-    return generate(suite, opts, endpoint_factory=endpoint_factory, log=log)
+    with run_dir_lock(opts.out_dir, command=holder, wait=wait, log=log):
+        return generate(suite, opts, endpoint_factory=endpoint_factory, log=log)
 
 
 def generate_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "", *, backend: str = "sim",
                   endpoint: str = "", models: Sequence[str] = (), reps: int = 0, conditions: Sequence[str] = (),
-                  jobs: int = 2, sandbox: str = "", seed: int = 0, timeout_s: float = 900.0) -> dict[str, Any]:
-    """The chain's generation stage: :func:`run_generation` with progress collapsed for the notebook.
+                  jobs: int = 2, sandbox: str = "", seed: int = 0, timeout_s: float = 900.0,
+                  prompts: Sequence[str] = (), families: Sequence[str] = ()) -> dict[str, Any]:
+    """The chain's generation stage: :func:`run_generation` with progress collapsed for the notebook (and
+    relayed live to the chain's terminal, see :func:`skillbench.weekly.collapsed_progress`).
 
     Raises:
         StageError: a planned run is unaccounted for (the week must not read as complete).
@@ -125,7 +155,8 @@ def generate_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "",
     with collapsed_progress():
         report = run_generation(suite, run_key, out_dir=resolve_run_dir(suite_dir, run_key, run_dir),
                                 backend=backend, endpoint=endpoint, models=models, reps=reps, conditions=conditions,
-                                jobs=jobs, sandbox=sandbox, seed=seed, timeout_s=timeout_s, log=print)
+                                jobs=jobs, sandbox=sandbox, seed=seed, timeout_s=timeout_s, prompts=prompts,
+                                families=families, log=print)
     if not report.get("accounted", False):
         lists = {k: v for k, v in report.items() if isinstance(v, list) and v}
         raise StageError(f"generation left planned runs unaccounted for: {lists} — rerun the same run key to resume")
@@ -135,52 +166,87 @@ def generate_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "",
 # -- 02 signals -------------------------------------------------------------------------------------------------
 
 
-def signals_week(run_dir: str | Path, *, write: bool = False):
-    """The week's ledgers (:class:`skillbench.ledgers.WeekLedgers`), after rewriting the manifest when ``write``."""
+def signals_week(run_dir: str | Path, *, write: bool = False, wait: bool = False, holder: str | None = None):
+    """The week's ledgers (:class:`skillbench.ledgers.WeekLedgers`), after rewriting the manifest when ``write``
+    (under the run directory's lock; what ``skillbench signals`` does)."""
     from skillbench.ledgers.readers import load_week
-    from skillbench.signals.manifest import write_manifest
 
     folder = _path(run_dir)
     if write:
-        write_manifest(folder)
+        write_signals(folder, wait=wait, holder=holder)
     return load_week(folder)
+
+
+def write_signals(run_dir: str | Path, *, wait: bool = False, holder: str | None = None,
+                  log: Log = _stderr) -> pd.DataFrame:
+    """Rewrite ``manifest.csv`` from the run folders under the run directory's lock; returns the manifest.
+
+    Raises:
+        RunDirBusy: another pass holds the run directory (and not ``wait``).
+        SignalsError: a run folder's metadata cannot be read.
+    """
+    from skillbench.signals.manifest import write_manifest
+
+    with run_dir_lock(_path(run_dir), command=holder, wait=wait, log=log) as folder:
+        return write_manifest(folder)
 
 
 # -- 03 judge ---------------------------------------------------------------------------------------------------
 
 
 def grade_week(run_dir: str | Path, options: Any, *, backend: str | None = None, endpoint: str = "",
-               log: Log = _stderr):
+               prompts: Sequence[str] = (), families: Sequence[str] = (), wait: bool = False,
+               holder: str | None = None, log: Log = _stderr):
     """Grade the week's answers with the rubric judge (resumes); what ``skillbench judge`` does.
 
     Args:
         options: :class:`skillbench.judge.JudgeOptions`.
+        prompts, families: grade only these prompts' and families' runs (empty: all).
+        wait: another pass holds the run directory: wait for it instead of refusing.
+        holder: how this pass names itself in the lock (default: the process's command line).
 
     Returns:
         :class:`skillbench.judge.JudgeReport`.
+
+    Raises:
+        WeekSelectionError: the week has no run of a named prompt or family (nothing written).
+        RunDirBusy: another pass holds the run directory (and not ``wait``).
     """
     from skillbench.generation.backend import model_endpoint
+    from skillbench.judge.answers import check_selection, judging_only
     from skillbench.judge.run import judge_run_dir
 
-    with model_endpoint(backend, endpoint=endpoint, seed=options.seed) as ep:
-        return judge_run_dir(_path(run_dir), options, base_url=ep.base_url, api_key=ep.api_key,
-                             endpoint_kind=ep.kind, log=log)
+    folder = _path(run_dir)
+    selection = check_selection(folder, prompts, families)
+    with run_dir_lock(folder, command=holder, wait=wait, log=log), judging_only(selection), \
+            model_endpoint(backend, endpoint=endpoint, seed=options.seed) as ep:
+        return judge_run_dir(folder, options, base_url=ep.base_url, api_key=ep.api_key, endpoint_kind=ep.kind,
+                             log=log)
 
 
 def pair_week(run_dir: str | Path, *, backend: str | None = None, endpoint: str = "", judge_model: str = "",
               fresh: bool = False, jobs: int = 2, seed: int = 0, max_retries: int = 4, timeout: float = 120.0,
-              log: Log = _stderr):
+              prompts: Sequence[str] = (), families: Sequence[str] = (), wait: bool = False,
+              holder: str | None = None, log: Log = _stderr):
     """Judge the week's pairs in both orders (resumes); what ``skillbench judge-pairs`` does.
 
     Returns:
         :class:`skillbench.judge.PairsReport`.
+
+    Raises:
+        WeekSelectionError: the week has no run of a named prompt or family (nothing written).
+        RunDirBusy: another pass holds the run directory (and not ``wait``).
     """
     from skillbench.generation.backend import model_endpoint
+    from skillbench.judge.answers import check_selection, judging_only
     from skillbench.judge.client import DEFAULT_JUDGE_MODEL
     from skillbench.judge.pairwise import judge_pairs
 
-    with model_endpoint(backend, endpoint=endpoint, seed=seed) as ep:
-        return judge_pairs(_path(run_dir), base_url=ep.base_url, api_key=ep.api_key,
+    folder = _path(run_dir)
+    selection = check_selection(folder, prompts, families)
+    with run_dir_lock(folder, command=holder, wait=wait, log=log), judging_only(selection), \
+            model_endpoint(backend, endpoint=endpoint, seed=seed) as ep:
+        return judge_pairs(folder, base_url=ep.base_url, api_key=ep.api_key,
                            judge_model=judge_model or DEFAULT_JUDGE_MODEL, fresh=fresh, jobs=jobs, seed=seed,
                            max_retries=max_retries, timeout=timeout, log=log)
 
@@ -194,8 +260,11 @@ class JudgeOutcome:
 
 
 def judge_week(run_dir: str | Path, *, backend: str = "sim", endpoint: str = "", judge_model: str = "",
-               samples: int = 1, jobs: int = 2, seed: int = 0, retry_ungraded: bool = True) -> JudgeOutcome:
+               samples: int = 1, jobs: int = 2, seed: int = 0, retry_ungraded: bool = True,
+               prompts: Sequence[str] = (), families: Sequence[str] = ()) -> JudgeOutcome:
     """The chain's judging stage: :func:`grade_week`, then :func:`pair_week`; both skip what is already graded.
+
+    One lock is held across both, so no other pass slips in between the rubric and the pairwise judge.
 
     Raises:
         StageError: items stay ungraded or pairs errored after retries (a judge failure must never read as a
@@ -206,10 +275,11 @@ def judge_week(run_dir: str | Path, *, backend: str = "sim", endpoint: str = "",
 
     model = judge_model or DEFAULT_JUDGE_MODEL
     opts = JudgeOptions(judge_model=model, samples=samples, jobs=jobs, seed=seed, retry_ungraded=retry_ungraded)
-    with collapsed_progress():
-        rubric = grade_week(run_dir, opts, backend=backend, endpoint=endpoint, log=print)
+    with collapsed_progress(), run_dir_lock(_path(run_dir), log=print):
+        rubric = grade_week(run_dir, opts, backend=backend, endpoint=endpoint, prompts=prompts, families=families,
+                            log=print)
         pairs = pair_week(run_dir, backend=backend, endpoint=endpoint, judge_model=model, jobs=jobs, seed=seed,
-                          log=print)
+                          prompts=prompts, families=families, log=print)
     if not rubric.ok:
         raise StageError(f"{rubric.ungraded_items} rubric item(s) could not be graded (reasons in each run's "
                          "judge.json) — rerun the same run key to grade them again")
@@ -244,20 +314,32 @@ def judge_tables(run_dir: str | Path) -> dict[str, pd.DataFrame]:
 def calibrate_week(run_dir: str | Path, *, backend: str | None = "sim", endpoint: str = "", repeat: int = 3,
                    sample: int = 0, other_judge: str = "", human_labels: str = "", jobs: int = 2, seed: int = 0,
                    fresh: bool = False, judge_model: str = "", include_plugin: bool = False, max_retries: int = 4,
-                   timeout: float = 120.0, log: Log = print, collapse_progress: bool = True):
+                   timeout: float = 120.0, log: Log = print, collapse_progress: bool = True, wait: bool = False,
+                   holder: str | None = None):
     """Calibrate the judge on the week's answers, unless the calibration on disk is current and not ``fresh``.
 
-    What ``skillbench calibrate`` (always ``fresh``) and ``04_calibration`` (resumes) run.
+    What ``skillbench calibrate`` (always ``fresh``) and ``04_calibration`` (resumes) run, under the run
+    directory's lock (``wait``: wait for another pass instead of refusing).
 
     Returns:
         The :class:`skillbench.calibration.Calibration`, or None when it reused ``calibration.csv`` or there was
         nothing to grade.
     """
+    folder = _path(run_dir)
+    with run_dir_lock(folder, command=holder, wait=wait, log=log):
+        return _calibrate_locked(folder, backend=backend, endpoint=endpoint, repeat=repeat, sample=sample,
+                                 other_judge=other_judge, human_labels=human_labels, jobs=jobs, seed=seed, fresh=fresh,
+                                 judge_model=judge_model, include_plugin=include_plugin, max_retries=max_retries,
+                                 timeout=timeout, log=log, collapse_progress=collapse_progress)
+
+
+def _calibrate_locked(folder: Path, *, backend: str | None, endpoint: str, repeat: int, sample: int,
+                      other_judge: str, human_labels: str, jobs: int, seed: int, fresh: bool, judge_model: str,
+                      include_plugin: bool, max_retries: int, timeout: float, log: Log, collapse_progress: bool):
     from skillbench.calibration.run import CalibrationOptions, calibrate, calibration_current
     from skillbench.generation.backend import model_endpoint
     from skillbench.judge.answers import select_runs
 
-    folder = _path(run_dir)
     if calibration_current(folder) and not fresh and not human_labels:
         log("calibration.csv is newer than scores.csv: reusing it (pass fresh=True to grade again)")
         return None
@@ -314,11 +396,15 @@ class WeekScorecard:
 
 def scorecard_week(run_dir: str | Path, history_path: str | Path = "", *, write: bool = False,
                    n_resamples: int | None = None, run_key: str | None = None, seed: int | None = None,
-                   site: str | None = None) -> WeekScorecard:
-    """Write ``scorecard.md`` and upsert the history (``write``), or compute it without writing.
+                   site: str | None = None, wait: bool = False, holder: str | None = None) -> WeekScorecard:
+    """Write ``scorecard.md`` and upsert the history (``write``, under the run directory's lock), or compute it
+    without writing.
 
     What ``skillbench scorecard`` (``write=True``) and ``05_scorecard`` run. Without ``write`` the history is read
     as it is (this week already in it, or added in memory only).
+
+    Raises:
+        RunDirBusy: ``write`` and another pass holds the run directory (and not ``wait``).
     """
     from skillbench.ledgers.readers import load_week
     from skillbench.scorecard import history as hist
@@ -332,7 +418,9 @@ def scorecard_week(run_dir: str | Path, history_path: str | Path = "", *, write:
     n = n_resamples or DEFAULT_RESAMPLES
     seed = DEFAULT_SEED if seed is None else seed
     if write:
-        result = write_scorecard(folder, history_path=hpath, n_resamples=n, run_key=run_key, seed=seed, site=site)
+        with run_dir_lock(folder, command=holder, wait=wait, log=_stderr):
+            result = write_scorecard(folder, history_path=hpath, n_resamples=n, run_key=run_key, seed=seed,
+                                     site=site)
         return WeekScorecard(result.data, result.markdown, result.path)
     data = compute_scorecard(load_week(folder), history=hist.read_history(hpath), n_resamples=n, run_key=run_key,
                              seed=seed, site=site)

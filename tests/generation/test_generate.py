@@ -249,7 +249,12 @@ def test_four_failing_groups_fail_the_leg_closed(tmp_path):
                                extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
     assert report["stopped_legs"] == ["haiku|no-skill"]
     assert not report["accounted"] and not report["complete"]
-    assert len(report["not_started"]) == 1 and len(report["missing"]) == 1
+    # the 4 runs that ended in an API error after their retry are missing too (run state api_error), not complete
+    assert len(report["not_started"]) == 1 and len(report["missing"]) == 5 and report["observed"] == 0
+    from skillbench.generation import run_state
+
+    assert sorted(run_state(out_dir / r) for r in set(report["missing"]) - set(report["not_started"])) == \
+        ["api_error"] * 4
     retries = json.loads((out_dir / "retries.json").read_text())
     assert retries["legs"]["haiku|no-skill"] == {"retried": 4, "stopped": True}
 
@@ -451,3 +456,168 @@ def test_signals_on_broken_metadata_is_one_line(tmp_path, capsys, content, field
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "r1/metadata.json" in err[0] and field in err[0]
     assert not (tmp_path / "manifest.csv").exists()
+
+
+# -- one pass per week, fail-closed ledgers, run part of a suite ------------------------------------------------
+
+
+def _tiny_cli(out_dir: Path, *extra: str, env: dict[str, str] | None = None,
+              suite: Path = TINY_SUITE) -> subprocess.Popen:
+    """``skillbench generate`` of the tiny suite, haiku × with-skill (3 runs per rep), local sandbox."""
+    cmd = [sys.executable, "-m", "skillbench.cli", "generate", str(suite), "--run-key", "k", "--out-dir",
+           str(out_dir), "--backend", "sim", "--models", "haiku", "--conditions", "with-skill", "--sandbox", "local",
+           "--timeout", "120", *extra]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, **(env or {})})
+
+
+def test_two_generates_on_one_key_the_second_refuses_at_once(tmp_path):
+    """The second pass touches nothing of the first: no folder moved aside, no ``.tmp-`` left, a clean week."""
+    require_cli()
+    out_dir = tmp_path / "k"
+    # every model response waits 0.5 s, so the first pass is surely still running when the second has started
+    slow = write_profiles(tmp_path / "p.yaml", {"haiku": forced()},
+                          faults=[{"kind": "slow_first_byte", "delay_s": 0.5, "role": "agent"}])
+    with model_endpoint("sim", suite_dir=TINY_SUITE, profiles=slow) as ep:
+        _two_generates(out_dir, "--reps", "2", "--endpoint", ep.base_url)
+    recon = json.loads((out_dir / "reconciliation.json").read_text())
+    assert recon["complete"] and recon["observed"] == recon["written"] == 6
+    assert not [p.name for p in out_dir.iterdir() if p.name.startswith((".tmp-", "_aside", ".skillbench"))]
+
+
+def _two_generates(out_dir: Path, *args: str) -> None:
+    from skillbench.ledgers import read_holder
+
+    first = _tiny_cli(out_dir, *args)
+    deadline = time.time() + 120
+    while read_holder(out_dir).get("pid") != first.pid:
+        assert first.poll() is None and time.time() < deadline, first.communicate()
+        time.sleep(0.05)
+    while not any(p.name.startswith(".tmp-") for p in out_dir.iterdir()):  # a run of the first pass is in flight
+        assert first.poll() is None and time.time() < deadline, first.communicate()
+        time.sleep(0.05)
+    second = _tiny_cli(out_dir, *args)
+    out, err = second.communicate(timeout=60)
+    assert first.poll() is None, "the second pass returned while the first still ran"
+    assert second.returncode == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and f"PID {first.pid}" in lines[0] and "skillbench generate" in lines[0], lines
+    _, first_err = first.communicate(timeout=600)
+    assert first.returncode == 0, first_err[-3000:]
+
+
+KILL_SCRIPT = """
+import sys
+from pathlib import Path
+from skillbench.generation import GenerateOptions, generate, model_endpoint
+from skillbench.suite import load_suite
+
+suite_dir, out_dir, profiles = sys.argv[1:4]
+suite = load_suite(suite_dir)
+suite.prompts = [p for p in suite.prompts if p.name == "dates-day-month-swapped"]
+opts = GenerateOptions(run_key="kr", out_dir=Path(out_dir), models=["haiku"], conditions=["no-skill", "with-skill",
+                       "plugin"], reps=2, jobs=1, sandbox="local", timeout_s=120,
+                       extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+report = generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=suite_dir, profiles=profiles),
+                  log=lambda m: None)
+sys.exit(0 if report["complete"] else 1)
+"""
+
+
+def _retried_in_folders(out_dir: Path) -> set[str]:
+    return {json.loads(m.read_text())["run_id"] for m in out_dir.glob("*/metadata.json")
+            if len(json.loads(m.read_text())["attempts"]) == 2}
+
+
+def test_retries_json_is_written_as_retries_happen_and_survives_kill_9(tmp_path):
+    """Every first attempt fails (an API error): after a kill -9 mid-pass, retries.json lists every retried run
+    the run folders show, and after the resume every run's retry."""
+    require_cli()
+    profiles = write_profiles(tmp_path / "p.yaml", {"haiku": forced()},
+                              faults=[{"kind": "server_error", "attempts": [1]}])
+    out_dir = tmp_path / "kr"
+    argv = [sys.executable, "-c", KILL_SCRIPT, str(TINY_SUITE), str(out_dir), str(profiles)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.time() + 300
+    while len(finished_runs(out_dir) if out_dir.exists() else ()) < 2:
+        assert proc.poll() is None and time.time() < deadline, proc.communicate()
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)  # kill -9 of the generator, mid-pass
+    proc.wait()
+    assert len(finished_runs(out_dir)) < 6, "the kill must land mid-pass"
+    retried = {r["run_id"] for r in json.loads((out_dir / "retries.json").read_text())["retried_runs"]}
+    in_folders = _retried_in_folders(out_dir)
+    assert len(in_folders) >= 2 and in_folders <= retried, "retries.json never under-counts the run folders"
+
+    assert subprocess.run(argv, capture_output=True, timeout=600).returncode == 0
+    final = json.loads((out_dir / "retries.json").read_text())
+    assert _retried_in_folders(out_dir) == set(pd.read_csv(out_dir / "plan.csv").run_id)
+    assert {r["run_id"] for r in final["retried_runs"]} == _retried_in_folders(out_dir)
+    assert all(leg == {"retried": 2, "stopped": False} for leg in final["legs"].values()), final["legs"]
+
+
+def test_a_sandbox_failure_mid_pass_writes_the_ledgers_and_one_error_line(tmp_path):
+    """The sandbox's CLI vanishes after the first run: the pass stops, the failed run is recorded as
+    ``sandbox_failure``, manifest and reconciliation are written (incomplete), and the error is a line of its
+    own after the closed progress bar. The next pass heals the week."""
+    from skillbench.generation import run_state
+
+    claude = require_cli()
+    wrapper = tmp_path / "bin" / "claude"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nrm -f "$0"\nexec {claude} "$@"\n')  # runs once, then is gone
+    wrapper.chmod(0o755)
+    out_dir = tmp_path / "k"
+    proc = _tiny_cli(out_dir, "--reps", "1", "--jobs", "1", env={"SKILLBENCH_CLAUDE": str(wrapper)})
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 1, err[-3000:]
+    failed = [line for line in err.split("\n") if "sandbox failed" in line]
+    assert len(failed) == 1 and failed[0].startswith("skillbench generate: run "), err[-3000:]
+    assert "local sandbox failed" in failed[0] and "reconciliation.json" in failed[0]
+    recon = json.loads((out_dir / "reconciliation.json").read_text())
+    assert not recon["accounted"] and not recon["complete"] and "sandbox failed" in recon["sandbox_failure"]
+    assert recon["observed"] == 1 and len(recon["missing"]) == 2
+    manifest = pd.read_csv(out_dir / "manifest.csv")
+    states = {r: run_state(out_dir / r) for r in manifest.run_id}
+    assert sorted(states.values()) == ["finished", "sandbox_failure"]
+    assert not [p for p in out_dir.iterdir() if p.name.startswith(".tmp-")]
+
+    healed = _tiny_cli(out_dir, "--reps", "1", "--jobs", "1")
+    out, err = healed.communicate(timeout=600)
+    assert healed.returncode == 0, err[-3000:]
+    assert json.loads((out_dir / "reconciliation.json").read_text())["complete"]
+    assert len(list((out_dir / "_aside").iterdir())) == 1, "the failed run's folder is kept, moved aside"
+
+
+def test_a_partial_pass_runs_the_selection_and_ends_with_one_summary_line(tmp_path):
+    """``--families``/``--prompts`` and ``--limit``: plan.csv keeps every planned run, the rest is ``limited``
+    (the selection is recorded), and stdout is one summary line and the reconciliation's path."""
+    require_cli()
+    out_dir = tmp_path / "k"
+    proc = _tiny_cli(out_dir, "--reps", "1", "--families", "dates", "--limit", "1")
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    assert out.splitlines() == ["generate k: 3 planned, 1 finished, 2 limited, 0 missing — incomplete (every run "
+                                "accounted for)", str(out_dir / "reconciliation.json")]
+    plan = pd.read_csv(out_dir / "plan.csv")
+    assert len(plan) == 3 and set(plan.prompt) == {"dates-day-month-swapped", "csv-garbled-names",
+                                                   "dormancy-dates-sql-interval"}
+    done = finished_runs(out_dir)
+    assert len(done) == 1 and plan.set_index("run_id").loc[next(iter(done)), "skill_family"] == "dates"
+    recon = json.loads((out_dir / "reconciliation.json").read_text())
+    assert recon["limited"] == sorted(set(plan.run_id) - done) and recon["missing"] == recon["limited"]
+    assert recon["selection"] == {"prompts": [], "families": ["dates"]} and recon["accounted"]
+    assert json.loads((out_dir / "run.json").read_text())["selection"] == {"prompts": [], "families": ["dates"]}
+
+    proc = _tiny_cli(out_dir, "--reps", "1", "--prompts", "csv-garbled-names")
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    assert out.splitlines()[0] == "generate k: 3 planned, 2 finished, 1 limited, 0 missing — incomplete (every run " \
+                                  "accounted for)"
+    csv_run = plan.loc[plan.prompt == "csv-garbled-names", "run_id"].item()
+    assert finished_runs(out_dir) == done | {csv_run}
+
+    proc = _tiny_cli(out_dir, "--reps", "1")
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0 and out.splitlines()[0] == "generate k: 3 planned, 3 finished, 0 missing — complete"
+    assert "selection" not in json.loads((out_dir / "run.json").read_text())

@@ -172,6 +172,63 @@ def test_chain_notebooks_got_the_weeks_paths(chain):
             assert f'run_dir = "{chain["run_dir"]}"' in source
 
 
+PROGRESS = re.compile(r"\| *(\d+)/(\1) \[\d\d:\d\d<\d\d:\d\d, +[\d.?]+ ?(s/run|run/s|s/pair|pair/s)\]$")
+
+
+def test_chain_relays_live_progress_of_generation_and_judging(chain):
+    """The chain's terminal shows each long stage's progress bar (done / total, rate, ETA) while it runs."""
+    lines: list[str] = chain["log"]
+    for stage, bar in (("01_generate", f"generate {RUN_KEY}: "), ("03_judge", "judge: "),
+                       ("03_judge", "judge-pairs: ")):
+        start, end = lines.index(f"weekly {RUN_KEY}: {stage} …"), next(
+            i for i, line in enumerate(lines) if line.startswith(f"weekly {RUN_KEY}: {stage} ok"))
+        relayed = [line for line in lines[start:end] if line.startswith(f"weekly {RUN_KEY}: {stage}: {bar}")]
+        assert relayed, f"no progress line of {bar.strip()} relayed during {stage}: {lines}"
+        assert PROGRESS.search(relayed[-1]), relayed[-1]  # the stage's final state: every run done
+    assert not any("claude -p" in line for line in lines)
+    assert not (chain["result"].report_dir / ".progress").exists()
+
+
+def test_the_cli_preview_stays_in_the_notebook_not_on_the_terminal(tmp_path):
+    """01_generate shows the next runs' ``claude -p …`` lines in the notebook; the chain relays none of them."""
+    require_kernel()
+    relayed = io.StringIO()
+    opts = WeeklyOptions(stream=relayed, notebooks_dir=NOTEBOOKS)
+    params = {"run_key": "pv", "suite_dir": str(TINY_SUITE), "run_dir": str(tmp_path / "pv"), "dry_run": True}
+    result = weekly.execute_stage(STAGES[1], params, opts, tmp_path)
+    assert result.status == "ok", result.error
+    nb = nbformat.read(str(tmp_path / STAGES[1].notebook), as_version=4)
+    shown = "\n".join(str(o.get("data", {}).get("text/markdown", "")) for c in nb.cells if c.cell_type == "code"
+                      for o in c.outputs)
+    assert "claude -p --no-session-persistence" in shown
+    assert "claude -p" not in relayed.getvalue()
+    assert not (tmp_path / "pv").exists(), "a dry run writes nothing"
+
+
+def test_a_second_chain_of_one_run_key_is_refused(tmp_path, capsys):
+    """The chain holds its report folder's lock (never the run directory's: each stage takes that in its kernel)."""
+    require_kernel()
+    from skillbench.cli import main
+
+    suite = Path(shutil.copytree(TINY_SUITE, tmp_path / "suite"))
+    hold = ("import sys, time\nfrom skillbench.ledgers import run_dir_lock\n"
+            "with run_dir_lock(sys.argv[1], command='another skillbench weekly'):\n"
+            "    print('locked', flush=True)\n    time.sleep(60)\n")
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(tmp_path / "reports" / "busy")],
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        code = main(["weekly", "--suite", str(suite), "--reports", str(tmp_path / "reports"), "--run-key", "busy",
+                     "--backend", "sim", "--quiet"])
+    finally:
+        holder.kill()
+        holder.wait()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and f"PID {holder.pid}" in err[0], err
+    assert "another skillbench weekly" in err[0]
+    assert not (suite / "weekly").exists(), "nothing written"
+
+
 def test_chain_html_report(chain):
     report_dir: Path = chain["result"].report_dir
     index = (report_dir / "index.html").read_text()
@@ -239,7 +296,9 @@ def test_failing_stage_stops_the_chain_and_names_it(tmp_path):
 def test_usage_errors_exit_2(tmp_path):
     from skillbench.cli import main
 
-    assert main(["weekly", "--run-key", "../escape", "--suite", str(TINY_SUITE)]) == 2
+    with pytest.raises(SystemExit) as refused:  # argparse refuses the run key (ledgers.check_run_key) itself
+        main(["weekly", "--run-key", "../escape", "--suite", str(TINY_SUITE)])
+    assert refused.value.code == 2
     assert main(["weekly", "--suite", str(tmp_path)]) == 2  # not a suite
 
 
