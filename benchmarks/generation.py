@@ -80,7 +80,8 @@ def main() -> None:
             local = LocalSandbox(claude_path())
             results["local sandbox"] = [sandbox_run(local, argv, env, family) for _ in range(args.runs)]
             if docker_available():
-                docker_sb = DockerSandbox(build_image(log=lambda m: None), host_network=True, out_dir=Path(tmp))
+                docker_sb = DockerSandbox(build_image(log=lambda m: None), out_dir=Path(tmp),
+                                          sealed_endpoint=ep.base_url)
                 sandbox_run(docker_sb, argv, env, family)
                 results["docker sandbox"] = [sandbox_run(docker_sb, argv, env, family) for _ in range(args.runs)]
         base = statistics.median(bare)

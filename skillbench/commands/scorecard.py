@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     print(result.path)
     if not result.complete:
-        print(f"skillbench scorecard: {run_dir}: reconciliation incomplete — the scorecard says INCOMPLETE",
-              file=sys.stderr)
+        why = "; ".join(result.data.incomplete_reasons) or "reconciliation incomplete"
+        print(f"skillbench scorecard: {run_dir}: INCOMPLETE — {why}", file=sys.stderr)
         return 1
     return 0

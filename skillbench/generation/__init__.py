@@ -18,12 +18,13 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("CliCall", "cli_args", "cli_env", "custom_headers",), "cli_call"),
     **dict.fromkeys((
         "Sandbox", "SandboxResult", "DockerSandbox", "LocalSandbox", "SandboxFailure",
-        "choose_sandbox"
+        "choose_sandbox", "EndpointRelay", "SkillLinkError", "install_skills", "skill_entries",
+        "sealed_address", "remove_stale_relays"
     ), "sandbox"),
     **dict.fromkeys(("build_image", "find_image", "current_spec", "ImageSpec", "ImageBuildError",), "image"),
     **dict.fromkeys((
         "BACKENDS", "BackendError", "Endpoint", "model_endpoint", "resolve_backend",
-        "require_loopback", "is_loopback_host", "sim_info"
+        "require_loopback", "is_loopback_host", "sim_info", "probe_endpoint", "PROBE_TIMEOUT"
     ), "backend"),
     **dict.fromkeys((
         "CLAUDE_CODE_VERSION", "ToolMissing", "claude_path", "claude_version",
@@ -42,10 +43,12 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from skillbench.generation.backend import (
         BACKENDS,
+        PROBE_TIMEOUT,
         BackendError,
         Endpoint,
         is_loopback_host,
         model_endpoint,
+        probe_endpoint,
         require_loopback,
         resolve_backend,
         sim_info,
@@ -86,11 +89,17 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     )
     from skillbench.generation.sandbox import (
         DockerSandbox,
+        EndpointRelay,
         LocalSandbox,
         Sandbox,
         SandboxFailure,
         SandboxResult,
+        SkillLinkError,
         choose_sandbox,
+        install_skills,
+        remove_stale_relays,
+        sealed_address,
+        skill_entries,
     )
     from skillbench.generation.toolchain import (
         CLAUDE_CODE_VERSION,

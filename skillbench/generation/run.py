@@ -320,7 +320,8 @@ class Generator:
             "end": utc_stamp(result.ended if result else time.time()),
             "exit_code": result.exit_code if result else None, "timed_out": bool(result and result.timed_out),
             "attempts": attempts, "flags": argv[1:-2], "installed_families": [f.name for f in families],
-            "sandbox": self.sandbox.name, "image_id": result.image_id if result else "",
+            "sandbox": self.sandbox.name,
+            "network": getattr(self.sandbox, "network", ""), "image_id": result.image_id if result else "",
             "endpoint": self.endpoint.kind, "site_base": self.endpoint.site_base,
             "suite_site_base": self.suite.site_base, "skills_sha": self.sha, "rubric_sha": spec.test.rubric_sha(),
         }

@@ -14,9 +14,9 @@ _EXPORTS: dict[str, str] = {
         "read_manifest", "read_scores", "read_scores_frame", "read_pairs", "read_judge_skips",
         "read_reconciliation", "read_judge_costs", "read_site_base", "load_week", "WeekLedgers",
         "LedgerError", "week_run_key", "empty_scores", "parse_timestamps", "format_timestamp",
-        "reconcile_from_plan"
+        "reconcile_from_plan", "run_folder_ids", "read_plan_ids"
     ), "readers"),
-    **dict.fromkeys(("Reconciliation", "reconcile_runs",), "reconciliation"),
+    **dict.fromkeys(("Reconciliation", "reconcile_runs", "cross_check",), "reconciliation"),
     **dict.fromkeys(("AppendLedger", "LedgerConflict", "csv_text",), "append"),
     **dict.fromkeys(("atomic_write_text", "atomic_write_json",), "atomic"),
     **dict.fromkeys(("check_run_key", "RunKeyError", "utc_run_key", "RUN_KEY_RE",), "keys"),
@@ -69,15 +69,18 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         read_judge_skips,
         read_manifest,
         read_pairs,
+        read_plan_ids,
         read_reconciliation,
         read_scores,
         read_scores_frame,
         read_site_base,
         reconcile_from_plan,
+        run_folder_ids,
         week_run_key,
     )
     from skillbench.ledgers.reconciliation import (
         Reconciliation,
+        cross_check,
         reconcile_runs,
     )
     from skillbench.ledgers.slugs import (

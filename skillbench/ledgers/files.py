@@ -32,6 +32,8 @@ CALIBRATION_GRADES_FILE = "calibration-grades.csv"  # calibrate: every grading, 
 CALIBRATION_MD = "calibration.md"  # calibrate: the report
 LABELS_FILE = "labels.csv"  # labels export: the sheet people fill in
 SCORECARD_FILE = "scorecard.md"  # scorecard
+LOCK_FILE = ".skillbench.lock"  # held (OS file lock) by the pass working on the week; names its PID and command
+SLUGS_FILE = "slugs.json"  # names that had to change to become folder names or short ids, mapped back
 
 # -- a run folder (RUN_DIR/<run_id>/) -------------------------------------------------------------------------
 METADATA_FILE = "metadata.json"  # generate: the run's identity and settings
@@ -49,5 +51,6 @@ TMP_PREFIX = ".tmp-"  # a run folder being written
 # -- a report (reports/<run_key>/) --------------------------------------------------------------------------
 STATE_FILE = "weekly.json"
 INDEX_FILE = "index.html"
+PROGRESS_FILE = ".progress"  # the running stage's latest progress bar, relayed to the terminal by the chain
 SCORECARD_HTML = "scorecard.html"
 CALIBRATION_HTML = "calibration.html"

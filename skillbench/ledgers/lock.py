@@ -33,7 +33,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-LOCK_FILE = ".skillbench.lock"  # RUN_DIR/.skillbench.lock while a pass holds the week
+from skillbench.ledgers.files import LOCK_FILE
+
 _HOLDER_READ_S = 1.0  # a holder writes its line right after it locks: wait this long for it
 
 _held: dict[tuple[Path, int], int] = {}  # (run dir, thread) → nesting depth

@@ -28,8 +28,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from skillbench.ledgers.atomic import atomic_write_json
+from skillbench.ledgers.files import SLUGS_FILE
 
-SLUGS_FILE = "slugs.json"  # RUN_DIR/slugs.json: changed names and short ids → original names
 MAX_SLUG = 200  # folder names are at most 255 bytes; leave room for ".tmp-" and the _aside/ suffix
 HASH_CHARS = 8
 SHORT_ID_CHARS = 32  # an API custom_id allows 64; 128 bits of SHA-256 never collide within a week

@@ -226,15 +226,17 @@ def run_signals(run_dir: str | Path) -> dict[str, Any]:
         "denials": len(transcript.denied_ids()),
         "attempts": len(meta.get("attempts") or [1]),
         "endpoint": meta.get("endpoint", ""),
-        "run_state": state,  # written once ledgers.columns lists it; read by the scorecard's coverage
+        "run_state": state,  # ARCHITECTURE.md, "Run states"
     }
     return row
 
 
 def run_dirs(out_dir: str | Path) -> list[Path]:
     """Run sub-folders of a week's output folder (those with a metadata.json), sorted by name."""
+    from skillbench.ledgers.readers import run_folder_ids  # the one rule for which folders are runs
+
     out_dir = Path(out_dir)
-    return sorted(p.parent for p in out_dir.glob(f"*/{METADATA_FILE}") if not p.parent.name.startswith(("_", ".")))
+    return [out_dir / name for name in run_folder_ids(out_dir)]
 
 
 def write_manifest(out_dir: str | Path) -> pd.DataFrame:

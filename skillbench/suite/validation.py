@@ -205,6 +205,15 @@ class _Checker:
                     self.error(_display(link), "symlink", f"to {shown} leaves the skills root {_display(root)}",
                                "copy the file into the skill instead (a link out of the tree would copy a host "
                                "file into every run's HOME)")
+                else:
+                    # A run installs whole families: a link into another family would be refused by the sandbox
+                    # at the first run of its family, so it is refused here, before any model call.
+                    parts = link.relative_to(root).parts
+                    family = root / parts[0]
+                    if len(parts) == 1 or not target.is_relative_to(family):
+                        self.error(_display(link), "symlink", f"to {shown} leaves its skill family's folder "
+                                   f"{_display(family)}", "copy the file into the family instead (a run installs "
+                                   "one family and never follows a link out of it)")
 
     # -- prompts --------------------------------------------------------------------------------------
     def load_prompts(self) -> None:

@@ -50,6 +50,7 @@ from skillbench.ledgers.files import (
     HISTORY_FILE,
     INDEX_FILE,
     MANIFEST_FILE,
+    PROGRESS_FILE,
     PROMPTS_DIR,
     SCORECARD_FILE,
     SCORECARD_HTML,
@@ -61,7 +62,6 @@ from skillbench.report import pages as rpt
 
 KERNEL_NAME = "skillbench"
 DEFAULT_JOBS = 3  # the generator's recommended range is 2–3 (≥ 4 warns about rate limits)
-PROGRESS_FILE = ".progress"  # reports/<run_key>/.progress: the running stage's latest progress bar
 PROGRESS_POLL_S = 0.5
 PROGRESS_EVERY_S = 2.0  # relay a changed progress line at most this often (the last one always)
 
@@ -582,7 +582,8 @@ def _notes(state: Mapping[str, Any]) -> list[str]:
         why = ("as requested (--sandbox local)" if state.get("sandbox_requested") == "local" else
                "because no Docker engine answered; run `make setup` as root to start one")
         notes.append("No container isolation: runs used the local sandbox (a fresh HOME, config folder, TMPDIR and "
-                     f"working folder per run) {why}.")
+                     f"working folder per run) {why}, and its network is not sealed: runs shared this "
+                     "machine's network.")
     if len(used) > 1:
         notes.append(f"Runs of this week used several sandboxes ({', '.join(used)}); it was resumed on another "
                      "machine set-up.")

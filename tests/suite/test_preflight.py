@@ -319,3 +319,17 @@ def test_a_symlink_inside_the_skills_root_is_fine(suite, capsys):
     (suite / "skills" / "alpha" / "leafy" / "hub.md").symlink_to(suite / "skills" / "alpha" / "SKILL.md")
     code, out = _run(capsys, str(suite), "--strict")
     assert code == 0, out
+
+
+def test_a_symlink_into_another_family_is_refused(suite, capsys):
+    """A run installs one family and the sandbox never follows a link out of it: refuse it before any run."""
+    families = sorted(p for p in (suite / "skills").iterdir() if p.is_dir())
+    other = next((f for f in families if f.name != "alpha"), None)
+    target = (other / "SKILL.md") if other else (suite / "skills" / "shared.md")
+    if other is None:
+        target.write_text("shared notes\n")
+    (suite / "skills" / "alpha" / "borrowed.md").symlink_to(target)
+    code, out = _run(capsys, str(suite))
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert code == 1 and len(errors) == 1, out
+    assert "alpha/borrowed.md: symlink:" in errors[0] and "leaves its skill family's folder" in errors[0]
