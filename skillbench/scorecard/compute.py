@@ -246,7 +246,7 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
 
     Args:
         ledgers: :func:`skillbench.ledgers.load_week` output.
-        history: the history read so far (:func:`skillbench.history.read_history`); this week is upserted into
+        history: the history read so far (:func:`skillbench.scorecard.read_history`); this week is upserted into
             a copy.
         run_key: overrides the run key (default: reconciliation's, else the folder name).
         n_resamples: bootstrap resamples.

@@ -188,7 +188,7 @@ def history_rows(run_key: str, window_end: str, lift: pd.DataFrame, endpoint: st
     Args:
         run_key: the week's run key.
         window_end: latest run timestamp, e.g. ``20260808T081641Z``.
-        lift: :func:`skillbench.stats.lift_table` output (``model, must_lift, must_lift_se, composite_lift,
+        lift: :func:`skillbench.scorecard.lift_table` output (``model, must_lift, must_lift_se, composite_lift,
             cost_delta, turns_delta``), in the order the rows should be written.
         endpoint: ``real``, ``simulated``, …
     """
@@ -288,7 +288,7 @@ def week_over_week(history: pd.DataFrame, run_key: str, lift: pd.DataFrame, endp
     Args:
         history: :func:`read_history` output (strings).
         run_key: this run.
-        lift: this run's :func:`skillbench.stats.lift_table` (``must_lift``, ``must_lift_se``, ``n_pairs``).
+        lift: this run's :func:`skillbench.scorecard.lift_table` (``must_lift``, ``must_lift_se``, ``n_pairs``).
         endpoint: this run's endpoint kind; only history rows of the same kind are compared.
         window_end: this run's own window end (its latest run timestamp). A run that is not in the history (a
             partial week) is placed by it among the other weeks; without it, after the latest one.

@@ -33,7 +33,7 @@ def paired_differences(prompts: pd.DataFrame, metric: str = "must_coverage") -> 
     """Per model × prompt, the two arms' prompt-level values and their difference ``d``.
 
     Args:
-        prompts: :func:`skillbench.scoring.prompt_scores` output (plugin rows are ignored).
+        prompts: :func:`skillbench.scorecard.prompt_scores` output (plugin rows are ignored).
         metric: which prompt-level metric to pair.
 
     Returns:
@@ -57,8 +57,8 @@ def lift_table(prompts: pd.DataFrame, cells: pd.DataFrame, confidence: float = D
     """Lift per model (with-skill − no-skill), qdrant's headline plus the paired statistics.
 
     Args:
-        prompts: :func:`skillbench.scoring.prompt_scores` output for the lift arms.
-        cells: :func:`skillbench.scoring.cell_scores` output, with cost columns.
+        prompts: :func:`skillbench.scorecard.prompt_scores` output for the lift arms.
+        cells: :func:`skillbench.scorecard.cell_scores` output, with cost columns.
         confidence: level of the t interval.
 
     Returns:

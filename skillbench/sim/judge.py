@@ -1,6 +1,6 @@
 """The simulated judge: grades the answer in a judge request from the request's text alone.
 
-It parses the delimited answer and the rubric lines (:func:`skillbench.judge_protocol.parse_judge_message`)
+It parses the delimited answer and the rubric lines (:func:`skillbench.judge.protocol.parse_judge_message`)
 and recognises each item by its core phrase in a line of the answer (:mod:`skillbench.sim.claims`), so it
 grades any answer, not only those the simulated agent wrote. Its errors are knobs: a verdict flips with
 probability ε per (answer, item, sample); a met/violated quote is fabricated at a rate, drawn afresh on a
@@ -118,7 +118,7 @@ class SimJudge:
         """``(tool name, tool input)`` answering a judge request.
 
         Raises:
-            skillbench.judge_protocol.ProtocolError: the request does not follow the judge protocol.
+            skillbench.judge.protocol.ProtocolError: the request does not follow the judge protocol.
         """
         messages = body.get("messages") or []
         first = messages[0] if messages else {}

@@ -44,7 +44,7 @@ def notebook_setup() -> None:
         if get_ipython() is not None:
             from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-            # skillbench.figures builds Figures without pyplot: register their PNG display explicitly.
+            # skillbench.report.figures builds Figures without pyplot: register their PNG display explicitly.
             set_matplotlib_formats("png")
     pd.set_option("display.max_columns", 40)
     pd.set_option("display.width", 180)
