@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -194,6 +194,19 @@ def write_signals(run_dir: str | Path, *, wait: bool = False, holder: str | None
 # -- 03 judge ---------------------------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _judging(folder: Path, prompts: Sequence[str], families: Sequence[str], *, backend: str | None, endpoint: str,
+             seed: int, wait: bool, holder: str | None, log: Log) -> Iterator[Any]:
+    """A judge's pass: the selection checked (nothing written on a bad name), the week locked, the endpoint open."""
+    from skillbench.generation.backend import model_endpoint
+    from skillbench.judge.answers import check_selection, judging_only
+
+    selection = check_selection(folder, prompts, families)
+    with run_dir_lock(folder, command=holder, wait=wait, log=log), judging_only(selection), \
+            model_endpoint(backend, endpoint=endpoint, seed=seed) as ep:
+        yield ep
+
+
 def grade_week(run_dir: str | Path, options: Any, *, backend: str | None = None, endpoint: str = "",
                prompts: Sequence[str] = (), families: Sequence[str] = (), wait: bool = False,
                holder: str | None = None, log: Log = _stderr):
@@ -212,14 +225,11 @@ def grade_week(run_dir: str | Path, options: Any, *, backend: str | None = None,
         WeekSelectionError: the week has no run of a named prompt or family (nothing written).
         RunDirBusy: another pass holds the run directory (and not ``wait``).
     """
-    from skillbench.generation.backend import model_endpoint
-    from skillbench.judge.answers import check_selection, judging_only
     from skillbench.judge.run import judge_run_dir
 
     folder = _path(run_dir)
-    selection = check_selection(folder, prompts, families)
-    with run_dir_lock(folder, command=holder, wait=wait, log=log), judging_only(selection), \
-            model_endpoint(backend, endpoint=endpoint, seed=options.seed) as ep:
+    with _judging(folder, prompts, families, backend=backend, endpoint=endpoint, seed=options.seed, wait=wait,
+                  holder=holder, log=log) as ep:
         return judge_run_dir(folder, options, base_url=ep.base_url, api_key=ep.api_key, endpoint_kind=ep.kind,
                              log=log)
 
@@ -237,15 +247,12 @@ def pair_week(run_dir: str | Path, *, backend: str | None = None, endpoint: str 
         WeekSelectionError: the week has no run of a named prompt or family (nothing written).
         RunDirBusy: another pass holds the run directory (and not ``wait``).
     """
-    from skillbench.generation.backend import model_endpoint
-    from skillbench.judge.answers import check_selection, judging_only
     from skillbench.judge.client import DEFAULT_JUDGE_MODEL
     from skillbench.judge.pairwise import judge_pairs
 
     folder = _path(run_dir)
-    selection = check_selection(folder, prompts, families)
-    with run_dir_lock(folder, command=holder, wait=wait, log=log), judging_only(selection), \
-            model_endpoint(backend, endpoint=endpoint, seed=seed) as ep:
+    with _judging(folder, prompts, families, backend=backend, endpoint=endpoint, seed=seed, wait=wait,
+                  holder=holder, log=log) as ep:
         return judge_pairs(folder, base_url=ep.base_url, api_key=ep.api_key,
                            judge_model=judge_model or DEFAULT_JUDGE_MODEL, fresh=fresh, jobs=jobs, seed=seed,
                            max_retries=max_retries, timeout=timeout, log=log)

@@ -3,6 +3,7 @@ beside the repo; never copied into it), and the skip-outside-CI rule for what is
 
 from __future__ import annotations
 
+import csv
 import os
 from pathlib import Path
 
@@ -25,3 +26,16 @@ def require(path: Path) -> Path:
             pytest.fail(f"{path} is missing: CI lays shared/ beside the clone")
         pytest.skip(f"{path} is missing (shared datasets are not beside this checkout)")
     return path
+
+
+def read_csv_rows(path: Path) -> tuple[list[str], list[list[str]]]:
+    """A CSV ledger as (header, rows) of strings, for tests that damage ledgers on purpose."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        records = list(csv.reader(fh))
+    return records[0], records[1:]
+
+
+def write_csv_rows(path: Path, header: list[str], rows: list[list[str]]) -> None:
+    """Write (header, rows) back as the csv module's default dialect."""
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([header, *rows])

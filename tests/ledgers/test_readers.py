@@ -7,7 +7,6 @@ a cut copy, a bad merge or a hand edit would.
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from skillbench.ledgers import LedgerError, load_week, read_scores
-from tests.helpers.shared import QDRANT, TINY_WEEK, require
+from tests.helpers.shared import QDRANT, TINY_WEEK, read_csv_rows, require, write_csv_rows
 
 WEEK = "20261130"
 
@@ -26,22 +25,11 @@ def week(tmp_path: Path) -> Path:
     return Path(shutil.copytree(TINY_WEEK / WEEK, tmp_path / WEEK))
 
 
-def _rows(path: Path) -> tuple[list[str], list[list[str]]]:
-    with path.open(newline="", encoding="utf-8") as fh:
-        records = list(csv.reader(fh))
-    return records[0], records[1:]
-
-
-def _write(path: Path, header: list[str], rows: list[list[str]]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh).writerows([header, *rows])
-
-
 def _edit_score(week: Path, index: int, **cells: str) -> None:
-    header, rows = _rows(week / "scores.csv")
+    header, rows = read_csv_rows(week / "scores.csv")
     for column, value in cells.items():
         rows[index][header.index(column)] = value
-    _write(week / "scores.csv", header, rows)
+    write_csv_rows(week / "scores.csv", header, rows)
 
 
 def test_the_committed_week_reads_clean(week: Path) -> None:
@@ -54,9 +42,9 @@ def test_the_committed_week_reads_clean(week: Path) -> None:
 
 
 def test_a_duplicated_score_row_is_refused_with_file_row_and_key(week: Path) -> None:
-    header, rows = _rows(week / "scores.csv")
+    header, rows = read_csv_rows(week / "scores.csv")
     rows.insert(10, list(rows[3]))  # the 4th row (line 5) again, as line 12
-    _write(week / "scores.csv", header, rows)
+    write_csv_rows(week / "scores.csv", header, rows)
     with pytest.raises(LedgerError) as exc:
         read_scores(week / "scores.csv")
     message = str(exc.value)
@@ -68,10 +56,10 @@ def test_a_duplicated_score_row_is_refused_with_file_row_and_key(week: Path) -> 
 def test_a_duplicated_row_of_qdrants_ledger_is_refused_by_its_own_key(tmp_path: Path) -> None:
     source = require(QDRANT / "evals" / "weekly" / "20260808" / "scores.csv")
     assert len(read_scores(source)) == 1512  # their ledger has no duplicate
-    header, rows = _rows(source)
+    header, rows = read_csv_rows(source)
     rows.append(list(rows[7]))
     path = tmp_path / "scores.csv"
-    _write(path, header, rows)
+    write_csv_rows(path, header, rows)
     with pytest.raises(LedgerError, match=r"row 1514: duplicate of row 9 .*prompt=qdrant-clients-sdk.*item_text="):
         read_scores(path)
 
@@ -90,7 +78,7 @@ def test_an_ill_typed_score_row_is_refused(week: Path, cells: dict[str, str], ex
 
 
 def test_an_avoid_item_counts_against_its_credit(week: Path) -> None:
-    header, rows = _rows(week / "scores.csv")
+    header, rows = read_csv_rows(week / "scores.csv")
     avoid = next(i for i, r in enumerate(rows) if r[header.index("item_type")] == "avoid")
     _edit_score(week, avoid, verdict="violated", credit="1.0", contribution="-1.0")
     assert read_scores(week / "scores.csv").loc[avoid, "contribution"] == -1.0
@@ -103,8 +91,8 @@ def test_an_avoid_item_counts_against_its_credit(week: Path) -> None:
 
 
 def _cut_manifest(week: Path, keep: int) -> list[str]:
-    header, rows = _rows(week / "manifest.csv")
-    _write(week / "manifest.csv", header, rows[:keep])
+    header, rows = read_csv_rows(week / "manifest.csv")
+    write_csv_rows(week / "manifest.csv", header, rows[:keep])
     return [r[header.index("run_id")] for r in rows[keep:]]
 
 
@@ -117,11 +105,11 @@ def test_a_manifest_cut_in_half_reads_incomplete(week: Path) -> None:
 
 
 def test_a_manifest_run_that_is_not_in_the_plan_reads_incomplete(week: Path) -> None:
-    header, rows = _rows(week / "manifest.csv")
+    header, rows = read_csv_rows(week / "manifest.csv")
     stranger = list(rows[0])
     stranger[header.index("run_id")] = "someone-else-r1-20261130"
     rows[0] = stranger
-    _write(week / "manifest.csv", header, rows)
+    write_csv_rows(week / "manifest.csv", header, rows)
     recon = load_week(week).reconciliation
     assert not recon.is_complete and recon.unexpected == ["someone-else-r1-20261130"]
 

@@ -6,14 +6,13 @@ a duplicated or ill-typed score row, runs left ungraded, a torn history row, ``-
 
 from __future__ import annotations
 
-import csv
 import shutil
 from pathlib import Path
 
 import pytest
 
 from skillbench.cli import main
-from tests.helpers.shared import QDRANT, TINY_WEEK, require
+from tests.helpers.shared import QDRANT, TINY_WEEK, read_csv_rows, require, write_csv_rows
 
 WEEK = "20261130"
 BOOT = ["--bootstrap", "200"]
@@ -26,24 +25,13 @@ def week(tmp_path: Path) -> Path:
     return Path(shutil.copytree(TINY_WEEK / WEEK, tmp_path / WEEK))
 
 
-def _rows(path: Path) -> tuple[list[str], list[list[str]]]:
-    with path.open(newline="", encoding="utf-8") as fh:
-        records = list(csv.reader(fh))
-    return records[0], records[1:]
-
-
-def _write(path: Path, header: list[str], rows: list[list[str]]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh).writerows([header, *rows])
-
-
 def _sections(md: str) -> dict[str, str]:
     parts = md.split("\n## ")
     return {p.split("\n", 1)[0]: p.split("\n", 1)[1] for p in parts[1:]}
 
 
 def _history_keys(path: Path) -> list[tuple[str, str]]:
-    _, rows = _rows(path)
+    _, rows = read_csv_rows(path)
     return [(r[0], r[2]) for r in rows]
 
 
@@ -53,16 +41,16 @@ def test_the_committed_week_is_complete(week: Path) -> None:
 
 
 def test_a_manifest_cut_in_half_is_incomplete_and_writes_no_history_row(week: Path, capsys) -> None:
-    header, rows = _rows(week / "manifest.csv")
-    _write(week / "manifest.csv", header, rows[:16])
+    header, rows = read_csv_rows(week / "manifest.csv")
+    write_csv_rows(week / "manifest.csv", header, rows[:16])
     history = week.parent / "scorecard-history.csv"
     before = history.read_bytes()
     weeks_before = _history_keys(history)
     (history.parent / "h.csv").write_bytes(before)
     # The week's own history row goes: the scorecard must not write it back from half a manifest.
     kept = [k for k in weeks_before if k[0] != WEEK]
-    header_h, rows_h = _rows(history)
-    _write(history, header_h, [r for r in rows_h if r[0] != WEEK])
+    header_h, rows_h = read_csv_rows(history)
+    write_csv_rows(history, header_h, [r for r in rows_h if r[0] != WEEK])
     assert main(["scorecard", str(week), *BOOT]) == 1
     md = (week / "scorecard.md").read_text()
     assert md.splitlines()[0].endswith("INCOMPLETE")
@@ -87,9 +75,9 @@ def test_qdrants_layout_is_scored_and_labelled_not_reconciled(tmp_path: Path) ->
 
 
 def test_a_duplicated_score_row_is_refused_in_one_line(week: Path, capsys) -> None:
-    header, rows = _rows(week / "scores.csv")
+    header, rows = read_csv_rows(week / "scores.csv")
     rows.append(list(rows[0]))
-    _write(week / "scores.csv", header, rows)
+    write_csv_rows(week / "scores.csv", header, rows)
     assert main(["scorecard", str(week), *BOOT]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
@@ -98,22 +86,22 @@ def test_a_duplicated_score_row_is_refused_in_one_line(week: Path, capsys) -> No
 
 
 def test_an_unknown_verdict_is_refused_in_one_line(week: Path, capsys) -> None:
-    header, rows = _rows(week / "scores.csv")
+    header, rows = read_csv_rows(week / "scores.csv")
     rows[4][header.index("verdict")] = "banana"
-    _write(week / "scores.csv", header, rows)
+    write_csv_rows(week / "scores.csv", header, rows)
     assert main(["scorecard", str(week), *BOOT]) == 2
     err = capsys.readouterr().err.strip()
     assert "scores.csv: column 'verdict', row 6: 'banana' is not one of" in err and len(err.splitlines()) == 1
 
 
 def test_ungraded_runs_are_not_graded_yet_and_incomplete(week: Path, capsys) -> None:
-    header, rows = _rows(week / "scores.csv")
+    header, rows = read_csv_rows(week / "scores.csv")
     runs = list(dict.fromkeys(r[header.index("run_id")] for r in rows))
     keep = set(runs[:2])
-    _write(week / "scores.csv", header, [r for r in rows if r[header.index("run_id")] in keep])
+    write_csv_rows(week / "scores.csv", header, [r for r in rows if r[header.index("run_id")] in keep])
     history = week.parent / "scorecard-history.csv"
-    header_h, rows_h = _rows(history)
-    _write(history, header_h, [r for r in rows_h if r[0] != WEEK])
+    header_h, rows_h = read_csv_rows(history)
+    write_csv_rows(history, header_h, [r for r in rows_h if r[0] != WEEK])
     assert main(["scorecard", str(week), *BOOT]) == 1
     md = (week / "scorecard.md").read_text()
     assert md.splitlines()[0].endswith("INCOMPLETE")
