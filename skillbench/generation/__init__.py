@@ -18,9 +18,9 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("CliCall", "cli_args", "cli_env", "custom_headers",), "cli_call"),
     **dict.fromkeys((
         "Sandbox", "SandboxResult", "DockerSandbox", "LocalSandbox", "SandboxFailure",
-        "choose_sandbox", "EndpointRelay", "SkillLinkError", "install_skills", "skill_entries",
-        "sealed_address", "remove_stale_relays"
+        "choose_sandbox", "SkillLinkError", "install_skills", "skill_entries"
     ), "sandbox"),
+    **dict.fromkeys(("EndpointRelay", "sealed_address", "remove_stale_relays",), "relay"),
     **dict.fromkeys(("build_image", "find_image", "current_spec", "ImageSpec", "ImageBuildError",), "image"),
     **dict.fromkeys((
         "BACKENDS", "BackendError", "Endpoint", "model_endpoint", "resolve_backend",
@@ -31,8 +31,9 @@ _EXPORTS: dict[str, str] = {
         "docker_available"
     ), "toolchain"),
     **dict.fromkeys((
-        "GenerateOptions", "generate", "finished_runs", "default_out_dir", "write_truth"
+        "GenerateOptions", "generate", "default_out_dir"
     ), "run"),
+    **dict.fromkeys(("finished_runs", "write_truth", "skills_sha", "move_partials_aside",), "folders"),
     **dict.fromkeys(("reconcile", "summary_line",), "reconciliation"),
     # the run states live beside the manifest, the lowest layer that reads them (ARCHITECTURE.md, "Run states")
     **dict.fromkeys(("run_state", "RUN_STATES", "COMPLETE_STATES", "PLAN_STATES",), "skillbench.signals.manifest"),
@@ -59,6 +60,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         cli_env,
         custom_headers,
     )
+    from skillbench.generation.folders import finished_runs, move_partials_aside, skills_sha, write_truth
     from skillbench.generation.image import (
         ImageBuildError,
         ImageSpec,
@@ -80,13 +82,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         reconcile,
         summary_line,
     )
-    from skillbench.generation.run import (
-        GenerateOptions,
-        default_out_dir,
-        finished_runs,
-        generate,
-        write_truth,
-    )
+    from skillbench.generation.run import GenerateOptions, default_out_dir, generate
     from skillbench.generation.sandbox import (
         DockerSandbox,
         EndpointRelay,

@@ -16,8 +16,8 @@ import pandas as pd
 
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import MANIFEST_FILE, PLAN_FILE, RECONCILIATION_FILE
-from skillbench.ledgers.readers import week_run_key
 from skillbench.ledgers.reconciliation import reconcile_runs
+from skillbench.ledgers.week import week_run_key
 from skillbench.signals.manifest import COMPLETE_STATES, run_dirs, run_state
 
 

@@ -42,7 +42,7 @@ from skillbench.judge.protocol import PREFERENCE_TOOL, build_pair_request, judge
 from skillbench.ledgers.append import AppendLedger
 from skillbench.ledgers.columns import PAIRS_COLUMNS
 from skillbench.ledgers.files import PAIRS_FILE
-from skillbench.ledgers.readers import week_run_key
+from skillbench.ledgers.week import week_run_key
 from skillbench.signals.manifest import run_dirs
 from skillbench.vocab import LOSS, NO_SKILL, OUTCOMES, TIE, WIN, WITH_SKILL
 

@@ -12,10 +12,12 @@ from skillbench._exports import lazy_exports
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
         "read_manifest", "read_scores", "read_scores_frame", "read_pairs", "read_judge_skips",
-        "read_reconciliation", "read_judge_costs", "read_site_base", "load_week", "WeekLedgers",
-        "LedgerError", "week_run_key", "empty_scores", "parse_timestamps", "format_timestamp",
-        "reconcile_from_plan", "run_folder_ids", "read_plan_ids"
+        "read_reconciliation", "LedgerError", "empty_scores", "parse_timestamps", "format_timestamp"
     ), "readers"),
+    **dict.fromkeys((
+        "load_week", "WeekLedgers", "week_run_key", "read_judge_costs", "read_site_base",
+        "reconcile_from_plan", "run_folder_ids", "read_plan_ids"
+    ), "week"),
     **dict.fromkeys(("Reconciliation", "reconcile_runs", "cross_check",), "reconciliation"),
     **dict.fromkeys(("AppendLedger", "LedgerConflict", "csv_text",), "append"),
     **dict.fromkeys(("atomic_write_text", "atomic_write_json",), "atomic"),
@@ -28,8 +30,8 @@ _EXPORTS: dict[str, str] = {
     ), "lock"),
 }
 _DEPRECATED: dict[str, tuple[str, str]] = {
-    "load_run": ("skillbench.ledgers.readers", "load_week"),
-    "RunLedgers": ("skillbench.ledgers.readers", "WeekLedgers"),
+    "load_run": ("skillbench.ledgers.week", "load_week"),
+    "RunLedgers": ("skillbench.ledgers.week", "WeekLedgers"),
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _DEPRECATED)
@@ -60,23 +62,15 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     )
     from skillbench.ledgers.readers import (
         LedgerError,
-        WeekLedgers,
         empty_scores,
         format_timestamp,
-        load_week,
         parse_timestamps,
-        read_judge_costs,
         read_judge_skips,
         read_manifest,
         read_pairs,
-        read_plan_ids,
         read_reconciliation,
         read_scores,
         read_scores_frame,
-        read_site_base,
-        reconcile_from_plan,
-        run_folder_ids,
-        week_run_key,
     )
     from skillbench.ledgers.reconciliation import (
         Reconciliation,
@@ -91,4 +85,14 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         record_slugs,
         short_id,
         slug,
+    )
+    from skillbench.ledgers.week import (
+        WeekLedgers,
+        load_week,
+        read_judge_costs,
+        read_plan_ids,
+        read_site_base,
+        reconcile_from_plan,
+        run_folder_ids,
+        week_run_key,
     )

@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from skillbench.ledgers.readers import WeekLedgers, format_timestamp
+from skillbench.ledgers.readers import format_timestamp
 from skillbench.ledgers.reconciliation import Reconciliation
+from skillbench.ledgers.week import WeekLedgers
 from skillbench.scorecard import history as hist
 from skillbench.scorecard.gate import preference_gate
 from skillbench.scorecard.scoring import (

@@ -9,7 +9,7 @@ import pandas as pd
 
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import HISTORY_FILE, SCORECARD_FILE
-from skillbench.ledgers.readers import load_week
+from skillbench.ledgers.week import load_week
 from skillbench.scorecard import history as hist
 from skillbench.scorecard.compute import ScorecardData, compute_scorecard
 from skillbench.scorecard.render import render_markdown

@@ -233,7 +233,7 @@ def run_signals(run_dir: str | Path) -> dict[str, Any]:
 
 def run_dirs(out_dir: str | Path) -> list[Path]:
     """Run sub-folders of a week's output folder (those with a metadata.json), sorted by name."""
-    from skillbench.ledgers.readers import run_folder_ids  # the one rule for which folders are runs
+    from skillbench.ledgers.week import run_folder_ids  # the one rule for which folders are runs
 
     out_dir = Path(out_dir)
     return [out_dir / name for name in run_folder_ids(out_dir)]

@@ -71,7 +71,8 @@ def _week_pairs(reps: pd.DataFrame, per_prompt: pd.DataFrame) -> pd.DataFrame:
 
 def load_weeks(weekly_dir: str | Path, history_path: str | Path = "") -> Weeks:
     """Read every week under ``weekly_dir`` (each sub-folder with a ``manifest.csv``) into :class:`Weeks`."""
-    from skillbench.ledgers.readers import LedgerError, load_week
+    from skillbench.ledgers.readers import LedgerError
+    from skillbench.ledgers.week import load_week
     from skillbench.scorecard.history import numeric_history, read_history
     from skillbench.scorecard.scoring import prompt_rep_scores, prompt_scores
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -41,29 +40,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from skillbench.ledgers.files import (
     CALIBRATION_HTML,
-    CALIBRATION_MD,
     HISTORY_FILE,
     INDEX_FILE,
-    MANIFEST_FILE,
     PROGRESS_FILE,
     PROMPTS_DIR,
-    SCORECARD_FILE,
     SCORECARD_HTML,
     WEEKLY_DIR,
 )
 from skillbench.ledgers.keys import RunKeyError, check_run_key, utc_run_key
 from skillbench.paths import DEFAULT_SUITE, NOTEBOOKS_DIR, REPORTS_DIR
 from skillbench.report import pages as rpt
+from skillbench.weekly.progress import ProgressRelay, _stage_environment
+from skillbench.weekly.week_pages import finish_pages, headline, report_notes
 
 KERNEL_NAME = "skillbench"
 DEFAULT_JOBS = 3  # the generator's recommended range is 2–3 (≥ 4 warns about rate limits)
-PROGRESS_POLL_S = 0.5
-PROGRESS_EVERY_S = 2.0  # relay a changed progress line at most this often (the last one always)
 
 
 @dataclass(frozen=True)
@@ -255,74 +248,6 @@ def _cell_seconds(notebook: Path) -> float | None:
     return float(sum((c.metadata.get("papermill", {}).get("duration") or 0.0) for c in nb.cells))
 
 
-class ProgressRelay:
-    """Relay a running stage's progress file to ``emit`` (a thread polling it).
-
-    The file holds the latest redraw of each of the stage's bars, one line per bar. A changed bar is relayed at
-    most every ``every`` seconds; a bar that a later bar followed, and every bar when the stage ends, is relayed in
-    its last state, so the terminal always sees each bar finish.
-
-    Args:
-        path: the file the stage's kernel rewrites.
-        emit: called with ``prefix`` + a bar's line.
-        prefix: e.g. ``"weekly 20261130: 01_generate: "``.
-    """
-
-    def __init__(self, path: Path, emit: Callable[[str], None], prefix: str, every: float = PROGRESS_EVERY_S):
-        self.path, self.emit, self.prefix, self.every = path, emit, prefix, every
-        self._stop = threading.Event()
-        self._relayed: dict[str, str] = {}
-        self._at: dict[str, float] = {}
-        self._thread = threading.Thread(target=self._watch, name="skillbench-progress", daemon=True)
-
-    def __enter__(self) -> ProgressRelay:
-        self.path.unlink(missing_ok=True)  # a previous stage's last lines are not this stage's progress
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._relay(final=True)
-        self.path.unlink(missing_ok=True)
-
-    def _watch(self) -> None:
-        while not self._stop.wait(PROGRESS_POLL_S):
-            self._relay(final=False)
-
-    def _relay(self, *, final: bool) -> None:
-        from skillbench.weekly.notebook import progress_key
-
-        try:
-            lines = [line.strip() for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        except OSError:
-            return
-        now = time.monotonic()
-        for index, line in enumerate(lines):
-            key = progress_key(line)
-            if line == self._relayed.get(key):
-                continue
-            superseded = index < len(lines) - 1  # a later bar started: this one is over
-            if final or superseded or now - self._at.get(key, float("-inf")) >= self.every:
-                self._relayed[key], self._at[key] = line, now
-                self.emit(self.prefix + line)
-
-
-@contextlib.contextmanager
-def _stage_environment(**values: str) -> Iterator[None]:
-    """Environment variables the stage's kernel inherits (the kernel is started with this process's environment)."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, old in saved.items():
-            if old is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = old
-
-
 def execute_stage(stage: Stage, params: Mapping[str, Any], opts: WeeklyOptions, report_dir: Path,
                   progress: Callable[[str], None] | None = None) -> StageResult:
     """Execute one stage notebook with papermill and render its HTML page; never raises for a failing cell.
@@ -392,7 +317,8 @@ def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None,
         opts: the week's options.
         log: called with one line per stage (None: silent).
         progress: called with the running stage's progress lines (runs done / total, rate, ETA), at most every
-            :data:`PROGRESS_EVERY_S` seconds and once more when the stage ends (None: ``log``).
+            :data:`~skillbench.weekly.progress.PROGRESS_EVERY_S` seconds and once more at the stage's end
+            (None: ``log``).
 
     Returns:
         The result; ``result.ok`` is False when a stage failed (``result.failed_stage`` names it).
@@ -491,8 +417,8 @@ def _run_chain(opts: WeeklyOptions, *, suite_dir: Path, backend: str, run_dir: P
     def save(final: bool = False) -> None:
         sync()
         rpt.write_state(report_dir, state)
-        rpt.write_week_index(report_dir, state, headline=_headline(history, opts.run_key) if final else (),
-                             notes=_notes(state))
+        rpt.write_week_index(report_dir, state, headline=headline(history, opts.run_key) if final else (),
+                             notes=report_notes(state))
         rpt.write_reports_index(reports_dir)
 
     save()
@@ -530,61 +456,8 @@ def _run_chain(opts: WeeklyOptions, *, suite_dir: Path, backend: str, run_dir: P
     finally:
         state["finished"] = _now()
         sync()
-        _finish_pages(state, run_dir, report_dir)
+        finish_pages(state, run_dir, report_dir)
         save(final=True)
     return WeeklyResult(opts.run_key, report_dir, report_dir / INDEX_FILE, state, stages)
 
 
-def _finish_pages(state: dict[str, Any], run_dir: Path, report_dir: Path) -> None:
-    """Scorecard and calibration pages for stages that succeeded now; sandboxes the runs actually used."""
-    done = {s["id"] for s in state["stages"] if s["status"] == "ok"} if state["stages"] else set()
-    if "05_scorecard" in done and (run_dir / SCORECARD_FILE).is_file():
-        title = (run_dir / SCORECARD_FILE).read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
-        state["scorecard_title"] = title
-        state["week_incomplete"] = "INCOMPLETE" in title
-        rpt.write_markdown_page(run_dir / SCORECARD_FILE, report_dir / SCORECARD_HTML, title=title)
-    if "04_calibration" in done and (run_dir / CALIBRATION_MD).is_file():
-        rpt.write_markdown_page(run_dir / CALIBRATION_MD, report_dir / CALIBRATION_HTML,
-                                title=f"Judge calibration — {state['run_key']}")
-    manifest = run_dir / MANIFEST_FILE
-    if manifest.is_file():
-        with contextlib.suppress(Exception):
-            used = pd.read_csv(manifest, usecols=["sandbox"], dtype=str)["sandbox"].dropna().unique()
-            state["sandboxes_used"] = sorted(str(s) for s in used)
-
-
-def _headline(history: Path, run_key: str) -> list[dict[str, Any]]:
-    from skillbench.scorecard.history import numeric_history, read_history
-
-    try:
-        rows = numeric_history(read_history(history))
-    except Exception:  # noqa: BLE001 - the headline is a convenience; the scorecard page has the numbers
-        return []
-    rows = rows[rows["run_key"] == run_key]
-    return [{"model": r.model, "must_lift": _num(r.must_lift), "must_lift_se": _num(r.must_lift_se)}
-            for r in rows.itertuples(index=False)]
-
-
-def _num(x: Any) -> float | None:
-    return None if x is None or (isinstance(x, float) and not np.isfinite(x)) else float(x)
-
-
-def _notes(state: Mapping[str, Any]) -> list[str]:
-    notes = []
-    if state.get("week_incomplete"):
-        notes.append("INCOMPLETE week: the reconciliation does not account for every planned run — read no number "
-                     "as a clean week (see the scorecard's Coverage section).")
-    if state.get("endpoint_kind") == "simulated":
-        notes.append("Simulated endpoint: every answer and grade came from skillbench's simulated Messages endpoint "
-                     "on 127.0.0.1. These numbers test the harness, not a model.")
-    used = state.get("sandboxes_used") or [state.get("sandbox")]
-    if "local" in used:
-        why = ("as requested (--sandbox local)" if state.get("sandbox_requested") == "local" else
-               "because no Docker engine answered; run `make setup` as root to start one")
-        notes.append("No container isolation: runs used the local sandbox (a fresh HOME, config folder, TMPDIR and "
-                     f"working folder per run) {why}, and its network is not sealed: runs shared this "
-                     "machine's network.")
-    if len(used) > 1:
-        notes.append(f"Runs of this week used several sandboxes ({', '.join(used)}); it was resumed on another "
-                     "machine set-up.")
-    return notes

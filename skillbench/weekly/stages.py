@@ -169,7 +169,7 @@ def generate_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "",
 def signals_week(run_dir: str | Path, *, write: bool = False, wait: bool = False, holder: str | None = None):
     """The week's ledgers (:class:`skillbench.ledgers.WeekLedgers`), after rewriting the manifest when ``write``
     (under the run directory's lock; what ``skillbench signals`` does)."""
-    from skillbench.ledgers.readers import load_week
+    from skillbench.ledgers.week import load_week
 
     folder = _path(run_dir)
     if write:
@@ -413,7 +413,7 @@ def scorecard_week(run_dir: str | Path, history_path: str | Path = "", *, write:
     Raises:
         RunDirBusy: ``write`` and another pass holds the run directory (and not ``wait``).
     """
-    from skillbench.ledgers.readers import load_week
+    from skillbench.ledgers.week import load_week
     from skillbench.scorecard import history as hist
     from skillbench.scorecard.compute import compute_scorecard
     from skillbench.scorecard.render import render_markdown

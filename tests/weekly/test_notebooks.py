@@ -32,7 +32,8 @@ from skillbench import weekly
 from skillbench.report import figures
 from skillbench.suite import load_suite
 from skillbench.weekly import STAGES, WeeklyOptions, notebook_parameters, run_weekly
-from skillbench.weekly.chain import _notes, stage_parameters
+from skillbench.weekly.chain import stage_parameters
+from skillbench.weekly.week_pages import report_notes as _notes
 from tests.helpers.shared import ROOT, TINY_SUITE, TINY_WEEK
 from tests.helpers.weekly import RUN_KEY, require_kernel
 

@@ -1,0 +1,98 @@
+"""The run folders of a week, as generation reads and keeps them: what is finished, what it cost, what moves aside,
+the skills commit they ran on, and the answer key written beside them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from skillbench.ledgers.files import ASIDE_DIR, METADATA_FILE, TMP_PREFIX, TRANSCRIPT_FILE, TRUTH_FILE
+from skillbench.signals.manifest import COMPLETE_STATES, run_state
+from skillbench.signals.transcript import read_transcript
+from skillbench.suite.format import Suite
+
+
+def skills_sha(suite: Suite) -> str:
+    """The skills commit (short) when the tree is a clean git checkout, else a content hash ``tree-…``."""
+    root = suite.skills_root
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "."], capture_output=True,
+                               text=True, timeout=10).stdout.strip()
+        if sha and not dirty:
+            return sha
+    except (OSError, subprocess.SubprocessError):
+        pass
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return "tree-" + digest.hexdigest()[:7]
+
+
+def finished_runs(out_dir: Path) -> set[str]:
+    """Run ids whose folder is complete by :func:`run_state` (``finished`` or ``budget_hit``).
+
+    Every other folder (an API error or the external timeout after its retry, a harness or sandbox failure)
+    is rerun by the next call, so a week interrupted by an outage heals on resume; its folder is moved aside
+    first, never overwritten.
+    """
+    done = set()
+    for meta in out_dir.glob(f"*/{METADATA_FILE}"):
+        run_dir = meta.parent
+        if run_dir.name.startswith((TMP_PREFIX, "_", ".")):
+            continue
+        if run_state(run_dir) in COMPLETE_STATES:
+            done.add(run_dir.name)
+    return done
+
+
+def spent_so_far(out_dir: Path, run_ids: set[str]) -> float:
+    """What the finished runs cost, every attempt included (for ``--max-total-usd`` across resumed calls)."""
+    total = 0.0
+    for run_id in run_ids:
+        for path in (out_dir / run_id).glob(f"*{TRANSCRIPT_FILE}"):
+            total += float((read_transcript(path).result or {}).get("total_cost_usd") or 0.0)
+    return total
+
+
+def move_partials_aside(out_dir: Path, done: set[str], planned: set[str]) -> list[str]:
+    """Move interrupted or failed run folders to ``_aside/`` so they are rerun; returns the moved names.
+
+    Only folders of this plan's runs (and ``.tmp-`` folders) move: nothing else in the folder is touched.
+    """
+    aside = out_dir / ASIDE_DIR
+    moved = []
+    for path in sorted(out_dir.iterdir()):
+        if not path.is_dir() or path.name.startswith("_"):
+            continue
+        name = path.name.removeprefix(TMP_PREFIX)
+        if path.name.startswith(TMP_PREFIX) or (name in planned and name not in done):
+            aside.mkdir(exist_ok=True)
+            target = aside / f"{name}.{time.strftime('%Y%m%dT%H%M%S')}.{len(moved)}"
+            os.replace(path, target)
+            moved.append(name)
+    return moved
+
+
+_TRUTH_LOCK = threading.Lock()
+
+
+def write_truth(out_dir: Path, endpoint: Any, run_ids: list[str]) -> None:
+    """Merge the simulation's truth rows of ``run_ids`` into ``OUT_DIR/truth.csv`` (nothing for the real API).
+
+    The endpoint keeps truth itself and serves it read-only; this process alone writes the run directory's file.
+    """
+    if not getattr(endpoint, "simulated", False):
+        return
+    from skillbench.sim.truth import TruthWriter
+
+    rows = endpoint.fetch_truth(run_ids)
+    with _TRUTH_LOCK:  # one rewrite at a time across the pass's worker threads
+        TruthWriter(out_dir / TRUTH_FILE).record(rows)

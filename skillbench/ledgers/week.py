@@ -1,0 +1,204 @@
+"""A whole week: every ledger of a run directory read at once, held against its reconciliation (:func:`load_week`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pandas as pd
+
+from skillbench.ledgers.columns import RUN_KEYS
+from skillbench.ledgers.files import (
+    JUDGE_COST_FILE,
+    JUDGE_SKIPS_FILE,
+    MANIFEST_FILE,
+    METADATA_FILE,
+    PAIRS_FILE,
+    PLAN_FILE,
+    RECONCILIATION_FILE,
+    RUN_FILE,
+    SCORES_FILE,
+)
+from skillbench.ledgers.readers import (
+    LedgerError,
+    _read_csv,
+    _require,
+    empty_scores,
+    read_judge_skips,
+    read_manifest,
+    read_pairs,
+    read_reconciliation,
+    read_scores,
+)
+from skillbench.ledgers.reconciliation import Reconciliation, cross_check, reconcile_runs
+from skillbench.vocab import LIFT_ARMS
+
+
+def week_run_key(run_dir: str | Path) -> str:
+    """A week's run key: ``run.json``'s (written by generate), else the folder's name (qdrant's layout)."""
+    run_dir = Path(run_dir).resolve()
+    path = run_dir / RUN_FILE
+    if path.is_file():
+        try:
+            return str(json.loads(path.read_text(encoding="utf-8")).get("run_key") or run_dir.name)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise LedgerError(f"{path}: not JSON: {exc}") from exc
+    return run_dir.name
+
+
+@dataclass
+class WeekLedgers:
+    """Everything a scorecard reads from one run directory."""
+
+    run_dir: Path
+    manifest: pd.DataFrame
+    scores: pd.DataFrame
+    judge_skips: pd.DataFrame
+    reconciliation: Reconciliation | None = None
+    pairs: pd.DataFrame | None = None
+    judge_costs: pd.Series = field(default_factory=lambda: pd.Series(dtype=float, name="judge_cost_usd"))
+    site_base: str | None = None
+    scores_present: bool | None = None  # scores.csv exists (None: unknown, e.g. a WeekLedgers built by hand)
+
+    @property
+    def run_key(self) -> str:
+        """The run key: the reconciliation's when it has one, else :func:`week_run_key`."""
+        if self.reconciliation is not None and self.reconciliation.run_key:
+            return self.reconciliation.run_key
+        return week_run_key(self.run_dir)
+
+    @property
+    def site_host(self) -> str | None:
+        """Host of the published skills site the runs could reach (``skills.qdrant.tech``), when known."""
+        if not self.site_base:
+            return None
+        return urlsplit(self.site_base).netloc or self.site_base
+
+
+def read_judge_costs(run_dir: str | Path) -> pd.Series:
+    """Judge spend per run from ``RUN_DIR/<run_id>/judge_cost.txt``, indexed by run id (empty when none).
+
+    Raises:
+        LedgerError: a ``judge_cost.txt`` that is not a single number.
+    """
+    costs: dict[str, float] = {}
+    for path in sorted(Path(run_dir).glob(f"*/{JUDGE_COST_FILE}")):
+        text = path.read_text(encoding="utf-8").strip()
+        try:
+            costs[path.parent.name] = float(text)
+        except ValueError as exc:
+            raise LedgerError(f"{path}: {text[:40]!r} is not a number of USD") from exc
+    return pd.Series(costs, dtype=float, name="judge_cost_usd")
+
+
+def read_site_base(run_dir: str | Path) -> str | None:
+    """The published site base recorded in the first run's ``metadata.json``, if any."""
+    for path in sorted(Path(run_dir).glob(f"*/{METADATA_FILE}")):
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if not isinstance(meta, dict):
+            continue
+        # The suite's published base names the site people know; a simulated week also records its local one.
+        value = meta.get("suite_site_base") or meta.get("site_base")
+        if value:
+            return str(value)
+    return None
+
+
+def load_week(run_dir: str | Path) -> WeekLedgers:
+    """Read every ledger of a run directory.
+
+    The manifest is held against ``reconciliation.json`` and ``plan.csv`` where they exist
+    (:func:`~skillbench.ledgers.reconciliation.cross_check`): a manifest with another number of runs than the
+    reconciliation says were written, a row or run folder that is not in the plan, or a run folder the manifest
+    does not list makes the week incomplete. A week with neither file (qdrant's published layout) has no
+    reconciliation (``None``): it is scored as it is and labelled "not reconciled".
+
+    Raises:
+        LedgerError: a malformed ledger (the message names file and column), or no ``manifest.csv``.
+    """
+    run_dir = Path(run_dir).resolve()  # "." must still name the week
+    scores_path = run_dir / SCORES_FILE
+    manifest = read_manifest(run_dir / MANIFEST_FILE)
+    reconciliation = read_reconciliation(run_dir / RECONCILIATION_FILE)
+    if reconciliation is None:
+        reconciliation = reconcile_from_plan(run_dir, manifest)
+    else:
+        reconciliation = cross_check(reconciliation, written=manifest["run_id"].astype(str),
+                                     planned=read_plan_ids(run_dir), folders=run_folder_ids(run_dir),
+                                     source=RECONCILIATION_FILE)
+    scores = read_scores(scores_path) if scores_path.is_file() else empty_scores()
+    pairs = read_pairs(run_dir / PAIRS_FILE)
+    return WeekLedgers(
+        run_dir=run_dir,
+        manifest=manifest,
+        scores=_runs_in_manifest(scores, manifest),
+        judge_skips=read_judge_skips(run_dir / JUDGE_SKIPS_FILE),
+        reconciliation=reconciliation,
+        pairs=_pairs_in_manifest(pairs, manifest) if pairs is not None else None,
+        judge_costs=read_judge_costs(run_dir),
+        site_base=read_site_base(run_dir),
+        scores_present=scores_path.is_file(),
+    )
+
+
+def run_folder_ids(run_dir: str | Path) -> list[str]:
+    """Names of the run folders of a week: sub-folders with a ``metadata.json``, not ``_aside/`` or ``.tmp-…``.
+
+    These are the folders ``skillbench signals`` writes one manifest row for, so each must be in the manifest.
+    """
+    return sorted(p.parent.name for p in Path(run_dir).glob(f"*/{METADATA_FILE}")
+                  if not p.parent.name.startswith(("_", ".")))
+
+
+def read_plan_ids(run_dir: str | Path) -> list[str] | None:
+    """Run ids of ``plan.csv``; ``None`` when the week has no plan (qdrant's layout).
+
+    Raises:
+        LedgerError: an unreadable plan, or one without a ``run_id`` column.
+    """
+    path = Path(run_dir) / PLAN_FILE
+    if not path.is_file():
+        return None
+    plan = _read_csv(path)
+    _require(plan, path, ("run_id",))
+    return list(plan["run_id"].astype(str))
+
+
+def _runs_in_manifest(scores: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
+    """Grades of runs the manifest no longer lists (a deleted run folder) must not count."""
+    if scores.empty:
+        return scores
+    listed = pd.MultiIndex.from_frame(manifest[list(RUN_KEYS)].astype(str))
+    mask = pd.MultiIndex.from_frame(scores[list(RUN_KEYS)].astype(str)).isin(listed)
+    return scores[mask].reset_index(drop=True)
+
+
+def _pairs_in_manifest(pairs: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
+    """Pairs whose no-skill or with-skill run is no longer in the manifest do not vote."""
+    keys = ["prompt", "model", "rep"]
+    arms = manifest[manifest["condition"].isin(LIFT_ARMS)].astype({k: str for k in keys})
+    both = arms.groupby(keys)["condition"].nunique().eq(2)
+    listed = both[both].index
+    mask = pd.MultiIndex.from_frame(pairs[keys].astype(str)).isin(listed)
+    return pairs[mask].reset_index(drop=True)
+
+
+def reconcile_from_plan(run_dir: Path, manifest: pd.DataFrame) -> Reconciliation | None:
+    """Without ``reconciliation.json``, compare ``plan.csv`` (when there is one) with the manifest and run folders.
+
+    qdrant's weeks have neither file: ``None`` ("not reconciled"). A skillbench week that lost its reconciliation
+    must not read as a clean one: planned runs without a manifest row are missing, and run folders the manifest
+    does not list are unwritten.
+    """
+    planned = read_plan_ids(run_dir)
+    if planned is None:
+        return None
+    written = list(manifest["run_id"].astype(str))
+    rebuilt = reconcile_runs(planned, observed=sorted(set(written)), written=written, note="no reconciliation.json")
+    return cross_check(rebuilt, written=written, planned=planned, folders=run_folder_ids(run_dir),
+                       source=PLAN_FILE)
