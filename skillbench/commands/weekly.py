@@ -91,15 +91,10 @@ class TerminalLines:
 
 def run(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
-    from skillbench.weekly.chain import (
-        DEFAULT_JOBS,
-        DEFAULT_SUITE,
-        REPORTS_DIR,
-        WeeklyError,
-        WeeklyOptions,
-        run_weekly,
-        utc_run_key,
-    )
+    from skillbench.ledgers.keys import utc_run_key
+    from skillbench.paths import DEFAULT_SUITE, REPORTS_DIR
+    from skillbench.weekly.chain import DEFAULT_JOBS, WeeklyOptions, run_weekly
+    from skillbench.weekly.stage_run import WeeklyError
 
     opts = WeeklyOptions(
         suite_dir=Path(args.suite) if args.suite else DEFAULT_SUITE, run_key=args.run_key or utc_run_key(),

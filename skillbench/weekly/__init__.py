@@ -10,9 +10,12 @@ from skillbench._exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
-        "run_weekly", "WeeklyOptions", "WeeklyResult", "WeeklyError", "StageResult", "STAGES",
-        "Stage", "KERNEL_NAME", "notebook_parameters", "check_kernel", "execute_stage", "ProgressRelay"
+        "run_weekly", "WeeklyOptions", "WeeklyResult", "KERNEL_NAME", "check_kernel"
     ), "chain"),
+    **dict.fromkeys((
+        "Stage", "STAGES", "StageResult", "WeeklyError", "notebook_parameters", "execute_stage"
+    ), "stage_run"),
+    **dict.fromkeys(("ProgressRelay",), "progress"),
     **dict.fromkeys((
         "plan_week", "plan_matrix", "cli_preview", "run_generation", "generate_week",
         "signals_week", "grade_week", "pair_week", "judge_week", "judge_tables",
@@ -52,20 +55,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         never_triggered_in_weeks,
         prompt_movers,
     )
-    from skillbench.weekly.chain import (
-        KERNEL_NAME,
-        STAGES,
-        ProgressRelay,
-        Stage,
-        StageResult,
-        WeeklyError,
-        WeeklyOptions,
-        WeeklyResult,
-        check_kernel,
-        execute_stage,
-        notebook_parameters,
-        run_weekly,
-    )
+    from skillbench.weekly.chain import KERNEL_NAME, WeeklyOptions, WeeklyResult, check_kernel, run_weekly
     from skillbench.weekly.notebook import (
         StageError,
         collapsed_progress,
@@ -76,6 +66,15 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         require_sound,
         resolve_run_dir,
         run_health,
+    )
+    from skillbench.weekly.progress import ProgressRelay
+    from skillbench.weekly.stage_run import (
+        STAGES,
+        Stage,
+        StageResult,
+        WeeklyError,
+        execute_stage,
+        notebook_parameters,
     )
     from skillbench.weekly.stages import (
         JudgeOutcome,

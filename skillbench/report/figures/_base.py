@@ -1,0 +1,53 @@
+"""What every figure shares: colours fixed per meaning, the Figure factory, the empty-input figure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from skillbench.scorecard import noise
+from skillbench.vocab import LOSS, NO_SKILL, PLUGIN, TIE, WIN, WITH_SKILL
+
+ROUTES = ("skill_tool", "file_read", "web_fetch", "none")
+
+
+ROUTE_COLORS = {"skill_tool": "#2a9d5c", "file_read": "#3f7fbf", "web_fetch": "#e39b2d", "none": "#b9bec4",
+                "(empty)": "#e5e7ea"}
+
+
+OUTCOME_COLORS = {WIN: "#2a9d5c", TIE: "#b9bec4", LOSS: "#c8553d"}
+
+
+ARM_COLORS = {NO_SKILL: "#8a94a0", WITH_SKILL: "#2a9d5c", PLUGIN: "#7a5cb8"}
+
+
+Z95 = float(noise.t_quantile(np.inf))  # error bars: ± z·SE
+
+
+def _figure(width: float, height: float, ncols: int = 1, nrows: int = 1, **kw) -> tuple[Figure, np.ndarray]:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False, **kw)
+    return fig, axes
+
+
+def _empty(title: str, message: str) -> Figure:
+    fig, axes = _figure(6, 1.6)
+    ax = axes[0, 0]
+    ax.axis("off")
+    ax.set_title(title, loc="left")
+    ax.text(0.0, 0.4, message, transform=ax.transAxes, color="#69737d")
+    return fig
+
+
+def _palette(models: Sequence[str]) -> dict[str, tuple]:
+    """One colour per model, the same in every figure: by family name (sonnet, haiku, opus), else in order."""
+    deep = sns.color_palette("deep", 10)
+    fixed = {"sonnet": deep[0], "haiku": deep[1], "opus": deep[4]}
+    out, spare = {}, iter(c for i, c in enumerate(deep) if i not in (0, 1, 4))
+    for m in models:
+        family = next((k for k in fixed if k in str(m).lower()), None)
+        out[m] = fixed[family] if family else next(spare, deep[7])
+    return out
