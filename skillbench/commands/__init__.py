@@ -17,26 +17,24 @@ _CLAUDE_MODEL = re.compile(r"^claude-[a-z0-9][a-z0-9.-]*(\[1m\])?$")  # e.g. cla
 _ALIAS = re.compile(rf"^({'|'.join(MODEL_ALIASES)})(\[1m\])?$")
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of 1 or more."""
+def _whole_number(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (use 1 or more)") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: must be 1 or more")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (use {minimum} or more)") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{text}: must be {minimum} or more")
     return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of 1 or more."""
+    return _whole_number(text, 1)
 
 
 def nonnegative_int(text: str) -> int:
     """An argparse type: a whole number of 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (use 0 or more)") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text}: must be 0 or more")
-    return value
+    return _whole_number(text, 0)
 
 
 def positive_float(text: str) -> float:

@@ -5,17 +5,15 @@ trigger health only) in the no-skill or with-skill arm (the plugin arm on reques
 :func:`skillbench.signals.skip_reason` accepts. Only ``prompt_text``, ``answer`` and ``items`` of a
 :class:`RunAnswer` ever reach a judge; the rest is for the ledger.
 
-A pass over part of a week (``--prompts``/``--families``) runs inside :func:`judging_only`: the selection then
+A pass over part of a week (``--prompts``/``--families``) passes a :class:`RunSelection`: it
 narrows the runs to grade (rubric judge, pairwise judge) and nothing else — every gradeable run's skip reason
 is still recorded, and rows already in a ledger are kept whatever the selection.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from contextvars import ContextVar
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,9 +80,6 @@ class RunSelection:
         return (not self.prompts or prompt in self.prompts) and (not self.families or family in self.families)
 
 
-_SELECTION: ContextVar[RunSelection | None] = ContextVar("skillbench_judge_selection", default=None)
-
-
 class WeekSelectionError(ValueError):
     """``--prompts``/``--families`` names a prompt or family the week has no run of (a usage error)."""
 
@@ -127,16 +122,6 @@ def check_selection(run_dir: str | Path, prompts: Sequence[str] = (), families: 
     return RunSelection(tuple(prompts), tuple(families))
 
 
-@contextlib.contextmanager
-def judging_only(selection: RunSelection) -> Iterator[None]:
-    """Grade only ``selection``'s runs in the block (rubric and pairwise judge); an empty selection grades all."""
-    token = _SELECTION.set(selection)
-    try:
-        yield
-    finally:
-        _SELECTION.reset(token)
-
-
 def read_run_answer(folder: Path) -> tuple[RunAnswer, dict[str, Any]]:
     """Read one run folder: its answer (from ``test-prompt.json`` and the transcript) and its signals.
 
@@ -156,18 +141,19 @@ def read_run_answer(folder: Path) -> tuple[RunAnswer, dict[str, Any]]:
     return run, run_signals(folder)
 
 
-def select_runs(run_dir: str | Path, *, include_plugin: bool = False) -> tuple[list[RunAnswer], list[Skip]]:
+def select_runs(run_dir: str | Path, *, include_plugin: bool = False, selection: RunSelection | None = None,
+                ) -> tuple[list[RunAnswer], list[Skip]]:
     """The runs to grade and the gradeable runs that cannot be.
 
     Gradeable: a preference-eligible prompt (dormancy prompts are for trigger health only) in the no-skill
-    or with-skill arm, and the plugin arm with ``include_plugin``. Inside :func:`judging_only` only the
-    selection's runs are returned to grade; the skips still cover every gradeable run.
+    or with-skill arm, and the plugin arm with ``include_plugin``. With a ``selection`` only its runs are
+    returned to grade; the skips still cover every gradeable run.
 
     Returns:
         ``(runs, skips)``, both sorted by run id.
     """
     arms = (*LIFT_ARMS, PLUGIN) if include_plugin else LIFT_ARMS
-    selection = _SELECTION.get() or RunSelection()
+    selection = selection or RunSelection()
     runs, skips = [], []
     for folder in run_dirs(run_dir):
         try:

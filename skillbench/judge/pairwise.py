@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from skillbench.judge.answers import RunAnswer, select_runs
+from skillbench.judge.answers import RunAnswer, RunSelection, select_runs
 from skillbench.judge.client import (
     DEFAULT_JUDGE_MODEL,
     CallResult,
@@ -65,9 +65,9 @@ class Pair:
         return f"{self.with_skill.run_id}|{self.no_skill.run_id}"
 
 
-def find_pairs(run_dir: str | Path) -> list[Pair]:
+def find_pairs(run_dir: str | Path, selection: RunSelection | None = None) -> list[Pair]:
     """Pairs of gradeable answers (no-skill, with-skill) of the same prompt, model and rep, sorted."""
-    runs, _ = select_runs(run_dir)
+    runs, _ = select_runs(run_dir, selection=selection)
     by_key: dict[tuple[str, str, int], dict[str, RunAnswer]] = {}
     for run in runs:
         by_key.setdefault((run.prompt, run.model, run.rep), {})[run.condition] = run
@@ -151,6 +151,7 @@ def judge_pairs(
     seed: int = 0,
     max_retries: int = 4,
     timeout: float = 120.0,
+    selection: RunSelection | None = None,
     log: Log = stderr_log,
 ) -> PairsReport:
     """Judge every pair of ``run_dir`` that ``pairs.csv`` does not have yet (see the module docstring).
@@ -173,7 +174,7 @@ def judge_pairs(
     if ledger.path.is_file() and (len(kept) != len(rows) or not ledger.path.read_bytes().endswith(b"\n")):
         ledger.rewrite(kept)  # errored or torn pairs are judged again
     done = {(r["prompt"], r["model"], r["rep"]) for r in kept}
-    pairs = find_pairs(run_dir)
+    pairs = find_pairs(run_dir, selection)
     todo = [p for p in pairs if (p.key[0], p.key[1], str(p.key[2])) not in done]
     random.Random(f"pairs-order:{seed}").shuffle(todo)
     if pairs:

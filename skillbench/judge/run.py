@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillbench.judge.answers import RunAnswer, Skip, select_runs
+from skillbench.judge.answers import RunAnswer, RunSelection, Skip, select_runs
 from skillbench.judge.client import DEFAULT_JUDGE_MODEL, JudgeClient, Log, stderr_log
 from skillbench.judge.costs import clear_judge_cost, record_judge_cost
 from skillbench.judge.evidence import evidence_summary
@@ -49,6 +49,7 @@ class JudgeOptions:
     max_retries: int = 4
     timeout: float = 120.0
     limit: int | None = None
+    selection: RunSelection | None = None  # --prompts/--families: grade only these runs (None: all)
 
 
 @dataclass
@@ -139,7 +140,7 @@ def judge_run_dir(
     run_dir = Path(run_dir)
     if options.fresh:
         reset(run_dir)
-    runs, skips = select_runs(run_dir, include_plugin=options.include_plugin)
+    runs, skips = select_runs(run_dir, include_plugin=options.include_plugin, selection=options.selection)
     ledger = ScoresLedger(run_dir)
     existing = ledger.read()
     _check_compatible(existing, options.judge_model, judge_prompt_sha(), ledger.path)

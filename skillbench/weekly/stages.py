@@ -15,6 +15,7 @@ take it in their own kernels; the chain never holds it across stages.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -197,14 +198,18 @@ def write_signals(run_dir: str | Path, *, wait: bool = False, holder: str | None
 @contextlib.contextmanager
 def _judging(folder: Path, prompts: Sequence[str], families: Sequence[str], *, backend: str | None, endpoint: str,
              seed: int, wait: bool, holder: str | None, log: Log) -> Iterator[Any]:
-    """A judge's pass: the selection checked (nothing written on a bad name), the week locked, the endpoint open."""
+    """A judge's pass: the selection checked (nothing written on a bad name), the week locked, the endpoint open.
+
+    Yields:
+        ``(endpoint, selection)``.
+    """
     from skillbench.generation.backend import model_endpoint
-    from skillbench.judge.answers import check_selection, judging_only
+    from skillbench.judge.answers import check_selection
 
     selection = check_selection(folder, prompts, families)
-    with run_dir_lock(folder, command=holder, wait=wait, log=log), judging_only(selection), \
+    with run_dir_lock(folder, command=holder, wait=wait, log=log), \
             model_endpoint(backend, endpoint=endpoint, seed=seed) as ep:
-        yield ep
+        yield ep, selection
 
 
 def grade_week(run_dir: str | Path, options: Any, *, backend: str | None = None, endpoint: str = "",
@@ -229,7 +234,8 @@ def grade_week(run_dir: str | Path, options: Any, *, backend: str | None = None,
 
     folder = _path(run_dir)
     with _judging(folder, prompts, families, backend=backend, endpoint=endpoint, seed=options.seed, wait=wait,
-                  holder=holder, log=log) as ep:
+                  holder=holder, log=log) as (ep, selection):
+        options = dataclasses.replace(options, selection=selection or None)
         return judge_run_dir(folder, options, base_url=ep.base_url, api_key=ep.api_key, endpoint_kind=ep.kind,
                              log=log)
 
@@ -252,10 +258,10 @@ def pair_week(run_dir: str | Path, *, backend: str | None = None, endpoint: str 
 
     folder = _path(run_dir)
     with _judging(folder, prompts, families, backend=backend, endpoint=endpoint, seed=seed, wait=wait,
-                  holder=holder, log=log) as ep:
+                  holder=holder, log=log) as (ep, selection):
         return judge_pairs(folder, base_url=ep.base_url, api_key=ep.api_key,
                            judge_model=judge_model or DEFAULT_JUDGE_MODEL, fresh=fresh, jobs=jobs, seed=seed,
-                           max_retries=max_retries, timeout=timeout, log=log)
+                           max_retries=max_retries, timeout=timeout, selection=selection or None, log=log)
 
 
 @dataclass
