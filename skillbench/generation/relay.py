@@ -18,7 +18,8 @@ from contextlib import suppress
 from pathlib import Path
 from urllib.parse import urlsplit
 
-RELAY_SOCKET = "endpoint.sock"
+RELAY_SOCKET = "ep.sock"  # short: a Unix socket path must fit in 107 bytes, folder included
+MAX_SOCKET_PATH = 107  # sun_path is 108 bytes on Linux, with its terminating NUL
 
 
 RELAY_FOLDER_PREFIX = "skillbench-relay-"  # + the owner's PID + a random part, in the temporary folder
@@ -53,7 +54,7 @@ def _proc_net_tcp_key(host: str, port: int) -> str:
 class EndpointRelay:
     """The host half of a sealed container's network: a Unix socket whose connections go to the endpoint.
 
-    It listens on ``<folder>/endpoint.sock`` in a private temporary folder (the folder the container mounts
+    It listens on ``<folder>/ep.sock`` in a private temporary folder (the folder the container mounts
     read-only) and forwards each connection, byte for byte, to the endpoint's loopback ``host:port``. It
     serves one container and is stopped with it: :meth:`stop` closes every connection, joins every thread
     and removes the folder.
@@ -65,6 +66,12 @@ class EndpointRelay:
         self.folder = Path(tempfile.mkdtemp(prefix=f"{RELAY_FOLDER_PREFIX}{os.getpid()}-", dir=root))
         self.folder.chmod(0o755)  # the container's runner user must reach the socket inside
         self.socket_path = self.folder / RELAY_SOCKET
+        if len(os.fsencode(self.socket_path)) > MAX_SOCKET_PATH:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            from skillbench.generation.sandbox import SandboxFailure  # sandbox imports this module
+
+            raise SandboxFailure(f"{self.socket_path}: a Unix socket path must fit in {MAX_SOCKET_PATH} bytes — "
+                                 "set TMPDIR to a shorter folder (e.g. /tmp) for the sealed-network relay")
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._listener.bind(str(self.socket_path))

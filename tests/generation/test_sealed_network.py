@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from skillbench.generation import Endpoint, choose_sandbox, model_endpoint
-from skillbench.generation.sandbox import LOCAL_NOT_SEALED, EndpointRelay, LocalSandbox
+from skillbench.generation.relay import RELAY_SOCKET
+from skillbench.generation.sandbox import LOCAL_NOT_SEALED, EndpointRelay, LocalSandbox, SandboxFailure
 from skillbench.sim.server import SimServer
 from tests.generation.test_generate import require_docker
 from tests.helpers.shared import TINY_SUITE
@@ -164,7 +165,7 @@ def test_relays_of_a_killed_generate_are_removed_and_live_ones_kept(tmp_path):
     gone.wait()  # its PID now names no process
     stale = tmp_path / f"{RELAY_FOLDER_PREFIX}{gone.pid}-abc"
     stale.mkdir()
-    (stale / "endpoint.sock").touch()
+    (stale / RELAY_SOCKET).touch()
     with SimServer() as server:
         live = EndpointRelay(server.host, server.port, root=tmp_path).start()
         try:
@@ -173,3 +174,12 @@ def test_relays_of_a_killed_generate_are_removed_and_live_ones_kept(tmp_path):
             assert not stale.exists() and live.socket_path.exists()
         finally:
             live.stop()
+
+
+def test_a_relay_folder_too_deep_for_a_unix_socket_is_one_clear_line(tmp_path):
+    """A Unix socket path has 107 bytes: a long TMPDIR is named with the fix, not an OSError, and nothing is left."""
+    deep = tmp_path / ("d" * 90)
+    deep.mkdir()
+    with pytest.raises(SandboxFailure, match="must fit in 107 bytes .* set TMPDIR"):
+        EndpointRelay("127.0.0.1", 9, root=deep)
+    assert list(deep.iterdir()) == []
