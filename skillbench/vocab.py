@@ -44,7 +44,16 @@ OUTCOMES: tuple[str, str, str] = (WIN, TIE, LOSS)
 # -- preference-gate verdicts (dotnet's names) ----------------------------------------------------------------
 VALID_PASS = "VALID_PASS"
 VALID_NO_CHANGE = "VALID_NO_CHANGE"
+VALID_REGRESSION = "VALID_REGRESSION"  # the objective (check) record shows a credible loss
 INVALID_INCONCLUSIVE = "INVALID_INCONCLUSIVE"
+
+# -- deterministic checks (the ``status`` column of checks.csv) -----------------------------------------------
+CHECK_PASSED, CHECK_FAILED, CHECK_ERROR = "passed", "failed", "error"  # error: could not run; never a skill loss
+CHECK_STATUSES: tuple[str, str, str] = (CHECK_PASSED, CHECK_FAILED, CHECK_ERROR)
+
+# -- objective completion transitions per stimulus (majority over reps of "all checks passed") -----------------
+BASELINE_ONLY, SKILLED_ONLY, BOTH, NEITHER = "baseline-only", "skilled-only", "both", "neither"
+TRANSITIONS: tuple[str, str, str, str] = (SKILLED_ONLY, BASELINE_ONLY, BOTH, NEITHER)
 
 # -- endpoint kinds ---------------------------------------------------------------------------------------------
 REAL = "real"

@@ -24,7 +24,11 @@ DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 # The tools the CLI uses (Bash, Grep via ripgrep, curl for self-serving, git), strace for the safety check, and
 # socat: the in-container half of a sealed run's relay to the simulated endpoint (see generation.sandbox).
-PACKAGES = ("ca-certificates", "curl", "git", "ripgrep", "procps", "strace", "socat")
+# Python for what checks commonly call (`python`, `pytest`), and the analysis stack the bundled agentic tasks
+# need. Debian bookworm's pandas is 1.5 and statsmodels 0.13: each bundled task's bug and fix are verified in
+# this image, not in the project's venv (tests/generation/test_bundled_tasks.py).
+PACKAGES = ("ca-certificates", "curl", "git", "ripgrep", "procps", "strace", "socat", "python3", "python-is-python3",
+            "python3-pandas", "python3-statsmodels", "python3-pytest")
 RUNNER_USER = "runner"
 RUNNER_UID = 1000
 RUNNER_HOME = f"/home/{RUNNER_USER}"

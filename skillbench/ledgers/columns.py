@@ -41,6 +41,11 @@ PAIRS_COLUMNS: tuple[str, ...] = (
 # judge-skips.csv
 JUDGE_SKIPS_COLUMNS: tuple[str, ...] = ("run_id", "reason")
 
+# checks.csv: one row per run x deterministic check (status: see vocab.CHECK_STATUSES).
+CHECKS_COLUMNS: tuple[str, ...] = (
+    "prompt", "model", "condition", "rep", "run_id", "check_id", "check_type", "status", "detail",
+)
+
 # scorecard-history.csv: one row per run key × model.
 QDRANT_HISTORY_COLUMNS: tuple[str, ...] = (
     "run_key", "window_end", "model", "must_lift", "must_lift_se", "composite_lift", "cost_delta", "turns_delta",

@@ -9,6 +9,8 @@ from __future__ import annotations
 # -- a suite --------------------------------------------------------------------------------------------------
 PROMPTS_DIR = "test-prompts"  # SUITE_DIR/test-prompts/<name>.json
 CONFIG_FILE = "skillbench.toml"  # SUITE_DIR/skillbench.toml
+FIXTURES_DIR = "fixtures"  # SUITE_DIR/fixtures/: workspace files a task's `src` may name
+SOLUTIONS_DIR = "solutions"  # SUITE_DIR/solutions/<prompt>/: files that solve a task (the simulated agent's only)
 SKILL_FILE = "SKILL.md"
 WEEKLY_DIR = "weekly"  # SUITE_DIR/weekly/<run_key>/ and the history beside the weeks
 HISTORY_FILE = "scorecard-history.csv"
@@ -24,6 +26,7 @@ RETRIES_FILE = "retries.json"  # generate: retried runs and stopped legs
 RECONCILIATION_FILE = "reconciliation.json"  # generate: every planned run accounted for
 MANIFEST_FILE = "manifest.csv"  # signals: one row per run
 SCORES_FILE = "scores.csv"  # judge: one row per graded rubric item
+CHECKS_FILE = "checks.csv"  # generate: one row per run x deterministic check
 JUDGE_SKIPS_FILE = "judge-skips.csv"  # judge: gradeable runs that were not graded, and why
 PASS_FILE = "judge.json"  # judge: the passes' provenance
 PAIRS_FILE = "pairs.csv"  # judge-pairs: one row per (prompt, model, rep)
@@ -40,6 +43,7 @@ METADATA_FILE = "metadata.json"  # generate: the run's identity and settings
 TEST_PROMPT_FILE = "test-prompt.json"  # generate: the prompt file as run
 TRANSCRIPT_FILE = "transcript.jsonl"  # the CLI's stream-json output
 STDERR_FILE = "stderr.txt"  # the CLI's stderr
+RUN_CHECKS_FILE = "checks.json"  # generate: the run's setup outcome and check results (committed with the run)
 RUN_JUDGE_FILE = "judge.json"  # judge: every call of that run
 JUDGE_COST_FILE = "judge_cost.txt"  # judge: the run's judge spend in USD, the sum of the parts below
 COST_PARTS_FILE = "judge_cost.json"  # judge: spend per judge (rubric, pairs)

@@ -1,7 +1,8 @@
 """The eval-suite format: test prompts with rubrics, and the skills tree they target.
 
 Test prompts are qdrant's JSON files unchanged (``name``, ``product_area``, ``skill_url``, ``prompt``, ``rubric``)
-plus one optional field of ours, ``expect_activation`` (false marks a dormancy prompt). A prompt's
+plus optional fields of ours: ``expect_activation`` (false marks a dormancy prompt) and the agentic task fields
+of :mod:`skillbench.suite.task` (``workspace``, ``setup``, ``checks``, ``timeout``, ``allowed_tools``). A prompt's
 ``skill_url`` is ``<site base>/<family>/<sub…>/SKILL.md``: the first path segment is the family (the unit that
 is installed), the whole path is the leaf (what the model should reach).
 
@@ -19,10 +20,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
-from skillbench.ledgers.files import SKILL_FILE
+from skillbench.ledgers.files import FIXTURES_DIR, SKILL_FILE, SOLUTIONS_DIR
 from skillbench.suite.config import SuiteConfig
+from skillbench.suite.task import Check, WorkspaceFile
 from skillbench.vocab import ITEM_TYPES, ItemType  # noqa: F401 - ITEM_TYPES re-exported
 
 
@@ -47,11 +49,26 @@ class TestPrompt(BaseModel):
     prompt: StrictStr
     rubric: list[RubricItem]
     expect_activation: StrictBool = True
+    workspace: list[WorkspaceFile] = Field(default_factory=list)
+    setup: list[StrictStr] = Field(default_factory=list)
+    checks: list[Check] = Field(default_factory=list)
+    timeout: float | None = Field(default=None, gt=0, description="external timeout of this task's runs, seconds")
+    allowed_tools: list[StrictStr] | None = Field(default=None, description="overrides [run].allowed_tools")
 
     @property
     def dormancy(self) -> bool:
         """True when the target skill must NOT trigger on this prompt."""
         return not self.expect_activation
+
+    @property
+    def is_task(self) -> bool:
+        """True when the agent starts in a prepared workspace (files or setup commands)."""
+        return bool(self.workspace or self.setup)
+
+    @property
+    def has_workspace_checks(self) -> bool:
+        """True when a check reads the workspace after the run (it needs a container)."""
+        return any(c.in_workspace for c in self.checks)
 
     def rubric_sha(self) -> str:
         """Short hash of the rubric (types and texts in file order), for provenance."""
@@ -169,6 +186,25 @@ class PromptSpec:
     def preference_eligible(self) -> bool:
         """Scored and not dormancy: the prompts that lift and the preference gate use."""
         return self.scored and not self.dormancy
+
+    def workspace_source(self, entry: WorkspaceFile) -> Path | None:
+        """Where a ``src`` workspace entry is read from: beside the prompt file, else in the suite's fixtures/.
+
+        Returns None for an inline ``content`` entry, or when neither place has it (preflight refuses that).
+        """
+        if entry.src is None:
+            return None
+        suite_dir = self.path.parent.parent  # SUITE_DIR/test-prompts/<name>.json
+        for base in (self.path.parent, suite_dir / FIXTURES_DIR):
+            candidate = base / entry.src
+            if candidate.exists():
+                return candidate
+        return None
+
+    @property
+    def solution_dir(self) -> Path:
+        """``SUITE_DIR/solutions/<name>/``: files that solve the task, read by the simulated agent only."""
+        return self.path.parent.parent / SOLUTIONS_DIR / self.name
 
 
 @dataclass
