@@ -15,7 +15,8 @@ from typing import Any
 import pandas as pd
 
 from skillbench.ledgers.atomic import atomic_write_text
-from skillbench.ledgers.files import MANIFEST_FILE, PLAN_FILE, RECONCILIATION_FILE
+from skillbench.ledgers.checks import expected_check_rows, read_checks
+from skillbench.ledgers.files import CHECKS_FILE, MANIFEST_FILE, PLAN_FILE, RECONCILIATION_FILE
 from skillbench.ledgers.reconciliation import reconcile_runs
 from skillbench.ledgers.week import week_run_key
 from skillbench.signals.manifest import COMPLETE_STATES, run_dirs, run_state
@@ -43,9 +44,12 @@ def reconcile(
     observed = [d.name for d in run_dirs(out_dir) if run_state(d) in COMPLETE_STATES]
     manifest_path = out_dir / MANIFEST_FILE
     written = list(pd.read_csv(manifest_path, dtype={"run_id": str}).run_id) if manifest_path.exists() else []
+    owed = expected_check_rows(out_dir, observed)
+    checks = read_checks(out_dir / CHECKS_FILE)
     report = reconcile_runs(plan.run_id, observed=observed, written=written, run_key=week_run_key(out_dir),
                             capped=capped or (), limited=limited or (), not_started=not_started or (),
-                            stopped_legs=stopped_legs or ()).to_json()
+                            stopped_legs=stopped_legs or (), checks_expected=owed or None,
+                            checks_written=zip(checks["run_id"], checks["check_id"], strict=True)).to_json()
     report.update(extra or {})
     atomic_write_text(out_dir / RECONCILIATION_FILE, json.dumps(report, indent=2) + "\n")
     return report
@@ -64,6 +68,8 @@ def summary_line(report: Mapping[str, Any]) -> str:
         if report.get(key):
             parts.append(f"{len(report[key])} {label}")
     parts.append(f"{len(unexplained)} missing")
+    if report.get("checks_missing"):
+        parts.append(f"{len(report['checks_missing'])} check rows missing")
     for key in ("unexpected", "duplicate", "unwritten"):
         if report.get(key):
             parts.append(f"{len(report[key])} {key}")

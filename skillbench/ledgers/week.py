@@ -9,8 +9,10 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
+from skillbench.ledgers.checks import empty_checks, expected_check_rows, missing_check_rows, read_checks
 from skillbench.ledgers.columns import RUN_KEYS
 from skillbench.ledgers.files import (
+    CHECKS_FILE,
     JUDGE_COST_FILE,
     JUDGE_SKIPS_FILE,
     MANIFEST_FILE,
@@ -61,6 +63,7 @@ class WeekLedgers:
     judge_costs: pd.Series = field(default_factory=lambda: pd.Series(dtype=float, name="judge_cost_usd"))
     site_base: str | None = None
     scores_present: bool | None = None  # scores.csv exists (None: unknown, e.g. a WeekLedgers built by hand)
+    checks: pd.DataFrame = field(default_factory=empty_checks)  # checks.csv: one row per run x check
 
     @property
     def run_key(self) -> str:
@@ -125,12 +128,17 @@ def load_week(run_dir: str | Path) -> WeekLedgers:
     scores_path = run_dir / SCORES_FILE
     manifest = read_manifest(run_dir / MANIFEST_FILE)
     reconciliation = read_reconciliation(run_dir / RECONCILIATION_FILE)
+    checks = read_checks(run_dir / CHECKS_FILE)
+    owed = missing_check_rows(checks, expected_check_rows(run_dir, complete_run_ids(manifest)))
     if reconciliation is None:
         reconciliation = reconcile_from_plan(run_dir, manifest)
+        if reconciliation is not None and owed:
+            reconciliation = cross_check(reconciliation, written=manifest["run_id"].astype(str),
+                                         checks_missing=owed, source="plan.csv")
     else:
         reconciliation = cross_check(reconciliation, written=manifest["run_id"].astype(str),
                                      planned=read_plan_ids(run_dir), folders=run_folder_ids(run_dir),
-                                     source=RECONCILIATION_FILE)
+                                     checks_missing=owed, source=RECONCILIATION_FILE)
     scores = read_scores(scores_path) if scores_path.is_file() else empty_scores()
     pairs = read_pairs(run_dir / PAIRS_FILE)
     return WeekLedgers(
@@ -143,7 +151,18 @@ def load_week(run_dir: str | Path) -> WeekLedgers:
         judge_costs=read_judge_costs(run_dir),
         site_base=read_site_base(run_dir),
         scores_present=scores_path.is_file(),
+        checks=checks[checks["run_id"].isin(set(manifest["run_id"].astype(str)))].reset_index(drop=True),
     )
+
+
+def complete_run_ids(manifest: pd.DataFrame) -> list[str]:
+    """Run ids of the manifest's complete runs (``finished``/``budget_hit``; a manifest without states: all)."""
+    from skillbench.signals.manifest import COMPLETE_STATES  # the run-state rule's one home (a lower layer's)
+
+    states = manifest["run_state"].astype(str).str.strip() if "run_state" in manifest else None
+    if states is None or states.eq("").all():
+        return manifest["run_id"].astype(str).tolist()
+    return manifest.loc[states.isin(COMPLETE_STATES), "run_id"].astype(str).tolist()
 
 
 def run_folder_ids(run_dir: str | Path) -> list[str]:

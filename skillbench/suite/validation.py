@@ -32,6 +32,8 @@ from skillbench.suite.format import (
     parse_skill_url,
     read_skill,
 )
+from skillbench.suite.task import CHECK_TYPES, Check, WorkspaceFile
+from skillbench.suite.task_checks import task_defects
 
 RUBRIC_RANGES = {"must": (3, 5), "bonus": (1, 3), "avoid": (1, 3)}
 # The CLI receives the prompt as one command-line argument, and Linux refuses an exec with an argument longer than
@@ -41,6 +43,7 @@ MAX_PROMPT_BYTES = MAX_ARG_STRLEN - 1
 MIN_PREFERENCE_PROMPTS = 5  # the paired preference gate needs n >= 5 stimuli per family
 _TRIGGER_PHRASE = re.compile(r"\buse (?:it |this(?: skill)? )?(?:when|whenever|for|if)\b", re.I)
 _FIELDS = tuple(TestPrompt.model_fields)
+_NESTED_FIELDS = {"checks": ", ".join(Check.model_fields), "workspace": ", ".join(WorkspaceFile.model_fields)}
 
 
 @dataclass(frozen=True)
@@ -130,8 +133,12 @@ def _pydantic_defects(path: str, exc: ValidationError) -> list[Defect]:
         if kind == "missing":
             problem, fix = "missing required field", f"add '{loc[-1]}' (qdrant's prompt format)"
         elif kind == "extra_forbidden":
-            allowed = ", ".join(_FIELDS) if len(loc) == 1 else "type, text"
-            problem, fix = "unknown field", f"remove it or rename it to one of: {allowed}"
+            allowed = ", ".join(_FIELDS) if len(loc) == 1 else _NESTED_FIELDS.get(str(loc[0]), "type, text")
+            what = "unknown check option" if loc[0] == "checks" else "unknown field"
+            problem, fix = what, f"remove it or rename it to one of: {allowed}"
+        elif kind == "literal_error" and loc[0] == "checks":
+            problem = f"unknown check type {err.get('input')!r}"
+            fix = "use one of: " + ", ".join(CHECK_TYPES)
         elif kind == "literal_error":
             problem = f"unknown rubric type {err.get('input')!r}"
             fix = "use one of: " + ", ".join(ITEM_TYPES)
@@ -274,7 +281,11 @@ class _Checker:
                        "rename it without the held-out prefix, or drop expect_activation")
             ok = False
         family, leaf = self.resolve_skill(shown, test)
-        return PromptSpec(test, path, family, leaf, heldout) if ok and family else None
+        spec = PromptSpec(test, path, family, leaf, heldout)
+        for severity, fld, problem, fix in task_defects(spec):
+            self.defects.append(Defect(severity, shown, fld, problem, fix))  # type: ignore[arg-type]
+            ok &= severity != "error"
+        return spec if ok and family else None
 
     def check_rubric(self, shown: str, test: TestPrompt) -> bool:
         ok = True
