@@ -2,10 +2,12 @@
 
 A run is planned from draws keyed on (seed, run id, decision): optionally a WebSearch, then how the skill
 is reached (the Skill tool, a Read of the listed SKILL.md, or a curl of the published site), then the
-linked sub-skill, then perhaps a tool outside the allow-list, then the answer. The plan is recomputed
-from the same request contents on every turn; the turn index (assistant messages so far) says which
-step is due. What the answer covers depends on what actually came back in the tool results, so the
-truth reflects the conversation the CLI really had.
+linked sub-skill, then perhaps a tool outside the allow-list, then a task's work in its workspace
+(:mod:`skillbench.sim.tasks`), then the answer. The plan is recomputed from the same request contents on
+every turn; the turn index (assistant messages so far) says which step is due. What the answer covers
+depends on what actually came back in the tool results, so the truth reflects the conversation the CLI
+really had. A prompt's checks get one truth row each (``item_type`` ``check``), saying what a correct
+grader will find.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillbench.sim import answers, draws
+from skillbench.sim import answers, check_text, draws, tasks
+from skillbench.sim.claims import line_matches
 from skillbench.sim.conversation import Conversation, ToolCall
 from skillbench.sim.profiles import AgentProfile
 from skillbench.suite.format import SKILL_FILE, PromptSpec, Suite
 
 Route = str  # skill_tool | file_read | web_fetch | none
+CHECK_ITEM = "check"  # the item_type of a check's truth row
 _WORD = re.compile(r"[a-z][a-z0-9]{2,}")
 _STOP = frozenset(
     "the and for with that this from into when what which your you use using used how can are was were "
@@ -33,7 +37,11 @@ _STOP = frozenset(
 
 @dataclass(frozen=True)
 class TruthRow:
-    """One row of ``truth.csv``: what the simulated model decided for one rubric item of one run."""
+    """One row of ``truth.csv``: what the simulated model decided for one rubric item or check of one run.
+
+    A check's row has ``item_type`` ``check``, ``item_index`` its position (for sorting only), ``decided``
+    ``passed``/``failed`` and ``check_id`` its stable id; a rubric row has an empty ``check_id``.
+    """
 
     run_id: str
     attempt: int
@@ -43,7 +51,8 @@ class TruthRow:
     skill_in_context: int
     item_index: int
     item_type: str
-    decided: str  # covered | violated | omitted
+    decided: str  # covered | violated | omitted; a check: passed | failed
+    check_id: str = ""
 
 
 @dataclass
@@ -138,9 +147,19 @@ class Agent:
             if route in ("skill", "read_hub") and spec.leaf != hub_leaf:
                 if self._u(run_id, "t1", "follow_link") < prof.follow_link:
                     steps.append("read_leaf")
-        if self._u(run_id, "deny") < prof.deny_rate:
+        task = self.task(conv, spec, prof, run_id) if spec is not None else None
+        # A task that may write gets no denied Write: its Write would run and touch the workspace.
+        if self._u(run_id, "deny") < prof.deny_rate and not (task and task.active and "write" in task.tools):
             steps.append("write")
-        return steps
+        return steps + (task.steps() if task else [])
+
+    def share(self, conv: Conversation, spec: PromptSpec, prof: AgentProfile) -> float:
+        """The share of the skill's gain in context, from the tool calls that happened."""
+        _, hub, leaf = self.observe(conv, spec)
+        return 1.0 if leaf else (prof.hub_only_share if hub else 0.0)
+
+    def task(self, conv: Conversation, spec: PromptSpec, prof: AgentProfile, run_id: str) -> tasks.TaskRun:
+        return tasks.TaskRun(spec, self.suite, conv, prof, self.seed, run_id, self.share(conv, spec, prof))
 
     # -- one turn ---------------------------------------------------------------------------------
     def reply(self, conv: Conversation, prof: AgentProfile, run_id: str, attempt: int) -> Reply:
@@ -148,6 +167,9 @@ class Agent:
         spec = self.find_prompt(conv)
         steps = self.plan(conv, spec, prof, run_id)
         if conv.turn < len(steps):
+            if steps[conv.turn] in tasks.TASK_STEPS and spec is not None:
+                content = self.task(conv, spec, prof, run_id).tool_step(steps[conv.turn], conv.turn)
+                return Reply(content=content, stop_reason="tool_use")
             return self._tool_step(steps[conv.turn], conv, spec, run_id)
         return self._answer(conv, spec, prof, run_id, attempt)
 
@@ -241,17 +263,39 @@ class Agent:
         if spec is None:
             text = answers.generic_answer(rnd, prof.verbosity)
             return Reply([{"type": "text", "text": text}], "end_turn", cross_budget=cross)
-        route, hub, leaf = self.observe(conv, spec)
-        share = 1.0 if leaf else (prof.hub_only_share if hub else 0.0)
+        route, _, leaf = self.observe(conv, spec)
+        share = self.share(conv, spec, prof)
         decided = self.decide(spec, prof, run_id, share)
         items = [(it.type, it.text) for it in spec.test.rubric]
         stated = [i for i, d in enumerate(decided) if d != "omitted"]
         text = answers.compose(items, stated, rnd, prof.verbosity)
+        checks = spec.test.checks
+        if checks:
+            text, decided = self._check_answer(text, decided, conv, spec, prof, run_id, share)
         truth = [
             TruthRow(run_id, attempt, conv.model, spec.name, route, int(leaf), i, item.type, decided[i])
             for i, item in enumerate(spec.test.rubric)
         ]
+        if checks:
+            work = tasks.TaskRun(spec, self.suite, conv, prof, self.seed, run_id, share)
+            truth += [TruthRow(run_id, attempt, conv.model, spec.name, route, int(leaf), i, CHECK_ITEM,
+                               tasks.check_status(c, work, text, cross), c.check_id) for i, c in enumerate(checks)]
         return Reply([{"type": "text", "text": text}], "end_turn", truth=truth, cross_budget=cross)
+
+    def _check_answer(self, text: str, decided: list[str], conv: Conversation, spec: PromptSpec,
+                      prof: AgentProfile, run_id: str, share: float) -> tuple[str, list[str]]:
+        """The answer with the output checks' lines in it, and the rubric outcomes that answer really has."""
+        outputs = [c for c in spec.test.checks if c.type in tasks.OUTPUT_CHECKS]
+        wanted = tasks.output_wanted(outputs, prof, share, lambda cid: self._u(run_id, "check", cid))
+        lines = check_text.lines_for(outputs, wanted, lambda cid, n: draws.rng(self.seed, "agent", run_id,
+                                                                             "check", cid, "text", n))
+        text = check_text.place_lines(text, lines, wanted, outputs)
+        # A check line that happens to state a rubric item states it: truth says what the judge will read.
+        added = [ln for _, t in lines for ln in t.splitlines()]
+        for i, item in enumerate(spec.test.rubric):
+            if decided[i] == "omitted" and any(line_matches(ln, item.text) for ln in added):
+                decided[i] = "violated" if item.type == "avoid" else "covered"
+        return text, decided
 
     # -- the WebSearch server-tool sub-request ----------------------------------------------------
     def web_search(self, conv: Conversation, run_id: str) -> Reply:

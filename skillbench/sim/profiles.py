@@ -68,6 +68,12 @@ class AgentProfile(BaseModel):
     verbosity: float = Field(default=1.0, ge=0, description="filler scale of the answer")
     budget_cross: Probability = Field(default=0.0, ge=0, le=1,
                                       description="p(the answer's usage crosses --max-budget-usd)")
+    read_workspace: Probability = Field(default=0.9, ge=0, le=1,
+                                        description="p(Read the task's workspace files before answering)")
+    solve: Pair = Field(default=Pair(without=0.4, with_=0.75),
+                        description="p(write the task's solution files), when Write or Edit is allowed")
+    check: Pair = Field(default=Pair(without=0.6, with_=0.85),
+                        description="p(the answer satisfies one output check), drawn per check id")
 
 
 class JudgeProfile(BaseModel):

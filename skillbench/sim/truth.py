@@ -1,8 +1,10 @@
-"""``truth.csv``: the simulated models' answer key, one row per (run, attempt, rubric item).
+"""``truth.csv``: the simulated models' answer key, one row per (run, attempt, rubric item or check).
 
-The file is rewritten whole, sorted by (run_id, attempt, item_index), each time rows are recorded, so the
-same seed and run ids give a byte-identical file whatever the order or concurrency of runs. A repeated
-answer request (a retry) replaces its rows instead of adding more. The endpoint keeps its rows itself
+The file is rewritten whole, sorted by (run_id, attempt, rubric rows then check rows, item_index), each time
+rows are recorded, so the same seed and run ids give a byte-identical file whatever the order or concurrency
+of runs. A repeated answer request (a retry) replaces its rows instead of adding more. The last column,
+``check_id``, came with checks: a file written before it (no such column) still loads, its rows read as
+rubric rows, so a resumed run key keeps them. The endpoint keeps its rows itself
 (:class:`TruthSink`); ``generate`` fetches its runs' rows over ``GET /skillbench/truth`` and writes
 ``RUN_DIR/truth.csv`` with :class:`TruthWriter`.
 """
@@ -22,6 +24,19 @@ from skillbench.sim.agent import TruthRow
 
 TRUTH_COLUMNS = [f.name for f in dataclasses.fields(TruthRow)]
 TRUTH_ROUTE = "/skillbench/truth"  # GET ?run_id=…&run_id=…: those runs' rows as CSV
+LEGACY_TRUTH_COLUMNS = TRUTH_COLUMNS[:-1]  # truth.csv before checks: no check_id column
+RowKey = tuple[str, int, bool, int, str]
+
+
+def row_key(row: TruthRow) -> RowKey:
+    """Where a row sorts and what it replaces: (run, attempt, is a check, position, check id)."""
+    return (row.run_id, row.attempt, bool(row.check_id), row.item_index, row.check_id)
+
+
+def _row(rec: dict[str, str]) -> TruthRow:
+    return TruthRow(rec["run_id"], int(rec["attempt"]), rec["model"], rec["prompt"], rec["activation_route"],
+                    int(rec["skill_in_context"]), int(rec["item_index"]), rec["item_type"], rec["decided"],
+                    rec.get("check_id") or "")
 
 
 class TruthWriter:
@@ -29,7 +44,7 @@ class TruthWriter:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self._rows: dict[tuple[str, int, int], TruthRow] = {}
+        self._rows: dict[RowKey, TruthRow] = {}
         self._lock = threading.Lock()
         self._load()
 
@@ -39,13 +54,11 @@ class TruthWriter:
             return
         with self.path.open(newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
-            if reader.fieldnames != TRUTH_COLUMNS:
+            if reader.fieldnames not in (TRUTH_COLUMNS, LEGACY_TRUTH_COLUMNS):
                 return
             for rec in reader:
-                row = TruthRow(rec["run_id"], int(rec["attempt"]), rec["model"], rec["prompt"],
-                               rec["activation_route"], int(rec["skill_in_context"]), int(rec["item_index"]),
-                               rec["item_type"], rec["decided"])
-                self._rows[(row.run_id, row.attempt, row.item_index)] = row
+                row = _row(rec)
+                self._rows[row_key(row)] = row
 
     def record(self, rows: Iterable[TruthRow]) -> None:
         rows = list(rows)
@@ -53,7 +66,7 @@ class TruthWriter:
             return
         with self._lock:
             for row in rows:
-                self._rows[(row.run_id, row.attempt, row.item_index)] = row
+                self._rows[row_key(row)] = row
             self._write()
 
     def rows(self) -> list[TruthRow]:
@@ -83,10 +96,9 @@ def truth_csv(rows: Iterable[TruthRow]) -> str:
 def parse_truth_csv(text: str) -> list[TruthRow]:
     """The rows of a ``truth.csv`` text (as served by ``GET /skillbench/truth``)."""
     reader = csv.DictReader(io.StringIO(text))
-    if reader.fieldnames != TRUTH_COLUMNS:
+    if reader.fieldnames not in (TRUTH_COLUMNS, LEGACY_TRUTH_COLUMNS):
         raise ValueError(f"truth CSV: columns {reader.fieldnames} are not {TRUTH_COLUMNS}")
-    return [TruthRow(r["run_id"], int(r["attempt"]), r["model"], r["prompt"], r["activation_route"],
-                     int(r["skill_in_context"]), int(r["item_index"]), r["item_type"], r["decided"]) for r in reader]
+    return [_row(r) for r in reader]
 
 
 class TruthSink:
@@ -99,19 +111,19 @@ class TruthSink:
     def __init__(self, default: str | Path | None = None):
         self.default = Path(default).resolve() if default else None
         self._file = TruthWriter(self.default) if self.default else None
-        self._rows: dict[tuple[str, int, int], TruthRow] = {}
+        self._rows: dict[RowKey, TruthRow] = {}
         self._lock = threading.Lock()
 
     def record(self, rows: Iterable[TruthRow]) -> None:
         rows = list(rows)
         with self._lock:
             for row in rows:
-                self._rows[(row.run_id, row.attempt, row.item_index)] = row
+                self._rows[row_key(row)] = row
         if self._file is not None:
             self._file.record(rows)
 
     def rows_for(self, run_ids: Iterable[str]) -> list[TruthRow]:
-        """The rows of these runs, sorted by (run_id, attempt, item_index)."""
+        """The rows of these runs, sorted by (run_id, attempt, rubric then checks, item_index)."""
         wanted = set(run_ids)
         with self._lock:
             return [self._rows[k] for k in sorted(self._rows) if k[0] in wanted]
