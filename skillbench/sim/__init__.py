@@ -2,7 +2,8 @@
 
 The real Claude Code CLI and the real ``anthropic`` SDK talk to it over HTTP on 127.0.0.1. It simulates
 agent models (profiles per model family, working in a task's workspace when the prompt is a task), a
-judge, a published skills site and faults, and writes the ground truth of what each simulated run decided, which a harness reads back over ``GET /skillbench/truth``.
+judge, a published skills site and faults, and keeps the ground truth of what each simulated run decided
+(rubric items and checks), which a harness reads back over ``GET /skillbench/truth``.
 
 Use :func:`simulated_endpoint` (a context manager yielding the base URL) or :class:`SimServer`.
 """
