@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from skillbench.cli import main
 from skillbench.generation.image import RUNNER_UID, WORKSPACE
 from skillbench.generation.toolchain import docker_available
 from skillbench.suite import PromptSpec, preflight
@@ -43,8 +44,10 @@ def _task(report, name: str) -> PromptSpec:
 # -- the suite as preflight sees it -----------------------------------------------------------------------------
 
 
-def test_bundled_suite_validates_strict_with_the_family(report):
+def test_bundled_suite_validates_strict_with_the_family(report, capsys):
     assert not report.errors and not report.warnings, "\n".join(str(d) for d in report.defects)
+    assert main(["validate", str(BUNDLED), "--strict"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].endswith(": 0 errors, 0 warnings")
     family = [p for p in report.suite.prompts if p.family == FAMILY]
     assert sorted(p.name for p in family) == FAMILY_PROMPTS
     assert sum(p.preference_eligible for p in family) >= 5
@@ -64,6 +67,8 @@ def test_output_checks_need_the_answer_not_the_prompt(report, name):
         if check.type == "output_matches":
             assert re.search(check.pattern, musts), (name, check.check_id)
             assert not re.search(check.pattern, spec.test.prompt), (name, check.check_id)
+        elif check.type == "output_contains":
+            assert check.value in musts and check.value not in spec.test.prompt, (name, check.check_id)
 
 
 # -- in the runner image ------------------------------------------------------------------------------------
