@@ -275,7 +275,8 @@ def test_only_loopback_connections(sim):
 
 def test_truth_file_is_sorted_and_complete(sim):
     rows = sim["truth"]
-    keys = [(r["run_id"], int(r["attempt"]), int(r["item_index"])) for r in rows]
+    # Rubric rows, then check rows (a non-empty check_id), each by position: truth.row_key's order.
+    keys = [(r["run_id"], int(r["attempt"]), bool(r["check_id"]), int(r["item_index"]), r["check_id"]) for r in rows]
     assert keys == sorted(keys) and len(keys) == len(set(keys))
     answered = {n for n, r in sim["runs"].items() if r.result and r.result.get("result")
                 and not r.result["is_error"]}
