@@ -26,7 +26,7 @@ DEBIAN_MIRROR = "http://deb.debian.org/debian"
 # socat: the in-container half of a sealed run's relay to the simulated endpoint (see generation.sandbox).
 # Python for what checks commonly call (`python`, `pytest`), and the analysis stack the bundled agentic tasks
 # need. Debian bookworm's pandas is 1.5 and statsmodels 0.13: each bundled task's bug and fix are verified in
-# this image, not in the project's venv (tests/generation/test_bundled_tasks.py).
+# this image, not in the project's venv (tests/suite/test_bundled_tasks.py).
 PACKAGES = ("ca-certificates", "curl", "git", "ripgrep", "procps", "strace", "socat", "python3", "python-is-python3",
             "python3-pandas", "python3-statsmodels", "python3-pytest")
 RUNNER_USER = "runner"
