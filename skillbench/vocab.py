@@ -50,6 +50,7 @@ INVALID_INCONCLUSIVE = "INVALID_INCONCLUSIVE"
 # -- deterministic checks (the ``status`` column of checks.csv) -----------------------------------------------
 CHECK_PASSED, CHECK_FAILED, CHECK_ERROR = "passed", "failed", "error"  # error: could not run; never a skill loss
 CHECK_STATUSES: tuple[str, str, str] = (CHECK_PASSED, CHECK_FAILED, CHECK_ERROR)
+CHECK_ITEM = "check"  # the item_type of a check's row in the simulation's truth.csv (rubric rows: ITEM_TYPES)
 
 # -- objective completion transitions per stimulus (majority over reps of "all checks passed") -----------------
 BASELINE_ONLY, SKILLED_ONLY, BOTH, NEITHER = "baseline-only", "skilled-only", "both", "neither"

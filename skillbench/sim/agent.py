@@ -21,9 +21,9 @@ from skillbench.sim.claims import line_matches
 from skillbench.sim.conversation import Conversation, ToolCall
 from skillbench.sim.profiles import AgentProfile
 from skillbench.suite.format import SKILL_FILE, PromptSpec, Suite
+from skillbench.vocab import CHECK_ITEM
 
 Route = str  # skill_tool | file_read | web_fetch | none
-CHECK_ITEM = "check"  # the item_type of a check's truth row
 _WORD = re.compile(r"[a-z][a-z0-9]{2,}")
 _STOP = frozenset(
     "the and for with that this from into when what which your you use using used how can are was were "

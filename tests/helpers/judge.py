@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from skillbench.generation import Endpoint, ToolMissing, claude_path, model_endpoint
+from skillbench.vocab import ITEM_TYPES
 from tests.helpers.shared import IN_CI, ROOT, TINY_SUITE
 
 CLI = [sys.executable, "-c", "import sys; from skillbench.cli import main; sys.exit(main())"]
@@ -68,6 +69,7 @@ def truth(run_dir: Path) -> pd.DataFrame:
         data = json.loads(meta.read_text())
         final[data["run_id"]] = max(a["attempt"] for a in data["attempts"])
     t = t[t["attempt"] == t["run_id"].map(final)]
+    t = t[t["item_type"].isin(ITEM_TYPES)]  # rubric rows only: a task's check rows are graded by checks.csv
     t = t.assign(positive=t["decided"].isin(["covered", "violated"]).astype(int))
     return t[["run_id", "item_index", "item_type", "positive"]].reset_index(drop=True)
 
