@@ -14,6 +14,12 @@
 
 Both take the same argv and environment (:mod:`skillbench.generation.cli_call`), so the arms differ only in
 the skills that are installed. Neither follows a symlink out of a skill family's folder (:func:`skill_entries`).
+
+A run with a task (:class:`~skillbench.generation.workspace.TaskRun`) gets its workspace files and setup
+commands before the CLI; in Docker the container's main process is then a keeper and setup, CLI and the
+workspace checks' probes are ``exec``s in that one container (:mod:`skillbench.generation.task_container`).
+The local sandbox copies the files and runs setup in its working directory, but takes no probes: it cannot
+hide a check from an agent with Bash on the host, so generate refuses such tasks there.
 """
 
 from __future__ import annotations
@@ -28,10 +34,11 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from skillbench.checks.grade import ProbeResult
 from skillbench.generation.image import RUNNER_HOME, RUNNER_UID, WORKSPACE
 from skillbench.generation.relay import (  # noqa: F401 - EndpointRelay & co. are part of the sandbox's API
     RELAY_FOLDER_PREFIX,
@@ -41,8 +48,10 @@ from skillbench.generation.relay import (  # noqa: F401 - EndpointRelay & co. ar
     remove_stale_relays,
     sealed_address,
 )
+from skillbench.generation.workspace import SetupOutcome, TaskRun, run_setup_locally, tool_env
 
 TIMEOUT_EXIT = 124  # what coreutils' timeout returns; recorded when the external timeout fires
+SETUP_FAILED_EXIT = -1  # a task whose setup failed: the CLI never ran
 CONTAINER_PATH = "/usr/local/bin:/usr/bin:/bin"
 LABEL = "skillbench.out_dir"
 RELAY_DIR = "/run/skillbench"  # where a sealed container finds the relay's socket (mounted read-only)
@@ -80,7 +89,11 @@ LOCAL_NOT_SEALED = ("the local sandbox cannot seal the network: runs share this 
 
 @dataclass
 class SandboxResult:
-    """How the CLI process ended. ``stdout`` is the stream-json transcript."""
+    """How the CLI process ended. ``stdout`` is the stream-json transcript.
+
+    For a task run, ``setup`` says how its setup commands went (when they failed the CLI did not run:
+    ``exit_code`` is ``SETUP_FAILED_EXIT``), and ``probes`` holds each workspace check's probe, by check id.
+    """
 
     exit_code: int
     timed_out: bool
@@ -89,6 +102,12 @@ class SandboxResult:
     started: float
     ended: float
     image_id: str = ""
+    setup: SetupOutcome | None = None
+    probes: dict[str, ProbeResult] = field(default_factory=dict)
+
+    @property
+    def setup_failed(self) -> bool:
+        return self.setup is not None and not self.setup.ok
 
 
 class Sandbox(Protocol):
@@ -101,7 +120,7 @@ class Sandbox(Protocol):
     network: str
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], families: Sequence[Path], timeout: float,
-            label: str) -> SandboxResult: ...
+            label: str, task: TaskRun | None = None) -> SandboxResult: ...
 
 
 class SandboxFailure(RuntimeError):
@@ -256,16 +275,33 @@ class DockerSandbox:
             container.remove(force=True)
         return len(stale)
 
-    def _command(self, argv: Sequence[str]) -> list[str]:
-        command = [*self.prefix, "claude", *argv[1:]]
+    def _entry(self, command: Sequence[str]) -> list[str]:
+        """The container's main process: ``command``, behind the sealed relay's entry when sealed."""
         if not self.sealed:
-            return command
+            return list(command)
         host, port = self.sealed
         return ["sh", "-c", SEALED_ENTRY, "skillbench-sealed", host, str(port), _proc_net_tcp_key(host, port),
                 *command]
 
+    def _command(self, argv: Sequence[str]) -> list[str]:
+        return self._entry([*self.prefix, "claude", *argv[1:]])
+
+    def _create(self, command: list[str], env: Mapping[str, str], label: str, network: dict[str, Any]) -> Any:
+        return self.client.containers.create(
+            self.image.id, command=command, environment=dict(env), user=str(RUNNER_UID),
+            working_dir=WORKSPACE, labels={LABEL: self.out_dir, "skillbench.run_id": label}, detach=True,
+            **network,
+        )
+
+    @staticmethod
+    def _relay_check(stderr: bytes) -> None:
+        """Raise :class:`SandboxFailure` when the container's stderr says the sealed relay never started."""
+        if RELAY_FAILED.encode() in stderr:  # the sandbox failed, not the run
+            line = next(x for x in stderr.decode("utf-8", "replace").splitlines() if RELAY_FAILED in x)
+            raise SandboxFailure(f"{line} (is socat in the runner image? run `skillbench image build`)")
+
     def run(self, argv: Sequence[str], env: Mapping[str, str], families: Sequence[Path], timeout: float,
-            label: str) -> SandboxResult:
+            label: str, task: TaskRun | None = None) -> SandboxResult:
         import requests
 
         tar = self._tar(families) if families else None  # a bad skill link refuses the run before a container
@@ -273,11 +309,9 @@ class DockerSandbox:
         network = {"network_mode": "none", "volumes": {str(relay.folder): {"bind": RELAY_DIR, "mode": "ro"}}} \
             if relay else {"network_mode": "host" if self.network == NETWORK_HOST else None}
         with relay or nullcontext():
-            container = self.client.containers.create(
-                self.image.id, command=self._command(argv), environment=dict(env), user=str(RUNNER_UID),
-                working_dir=WORKSPACE, labels={LABEL: self.out_dir, "skillbench.run_id": label}, detach=True,
-                **network,
-            )
+            if task is not None:
+                return self._run_task(argv, env, tar, task, timeout, label, network)
+            container = self._create(self._command(argv), env, label, network)
             try:
                 if tar:
                     container.put_archive(RUNNER_HOME, tar)
@@ -294,10 +328,41 @@ class DockerSandbox:
                 stderr = container.logs(stdout=False, stderr=True)
             finally:
                 container.remove(force=True)
-        if relay and RELAY_FAILED.encode() in stderr:  # the sandbox failed, not the run
-            line = next(x for x in stderr.decode("utf-8", "replace").splitlines() if RELAY_FAILED in x)
-            raise SandboxFailure(f"{line} (is socat in the runner image? run `skillbench image build`)")
+        if relay:
+            self._relay_check(stderr)
         return SandboxResult(exit_code, timed_out, stdout, stderr, started, ended, self.image.id)
+
+    def _run_task(self, argv: Sequence[str], env: Mapping[str, str], skills: bytes | None, task: TaskRun,
+                  timeout: float, label: str, network: dict[str, Any]) -> SandboxResult:
+        """A task run: keeper container, workspace in, setup, CLI, probes — all in the one container."""
+        from skillbench.generation.task_container import KEEPER, exec_in, run_probes, run_setup, wait_until_sealed
+
+        # the keeper's environment has no API key: setup commands and probes inherit it, only the CLI gets `env`
+        container = self._create(self._entry(KEEPER), tool_env(env), label, network)
+        try:
+            if skills:
+                container.put_archive(RUNNER_HOME, skills)
+            if task.items:
+                container.put_archive(WORKSPACE, task.tar(RUNNER_UID))
+            started = time.time()
+            container.start()
+            if self.sealed and not wait_until_sealed(container, _proc_net_tcp_key(*self.sealed)):
+                self._relay_check(container.logs(stdout=False, stderr=True))
+                raise SandboxFailure(f"{RELAY_FAILED}: the sealed container stopped before its relay listened")
+            setup, setup_logs = run_setup(container, task, env)
+            if not setup.ok:
+                return SandboxResult(SETUP_FAILED_EXIT, False, b"", setup_logs, started, time.time(), self.image.id,
+                                     setup=setup)
+            cli = exec_in(container, [*self.prefix, "claude", *argv[1:]], env=env, timeout_s=timeout)
+            if cli.error:
+                raise SandboxFailure(f"the CLI could not run: {cli.error}")
+            ended = time.time()
+            probes = run_probes(container, task, env)
+        finally:
+            container.remove(force=True)
+        exit_code = TIMEOUT_EXIT if cli.timed_out or cli.exit_code is None else cli.exit_code
+        return SandboxResult(exit_code, cli.timed_out, cli.stdout, cli.stderr, started, ended, self.image.id,
+                             setup=setup, probes=probes)
 
 
 class LocalSandbox:
@@ -311,7 +376,10 @@ class LocalSandbox:
         self.root = root
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], families: Sequence[Path], timeout: float,
-            label: str) -> SandboxResult:
+            label: str, task: TaskRun | None = None) -> SandboxResult:
+        if task is not None and task.probes:  # generate refuses these before any run; never grade on the host
+            raise SandboxFailure(f"run {label}: workspace checks need --sandbox docker (the local sandbox cannot "
+                                 "hide them from an agent with Bash on this machine)")
         with tempfile.TemporaryDirectory(prefix="skillbench-run-", dir=self.root) as tmp:
             home, tmpdir, work = (Path(tmp) / d for d in ("home", "tmp", "work"))
             for d in (home, tmpdir, work):
@@ -321,6 +389,13 @@ class LocalSandbox:
             run_env = {**env, "HOME": str(home), "TMPDIR": str(tmpdir)}
             run_env["PATH"] = f"{Path(self.claude).parent}:{os.environ.get('PATH', CONTAINER_PATH)}"
             out_path, err_path = Path(tmp) / "stdout", Path(tmp) / "stderr"
+            setup = None
+            if task is not None:
+                task.write_into(work)
+                setup = run_setup_locally(task, work, tool_env(run_env))
+                if not setup.ok:
+                    now = time.time()
+                    return SandboxResult(SETUP_FAILED_EXIT, False, b"", b"", now, now, setup=setup)
             started = time.time()
             with open(out_path, "wb") as out, open(err_path, "wb") as err:
                 proc = subprocess.Popen([self.claude, *argv[1:]], env=run_env, cwd=work, stdout=out, stderr=err,
@@ -333,7 +408,8 @@ class LocalSandbox:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
             ended = time.time()
-            return SandboxResult(exit_code, timed_out, out_path.read_bytes(), err_path.read_bytes(), started, ended)
+            return SandboxResult(exit_code, timed_out, out_path.read_bytes(), err_path.read_bytes(), started, ended,
+                                 setup=setup)
 
 
 def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) -> Sandbox:
