@@ -1,7 +1,8 @@
 """Generation: the plan, the real Claude Code CLI call, the sandbox it runs in, the endpoint, reconciliation.
 
 :func:`generate` runs every planned run of a week in a fresh sandbox (one Docker container per run, or the
-local sandbox), resumably, and ends with ``manifest.csv`` and ``reconciliation.json``.
+local sandbox), resumably, and ends with ``manifest.csv`` and ``reconciliation.json``. A task prompt's run gets
+its workspace and setup first and its checks graded after, in the same container (``checks.csv``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ _EXPORTS: dict[str, str] = {
         "GenerateOptions", "generate", "default_out_dir"
     ), "run"),
     **dict.fromkeys(("finished_runs", "write_truth", "skills_sha", "move_partials_aside",), "folders"),
+    **dict.fromkeys(("TaskRun", "TaskError", "SetupOutcome", "Probe", "WorkspaceItem", "prepare_task"), "workspace"),
+    **dict.fromkeys(("refuse_local_workspace_checks", "run_timeout", "run_tools"), "task_phase"),
     **dict.fromkeys(("reconcile", "summary_line",), "reconciliation"),
     # the run states live beside the manifest, the lowest layer that reads them (ARCHITECTURE.md, "Run states")
     **dict.fromkeys(("run_state", "RUN_STATES", "COMPLETE_STATES", "PLAN_STATES",), "skillbench.signals.manifest"),
@@ -97,12 +100,21 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         sealed_address,
         skill_entries,
     )
+    from skillbench.generation.task_phase import refuse_local_workspace_checks, run_timeout, run_tools
     from skillbench.generation.toolchain import (
         CLAUDE_CODE_VERSION,
         ToolMissing,
         claude_path,
         claude_version,
         docker_available,
+    )
+    from skillbench.generation.workspace import (
+        Probe,
+        SetupOutcome,
+        TaskError,
+        TaskRun,
+        WorkspaceItem,
+        prepare_task,
     )
     from skillbench.signals.manifest import (
         COMPLETE_STATES,

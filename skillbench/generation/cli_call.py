@@ -9,7 +9,7 @@ can key its draws on them and a real endpoint simply ignores them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from skillbench.suite.config import RunSettings
@@ -38,12 +38,22 @@ class CliCall:
     attempt: int = 1
 
 
-def cli_args(call: CliCall, run: RunSettings, claude: str = "claude") -> list[str]:
-    """The argv of one run (qdrant's flags; values from the suite's ``[run]`` settings)."""
+def cli_args(call: CliCall, run: RunSettings, claude: str = "claude",
+             allowed_tools: Sequence[str] | None = None) -> list[str]:
+    """The argv of one run (qdrant's flags; values from the suite's ``[run]`` settings).
+
+    Args:
+        call: prompt, model and run identity.
+        run: the suite's ``[run]`` settings.
+        claude: the CLI's name or path.
+        allowed_tools: a task's own allow-list (its prompt's ``allowed_tools``), instead of the suite's; a
+            per-prompt setting, so every arm of the prompt runs with the same tools.
+    """
+    tools = run.allowed_tools if allowed_tools is None else allowed_tools
     return [
         claude, "-p", "--no-session-persistence", "--output-format", "stream-json", "--verbose",
         "--permission-mode", run.permission_mode, "--max-turns", str(run.max_turns), "--model", call.model,
-        "--max-budget-usd", f"{run.max_budget_usd:g}", "--allowedTools", ",".join(run.allowed_tools),
+        "--max-budget-usd", f"{run.max_budget_usd:g}", "--allowedTools", ",".join(tools),
         "--", call.prompt,
     ]
 

@@ -15,7 +15,6 @@ a (failed-closed) reconciliation. A pass holds the run directory's lock (:mod:`s
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -41,7 +40,17 @@ from skillbench.generation.folders import (
 from skillbench.generation.image import RUNNER_HOME
 from skillbench.generation.plan import installed_families, make_plan, run_names, selected, write_plan
 from skillbench.generation.reconciliation import reconcile
+from skillbench.generation.retries import MAX_RETRIED_GROUPS, LegState, RetryLog, needs_retry
 from skillbench.generation.sandbox import Sandbox, SandboxFailure, SandboxResult, choose_sandbox
+from skillbench.generation.task_phase import (
+    rebuild_checks_ledger,
+    record_checks,
+    refuse_local_workspace_checks,
+    run_timeout,
+    run_tools,
+    task_metadata,
+)
+from skillbench.generation.workspace import TaskError, prepare_task
 from skillbench.ledgers.atomic import atomic_write_json
 from skillbench.ledgers.files import (
     ASIDE_DIR,
@@ -56,12 +65,13 @@ from skillbench.ledgers.files import (
 )
 from skillbench.ledgers.lock import run_dir_lock
 from skillbench.ledgers.slugs import record_slugs
-from skillbench.signals.manifest import SANDBOX_FAILURE, api_failure, write_manifest
+from skillbench.signals.manifest import HARNESS_INVALID, SANDBOX_FAILURE, write_manifest
 from skillbench.signals.transcript import parse_transcript_text
 from skillbench.suite.format import Suite
 
-MAX_RETRIED_GROUPS = 3
 RATE_LIMIT_JOBS = 4
+__all__ = ["MAX_RETRIED_GROUPS", "GenerateOptions", "LegState", "RetryLog", "default_out_dir", "finished_runs",
+           "generate", "move_partials_aside"]
 
 
 @dataclass
@@ -87,66 +97,8 @@ class GenerateOptions:
     wait: bool = False  # another pass holds the run directory: wait for it instead of refusing
 
 
-@dataclass
-class LegState:
-    """Retry bookkeeping of one model × condition leg."""
-
-    retried: int = 0
-    stopped: bool = False
-
-
 def utc_stamp(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y%m%dT%H%M%SZ")
-
-
-def _needs_retry(result: SandboxResult) -> str | None:
-    """Why an attempt should be retried: the external timeout, or an API error, else None."""
-    if result.timed_out:
-        return "timeout"
-    final = parse_transcript_text(result.stdout.decode("utf-8", "replace")).result
-    if final is None:
-        return f"no result event (exit {result.exit_code})"
-    if api_failure(final):
-        return f"api_error {final.get('api_error_status')}"
-    return None
-
-
-class RetryLog:
-    """``retries.json``, rewritten (atomically) each time a run is retried, so a kill never under-counts.
-
-    Every retried run of every pass stays listed; ``legs`` is the current pass's state (a leg stopped by an
-    outage is tried again by the next pass, and reported again if it fails again). The pass holds the run
-    directory's lock, so this process is the only writer.
-    """
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._lock = threading.Lock()
-        self.new: list[dict[str, Any]] = []
-        self.legs: dict[str, dict[str, Any]] = {}
-        old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        self.old: list[dict[str, Any]] = list(old.get("retried_runs", [])) if isinstance(old, dict) else []
-
-    def _write(self) -> None:
-        atomic_write_json(self.path, {"max_retried_groups": MAX_RETRIED_GROUPS,
-                                      "retried_runs": self.old + self.new, "legs": self.legs})
-
-    def record(self, entry: dict[str, Any], legs: dict[tuple[str, str], LegState]) -> None:
-        """Add one retried run and the legs' state, and write the file before the retry starts."""
-        with self._lock:
-            self.new.append(entry)
-            self.legs = _legs_json(legs)
-            self._write()
-
-    def finish(self, legs: dict[tuple[str, str], LegState]) -> None:
-        """The pass is over: write the final state of its legs."""
-        with self._lock:
-            self.legs = _legs_json(legs)
-            self._write()
-
-
-def _legs_json(legs: dict[tuple[str, str], LegState]) -> dict[str, dict[str, Any]]:
-    return {f"{m}|{c}": {"retried": s.retried, "stopped": s.stopped} for (m, c), s in dict(legs).items()}
 
 
 class Generator:
@@ -196,22 +148,38 @@ class Generator:
         tmp_dir.mkdir()
         shutil.copy2(spec.path, tmp_dir / TEST_PROMPT_FILE)
         attempts: list[dict[str, Any]] = []
+        timeout_s, tools = run_timeout(spec, self.opts.timeout_s), run_tools(spec, self.suite.config.run)
+        task_meta = task_metadata(spec, tools, timeout_s, None)
+        try:
+            task = prepare_task(spec)
+        except TaskError as exc:  # the harness cannot set this run up: never a skill loss, rerun once fixed
+            self._commit(row, spec, tmp_dir, [], families, attempts, task_meta=task_meta, harness_invalid=str(exc))
+            return
+        task_meta = task_metadata(spec, tools, timeout_s, task)
         for attempt in (1, 2):
             call = CliCall(prompt=spec.test.prompt, model=row.model, run_id=row.run_id, attempt=attempt)
-            argv = cli_args(call, self.suite.config.run)
+            argv = cli_args(call, self.suite.config.run, allowed_tools=tools)
             env = cli_env(call, base_url=self.endpoint.base_url, api_key=self.endpoint.api_key,
                           home=RUNNER_HOME, tmpdir="/tmp", headers=self.headers, extra=self.opts.extra_env)
             try:
-                result = self.sandbox.run(argv, env, families, self.opts.timeout_s, row.run_id)
+                result = self.sandbox.run(argv, env, families, timeout_s, row.run_id, task=task)
             except Exception as exc:  # the engine or the host failed, not the run: stop, keep what is written
                 failure = SandboxFailure(f"run {row.run_id}: {self.sandbox.name} sandbox failed: "
                                          f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
                 attempts.append({"attempt": attempt, "start": utc_stamp(time.time()), "sandbox_failure": str(failure)})
                 with self.lock:
                     self.failure = self.failure or failure
-                self._commit(row, spec, tmp_dir, argv, families, attempts, sandbox_failure=str(failure))
+                self._commit(row, spec, tmp_dir, argv, families, attempts, task_meta=task_meta,
+                             sandbox_failure=str(failure))
                 raise failure from exc
-            reason = _needs_retry(result)
+            if result.setup_failed:  # harness-invalid: no CLI ran, no retry; the next pass reruns it
+                attempts.append({"attempt": attempt, "start": utc_stamp(result.started), "setup": result.setup.detail})
+                (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
+                record_checks(tmp_dir, spec, result)
+                self._commit(row, spec, tmp_dir, argv, families, attempts, task_meta=task_meta,
+                             harness_invalid=result.setup.detail)
+                return
+            reason = needs_retry(result)
             attempts.append({"attempt": attempt, "exit_code": result.exit_code, "start": utc_stamp(result.started),
                              "seconds": round(result.ended - result.started, 3), "retry_reason": reason})
             attempts[-1]["total_cost_usd"] = (parse_transcript_text(result.stdout.decode("utf-8", "replace")).result
@@ -238,19 +206,24 @@ class Generator:
         cost = (parse_transcript_text(result.stdout.decode("utf-8", "replace")).result or {}).get("total_cost_usd")
         (tmp_dir / TRANSCRIPT_FILE).write_bytes(result.stdout)
         (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
+        has_checks = record_checks(tmp_dir, spec, result)  # checks.json commits with the run, never after it
         # The run's answer key before the run counts as finished: a kill in between reruns it (rows replaced).
-        self._commit(row, spec, tmp_dir, argv, families, attempts, result=result,
+        self._commit(row, spec, tmp_dir, argv, families, attempts, result=result, task_meta=task_meta,
                      truth=lambda: write_truth(self.opts.out_dir, self.endpoint, [row.run_id]))
+        if has_checks:
+            rebuild_checks_ledger(self.opts.out_dir)
         with self.lock:
             self.spent += float(cost or 0.0)
 
     def _commit(self, row: pd.Series, spec: Any, tmp_dir: Path, argv: list[str], families: list[Path],
                 attempts: list[dict[str, Any]], *, result: SandboxResult | None = None,
-                sandbox_failure: str = "", truth: Callable[[], None] | None = None) -> None:
+                task_meta: dict[str, Any] | None = None, sandbox_failure: str = "", harness_invalid: str = "",
+                truth: Callable[[], None] | None = None) -> None:
         """Write the run's metadata and rename its folder into place (the run's commit point).
 
         A run whose sandbox failed is committed too, with ``sandbox_failure`` in its metadata, so the week
         records what happened to it; :func:`run_state` reads it as ``sandbox_failure`` and resume reruns it.
+        Likewise a task the harness could not set up (a failed setup command): ``harness_invalid``.
         """
         first = attempts[0] if attempts else {"start": utc_stamp(time.time())}
         meta = {
@@ -266,8 +239,11 @@ class Generator:
             "endpoint": self.endpoint.kind, "site_base": self.endpoint.site_base,
             "suite_site_base": self.suite.site_base, "skills_sha": self.sha, "rubric_sha": spec.test.rubric_sha(),
         }
+        meta.update(task_meta or {})
         if sandbox_failure:
             meta[SANDBOX_FAILURE] = sandbox_failure
+        if harness_invalid:
+            meta[HARNESS_INVALID] = harness_invalid
         atomic_write_json(tmp_dir / METADATA_FILE, meta)
         if truth is not None:
             truth()
@@ -382,6 +358,8 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
     chosen = f"; only {_selection_text(selection)}" if selection else ""
     log(f"generate: {len(plan)} planned, {len(done)} finished, {len(pending)} to run "
         f"({', '.join(opts.models)} × {', '.join(opts.conditions)} × {opts.reps} reps{chosen})")
+    if not opts.dry_run:  # before the endpoint or any run starts
+        refuse_local_workspace_checks(suite, pending.prompt, opts.sandbox or "")
     if opts.dry_run:
         for _, row in pending.head(5).iterrows():
             call = CliCall(prompt=suite.prompt(row.prompt).test.prompt, model=row.model, run_id=row.run_id)
@@ -395,6 +373,7 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
         if len(pending):
             with endpoint_factory() as endpoint:
                 sandbox = choose_sandbox(opts.sandbox, endpoint, out_dir, log)
+                refuse_local_workspace_checks(suite, pending.prompt, sandbox.name)  # local by fallback
                 gen = Generator(suite, opts, sandbox, endpoint, log, retry_log=retry_log)
                 gen.spent = spent_so_far(out_dir, done)  # the cap is per week, not per call
                 gen.run(pending)
@@ -402,6 +381,7 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
         failure = exc
     retry_log.finish(gen.legs if gen else {})
     write_manifest(out_dir)
+    rebuild_checks_ledger(out_dir)
     extra: dict[str, Any] = {}
     if selection:
         extra["selection"] = selection
