@@ -355,11 +355,11 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
     if opts.limit is not None and len(pending) > opts.limit:
         limited += list(pending.run_id.iloc[opts.limit:])
         pending = pending.iloc[: opts.limit]
+    if not opts.dry_run:  # before the endpoint or any run starts
+        refuse_local_workspace_checks(suite, pending.prompt, opts.sandbox or "")
     chosen = f"; only {_selection_text(selection)}" if selection else ""
     log(f"generate: {len(plan)} planned, {len(done)} finished, {len(pending)} to run "
         f"({', '.join(opts.models)} × {', '.join(opts.conditions)} × {opts.reps} reps{chosen})")
-    if not opts.dry_run:  # before the endpoint or any run starts
-        refuse_local_workspace_checks(suite, pending.prompt, opts.sandbox or "")
     if opts.dry_run:
         for _, row in pending.head(5).iterrows():
             call = CliCall(prompt=suite.prompt(row.prompt).test.prompt, model=row.model, run_id=row.run_id)
