@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-total-usd", type=positive_float, metavar="X",
                    help="stop starting runs once finished runs cost X")
     p.add_argument("--timeout", type=positive_float, default=900.0, metavar="S",
-                   help="external timeout per run attempt, in seconds")
+                   help="external timeout per run attempt, in seconds (a task prompt's own `timeout` wins)")
     add_wait_arg(p)
     p.set_defaults(func=run_generate)
 

@@ -142,6 +142,11 @@ def _dest(spec: PromptSpec, raw: str) -> str:
 def _items_from(spec: PromptSpec, source: Path, dest: str, mode: int | None) -> list[WorkspaceItem]:
     """The file, or every file and folder under a folder (links followed only inside that folder)."""
     root = source.resolve()
+    hidden = (spec.path.resolve(), spec.solution_dir.resolve())
+    if source.is_dir() and any(h.is_relative_to(root) for h in hidden):
+        # the agent must never see the suite's prompts (their checks) or its solutions
+        raise TaskError(f"{spec.path}: workspace src {source} holds the suite's test prompts or solutions — name a "
+                        "fixture folder instead")
     if source.is_file():
         return [WorkspaceItem(dest, source.read_bytes(), mode or (source.stat().st_mode & 0o777) or 0o644)]
     items = [WorkspaceItem(dest, None)]
