@@ -19,13 +19,21 @@ _EXPORTS: dict[str, str] = {
         "lift_table", "paired_differences", "bootstrap_lift", "minimum_detectable_effect",
         "uncertainty_table", "t_critical"
     ), "stats"),
-    **dict.fromkeys(("preference_gate", "decide", "collapse_votes", "GateDecision",), "gate"),
+    **dict.fromkeys((
+        "preference_gate", "decide", "collapse_votes", "GateDecision", "ObjectiveRecord", "objective_records"
+    ), "gate"),
+    **dict.fromkeys((
+        "pass_at_k", "pass_hat_k", "run_outcomes", "arm_rates", "stimulus_outcomes", "pass_k_table",
+        "transitions", "transition_counts", "task_lift", "tool_violations"
+    ), "objective"),
     **dict.fromkeys((
         "read_history", "update_history", "write_history", "week_over_week", "WeekOverWeek",
         "HistoryError", "endpoints_path"
     ), "history"),
     **dict.fromkeys(("within_noise", "between_noise", "threshold", "moved",), "noise"),
-    **dict.fromkeys(("ScorecardData", "compute_scorecard", "endpoint_kind", "incomplete_reasons",), "compute"),
+    **dict.fromkeys((
+        "ScorecardData", "compute_scorecard", "endpoint_kind", "incomplete_reasons", "objective_frames"
+    ), "compute"),
     **dict.fromkeys(("render_markdown",), "render"),
     **dict.fromkeys((
         "write_scorecard", "scorecard_frames", "ScorecardResult", "default_history_path"
@@ -40,11 +48,14 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         compute_scorecard,
         endpoint_kind,
         incomplete_reasons,
+        objective_frames,
     )
     from skillbench.scorecard.gate import (
         GateDecision,
+        ObjectiveRecord,
         collapse_votes,
         decide,
+        objective_records,
         preference_gate,
     )
     from skillbench.scorecard.history import (
@@ -61,6 +72,18 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         moved,
         threshold,
         within_noise,
+    )
+    from skillbench.scorecard.objective import (
+        arm_rates,
+        pass_at_k,
+        pass_hat_k,
+        pass_k_table,
+        run_outcomes,
+        stimulus_outcomes,
+        task_lift,
+        tool_violations,
+        transition_counts,
+        transitions,
     )
     from skillbench.scorecard.render import (
         render_markdown,

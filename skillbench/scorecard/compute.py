@@ -30,6 +30,7 @@ from skillbench.ledgers.readers import format_timestamp
 from skillbench.ledgers.reconciliation import Reconciliation
 from skillbench.ledgers.week import WeekLedgers
 from skillbench.scorecard import history as hist
+from skillbench.scorecard import objective as obj
 from skillbench.scorecard.gate import preference_gate
 from skillbench.scorecard.scoring import (
     cell_scores,
@@ -48,7 +49,7 @@ from skillbench.scorecard.stats import (
 )
 from skillbench.signals import trigger
 from skillbench.signals.gradeability import skip_reason
-from skillbench.vocab import ENDPOINT_UNKNOWN, LIFT_ARMS, PLUGIN, REAL
+from skillbench.vocab import CHECK_ERROR, ENDPOINT_UNKNOWN, LIFT_ARMS, PLUGIN, REAL
 
 # The coverage reason of a gradeable run the judge has not graded (nor skipped): the week is not finished.
 NOT_GRADED_YET = "not graded yet"
@@ -103,6 +104,12 @@ class ScorecardData:
     seed: int
     incomplete_reasons: list[str] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
+    objective: dict[str, pd.DataFrame] = field(default_factory=dict)  # the checks' layer; empty without checks
+
+    @property
+    def has_checks(self) -> bool:
+        """The week has deterministic checks (``checks.csv`` rows)."""
+        return bool(self.objective)
 
     @property
     def incomplete(self) -> bool:
@@ -134,6 +141,7 @@ class ScorecardData:
             "prompt_cost_deltas": prompt_cost_deltas(self.manifest),
         }
         out["gate"] = self.gate if self.gate is not None else pd.DataFrame()
+        out.update(self.objective)
         return out
 
 
@@ -282,7 +290,9 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
         history = hist.upsert(history, rows)
     wow = hist.week_over_week(history, run_key, lift, endpoint, window_end=window_end)
     graded_ids = coverage.loc[coverage["graded"], "run_id"]
-    gate = (preference_gate(ledgers.pairs, manifest, reconciliation_complete=complete)
+    objective = objective_frames(ledgers.checks, manifest)
+    gate = (preference_gate(ledgers.pairs, manifest, reconciliation_complete=complete,
+                            transitions=objective.get("transitions"))
             if ledgers.pairs is not None else None)
     excluded = int((~cost_eligible(scored_runs)).sum())
     health = {
@@ -305,8 +315,23 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
         avoid_violations=_avoid_violations(scores), gate=gate, coverage=coverage, dropped=dropped,
         spend=_spend(manifest, scores, ledgers.judge_costs, graded_ids), timing=_timing(manifest), health=health,
         provenance=_provenance(manifest, scores, models), site_host=site or ledgers.site_host,
-        n_resamples=n_resamples, seed=seed, incomplete_reasons=reasons,
+        n_resamples=n_resamples, seed=seed, incomplete_reasons=reasons, objective=objective,
     )
+
+
+def objective_frames(checks: pd.DataFrame, manifest: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The objective layer's tidy frames (:mod:`skillbench.scorecard.objective`); {} for a week without checks."""
+    if checks.empty:
+        return {}
+    runs = obj.run_outcomes(checks, manifest)
+    stimuli = obj.stimulus_outcomes(runs)
+    trans = obj.transitions(stimuli)
+    # Dormancy prompts run only in the skilled arms: their rates would tilt the arms' comparison.
+    scored_runs, scored_stimuli = runs[~runs["dormancy"].astype(bool)], stimuli[~stimuli["dormancy"].astype(bool)]
+    return {"check_runs": runs, "check_rates": obj.arm_rates(scored_runs), "check_stimuli": stimuli,
+            "pass_k": obj.pass_k_table(scored_stimuli), "task_lift": obj.task_lift(stimuli), "transitions": trans,
+            "transition_counts": obj.transition_counts(trans), "tool_violations": obj.tool_violations(checks),
+            "check_errors": checks[checks["status"].eq(CHECK_ERROR)].reset_index(drop=True)}
 
 
 def incomplete_reasons(reconciliation: Reconciliation | None, coverage: pd.DataFrame) -> list[str]:

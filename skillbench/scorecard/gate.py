@@ -18,10 +18,15 @@ States, checked in this order:
 * ``VALID_NO_CHANGE (activation_contract_failed)`` — a with-skill or plugin run of one of the family's dormancy
   prompts activated the skill;
 * ``INVALID_INCONCLUSIVE (underpowered)`` — ``n < 5``;
+* ``VALID_REGRESSION (objective_loss)`` — dotnet's reserved verdict: the **objective record** (deterministic
+  checks, :mod:`skillbench.scorecard.objective`) shows a credible loss by the same rule as the pass, mirrored:
+  one vote per preference-eligible stimulus with checks (skilled-only transition = W, baseline-only = L, both and
+  neither = T), exact one-sided sign test of L against W at ``p ≤ 0.05``, net loss ``(L − W)/n ≥ 0.20`` and
+  ``n ≥ 5``. A preference loss alone is never a regression (it stays report-only);
 * ``VALID_NO_CHANGE (not_significant | no_positive_direction | net_win_below_floor)``;
 * ``VALID_PASS``.
 
-Evidence reads ``n=5; 4W/1T/0L; p=0.0625; net +80.0%``.
+Evidence reads ``n=5; 4W/1T/0L; p=0.0625; net +80.0%`` (and, with checks, ``; objective n=6 1W/0L …``).
 """
 
 from __future__ import annotations
@@ -33,7 +38,16 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
-from skillbench.vocab import INVALID_INCONCLUSIVE, SKILLED_ARMS, VALID_NO_CHANGE, VALID_PASS, WITH_SKILL
+from skillbench.vocab import (
+    BASELINE_ONLY,
+    INVALID_INCONCLUSIVE,
+    SKILLED_ARMS,
+    SKILLED_ONLY,
+    VALID_NO_CHANGE,
+    VALID_PASS,
+    VALID_REGRESSION,
+    WITH_SKILL,
+)
 
 ALPHA = 0.05
 NET_WIN_FLOOR = 0.20
@@ -42,6 +56,36 @@ PREFERENCE_ARMS = SKILLED_ARMS  # the arms whose dormancy runs the activation co
 
 GATE_COLUMNS = ["skill_family", "model", "state", "reason", "verdict", "n", "wins", "ties", "losses", "p_value",
                 "net_win", "judge_errors", "dormancy_activations", "evidence"]
+OBJECTIVE_COLUMNS = ["objective_n", "objective_wins", "objective_losses", "objective_p", "objective_net_loss"]
+
+
+@dataclass(frozen=True)
+class ObjectiveRecord:
+    """Transition votes of one family × model: W skilled-only, L baseline-only, n every stimulus with checks."""
+
+    n: int
+    wins: int
+    losses: int
+
+    @property
+    def p_value(self) -> float:
+        """Exact one-sided sign test of losses against wins (the pass's test, mirrored)."""
+        return sign_test_p(self.losses, self.wins)
+
+    @property
+    def net_loss(self) -> float:
+        return (self.losses - self.wins) / self.n if self.n else float("nan")
+
+    @property
+    def regression(self) -> bool:
+        """A credible loss: n ≥ 5, p ≤ 0.05, more losses than wins, net loss ≥ 20 % of the stimuli."""
+        return (self.n >= MIN_STIMULI and self.p_value <= ALPHA and self.losses > self.wins
+                and self.net_loss >= NET_WIN_FLOOR)
+
+    @property
+    def evidence(self) -> str:
+        net = f"{self.net_loss * 100:+.1f}%" if self.n else "n/a"
+        return f"objective n={self.n}; {self.wins}W/{self.losses}L; p={self.p_value:.4g}; net loss {net}"
 
 
 @dataclass(frozen=True)
@@ -78,8 +122,11 @@ def sign_test_p(wins: int, losses: int) -> float:
 
 
 def decide(wins: int, ties: int, losses: int, *, reconciliation_complete: bool = True, judge_errors: int = 0,
-           dormancy_activations: int = 0) -> GateDecision:
-    """Apply the gate to one W/T/L record of stimulus votes (see the module docstring for the order)."""
+           dormancy_activations: int = 0, objective: ObjectiveRecord | None = None) -> GateDecision:
+    """Apply the gate to one W/T/L record of stimulus votes (see the module docstring for the order).
+
+    ``objective``: the family × model's transition record from its deterministic checks (None: no checks).
+    """
     n = wins + ties + losses
     p = sign_test_p(wins, losses)
     net = (wins - losses) / n if n else float("nan")
@@ -95,6 +142,8 @@ def decide(wins: int, ties: int, losses: int, *, reconciliation_complete: bool =
         return out(VALID_NO_CHANGE, "activation_contract_failed")
     if n < MIN_STIMULI:
         return out(INVALID_INCONCLUSIVE, "underpowered")
+    if objective is not None and objective.regression:
+        return out(VALID_REGRESSION, "objective_loss")
     if p > ALPHA:
         return out(VALID_NO_CHANGE, "not_significant")
     if wins <= losses:
@@ -133,18 +182,36 @@ def dormancy_activations(manifest: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"dormancy_runs": g.size(), "dormancy_activations": g["_a"].sum()}).reset_index()
 
 
-def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliation_complete: bool = True
-                    ) -> pd.DataFrame:
+def objective_records(transitions: pd.DataFrame | None) -> dict[tuple[str, str], ObjectiveRecord]:
+    """Per family × model, the objective record of its non-dormancy stimuli with checks.
+
+    Args:
+        transitions: :func:`skillbench.scorecard.objective.transitions` output (None or empty: no checks).
+    """
+    if transitions is None or transitions.empty:
+        return {}
+    votes = transitions[~transitions["dormancy"].astype(bool)]
+    out = {}
+    for (family, model), block in votes.groupby(["skill_family", "model"], sort=True):
+        out[(family, model)] = ObjectiveRecord(len(block), int(block["transition"].eq(SKILLED_ONLY).sum()),
+                                               int(block["transition"].eq(BASELINE_ONLY).sum()))
+    return out
+
+
+def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliation_complete: bool = True,
+                    transitions: pd.DataFrame | None = None) -> pd.DataFrame:
     """The gate for every skill family × model that has pairwise judgments or preference-eligible runs.
 
     Args:
         pairs: ``pairs.csv`` (:func:`skillbench.ledgers.read_pairs`).
         manifest: the run manifest (dormancy flags and activations).
         reconciliation_complete: false makes every record ``INVALID_INCONCLUSIVE``.
+        transitions: the week's objective transitions (a week with checks); adds :data:`OBJECTIVE_COLUMNS`.
 
     Returns:
-        One row per family × model with :data:`GATE_COLUMNS`.
+        One row per family × model with :data:`GATE_COLUMNS` (then :data:`OBJECTIVE_COLUMNS` with checks).
     """
+    objective = objective_records(transitions)
     dormant = set(manifest.loc[manifest["dormancy"], "prompt"])
     eligible = pairs[~pairs["prompt"].isin(dormant)]
     errored = eligible["error"].astype(str).str.strip().ne("")
@@ -162,10 +229,16 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
                     for k in ("W", "T", "L"))
         n_err = int(errors.get((family, model), 0))
         n_act = int(acts.get((family, model), 0))
+        checked = objective.get((family, model))
         dec = decide(w, t, lo, reconciliation_complete=reconciliation_complete, judge_errors=n_err,
-                     dormancy_activations=n_act)
-        rows.append({"skill_family": family, "model": model, "state": dec.state, "reason": dec.reason,
-                     "verdict": dec.verdict, "n": dec.n, "wins": w, "ties": t, "losses": lo, "p_value": dec.p_value,
-                     "net_win": dec.net_win, "judge_errors": n_err, "dormancy_activations": n_act,
-                     "evidence": dec.evidence})
-    return pd.DataFrame(rows, columns=GATE_COLUMNS)
+                     dormancy_activations=n_act, objective=checked)
+        row = {"skill_family": family, "model": model, "state": dec.state, "reason": dec.reason,
+               "verdict": dec.verdict, "n": dec.n, "wins": w, "ties": t, "losses": lo, "p_value": dec.p_value,
+               "net_win": dec.net_win, "judge_errors": n_err, "dormancy_activations": n_act,
+               "evidence": dec.evidence + (f"; {checked.evidence}" if checked else "")}
+        if objective:
+            values = ((checked.n, checked.wins, checked.losses, checked.p_value, checked.net_loss) if checked
+                      else (0, 0, 0, float("nan"), float("nan")))
+            row |= dict(zip(OBJECTIVE_COLUMNS, values, strict=True))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=GATE_COLUMNS + (OBJECTIVE_COLUMNS if objective else []))

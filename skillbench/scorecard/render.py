@@ -13,6 +13,7 @@ import pandas as pd
 
 from skillbench.report.markdown import fmt, is_missing, md_cell, md_table, money, signed
 from skillbench.scorecard.compute import ScorecardData
+from skillbench.scorecard.render_objective import objective_context
 from skillbench.scorecard.stats import DEFAULT_POWER
 from skillbench.signals import trigger
 from skillbench.vocab import CONDITIONS, LIFT_ARMS, NO_SKILL, PLUGIN
@@ -197,7 +198,7 @@ def render_markdown(d: ScorecardData) -> str:
     ns_runs = int((d.manifest["condition"].eq(NO_SKILL) & ~d.manifest["dormancy"]).sum())
     cov = d.coverage
     context = {
-        "d": d, "title": d.title, "lift": _lift_section(d),
+        "d": d, "title": d.title, "lift": _lift_section(d), "objective": objective_context(d),
         "uncertainty_table": _uncertainty_table(d) if d.models else "",
         "wow_table": _wow_table(d) if d.wow.ready else "",
         "cells_table": _cells_table(d), "has_plugin_cells": bool(d.cells["condition"].eq(PLUGIN).any()),

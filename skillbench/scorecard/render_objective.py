@@ -1,0 +1,96 @@
+"""The scorecard's objective section: the deterministic checks' tables, from :attr:`ScorecardData.objective`.
+
+Shown beside qdrant's rubric sections (which it never changes) only when the week has ``checks.csv`` rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from skillbench.report.markdown import fmt, is_missing, md_cell, md_table, signed
+from skillbench.scorecard.compute import ScorecardData
+from skillbench.scorecard.gate import ObjectiveRecord, objective_records
+from skillbench.vocab import CONDITIONS, TRANSITIONS, VALID_REGRESSION
+
+DETAIL_CHARS = 100
+
+
+def _model_rank(d: ScorecardData, frame: pd.DataFrame, *extra: str) -> pd.DataFrame:
+    rank = {m: i for i, m in enumerate(d.models)}
+    arm = {c: i for i, c in enumerate(CONDITIONS)}
+    out = frame.assign(_m=frame["model"].map(rank).fillna(len(rank)))
+    keys = ["_m", "model"]
+    if "condition" in out:
+        out = out.assign(_c=out["condition"].map(arm).fillna(len(arm)))
+        keys.append("_c")
+    return out.sort_values([*keys, *extra], kind="stable")
+
+
+def _rates_table(d: ScorecardData) -> str:
+    rates = _model_rank(d, d.objective["check_rates"])
+    rows = [[r.model, r.condition, int(r.runs), fmt(r.check_pass_rate), fmt(r.task_pass_rate), int(r.unknown_runs)]
+            for r in rates.itertuples(index=False)]
+    return md_table(["model", "condition", "runs", "check pass rate", "task pass rate", "runs with a check error"],
+                    rows)
+
+
+def _lift_table(d: ScorecardData) -> str:
+    lift = _model_rank(d, d.objective["task_lift"])
+    rows = []
+    for r in lift.itertuples(index=False):
+        flag = "n/a (need >=2 stimuli)" if is_missing(r.task_lift_se) else "yes" if bool(r.excludes_zero) else "no"
+        rows.append([r.model, f"{fmt(r.no_skill)} → {fmt(r.with_skill)}",
+                     f"{signed(r.task_lift)} ± {fmt(r.task_lift_se)}", flag, int(r.n_pairs)])
+    return md_table(["model", "task pass no→with", "task lift ± SE", "95% CI != 0?", "n stimuli"], rows)
+
+
+def _pass_k_table(d: ScorecardData) -> str:
+    table = _model_rank(d, d.objective["pass_k"], "k")
+    rows = [[r.model, r.condition, int(r.k), int(r.stimuli), fmt(r.pass_at_k), fmt(r.pass_hat_k)]
+            for r in table.itertuples(index=False)]
+    return md_table(["model", "condition", "k", "stimuli", "pass@k", "pass^k"], rows)
+
+
+def _transitions_table(d: ScorecardData) -> str:
+    counts = _model_rank(d, d.objective["transition_counts"])
+    rows = [[r["model"], *(int(r[t]) for t in TRANSITIONS)] for _, r in counts.iterrows()]
+    return md_table(["model", *TRANSITIONS], rows)
+
+
+def _record_table(d: ScorecardData) -> str:
+    records: dict[tuple[str, str], ObjectiveRecord] = objective_records(d.objective["transitions"])
+    rank = {m: i for i, m in enumerate(d.models)}
+    rows = []
+    for (family, model), rec in sorted(records.items(), key=lambda kv: (kv[0][0], rank.get(kv[0][1], 99), kv[0][1])):
+        rows.append([family, model, rec.evidence.removeprefix("objective "),
+                     f"**{VALID_REGRESSION}**" if rec.regression else "no credible loss"])
+    return md_table(["skill family", "model", "objective record", "regression?"], rows)
+
+
+def _violations_table(d: ScorecardData) -> str:
+    v = d.objective["tool_violations"]
+    rows = [[r.prompt, r.model, r.condition, int(r.rep), r.check_id, md_cell(r.detail)[:DETAIL_CHARS]]
+            for r in v.itertuples(index=False)]
+    return md_table(["prompt", "model", "condition", "rep", "check", "what was used"], rows)
+
+
+def _errors_table(d: ScorecardData) -> str:
+    e = d.objective["check_errors"]
+    rows = [[r.run_id, r.check_id, r.check_type, md_cell(r.detail)[:DETAIL_CHARS]] for r in e.itertuples(index=False)]
+    return md_table(["run_id", "check", "type", "why it could not run"], rows)
+
+
+def objective_context(d: ScorecardData) -> dict[str, Any]:
+    """The template's ``objective`` block: every table of the section ({} when the week has no checks)."""
+    if not d.has_checks:
+        return {}
+    return {
+        "rates": _rates_table(d), "lift": _lift_table(d) if not d.objective["task_lift"].empty else "",
+        "pass_k": _pass_k_table(d), "transitions": _transitions_table(d) if len(d.objective["transitions"]) else "",
+        "records": _record_table(d) if len(d.objective["transitions"]) else "",
+        "violations": _violations_table(d) if len(d.objective["tool_violations"]) else "",
+        "errors": _errors_table(d) if len(d.objective["check_errors"]) else "",
+        "n_errors": len(d.objective["check_errors"]),
+    }
