@@ -1,0 +1,82 @@
+"""The bundled agentic family end to end: real CLI, real sealed containers, the simulated endpoint.
+
+Every check of every run graded in its container (checks.csv) agrees with what the simulation decided
+(truth.csv), the week owes no check row, and the scorecard shows the objective layer beside the rubric.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from skillbench.generation import GenerateOptions, generate, model_endpoint
+from skillbench.ledgers import load_week
+from skillbench.ledgers.checks import read_checks
+from skillbench.ledgers.files import CHECKS_FILE, METADATA_FILE, TRUTH_FILE
+from skillbench.paths import DEFAULT_SUITE as EVALS_DIR
+from skillbench.scorecard import compute_scorecard, render_markdown
+from skillbench.suite import load_suite
+from skillbench.vocab import CHECK_ITEM
+from tests.generation.test_generate import require_docker
+from tests.helpers.sim import require_cli
+
+FAMILY = "analysis-debugging"
+
+
+@pytest.fixture(scope="module")
+def agentic_week(tmp_path_factory) -> Path:
+    """One haiku pass over the family, both lift arms, 2 reps (26 runs: the dormancy task runs with-skill only)."""
+    require_docker()
+    require_cli()
+    out = tmp_path_factory.mktemp("agentic") / "wk"
+    suite = load_suite(EVALS_DIR)
+    opts = GenerateOptions(run_key="agentic", out_dir=out, models=["haiku"], conditions=["no-skill", "with-skill"],
+                           reps=2, jobs=3, seed=11, sandbox="docker", families=[FAMILY],
+                           extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+    generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=EVALS_DIR), log=lambda m: None)
+    return out
+
+
+def _final_truth(run_dir: Path) -> pd.DataFrame:
+    truth = pd.read_csv(run_dir / TRUTH_FILE, dtype=str, keep_default_na=False)
+    final = {}
+    for meta in run_dir.glob(f"*/{METADATA_FILE}"):
+        data = json.loads(meta.read_text())
+        final[data["run_id"]] = str(max(a["attempt"] for a in data["attempts"]))
+    truth = truth[(truth["item_type"] == CHECK_ITEM) & (truth["attempt"] == truth["run_id"].map(final))]
+    return truth[["run_id", "check_id", "decided"]]
+
+
+@pytest.mark.docker
+@pytest.mark.cli
+def test_every_check_agrees_with_the_simulations_truth(agentic_week):
+    checks = read_checks(agentic_week / CHECKS_FILE)
+    truth = _final_truth(agentic_week)
+    assert len(checks) > 0 and len(checks) == len(truth)
+    both = checks.merge(truth, on=["run_id", "check_id"], how="outer", indicator=True)
+    assert both["_merge"].eq("both").all(), both[~both["_merge"].eq("both")]
+    disagree = both[both["status"] != both["decided"]]
+    assert disagree.empty, disagree[["run_id", "check_id", "status", "decided", "detail"]].to_string()
+    # the checks really discriminate: some run_command checks pass (solution written) and some fail
+    commands = checks[checks["check_type"] == "run_command"]["status"]
+    assert set(commands) == {"passed", "failed"}
+
+
+@pytest.mark.docker
+@pytest.mark.cli
+def test_the_scorecard_shows_the_objective_layer(agentic_week):
+    week = load_week(agentic_week)
+    data = compute_scorecard(week, n_resamples=200)
+    assert data.has_checks
+    assert not [f for f in week.reconciliation.findings if "checks.csv" in f], "no check row is owed"
+    rates = data.objective["check_rates"].set_index("condition")
+    assert set(rates.index) == {"no-skill", "with-skill"} and rates["runs"].sum() == 24  # dormancy left out
+    assert set(data.objective["pass_k"]["k"]) == {1, 2}
+    assert data.objective["transitions"]["prompt"].nunique() == 6  # the dormancy chore runs with-skill only
+    page = render_markdown(data)
+    for heading in ("## Objective checks", "### pass@k and pass^k", "### Objective completion transitions",
+                    "### Task pass lift"):
+        assert heading in page
