@@ -362,8 +362,10 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
         f"({', '.join(opts.models)} × {', '.join(opts.conditions)} × {opts.reps} reps{chosen})")
     if opts.dry_run:
         for _, row in pending.head(5).iterrows():
-            call = CliCall(prompt=suite.prompt(row.prompt).test.prompt, model=row.model, run_id=row.run_id)
-            log("  " + " ".join(cli_args(call, suite.config.run)[:-1]) + " PROMPT  # " + row.run_id)
+            spec = suite.prompt(row.prompt)
+            call = CliCall(prompt=spec.test.prompt, model=row.model, run_id=row.run_id)
+            argv = cli_args(call, suite.config.run, allowed_tools=run_tools(spec, suite.config.run))
+            log("  " + " ".join(argv[:-1]) + " PROMPT  # " + row.run_id)
         return {"dry_run": True, "planned": len(plan), "pending": len(pending), "limited": len(limited)}
 
     gen: Generator | None = None

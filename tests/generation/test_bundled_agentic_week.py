@@ -7,6 +7,7 @@ Every check of every run graded in its container (checks.csv) agrees with what t
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -80,3 +81,18 @@ def test_the_scorecard_shows_the_objective_layer(agentic_week):
     for heading in ("## Objective checks", "### pass@k and pass^k", "### Objective completion transitions",
                     "### Task pass lift"):
         assert heading in page
+
+
+@pytest.mark.docker
+@pytest.mark.cli
+def test_a_lost_check_row_makes_the_week_incomplete(agentic_week, tmp_path):
+    recorded = json.loads((agentic_week / "reconciliation.json").read_text())
+    checks = read_checks(agentic_week / CHECKS_FILE)
+    assert recorded["checks_expected"] == len(checks) and recorded["checks_missing"] == []
+    week = tmp_path / "wk"
+    shutil.copytree(agentic_week, week)
+    lines = (week / CHECKS_FILE).read_text().splitlines(keepends=True)
+    (week / CHECKS_FILE).write_text("".join(lines[:-1]))  # one row lost
+    rec = load_week(week).reconciliation
+    assert not rec.is_complete and rec.checks_missing == [f"{checks.iloc[-1]['run_id']}/{checks.iloc[-1]['check_id']}"]
+    assert "skillbench signals" in rec.findings[-1]

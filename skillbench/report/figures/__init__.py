@@ -21,6 +21,7 @@ from skillbench.report.figures.lift import (
     prompt_moves,
     trend_bands,
 )
+from skillbench.report.figures.objective import pass_k_curves, transition_bars
 from skillbench.report.figures.runs import run_durations, suite_composition
 
 __all__ = [
@@ -36,10 +37,12 @@ __all__ = [
     "lift_forest",
     "lift_trend",
     "pair_outcomes",
+    "pass_k_curves",
     "prompt_lift_dots",
     "prompt_moves",
     "run_durations",
     "suite_composition",
+    "transition_bars",
     "trend_bands",
     "verdict_breakdown",
 ]
