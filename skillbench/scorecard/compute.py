@@ -49,11 +49,14 @@ from skillbench.scorecard.stats import (
 )
 from skillbench.signals import trigger
 from skillbench.signals.gradeability import skip_reason
+from skillbench.signals.manifest import COMPLETE_STATES, HARNESS_INVALID
 from skillbench.vocab import CHECK_ERROR, ENDPOINT_UNKNOWN, LIFT_ARMS, PLUGIN, REAL
 
 # The coverage reason of a gradeable run the judge has not graded (nor skipped): the week is not finished.
 NOT_GRADED_YET = "not graded yet"
 NO_SCORES_YET = f"{NOT_GRADED_YET} (no scores.csv)"
+RUN_STATE_REASONS = {HARNESS_INVALID: "harness-invalid: the harness could not set the run up (e.g. a failed setup "
+                                      "command; see its metadata.json) — never a skill loss, rerun by the next pass"}
 
 # Larger models first, as qdrant lists them; unknown labels follow alphabetically.
 MODEL_RANK = ("opus", "sonnet", "haiku")
@@ -186,6 +189,11 @@ def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame,
     runs.loc[runs["graded"], "reason"] = ""
     runs.loc[runs["dormancy"], "reason"] = "dormancy prompt (trigger health only)"
     runs.loc[~runs["dormancy"] & ~runs["condition"].isin(arms), "reason"] = "telemetry arm (not graded)"
+    # A run that never completed says what happened to it (ARCHITECTURE.md, "Run states"), not "errored".
+    state = runs["run_state"].astype(str).str.strip() if "run_state" in runs else pd.Series("", index=runs.index)
+    unfinished = state.ne("") & ~state.isin(COMPLETE_STATES)
+    runs.loc[unfinished, "reason"] = state[unfinished].map(
+        lambda s: RUN_STATE_REASONS.get(s, f"run state {s} (rerun by the next generate pass)"))
     cov = runs[["run_id", "prompt", "model", "condition", "rep", "dormancy", "gradeable", "graded", "reason"]]
     dropped = cov[cov["gradeable"] & ~cov["graded"]][["run_id", "prompt", "model", "condition", "reason"]]
     return cov.reset_index(drop=True), dropped.reset_index(drop=True)

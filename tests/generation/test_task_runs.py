@@ -229,3 +229,18 @@ def test_local_sandbox_copies_the_workspace_and_runs_setup(tmp_path):
     failed = sandbox.run(["claude", "-c", "echo never"], {"PATH": "/usr/bin:/bin"}, [], 10, "r",
                          task=TaskRun(setup=("exit 7",)))
     assert failed.setup_failed and failed.setup.detail == "exit 7: exit 7" and failed.stdout == b""
+
+
+@pytest.mark.docker
+@pytest.mark.cli
+def test_a_harness_invalid_run_is_named_in_the_scorecards_coverage(task_week):
+    from skillbench.ledgers import load_week
+    from skillbench.scorecard import compute_scorecard, render_markdown
+
+    _, out_dir, _ = task_week
+    run = _run_of(out_dir, "task-bad-setup")
+    data = compute_scorecard(load_week(out_dir), n_resamples=100)
+    dropped = data.dropped.set_index("run_id")
+    assert dropped.loc[run.name, "reason"].startswith("harness-invalid: the harness could not set the run up")
+    page = render_markdown(data)
+    assert "INCOMPLETE" in page.splitlines()[0] and run.name in page
