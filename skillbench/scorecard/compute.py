@@ -50,7 +50,7 @@ from skillbench.scorecard.stats import (
 from skillbench.signals import trigger
 from skillbench.signals.gradeability import skip_reason
 from skillbench.signals.manifest import COMPLETE_STATES, HARNESS_INVALID
-from skillbench.vocab import CHECK_ERROR, ENDPOINT_UNKNOWN, LIFT_ARMS, PLUGIN, REAL
+from skillbench.vocab import ENDPOINT_UNKNOWN, LIFT_ARMS, PLUGIN, REAL
 
 # The coverage reason of a gradeable run the judge has not graded (nor skipped): the week is not finished.
 NOT_GRADED_YET = "not graded yet"
@@ -338,8 +338,8 @@ def objective_frames(checks: pd.DataFrame, manifest: pd.DataFrame) -> dict[str, 
     scored_runs, scored_stimuli = runs[~runs["dormancy"].astype(bool)], stimuli[~stimuli["dormancy"].astype(bool)]
     return {"check_runs": runs, "check_rates": obj.arm_rates(scored_runs), "check_stimuli": stimuli,
             "pass_k": obj.pass_k_table(scored_stimuli), "task_lift": obj.task_lift(stimuli), "transitions": trans,
-            "transition_counts": obj.transition_counts(trans), "tool_violations": obj.tool_violations(checks),
-            "check_errors": checks[checks["status"].eq(CHECK_ERROR)].reset_index(drop=True)}
+            "transition_counts": obj.transition_counts(trans), "objective_record": obj.objective_record_table(trans),
+            "tool_violations": obj.tool_violations(checks), "check_errors": obj.unrunnable_checks(checks)}
 
 
 def incomplete_reasons(reconciliation: Reconciliation | None, coverage: pd.DataFrame) -> list[str]:

@@ -26,7 +26,8 @@ States, checked in this order:
 * ``VALID_NO_CHANGE (not_significant | no_positive_direction | net_win_below_floor)``;
 * ``VALID_PASS``.
 
-Evidence reads ``n=5; 4W/1T/0L; p=0.0625; net +80.0%`` (and, with checks, ``; objective n=6 1W/0L …``).
+Evidence reads ``n=5; 4W/1T/0L; p=0.0625; net +80.0%``; a record with checks adds
+``; objective n=6; 0W/0T/6L; p(loss)=0.01562; net loss +100.0%``. Without checks it decides and reads as before.
 """
 
 from __future__ import annotations
@@ -51,12 +52,14 @@ from skillbench.vocab import (
 
 ALPHA = 0.05
 NET_WIN_FLOOR = 0.20
+NET_LOSS_FLOOR = NET_WIN_FLOOR  # VALID_REGRESSION: "by the same rule as the pass"
 MIN_STIMULI = 5
 PREFERENCE_ARMS = SKILLED_ARMS  # the arms whose dormancy runs the activation contract reads
 
 GATE_COLUMNS = ["skill_family", "model", "state", "reason", "verdict", "n", "wins", "ties", "losses", "p_value",
                 "net_win", "judge_errors", "dormancy_activations", "evidence"]
-OBJECTIVE_COLUMNS = ["objective_n", "objective_wins", "objective_losses", "objective_p", "objective_net_loss"]
+OBJECTIVE_COLUMNS = ["objective_n", "objective_wins", "objective_ties", "objective_losses", "objective_p",
+                     "objective_net_loss"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,11 @@ class ObjectiveRecord:
     losses: int
 
     @property
+    def ties(self) -> int:
+        """Stimuli that completed in both arms or in neither: they count in ``n``, never in the sign test."""
+        return self.n - self.wins - self.losses
+
+    @property
     def p_value(self) -> float:
         """Exact one-sided sign test of losses against wins (the pass's test, mirrored)."""
         return sign_test_p(self.losses, self.wins)
@@ -77,15 +85,29 @@ class ObjectiveRecord:
         return (self.losses - self.wins) / self.n if self.n else float("nan")
 
     @property
+    def reason(self) -> str:
+        """Why the record is not a credible loss (the pass's reasons mirrored); ``""`` when it is one."""
+        if self.n < MIN_STIMULI:
+            return "underpowered"
+        if self.p_value > ALPHA:
+            return "not_significant"
+        if self.losses <= self.wins:
+            return "no_loss_direction"
+        if self.net_loss < NET_LOSS_FLOOR:
+            return "net_loss_below_floor"
+        return ""
+
+    @property
     def regression(self) -> bool:
         """A credible loss: n ≥ 5, p ≤ 0.05, more losses than wins, net loss ≥ 20 % of the stimuli."""
-        return (self.n >= MIN_STIMULI and self.p_value <= ALPHA and self.losses > self.wins
-                and self.net_loss >= NET_WIN_FLOOR)
+        return not self.reason
 
     @property
     def evidence(self) -> str:
+        """``objective n=6; 0W/0T/6L; p(loss)=0.01562; net loss +100.0%`` (p of losses against wins)."""
         net = f"{self.net_loss * 100:+.1f}%" if self.n else "n/a"
-        return f"objective n={self.n}; {self.wins}W/{self.losses}L; p={self.p_value:.4g}; net loss {net}"
+        return (f"objective n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p(loss)={self.p_value:.4g}; "
+                f"net loss {net}")
 
 
 @dataclass(frozen=True)
@@ -237,8 +259,8 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
                "net_win": dec.net_win, "judge_errors": n_err, "dormancy_activations": n_act,
                "evidence": dec.evidence + (f"; {checked.evidence}" if checked else "")}
         if objective:
-            values = ((checked.n, checked.wins, checked.losses, checked.p_value, checked.net_loss) if checked
-                      else (0, 0, 0, float("nan"), float("nan")))
+            values = ((checked.n, checked.wins, checked.ties, checked.losses, checked.p_value, checked.net_loss)
+                      if checked else (0, 0, 0, 0, float("nan"), float("nan")))
             row |= dict(zip(OBJECTIVE_COLUMNS, values, strict=True))
         rows.append(row)
     return pd.DataFrame(rows, columns=GATE_COLUMNS + (OBJECTIVE_COLUMNS if objective else []))

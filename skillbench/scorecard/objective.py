@@ -13,7 +13,12 @@ manifest:
 * the **task-pass lift** (with-skill − no-skill) with its paired SE over stimuli, the same pairing as the rubric
   lift (:func:`skillbench.scorecard.stats.paired_differences`);
 * **transitions** per stimulus: each lift arm completes when most of its known reps completed (an even split does
-  not), giving skilled-only, baseline-only, both or neither.
+  not), giving skilled-only, baseline-only, both or neither;
+* the **objective record** per skill family × model (:func:`objective_record_table`): skilled-only (W) against
+  baseline-only (L) over its preference-eligible stimuli with a transition, both/neither the ties, and whether it
+  is a credible loss (:class:`skillbench.scorecard.gate.ObjectiveRecord`, what the gate's ``VALID_REGRESSION``
+  reads);
+* a check in ``error`` is named in coverage as "check could not run" (:func:`unrunnable_checks`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import comb
 
+from skillbench.scorecard.gate import objective_records
 from skillbench.scorecard.stats import paired_differences, t_critical
 from skillbench.vocab import (
     BASELINE_ONLY,
@@ -38,6 +44,10 @@ from skillbench.vocab import (
 RUN_COLUMNS = ["run_id", "prompt", "skill_family", "model", "condition", "rep", "dormancy", "checks", "passed",
                "failed", "errors", "completed"]
 TOOL_CHECK_TYPES = ("expect_tools", "reject_tools")
+RECORD_COLUMNS = ["skill_family", "model", "n", "wins", "ties", "losses", "p_value", "net_loss", "regression",
+                  "reason", "evidence"]
+UNRUNNABLE = "check could not run"  # the coverage reason of a check in error: never a skill loss
+ERROR_COLUMNS = ["run_id", "prompt", "model", "condition", "rep", "check_id", "check_type", "detail", "reason"]
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -158,3 +168,27 @@ def tool_violations(checks: pd.DataFrame) -> pd.DataFrame:
     v = checks[checks["check_type"].isin(TOOL_CHECK_TYPES) & checks["status"].eq(CHECK_FAILED)]
     return v[["prompt", "model", "condition", "rep", "run_id", "check_id", "detail"]].sort_values(
         ["prompt", "model", "condition", "rep"], kind="stable").reset_index(drop=True)
+
+
+def objective_record_table(trans: pd.DataFrame) -> pd.DataFrame:
+    """Per skill family × model: the objective record the gate reads, with its loss test and why it is not one.
+
+    Args:
+        trans: :func:`transitions` output (dormancy stimuli are left out here, as in the gate).
+
+    Returns:
+        :data:`RECORD_COLUMNS`; ``reason`` is empty for a credible loss (``regression``), else ``underpowered``,
+        ``not_significant``, ``no_loss_direction`` or ``net_loss_below_floor``.
+    """
+    rows = [{"skill_family": family, "model": model, "n": rec.n, "wins": rec.wins, "ties": rec.ties,
+             "losses": rec.losses, "p_value": rec.p_value, "net_loss": rec.net_loss, "regression": rec.regression,
+             "reason": rec.reason, "evidence": rec.evidence}
+            for (family, model), rec in objective_records(trans).items()]
+    return pd.DataFrame(rows, columns=RECORD_COLUMNS)
+
+
+def unrunnable_checks(checks: pd.DataFrame) -> pd.DataFrame:
+    """The checks in ``error``, each named "check could not run" (coverage lists them; they are never a loss)."""
+    e = checks[checks["status"].eq(CHECK_ERROR)].assign(reason=UNRUNNABLE)
+    return e[ERROR_COLUMNS].sort_values(["prompt", "model", "condition", "rep", "check_id"], kind="stable"
+                                        ).reset_index(drop=True)

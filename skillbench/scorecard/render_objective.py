@@ -11,7 +11,6 @@ import pandas as pd
 
 from skillbench.report.markdown import fmt, is_missing, md_cell, md_table, signed
 from skillbench.scorecard.compute import ScorecardData
-from skillbench.scorecard.gate import ObjectiveRecord, objective_records
 from skillbench.vocab import CONDITIONS, TRANSITIONS, VALID_REGRESSION
 
 DETAIL_CHARS = 100
@@ -60,12 +59,11 @@ def _transitions_table(d: ScorecardData) -> str:
 
 
 def _record_table(d: ScorecardData) -> str:
-    records: dict[tuple[str, str], ObjectiveRecord] = objective_records(d.objective["transitions"])
-    rank = {m: i for i, m in enumerate(d.models)}
-    rows = []
-    for (family, model), rec in sorted(records.items(), key=lambda kv: (kv[0][0], rank.get(kv[0][1], 99), kv[0][1])):
-        rows.append([family, model, rec.evidence.removeprefix("objective "),
-                     f"**{VALID_REGRESSION}**" if rec.regression else "no credible loss"])
+    records = _model_rank(d, d.objective["objective_record"]).sort_values(["skill_family", "_m", "model"],
+                                                                           kind="stable")
+    rows = [[r.skill_family, r.model, r.evidence.removeprefix("objective "),
+             f"**{VALID_REGRESSION}** (credible loss)" if r.regression else f"no credible loss ({r.reason})"]
+            for r in records.itertuples(index=False)]
     return md_table(["skill family", "model", "objective record", "regression?"], rows)
 
 
@@ -78,8 +76,9 @@ def _violations_table(d: ScorecardData) -> str:
 
 def _errors_table(d: ScorecardData) -> str:
     e = d.objective["check_errors"]
-    rows = [[r.run_id, r.check_id, r.check_type, md_cell(r.detail)[:DETAIL_CHARS]] for r in e.itertuples(index=False)]
-    return md_table(["run_id", "check", "type", "why it could not run"], rows)
+    rows = [[r.run_id, r.check_id, r.check_type, r.reason, md_cell(r.detail)[:DETAIL_CHARS]]
+            for r in e.itertuples(index=False)]
+    return md_table(["run_id", "check", "type", "coverage", "why"], rows)
 
 
 def objective_context(d: ScorecardData) -> dict[str, Any]:

@@ -136,7 +136,9 @@ def test_the_gate_table_carries_the_objective_record():
     trans = transitions(stimulus_outcomes(run_outcomes(checks, manifest)))
     gate = preference_gate(pairs, manifest, transitions=trans).iloc[0]
     assert gate["verdict"] == "VALID_REGRESSION (objective_loss)"
-    assert (gate["objective_n"], gate["objective_wins"], gate["objective_losses"]) == (6, 0, 6)
-    assert gate["evidence"].endswith("objective n=6; 0W/6L; p=0.01562; net loss +100.0%")
+    record = ["objective_n", "objective_wins", "objective_ties", "objective_losses"]
+    assert gate[record].tolist() == [6, 0, 0, 6]
+    assert gate["evidence"] == ("n=6; 6W/0T/0L; p=0.01562; net +100.0%; "
+                                "objective n=6; 0W/0T/6L; p(loss)=0.01562; net loss +100.0%")
     plain = preference_gate(pairs, manifest)
     assert plain.iloc[0]["verdict"] == VALID_PASS and "objective_n" not in plain.columns
