@@ -122,6 +122,7 @@ class GateDecision:
     losses: int
     p_value: float
     net_win: float
+    objective: ObjectiveRecord | None = None  # the record's deterministic checks (None: no checks)
 
     @property
     def verdict(self) -> str:
@@ -130,9 +131,10 @@ class GateDecision:
 
     @property
     def evidence(self) -> str:
-        """``n=5; 4W/1T/0L; p=0.0625; net +80.0%``."""
+        """``n=5; 4W/1T/0L; p=0.0625; net +80.0%``, then ``; objective …`` for a record with checks."""
         net = f"{self.net_win * 100:+.1f}%" if np.isfinite(self.net_win) else "n/a"
-        return f"n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p={self.p_value:.4g}; net {net}"
+        text = f"n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p={self.p_value:.4g}; net {net}"
+        return text if self.objective is None else f"{text}; {self.objective.evidence}"
 
 
 @lru_cache(maxsize=4096)
@@ -154,7 +156,7 @@ def decide(wins: int, ties: int, losses: int, *, reconciliation_complete: bool =
     net = (wins - losses) / n if n else float("nan")
 
     def out(state: str, reason: str = "") -> GateDecision:
-        return GateDecision(state, reason, n, wins, ties, losses, p, net)
+        return GateDecision(state, reason, n, wins, ties, losses, p, net, objective)
 
     if not reconciliation_complete:
         return out(INVALID_INCONCLUSIVE, "incomplete_reconciliation")
@@ -257,7 +259,7 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
         row = {"skill_family": family, "model": model, "state": dec.state, "reason": dec.reason,
                "verdict": dec.verdict, "n": dec.n, "wins": w, "ties": t, "losses": lo, "p_value": dec.p_value,
                "net_win": dec.net_win, "judge_errors": n_err, "dormancy_activations": n_act,
-               "evidence": dec.evidence + (f"; {checked.evidence}" if checked else "")}
+               "evidence": dec.evidence}
         if objective:
             values = ((checked.n, checked.wins, checked.ties, checked.losses, checked.p_value, checked.net_loss)
                       if checked else (0, 0, 0, 0, float("nan"), float("nan")))
