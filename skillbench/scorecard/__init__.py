@@ -24,7 +24,8 @@ _EXPORTS: dict[str, str] = {
     ), "gate"),
     **dict.fromkeys((
         "pass_at_k", "pass_hat_k", "run_outcomes", "arm_rates", "stimulus_outcomes", "pass_k_table",
-        "transitions", "transition_counts", "task_lift", "tool_violations"
+        "transitions", "transition_counts", "task_lift", "tool_violations", "objective_record_table",
+        "unrunnable_checks"
     ), "objective"),
     **dict.fromkeys((
         "read_history", "update_history", "write_history", "week_over_week", "WeekOverWeek",
@@ -75,6 +76,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     )
     from skillbench.scorecard.objective import (
         arm_rates,
+        objective_record_table,
         pass_at_k,
         pass_hat_k,
         pass_k_table,
@@ -84,6 +86,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         tool_violations,
         transition_counts,
         transitions,
+        unrunnable_checks,
     )
     from skillbench.scorecard.render import (
         render_markdown,
