@@ -35,6 +35,10 @@ class RubricItem(BaseModel):
 
     type: ItemType
     text: StrictStr
+    # An absence-style must ("Did NOT download symbols") is graded like an avoid item: the judge hunts for the
+    # violation and must quote it; clean earns the must's credit. None: decided by the documented detection rule
+    # (skillbench.suite.absence); true/false overrides it for this item.
+    absence: StrictBool | None = None
 
 
 class TestPrompt(BaseModel):

@@ -26,6 +26,7 @@ from skillbench.suite.format import (
     SKILL_FILE,
     FrontmatterError,
     PromptSpec,
+    RubricItem,
     SkillUrlError,
     Suite,
     TestPrompt,
@@ -43,7 +44,8 @@ MAX_PROMPT_BYTES = MAX_ARG_STRLEN - 1
 MIN_PREFERENCE_PROMPTS = 5  # the paired preference gate needs n >= 5 stimuli per family
 _TRIGGER_PHRASE = re.compile(r"\buse (?:it |this(?: skill)? )?(?:when|whenever|for|if)\b", re.I)
 _FIELDS = tuple(TestPrompt.model_fields)
-_NESTED_FIELDS = {"checks": ", ".join(Check.model_fields), "workspace": ", ".join(WorkspaceFile.model_fields)}
+_NESTED_FIELDS = {"checks": ", ".join(Check.model_fields), "workspace": ", ".join(WorkspaceFile.model_fields),
+                  "rubric": ", ".join(RubricItem.model_fields)}
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,7 @@ def _pydantic_defects(path: str, exc: ValidationError) -> list[Defect]:
         if kind == "missing":
             problem, fix = "missing required field", f"add '{loc[-1]}' (qdrant's prompt format)"
         elif kind == "extra_forbidden":
-            allowed = ", ".join(_FIELDS) if len(loc) == 1 else _NESTED_FIELDS.get(str(loc[0]), "type, text")
+            allowed = ", ".join(_FIELDS) if len(loc) == 1 else _NESTED_FIELDS[str(loc[0])]
             what = "unknown check option" if loc[0] == "checks" else "unknown field"
             problem, fix = what, f"remove it or rename it to one of: {allowed}"
         elif kind == "literal_error" and loc[0] == "checks":
