@@ -64,7 +64,9 @@ def scorecard_frames(run_dir: str | Path, *, history_path: str | Path | None = N
     """The scorecard's tidy DataFrames for a run directory, writing nothing (for notebooks).
 
     Keys: ``prompt_reps, prompts, cells, lift, paired, uncertainty, history, week_over_week, activation,
-    self_served, trigger_health, avoid_violations, coverage, dropped, gate``.
+    self_served, trigger_health, avoid_violations, coverage, dropped, prompt_cost_deltas, gate``, and for a week
+    with checks the objective layer's ``check_runs, check_rates, check_stimuli, pass_k, task_lift, transitions,
+    transition_counts, objective_record, tool_violations, check_errors``.
     """
     history_path = Path(history_path) if history_path else default_history_path(run_dir)
     data = compute_scorecard(load_week(run_dir), history=hist.read_history(history_path), run_key=run_key,
