@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillbench.judge.protocol import RubricLine
+from skillbench.judge.protocol import RubricLine, absence_line
 from skillbench.ledgers.files import METADATA_FILE, TEST_PROMPT_FILE, TRANSCRIPT_FILE
 from skillbench.signals.gradeability import skip_reason
 from skillbench.signals.manifest import run_dirs, run_signals
 from skillbench.signals.transcript import read_transcript
+from skillbench.suite.absence import absence_indexes
 from skillbench.suite.format import TestPrompt
 from skillbench.vocab import LIFT_ARMS, PLUGIN
 
@@ -32,6 +33,8 @@ class RunAnswer:
     """One run as the judge needs it: identity, question, rubric and final answer.
 
     Only ``prompt_text``, ``answer`` and ``items`` ever reach the judge; the rest is for the ledger.
+    ``items`` are the rubric as recorded (an absence item is a must); :meth:`lines` is the rubric as sent,
+    where each item of ``absence`` is an avoid line (:func:`~skillbench.judge.protocol.absence_line`).
     """
 
     run_id: str
@@ -46,15 +49,16 @@ class RunAnswer:
     answer: str
     rubric_sha: str
     folder: Path
+    absence: frozenset[int] = frozenset()  # indexes of the must items graded by absence
 
     def lines(self, indexes: Iterable[int] | None = None) -> list[RubricLine]:
-        """The rubric lines, all or those at ``indexes`` (file order)."""
-        if indexes is None:
-            return list(self.items)
-        wanted = set(indexes)
-        return [line for line in self.items if line[0] in wanted]
+        """The rubric lines as sent to the judge, all or those at ``indexes`` (file order)."""
+        wanted = None if indexes is None else set(indexes)
+        return [absence_line(i, text) if i in self.absence else (i, kind, text)
+                for i, kind, text in self.items if wanted is None or i in wanted]
 
     def item_type(self, index: int) -> str:
+        """The item's type as recorded (an absence item is a must)."""
         return self.items[index][1]
 
 
@@ -137,6 +141,8 @@ def read_run_answer(folder: Path) -> tuple[RunAnswer, dict[str, Any]]:
         dormancy=bool(meta.get("dormancy")), prompt_text=test.prompt,
         items=tuple((i, item.type, item.text) for i, item in enumerate(test.rubric)),
         answer=answer, rubric_sha=test.rubric_sha(), folder=folder,
+        # The run folder's copy states each decision (suite.absence.resolve_absence): explicit values only.
+        absence=absence_indexes(test.rubric),
     )
     return run, run_signals(folder)
 

@@ -13,6 +13,11 @@ too. The rules:
   is honoured) and then once more for the failed slot only; a reply that does not validate is retried the
   same way. Still failing → the items are ``ungraded`` (empty credit) with the reason in the run's
   ``judge.json``, never ``missing``.
+* **Absence items are hunted for.** A must whose requirement is an absence (``RunAnswer.absence``, decided by
+  :mod:`skillbench.suite.absence`) is sent as an avoid line, so the judge must quote a violation; each vote is
+  then mapped back to the must: ``clean`` → ``met`` (credit 1, no quote: nothing proves an absence),
+  ``violated`` → ``missing`` with the violation's verified quote as evidence. The row reads as any must for
+  qdrant's maths; its ``absence`` cell (``1``) says how it was graded.
 * **Samples.** ``samples=2`` grades twice and asks a third sample only for the items the two disagree on;
   the majority wins and the item is ``contested``.
 * **Durable and resumable.** One run's rows are appended in one write, then flushed and fsynced; a rerun
@@ -160,6 +165,7 @@ class RubricJudge:
             first = self._ask(run, items, sample, purpose, log, attempts)
         except SlotFailed as exc:
             return {i: str(exc) for i, _, _ in items}
+        sent = {i: kind for i, kind, _ in items}
         out: dict[int, Vote | str] = {}
         unverified = []
         for index, v in first.items():
@@ -172,23 +178,23 @@ class RubricJudge:
         log.calls[-1].update(positives=sum(v.verdict in POSITIVE_VERDICTS for v in first.values()),
                              unverified=sorted(unverified))
         if not unverified:
-            return out
+            return _as_recorded(out, run.absence)
         try:
             again = self._ask(run, run.lines(unverified), sample, "re-ask", log, attempts)
         except SlotFailed as exc:
             out.update({i: f"{REASK_FAILED}: {exc}" for i in unverified})
-            return out
+            return _as_recorded(out, run.absence)
         still = []
         for index in unverified:
             v = again[index]
             if v.verdict in POSITIVE_VERDICTS and quote_in_answer(v.evidence, run.answer):
                 out[index] = Vote(v.verdict, " ".join(v.evidence.split()))
             else:  # no verifiable quote: the protocol's rule is missing/clean, and the item is flagged
-                out[index] = Vote(_negative(run.item_type(index)), flagged=True)
+                out[index] = Vote(_negative(sent[index]), flagged=True)
                 still.append(index)
         log.calls[-1].update(positives=sum(v.verdict in POSITIVE_VERDICTS for v in again.values()),
                              unverified=sorted(still))
-        return out
+        return _as_recorded(out, run.absence)
 
     def grade(self, run: RunAnswer, samples: int = 1) -> RunGrading:
         """Grade every rubric item of ``run`` with ``samples`` (1 or 2) samples, a third on disagreement."""
@@ -210,8 +216,22 @@ class RubricJudge:
             unsettled = [i for i, vs in votes.items() if not _settled(vs)]
             if unsettled:
                 collect(self.grade_sample(run, run.lines(unsettled), 3, log, attempts, purpose="tie-break"))
-        log.grades = [_decide(i, votes[i], errors[i]) for i, _, _ in run.items]
+        log.grades = [_decide(i, votes[i], errors[i], absence=i in run.absence) for i, _, _ in run.items]
         return log
+
+
+def _as_recorded(votes: dict[int, Vote | str], absence: frozenset[int]) -> dict[int, Vote | str]:
+    """Votes on absence items (sent as avoid lines) mapped back to their must: clean → met, violated → missing.
+
+    A violation keeps its quote (the evidence of the miss); ``flagged`` survives (a violation that could not be
+    quoted became clean, hence met, and is flagged like any unverified verdict).
+    """
+    for index in absence & votes.keys():
+        vote = votes[index]
+        if isinstance(vote, Vote):
+            violated = vote.verdict == "violated"
+            votes[index] = Vote("missing" if violated else "met", vote.evidence if violated else "", vote.flagged)
+    return votes
 
 
 def _settled(votes: list[Vote]) -> bool:
@@ -219,8 +239,11 @@ def _settled(votes: list[Vote]) -> bool:
     return any(verdicts.count(v) >= 2 for v in verdicts)
 
 
-def _decide(index: int, votes: list[Vote], errors: list[str]) -> ItemGrade:
-    """The majority of the available votes; no vote, or a 1–1 split, is ``ungraded``."""
+def _decide(index: int, votes: list[Vote], errors: list[str], *, absence: bool = False) -> ItemGrade:
+    """The majority of the available votes; no vote, or a 1–1 split, is ``ungraded``.
+
+    A quote is kept for a met/violated verdict, and for an absence item's ``missing`` (its violation).
+    """
     flagged = any(v.flagged for v in votes)
     if not votes:
         return ItemGrade(index, UNGRADED, "", False, 0, "", "; ".join(dict.fromkeys(errors)) or "no verdict")
@@ -235,9 +258,9 @@ def _decide(index: int, votes: list[Vote], errors: list[str]) -> ItemGrade:
         return ItemGrade(index, UNGRADED, "", True, len(votes), "0" if flagged else "", reason)
     verdict = winners[0]
     evidence = next((v.evidence for v in votes if v.verdict == verdict and v.evidence), "")
-    positive = verdict in POSITIVE_VERDICTS
-    verified = "0" if flagged else ("1" if positive else "")
-    return ItemGrade(index, verdict, evidence if positive else "", contested, len(votes), verified)
+    quoted = verdict == "missing" if absence else verdict in POSITIVE_VERDICTS
+    verified = "0" if flagged else ("1" if quoted else "")
+    return ItemGrade(index, verdict, evidence if quoted else "", contested, len(votes), verified)
 
 
 # -- the ledger -------------------------------------------------------------------------------------------
@@ -265,7 +288,7 @@ def score_rows(run: RunAnswer, grading: RunGrading) -> list[dict[str, str]]:
             "evidence_quote": _one_line(grade.evidence), "run_id": run.run_id, "item_index": str(grade.index),
             "judge_model": grading.judge_model, "samples": str(grade.votes) if grade.votes else "",
             "evidence_verified": grade.evidence_verified, "rubric_sha": grading.rubric_sha,
-            "judge_prompt_sha": grading.judge_prompt_sha,
+            "judge_prompt_sha": grading.judge_prompt_sha, "absence": "1" if grade.index in run.absence else "",
         })
     return rows
 

@@ -30,6 +30,7 @@ QDRANT_SCORES_COLUMNS: tuple[str, ...] = (
 )
 OUR_SCORES_COLUMNS: tuple[str, ...] = (
     "run_id", "item_index", "judge_model", "samples", "evidence_verified", "rubric_sha", "judge_prompt_sha",
+    "absence",  # "1": a must graded by absence (the judge hunted for its violation; skillbench.suite.absence)
 )
 SCORES_COLUMNS: tuple[str, ...] = (*QDRANT_SCORES_COLUMNS, *OUR_SCORES_COLUMNS)
 

@@ -232,7 +232,7 @@ def empty_scores() -> pd.DataFrame:
 def read_scores(path: str | Path) -> pd.DataFrame:
     """Read ``scores.csv``: one typed row per rubric item.
 
-    ``credit`` and ``contribution`` are floats (``NaN`` for an ungraded item), ``contested`` a boolean,
+    ``credit`` and ``contribution`` are floats (``NaN`` for an ungraded item), ``contested`` and ``absence`` booleans,
     ``rep`` an int, ``graded`` is added (false for ``ungraded``/``PARSE_ERROR``/empty verdicts).
 
     Every row must agree with its item type (:func:`_check_verdicts`): a known verdict of that type, credit 1 for
@@ -269,6 +269,8 @@ def read_scores_frame(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
     ungraded = df["verdict"].isin(UNGRADED_VERDICTS)
     df["graded"] = ~ungraded & df["credit"].notna()
     df["contested"] = ~_clean_flags(df["contested"]).isin(_FALSE)
+    # Ours: a must graded by absence; an absent column (qdrant's ledger, older weeks) reads false.
+    df["absence"] = ~_clean_flags(df["absence"]).isin(_FALSE)
     for column in ("item_index", "samples"):
         # qdrant's ledger has neither column: skip parsing a million empty cells.
         df[column] = (pd.Series(pd.NA, index=df.index, dtype="Int64") if column in absent

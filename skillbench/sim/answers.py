@@ -7,10 +7,10 @@ Filler is neutral advice that states no rubric item.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from skillbench.judge.protocol import normalize_quote
-from skillbench.sim.claims import claim
+from skillbench.sim.claims import claim, violation
 
 OPENINGS = (
     "Here is how I would approach this.",
@@ -62,6 +62,7 @@ def compose(
     stated: Sequence[int],
     rnd: random.Random,
     verbosity: float,
+    absence: Collection[int] = (),
 ) -> str:
     """An answer that states exactly the items at the ``stated`` indexes, with neutral filler.
 
@@ -70,9 +71,13 @@ def compose(
         stated: indexes of covered must/bonus items and committed avoid items.
         rnd: the run's private random source (order and filler choice).
         verbosity: filler scale (0 means no filler).
+        absence: indexes of the musts graded by absence: covered means nothing is said, not covered means the
+            answer commits the violation (:func:`skillbench.sim.claims.violation`), as the judge hunts for it.
     """
-    keys = [claim(text).key for _, text in items]
-    lines = [claim(items[i][1]).sentence for i in stated]
+    keys = [(violation(text) if i in absence else claim(text)).key for i, (_, text) in enumerate(items)]
+    covered = set(stated)
+    lines = [claim(items[i][1]).sentence for i in stated if i not in absence]
+    lines += [violation(items[i][1]).sentence for i in sorted(absence) if i not in covered]
     safe_filler = [f for f in FILLER if not any(k and k in normalize_quote(f) for k in keys)]
     n_filler = min(len(safe_filler), round(verbosity * rnd.uniform(1.0, 3.0)))
     lines += rnd.sample(safe_filler, n_filler)

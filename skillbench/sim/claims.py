@@ -7,6 +7,10 @@ A rubric item is usually a third-person description of the answer ("Recommends X
 judge, which sees only the rubric and the answer, recognises the item by finding that core verbatim in a
 line of the answer. Both sides derive the core with :func:`claim`, so a judge can grade an answer it did
 not write, and a human reading the answer sees a plain statement of the item.
+
+An absence item (a must graded by absence, :mod:`skillbench.suite.absence`) is the exception: what an answer
+can state is its *violation*, so :func:`violation` is the sentence that commits it and
+:func:`line_violates` recognises that sentence (and never the item's own wording, which states compliance).
 """
 
 from __future__ import annotations
@@ -95,6 +99,20 @@ def claim(item_text: str) -> Claim:
     if looks_like_verb and rest:
         return Claim(_imperative(word), rest)
     return Claim("", text)
+
+
+def violation(requirement: str) -> Claim:
+    """The sentence that commits what an absence requirement rules out (the agent writes it; the judge quotes it).
+
+    It quotes the requirement, so it is specific to the item and never occurs in a line that merely states
+    the requirement.
+    """
+    return Claim("", f'I went against "{" ".join(requirement.split()).rstrip(" .;")}" here')
+
+
+def line_violates(line: str, requirement: str) -> bool:
+    """True when an answer line commits the violation of an absence requirement (:func:`violation`)."""
+    return violation(requirement).key in normalize_quote(line)
 
 
 def line_matches(line: str, item_text: str) -> bool:

@@ -1,7 +1,8 @@
 """The simulated judge: grades the answer in a judge request from the request's text alone.
 
 It parses the delimited answer and the rubric lines (:func:`skillbench.judge.protocol.parse_judge_message`)
-and recognises each item by its core phrase in a line of the answer (:mod:`skillbench.sim.claims`), so it
+and recognises each item by its core phrase in a line of the answer (:mod:`skillbench.sim.claims`) — for an
+absence line (:func:`~skillbench.judge.protocol.absence_line`) the phrase of its violation — so it
 grades any answer, not only those the simulated agent wrote. Its errors are knobs: a verdict flips with
 probability ε per (answer, item, sample); a met/violated quote is fabricated at a rate, drawn afresh on a
 re-ask; the pairwise judge prefers the answer that satisfies more items, calls a tie within a margin, and
@@ -20,11 +21,12 @@ from skillbench.judge.protocol import (
     PREFERENCE_TOOL,
     VERDICTS_TOOL,
     RubricLine,
+    absence_requirement,
     parse_judge_message,
 )
 from skillbench.sim import draws
 from skillbench.sim.answers import answer_lines
-from skillbench.sim.claims import line_matches
+from skillbench.sim.claims import line_matches, line_violates
 from skillbench.sim.profiles import JudgeProfile
 
 
@@ -43,11 +45,15 @@ def answer_hash(answer: str) -> str:
 
 
 def grade(answer: str, items: Sequence[RubricLine]) -> list[Grade]:
-    """Which items the answer states, with the first line that states each (verbatim)."""
+    """Which items the answer states (an absence line: commits its violation), with the first such line verbatim."""
     lines = answer_lines(answer)
     out = []
     for index, kind, text in items:
-        hit = next((line for line in lines if line_matches(line, text)), "")
+        requirement = absence_requirement(text) if kind == "avoid" else None
+        if requirement is not None:
+            hit = next((line for line in lines if line_violates(line, requirement)), "")
+        else:
+            hit = next((line for line in lines if line_matches(line, text)), "")
         out.append(Grade(index, kind, bool(hit), hit))
     return out
 
