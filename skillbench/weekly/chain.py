@@ -82,6 +82,8 @@ class WeeklyOptions:
         calibration_repeat: gradings of each answer for judge self-agreement.
         calibration_sample: calibrate on that many runs (0: all gradeable runs).
         reports_dir: where ``<run_key>/`` and ``index.html`` go.
+        weeks_dir: where ``<run_key>/`` (the ledgers) and the history go (None: ``SUITE_DIR/weekly/``; set it for
+            a suite in a read-only tree such as ``../shared``).
         notebooks_dir: the stage notebooks (also the kernels' working folder).
         kernel_name: the Jupyter kernel (``make setup`` registers ``skillbench``).
         stream: a file to relay the notebooks' printed output to as it happens (None: quiet).
@@ -102,6 +104,7 @@ class WeeklyOptions:
     calibration_repeat: int = 3
     calibration_sample: int = 0
     reports_dir: Path = REPORTS_DIR
+    weeks_dir: Path | None = None
     notebooks_dir: Path = NOTEBOOKS_DIR
     kernel_name: str = KERNEL_NAME
     stream: Any = None
@@ -208,7 +211,7 @@ def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None,
     check_kernel(opts.kernel_name)
     opts = dataclasses.replace(opts, notebooks_dir=Path(opts.notebooks_dir).resolve())
 
-    weekly_dir = suite_dir / WEEKLY_DIR
+    weekly_dir = Path(opts.weeks_dir).resolve() if opts.weeks_dir else suite_dir / WEEKLY_DIR
     run_dir, history = weekly_dir / opts.run_key, weekly_dir / HISTORY_FILE
     reports_dir = Path(opts.reports_dir).resolve()
     report_dir = reports_dir / opts.run_key
