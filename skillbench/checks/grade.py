@@ -6,12 +6,16 @@ that did not match, the offending tool use, "timeout after Ns". An ``error`` is 
 
 * output checks read :meth:`Transcript.final_answer`; ``*_contains`` compare case-insensitively (as Vally
   does), ``*_matches`` are Python ``re.search`` (inline flags like ``(?i)`` work);
-* ``exit_success``: the CLI exited 0 and its result event is not an error;
+* ``exit_success``: the CLI exited 0 and its result event is not an error; ``output_nonempty``: the final answer
+  holds more than whitespace (skill-validator's ``exit_success``);
 * ``expect_tools`` / ``reject_tools``: the tool calls that ran (denied attempts netted out), names through the
   alias table of :mod:`skillbench.checks.tools`;
 * ``max_turns``: the result's ``num_turns`` (the CLI's own count) ≤ ``turns``;
 * workspace checks read a :class:`ProbeResult` the sandbox took in the run's container after the CLI exited
-  (``run_command``: the command's exit code; ``file_*``: the file's bytes, or that it is missing).
+  (``run_command``: the command's exit code; ``file_*``: the file's bytes, or that it is missing;
+  ``file_not_exists`` passes on a missing file). A glob ``path`` (``*.cs``) holds for the files it matches:
+  ``file_exists`` when one matches, ``file_not_exists`` when none does, ``file_contains``/``file_matches`` when
+  one matching file's content does.
 """
 
 from __future__ import annotations
@@ -116,6 +120,30 @@ def _tools_check(check: Check, transcript: Transcript) -> tuple[str, str]:
     return CHECK_PASSED, ""
 
 
+def glob_files(output: bytes) -> list[tuple[str, bytes]]:
+    """A glob probe's output (NUL, path, NUL, content, …) as ``(path, content)`` pairs, in the probe's order."""
+    parts = output.split(b"\0")[1:]
+    return [(name.decode("utf-8", "replace"), data) for name, data in zip(parts[::2], parts[1::2], strict=False)]
+
+
+def _glob_check(check: Check, probe: ProbeResult) -> tuple[str, str]:
+    """A glob ``file_*`` check of a probe that found at least one matching file."""
+    files = glob_files(probe.output)
+    names = ", ".join(name for name, _ in files[:5]) + (" …" if len(files) > 5 else "")
+    if check.type == "file_not_exists":
+        return CHECK_FAILED, _short(f"{check.path} matches {names}")
+    if check.type == "file_exists":
+        return CHECK_PASSED, _short(names)
+    kind = check.type.removeprefix("file_")
+    for name, data in files:
+        status, _ = _text_check(kind, check, data.decode("utf-8", "replace"), name)
+        if status == CHECK_PASSED:
+            return CHECK_PASSED, _short(name)
+    what = check.value if kind == "contains" else check.pattern
+    verb = "contains" if kind == "contains" else "matches"
+    return CHECK_FAILED, _short(f"no file matching {check.path} ({names}) {verb} {what!r}")
+
+
 def _probe_check(check: Check, probe: ProbeResult | None) -> tuple[str, str]:
     if probe is None:
         return CHECK_ERROR, "not probed (the sandbox took no probe for this check)"
@@ -132,7 +160,13 @@ def _probe_check(check: Check, probe: ProbeResult | None) -> tuple[str, str]:
         detail = f"exit {probe.exit_code}, expected {check.exit_code_expected}"
         return CHECK_FAILED, _short(detail + (f": {tail[0]}" if tail[0] else ""))
     if probe.file_state == FILE_MISSING:
-        return CHECK_FAILED, _short(f"{check.path}: no such file")
+        if check.type == "file_not_exists":
+            return CHECK_PASSED, ""
+        return CHECK_FAILED, _short(f"{check.path}: " + ("no file matches" if check.is_glob else "no such file"))
+    if check.is_glob:
+        return _glob_check(check, probe)
+    if check.type == "file_not_exists":
+        return CHECK_FAILED, _short(f"{check.path}: exists")
     if check.type == "file_exists":
         return CHECK_PASSED, ""
     if probe.file_state != FILE_OK:
@@ -146,7 +180,10 @@ def grade_check(check: Check, transcript: Transcript, exit_code: int | None,
     """Grade one check (see the module docstring for each type's rule)."""
     result = transcript.result
     kind = check.type
-    if kind.startswith("output_"):
+    if kind == "output_nonempty":
+        answer = transcript.final_answer()
+        status, detail = (CHECK_PASSED, "") if answer.strip() else (CHECK_FAILED, "the final answer is empty")
+    elif kind.startswith("output_"):
         status, detail = _text_check(kind.removeprefix("output_"), check, transcript.final_answer(), "the answer")
     elif kind == "exit_success":
         if exit_code != 0:

@@ -15,8 +15,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Exit 0 clean, 1 errors (or warnings with --strict), 2 usage error.",
     )
     p.add_argument("suite_dir", nargs="?", default="evals", metavar="SUITE_DIR",
-                   help="folder that contains test-prompts/ (default: evals)")
-    p.add_argument("--skills-root", metavar="DIR", help="skills tree (overrides [suite].skills_root)")
+                   help="folder that contains test-prompts/, or a dotnet tree's tests/ and plugins/ (default: evals)")
+    p.add_argument("--format", choices=("qdrant", "dotnet"), default=None,
+                   help="suite layout (default: detected — test-prompts/ is qdrant, tests/*/*/eval.yaml is dotnet)")
+    p.add_argument("--skills-root", metavar="DIR", help="skills tree (overrides [suite].skills_root); for a dotnet "
+                   "tree, another tree's plugins/ folder")
     p.add_argument("--site-base", metavar="URL", help="published site base of skill_url (overrides the config)")
     p.add_argument("--heldout-prefix", action="append", metavar="P",
                    help="name prefix of held-out prompts; repeatable (overrides the config)")
@@ -29,11 +32,12 @@ def run(args: argparse.Namespace) -> int:
     from skillbench.suite.validation import preflight
 
     if not Path(args.suite_dir).is_dir():
-        raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the folder that contains test-prompts/)")
+        raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the folder that contains test-prompts/, or "
+                         "a dotnet tree's tests/ and plugins/)")
     if args.skills_root and not Path(args.skills_root).is_dir():
         raise UsageError(f"--skills-root {args.skills_root}: not a folder")
     report = preflight(args.suite_dir, skills_root=args.skills_root, site_base=args.site_base,
-                       heldout_prefixes=args.heldout_prefix)
+                       heldout_prefixes=args.heldout_prefix, format=args.format)
     for defect in report.errors + report.warnings:
         label = "error" if defect.severity == "error" else "warning"
         print(f"{label}: {defect}", file=sys.stdout)

@@ -29,6 +29,12 @@ FILE_PROBE_MAX_BYTES = 16 * 1024 * 1024  # a check reads a text file, never a wh
 PROBE_MISSING, PROBE_NOT_REGULAR = 3, 4
 FILE_PROBE = (f'[ -e "$1" ] || exit {PROBE_MISSING}; [ -f "$1" ] || exit {PROBE_NOT_REGULAR}; '
               f'exec head -c {FILE_PROBE_MAX_BYTES} -- "$1"')
+# A glob path's probe: every regular file whose workspace-relative path the glob matches (an sh ``case`` pattern,
+# so ``*`` also crosses ``/``: ``*.cs`` finds src/A.cs), as NUL, path, NUL, then (``content`` mode) its bytes;
+# exit PROBE_MISSING when none matches. Parsed by :func:`skillbench.checks.grade.glob_files`.
+GLOB_PROBE = ('find . -type f | sed "s|^\\./||" | LC_ALL=C sort | { m=0; while IFS= read -r f; do case "$f" in $1) '
+              'm=1; printf "\\0%s\\0" "$f"; [ "$2" = content ] && head -c ' + str(FILE_PROBE_MAX_BYTES) + ' -- "$f";; '
+              f'esac; done; [ $m = 1 ] || exit {PROBE_MISSING}; }}')
 # The environment setup commands and probes see: the run's HOME, TMPDIR, PATH and locale, never the API key.
 TOOL_ENV_KEYS = ("HOME", "TMPDIR", "PATH", "LANG")
 
@@ -66,7 +72,7 @@ class Probe:
         if exit_code not in states:
             why = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {exit_code}"]
             return ProbeResult(self.check_id, exit_code, b"", "", False, self.timeout_s,
-                               f"{self.argv[-1]}: cannot be read ({why[0]})")
+                               f"{self.argv[4]}: cannot be read ({why[0]})")
         return ProbeResult(self.check_id, exit_code, stdout if exit_code == 0 else b"", states[exit_code],
                            False, self.timeout_s)
 
@@ -169,6 +175,10 @@ def probe_for(check: Check) -> Probe | None:
     """The probe a workspace check needs (None for checks graded from the transcript)."""
     if check.type == "run_command":
         return Probe(check.check_id, ("sh", "-c", check.command or ""), check.timeout_s, reads_file=False)
+    if check.in_workspace and check.is_glob:
+        mode = "names" if check.type in ("file_exists", "file_not_exists") else "content"
+        return Probe(check.check_id, ("sh", "-c", GLOB_PROBE, "probe", check.path or "", mode), check.timeout_s,
+                     reads_file=True)
     if check.in_workspace:
         return Probe(check.check_id, ("sh", "-c", FILE_PROBE, "probe", check.path or ""), check.timeout_s,
                      reads_file=True)

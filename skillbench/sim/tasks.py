@@ -22,6 +22,7 @@ when every solution write succeeded, tool and turn checks are computed from the 
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 from collections.abc import Callable
@@ -274,6 +275,21 @@ def output_wanted(checks: list[Check], prof: AgentProfile, share: float, u: Call
     return {c.check_id: u(c.check_id) < p for c in checks if c.type in OUTPUT_CHECKS}
 
 
+def _file_outcome(check: Check, files: dict[str, str]) -> bool:
+    """What the workspace probe finds for a ``file_*`` check, as :mod:`skillbench.checks.grade` grades it."""
+    if check.is_glob:  # an sh ``case`` pattern: ``*`` also crosses ``/`` (generation.workspace.GLOB_PROBE)
+        contents = [text for rel, text in sorted(files.items()) if fnmatch.fnmatchcase(rel, check.path or "")]
+    else:
+        contents = [files[rel]] if (rel := _rel(check.path or "")) in files else []
+    if check.type == "file_not_exists":
+        return not contents
+    if check.type == "file_exists":
+        return bool(contents)
+    if check.type == "file_contains":  # case-insensitive, as the grader compares
+        return any((check.value or "").casefold() in text.casefold() for text in contents)
+    return any(re.search(check.pattern or "", text) is not None for text in contents)
+
+
 def check_status(check: Check, work: TaskRun, answer: str, crossed: bool) -> str:
     """``passed`` / ``failed``: what a correct grader finds for this check on this run."""
     ok: bool
@@ -290,14 +306,8 @@ def check_status(check: Check, work: TaskRun, answer: str, crossed: bool) -> str
         ok = work.num_turns() <= (check.turns or 0)
     elif check.type == "run_command":
         ok = work.solved
-    else:  # file_exists, file_contains, file_matches
-        content = work.final_files().get(_rel(check.path or ""))
-        if content is None:
-            ok = False
-        elif check.type == "file_exists":
-            ok = True
-        elif check.type == "file_contains":
-            ok = (check.value or "") in content
-        else:
-            ok = re.search(check.pattern or "", content) is not None
+    elif check.type == "output_nonempty":
+        ok = bool(answer.strip())
+    else:  # file_exists, file_not_exists, file_contains, file_matches (a glob: the files it matches)
+        ok = _file_outcome(check, work.final_files())
     return CHECK_PASSED if ok else CHECK_FAILED

@@ -172,6 +172,12 @@ class PromptSpec:
     family: str
     leaf: str
     heldout: bool
+    # dotnet specs (skillbench.suite.dotnet): the stimulus's own name (``name`` is a folder-safe slug of the eval's
+    # name and it), its tags as ``key=value``, and the golden trajectory's agent messages — a reference answer for
+    # the simulated endpoint only: never in the workspace, never shown to the agent or the judge.
+    stimulus: str = ""
+    tags: tuple[str, ...] = ()
+    reference_answer: str = field(default="", repr=False)
 
     @property
     def name(self) -> str:
@@ -211,9 +217,33 @@ class PromptSpec:
         return self.path.parent.parent / SOLUTIONS_DIR / self.name
 
 
+@dataclass(frozen=True)
+class EvalInfo:
+    """One dotnet eval spec as loaded: where it is, its format, and what it says about itself."""
+
+    path: Path
+    format: str  # "skill-validator" or "vally"
+    name: str
+    plugin: str
+    skill: str
+    stimuli: int  # every stimulus of the file, broken ones included
+    dormancy: int
+    heldout: int = 0
+    description: str = ""
+    type: str = ""
+    tags: tuple[str, ...] = ()
+    runs: int | None = None  # Vally's defaults.runs
+    shadowed: Path | None = None  # the eval.yaml this eval.vally.yaml shadows
+
+
 @dataclass
 class Suite:
-    """A loaded, validated suite."""
+    """A loaded, validated suite.
+
+    ``layout`` is ``qdrant`` (``test-prompts/`` and a skills tree of families) or ``dotnet``
+    (``tests/<plugin>/<skill>/eval.yaml`` beside ``plugins/<plugin>/skills/<skill>/``: each skill is a family,
+    ``family_dirs`` says where it lives, ``plugin_of`` which plugin it belongs to, ``evals`` what was read).
+    """
 
     suite_dir: Path
     config: SuiteConfig
@@ -222,6 +252,10 @@ class Suite:
     heldout_prefixes: tuple[str, ...]
     prompts: list[PromptSpec] = field(default_factory=list)
     skills: dict[str, Skill] = field(default_factory=dict)  # keyed by leaf
+    layout: str = "qdrant"
+    family_dirs: dict[str, Path] = field(default_factory=dict)  # family -> its folder, where not skills_root/family
+    plugin_of: dict[str, str] = field(default_factory=dict)  # family (skill) -> its plugin (dotnet layout)
+    evals: list[EvalInfo] = field(default_factory=list)
 
     @property
     def scored_prompts(self) -> list[PromptSpec]:
@@ -238,7 +272,11 @@ class Suite:
 
     def family_dir(self, family: str) -> Path:
         """The folder that is installed as ``~/.claude/skills/<family>/``."""
-        return self.skills_root / family
+        return self.family_dirs.get(family, self.skills_root / family)
+
+    def plugin_families(self, plugin: str) -> list[str]:
+        """Every family (skill) of a plugin, sorted: what a dotnet plugin arm installs."""
+        return sorted(f for f, p in self.plugin_of.items() if p == plugin)
 
     def prompt(self, name: str) -> PromptSpec:
         for spec in self.prompts:

@@ -2,8 +2,9 @@
 
 All optional, so a qdrant prompt file stays valid unchanged. A prompt with ``workspace`` files or ``setup``
 commands is a *task*: the agent starts in a working directory holding those files. ``checks`` grade its run
-deterministically (no judge): the final answer against a text or a pattern, a command run in the workspace after
-the agent finished, a file the agent was to write, the tools it used, the turns it took.
+deterministically (no judge): the final answer against a text or a pattern (or only that there is one,
+``output_nonempty``), a command run in the workspace after the agent finished, a file the agent was to write (or
+must not leave: ``file_not_exists``; a ``path`` may be a glob such as ``*.cs``), the tools it used, the turns it took.
 
 A check's identity is its ``id``: the one given, else ``<type>-<hash of type and options>``, never its position,
 so editing one check of a spec never renumbers the others, and ``checks.csv`` rows keep meaning the same check
@@ -21,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_v
 
 CheckType = Literal[
     "output_contains", "output_not_contains", "output_matches", "output_not_matches", "run_command",
-    "file_exists", "file_contains", "file_matches", "exit_success", "expect_tools", "reject_tools", "max_turns",
+    "file_exists", "file_not_exists", "file_contains", "file_matches", "exit_success", "output_nonempty",
+    "expect_tools", "reject_tools", "max_turns",
 ]
 CHECK_TYPES: tuple[str, ...] = CheckType.__args__  # type: ignore[attr-defined]
 
@@ -33,16 +35,20 @@ CHECK_OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "output_not_matches": (("pattern",), ()),
     "run_command": (("command",), ("expected_exit_code", "timeout")),
     "file_exists": (("path",), ()),
+    "file_not_exists": (("path",), ()),
     "file_contains": (("path", "value"), ()),
     "file_matches": (("path", "pattern"), ()),
     "exit_success": ((), ()),
+    "output_nonempty": ((), ()),
     "expect_tools": (("tools",), ()),
     "reject_tools": (("tools",), ()),
     "max_turns": (("turns",), ()),
 }
 OPTION_NAMES = ("value", "pattern", "command", "expected_exit_code", "timeout", "path", "tools", "turns")
 # Checks that read the workspace after the agent finished: they run in the run's own container.
-WORKSPACE_CHECKS = frozenset({"run_command", "file_exists", "file_contains", "file_matches"})
+WORKSPACE_CHECKS = frozenset({"run_command", "file_exists", "file_not_exists", "file_contains", "file_matches"})
+# A ``file_*`` path holding one of these is a glob over the workspace's files (``*`` also crosses ``/``).
+GLOB_CHARS = frozenset("*?[")
 # Checks on the final answer's text.
 OUTPUT_CHECKS = frozenset({"output_contains", "output_not_contains", "output_matches", "output_not_matches"})
 TOOL_CHECKS = frozenset({"expect_tools", "reject_tools"})
@@ -61,7 +67,7 @@ class Check(BaseModel):
     command: StrictStr | None = Field(default=None, description="shell command run in the workspace (sh -c)")
     expected_exit_code: StrictInt | None = Field(default=None, description="run_command's passing exit code (0)")
     timeout: float | None = Field(default=None, gt=0, description="run_command's own timeout in seconds (60)")
-    path: StrictStr | None = Field(default=None, description="a path relative to the workspace")
+    path: StrictStr | None = Field(default=None, description="a path (or a glob) relative to the workspace")
     tools: list[StrictStr] | None = Field(default=None, description="tool names (case-insensitive, aliases ok)")
     turns: StrictInt | None = Field(default=None, ge=1, description="max_turns: the most turns a run may take")
 
@@ -81,6 +87,11 @@ class Check(BaseModel):
     def in_workspace(self) -> bool:
         """True when the check reads the workspace (it runs in the run's container)."""
         return self.type in WORKSPACE_CHECKS
+
+    @property
+    def is_glob(self) -> bool:
+        """True when a ``file_*`` check names a glob (``*.cs``): it holds for the files the glob matches."""
+        return self.path is not None and any(c in GLOB_CHARS for c in self.path)
 
     @property
     def exit_code_expected(self) -> int:

@@ -86,6 +86,8 @@ class PreflightReport:
         if self.stopped:
             return f"Prompts and skills not checked ({self.stopped}): {len(self.errors)} errors, " \
                    f"{len(self.warnings)} warnings"
+        if self.suite.layout == "dotnet":
+            return self._dotnet_summary()
         files = self.prompt_files or [p.path for p in self.suite.prompts]
         heldout = sum(f.stem.startswith(self.suite.heldout_prefixes) for f in files)  # () matches nothing
         dormancy = sum(p.dormancy for p in self.suite.prompts)  # known only for files that parsed
@@ -93,6 +95,16 @@ class PreflightReport:
             f"Checked {len(files)} prompts ({len(files) - heldout} scored, {heldout} held-out, "
             f"{dormancy} dormancy) in {len(self.suite.families)} skill families: "
             f"{len(self.errors)} errors, {len(self.warnings)} warnings"
+        )
+
+    def _dotnet_summary(self) -> str:
+        evals = self.suite.evals
+        total, heldout = sum(e.stimuli for e in evals), sum(e.heldout for e in evals)
+        plugins = {e.plugin for e in evals}
+        return (
+            f"Checked {total} stimuli ({total - heldout} scored, {heldout} held-out, "
+            f"{sum(e.dormancy for e in evals)} dormancy) in {len(evals)} evals of {len({e.skill for e in evals})} "
+            f"skills in {len(plugins)} plugins: {len(self.errors)} errors, {len(self.warnings)} warnings"
         )
 
     def defects_df(self):
@@ -378,19 +390,29 @@ def preflight(
     site_base: str | None = None,
     heldout_prefixes: list[str] | None = None,
     config: SuiteConfig | None = None,
+    format: str | None = None,
 ) -> PreflightReport:
     """Read and check a suite; never raises for a defect in the suite, and writes nothing.
 
     Args:
-        suite_dir: the folder that contains ``test-prompts/``.
+        suite_dir: the folder that contains ``test-prompts/`` (or, for a dotnet tree, ``tests/`` and ``plugins/``).
         skills_root: overrides ``[suite].skills_root`` (a path, not relative to ``suite_dir``).
         site_base: overrides ``[suite].site_base``.
         heldout_prefixes: override ``[suite].heldout_prefixes``.
         config: an already loaded config (else read from ``suite_dir``).
+        format: ``qdrant`` or ``dotnet`` forces the layout (default: detected, see
+            :func:`skillbench.suite.dotnet.detect_format`).
 
     Returns:
         The report: the suite as far as it could be read, and its defects.
     """
+    from skillbench.suite.dotnet.layout import DOTNET, FORMATS, detect_format, preflight_dotnet
+
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"unknown suite format {format!r} (use one of: {', '.join(FORMATS)})")
+    if (format or detect_format(suite_dir)) == DOTNET:
+        return preflight_dotnet(suite_dir, skills_root=skills_root, site_base=site_base,
+                                heldout_prefixes=heldout_prefixes, config=config)
     suite_dir = Path(suite_dir)
     if config is None:
         try:
