@@ -1,7 +1,8 @@
 """The suite: its format (prompts, rubrics, skills), its config file, and preflight.
 
-A suite directory holds ``test-prompts/`` and the skills under test; :func:`load_suite` reads it for a run and
-:func:`preflight` reports every defect without writing anything.
+A suite directory holds ``test-prompts/`` and the skills under test (or, a dotnet/skills tree, ``tests/`` and
+``plugins/``: :mod:`skillbench.suite.dotnet`); :func:`load_suite` reads it for a run and :func:`preflight` reports
+every defect without writing anything.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from skillbench._exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
-        "RubricItem", "TestPrompt", "PromptSpec", "Skill", "Suite", "SkillUrlError",
+        "RubricItem", "TestPrompt", "PromptSpec", "Skill", "Suite", "EvalInfo", "SkillUrlError",
         "FrontmatterError", "parse_skill_url", "read_skill"
     ), "format"),
     **dict.fromkeys((
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         load_config,
     )
     from skillbench.suite.format import (
+        EvalInfo,
         FrontmatterError,
         PromptSpec,
         RubricItem,

@@ -73,3 +73,19 @@ def test_glob_probe_runs_in_a_shell_and_its_output_parses(tmp_path):
     code, out = run({"type": "file_exists", "path": "src/*"})
     assert code == 0 and [n for n, _ in glob_files(out)] == ["src/.eval/c.txt", "src/A.cs"]
     assert run({"type": "file_not_exists", "path": "*.csproj"})[0] == 3
+
+
+@pytest.mark.parametrize(("raw", "answer", "probe", "status", "detail"), [c for c in CASES if c[2] is not None],
+                         ids=[f"{c[0]['type']}-{i}" for i, c in enumerate(CASES) if c[2] is not None])
+def test_simulated_truth_agrees_with_the_grader(raw, answer, probe, status, detail):
+    """The simulated agent's truth (sim.tasks) finds what the grader finds on the same workspace."""
+    from skillbench.sim.tasks import _file_outcome
+
+    check = Check(**raw)
+    if probe["file_state"] == "missing":
+        files: dict[str, str] = {}
+    elif check.is_glob:
+        files = {name: data.decode() for name, data in glob_files(probe["output"])}
+    else:
+        files = {check.path or "": ""}
+    assert _file_outcome(check, files) == (status == "passed")

@@ -1,0 +1,141 @@
+"""dotnet's authoring gate as preflight: each defect class in a broken temp spec, one line naming file, stimulus and
+field. The trees are written here (tmp_path); no shared data is needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillbench.suite import preflight
+from skillbench.suite.dotnet import parse_duration
+
+SKILL = "---\nname: demo-skill\ndescription: Reads logs. Use when a build fails.\n---\n# Demo\n"
+
+
+def _stimulus(i: int, **extra: str) -> str:
+    body = "".join(f"    {k}: {v}\n" for k, v in extra.items())
+    return (f"  - name: Stimulus {i}\n    prompt: Explain build failure number {i}.\n"
+            f"    graders:\n      - type: output-matches\n        config:\n          pattern: fail{i}\n"
+            f"      - type: prompt\n{body}    rubric:\n      - Names the failing step {i}\n")
+
+
+def _tree(tmp_path: Path, spec: str, name: str = "eval.yaml") -> Path:
+    root = tmp_path / "tree"
+    skill = root / "plugins/demo/skills/demo-skill"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(SKILL)
+    folder = root / "tests/demo/demo-skill"
+    folder.mkdir(parents=True)
+    (folder / name).write_text(spec)
+    return root
+
+
+def _good(n: int = 5, **extra: str) -> str:
+    return "name: demo-skill\ntype: capability\nstimuli:\n" + "".join(_stimulus(i, **extra) for i in range(n))
+
+
+def _lines(report) -> list[str]:
+    return [str(d) for d in report.errors]
+
+
+def test_a_clean_tree_passes(tmp_path):
+    report = preflight(_tree(tmp_path, _good()))
+    assert report.errors == [] and report.warnings == []
+    assert len(report.suite.prompts) == 5
+
+
+def test_duplicate_key_names_file_line_stimulus_and_key(tmp_path):
+    spec = _good().replace("    prompt: Explain build failure number 2.\n",
+                           "    prompt: Explain build failure number 2.\n    prompt: stray tail\n")
+    report = preflight(_tree(tmp_path, spec))
+    [line] = _lines(report)
+    assert "eval.yaml:" in line and "stimuli[2] (Stimulus 2).prompt" in line and "duplicate key 'prompt'" in line
+    assert report.suite.prompts == []  # the file is refused whole
+
+
+@pytest.mark.parametrize("config", ["{}", "null", ""])
+def test_grader_with_empty_config(tmp_path, config):
+    spec = _good().replace("        config:\n          pattern: fail3\n", f"        config: {config}\n")
+    [line] = _lines(preflight(_tree(tmp_path, spec)))
+    assert "stimuli[3] (Stimulus 3).graders[0].config" in line and "enforces nothing" in line
+
+
+def test_graders_that_need_no_config_are_fine(tmp_path):
+    spec = _good().replace("      - type: prompt\n", "      - type: prompt\n      - type: exit-success\n")
+    assert preflight(_tree(tmp_path, spec)).errors == []
+
+
+def test_deprecated_config_beside_defaults(tmp_path):
+    spec = "config:\n  timeout: 5m\ndefaults:\n  runs: 3\n" + _good()
+    [line] = _lines(preflight(_tree(tmp_path, spec)))
+    assert "eval.yaml: config:" in line and "defaults" in line
+
+
+def test_missing_fixture_and_grader_script_are_named(tmp_path):
+    env = "\n      files:\n        - src: fixtures/log.txt\n          dest: logs/log.txt\n" \
+          "        - src: check.py\n          dest: .eval/check.py"
+    spec = _good(environment=env)
+    spec = spec.replace("    environment: \n", "    environment:\n")
+    lines = _lines(preflight(_tree(tmp_path, spec)))
+    assert any("stimuli[0] (Stimulus 0).environment.files[0].src" in x and "fixtures/log.txt" in x for x in lines)
+    assert any("stimuli[0] (Stimulus 0).environment.files[1].src" in x and "check.py" in x for x in lines)
+
+
+def test_skill_validator_source_leaving_the_tree_is_refused(tmp_path):
+    spec = ("scenarios:\n  - name: One\n    prompt: Go.\n    setup:\n      files:\n"
+            "        - path: a.txt\n          source: ../../../../../../etc/passwd\n"
+            "    rubric:\n      - Does it\n")
+    [line] = _lines(preflight(_tree(tmp_path, spec)))
+    assert "scenarios[0] (One).setup.files[0].source" in line and "leaves the tree root" in line
+
+
+def test_dormancy_guard_rejecting_every_skill(tmp_path):
+    spec = _good().replace("  - name: Stimulus 4\n", "  - name: Stimulus 4\n    expect_activation: false\n"
+                           "    constraints:\n      reject_skills: ['*']\n")
+    lines = _lines(preflight(_tree(tmp_path, spec)))
+    assert any("stimuli[4] (Stimulus 4).constraints.reject_skills" in x and "dormancy guard" in x for x in lines)
+
+
+def test_duplicate_stimulus_names(tmp_path):
+    spec = _good().replace("name: Stimulus 3", "name: Stimulus 1")
+    lines = _lines(preflight(_tree(tmp_path, spec)))
+    assert any("stimuli[3] (Stimulus 1).name" in x and "duplicate stimulus name" in x for x in lines)
+
+
+@pytest.mark.parametrize(("text", "what"), [("stimuli: [unclosed\n", "unreadable spec"),
+                                            ("- just a list\n", "not a mapping"),
+                                            ("name: x\n", "neither stimuli")])
+def test_unreadable_spec(tmp_path, text, what):
+    [line] = _lines(preflight(_tree(tmp_path, text)))
+    assert "eval.yaml" in line and what in line
+
+
+def test_underpowered_eval_is_instrument_debt(tmp_path):
+    spec = _good(4)
+    report = preflight(_tree(tmp_path, spec))
+    assert report.errors == []
+    [warning] = [str(d) for d in report.warnings]
+    assert "eval.yaml: stimuli: underpowered (instrument debt): 4 preference-eligible of 4" in warning
+
+
+def test_unsupported_fields_are_warnings_never_silent(tmp_path):
+    spec = _good(constraints="\n      max_tokens: 5000", frobnicate="1")
+    spec = spec.replace("    constraints: \n", "    constraints:\n")
+    fields = {d.field for d in preflight(_tree(tmp_path, spec)).warnings}
+    assert "stimuli[0] (Stimulus 0).constraints.max_tokens" in fields
+    assert "stimuli[0] (Stimulus 0).frobnicate" in fields
+
+
+def test_vally_file_shadows_the_old_spec(tmp_path):
+    root = _tree(tmp_path, _good(), name="eval.vally.yaml")
+    (root / "tests/demo/demo-skill/eval.yaml").write_text("scenarios:\n  - name: old\n")
+    report = preflight(root)
+    assert report.errors == [] and len(report.suite.prompts) == 5
+    [warning] = report.warnings
+    assert warning.path.endswith("eval.yaml") and "shadowed by eval.vally.yaml" in warning.problem
+
+
+@pytest.mark.parametrize(("raw", "seconds"), [("6m", 360), ("90s", 90), ("1h30m", 5400), (120, 120), ("x", None)])
+def test_durations(raw, seconds):
+    assert parse_duration(raw) == seconds
