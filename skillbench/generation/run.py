@@ -51,7 +51,7 @@ from skillbench.generation.task_phase import (
     task_metadata,
 )
 from skillbench.generation.workspace import TaskError, prepare_task
-from skillbench.ledgers.atomic import atomic_write_json
+from skillbench.ledgers.atomic import atomic_write_json, atomic_write_text
 from skillbench.ledgers.files import (
     ASIDE_DIR,
     METADATA_FILE,
@@ -95,6 +95,20 @@ class GenerateOptions:
     prompts: list[str] = field(default_factory=list)  # run only these prompts (the rest of the plan is limited)
     families: list[str] = field(default_factory=list)  # run only these skill families
     wait: bool = False  # another pass holds the run directory: wait for it instead of refusing
+
+
+def write_test_prompt(spec: Any, path: Path) -> None:
+    """The prompt as run: a JSON prompt file byte for byte; an imported spec as JSON, each must's grading decided.
+
+    The judge reads this copy and honours explicit ``absence`` values only, so an imported spec's absence rule
+    (:mod:`skillbench.suite.absence`) is decided here, once, for whoever grades the run later.
+    """
+    from skillbench.suite.absence import resolve_absence, rule_applies
+
+    if not rule_applies(spec.path):
+        shutil.copy2(spec.path, path)
+        return
+    atomic_write_text(path, resolve_absence(spec.test, rule=True).model_dump_json(indent=2, exclude_none=True) + "\n")
 
 
 def utc_stamp(ts: float) -> str:
@@ -146,7 +160,7 @@ class Generator:
         if tmp_dir.exists():
             shutil.rmtree(tmp_dir)
         tmp_dir.mkdir()
-        shutil.copy2(spec.path, tmp_dir / TEST_PROMPT_FILE)
+        write_test_prompt(spec, tmp_dir / TEST_PROMPT_FILE)
         attempts: list[dict[str, Any]] = []
         timeout_s, tools = run_timeout(spec, self.opts.timeout_s), run_tools(spec, self.suite.config.run)
         task_meta = task_metadata(spec, tools, timeout_s, None)

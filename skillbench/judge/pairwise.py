@@ -103,7 +103,7 @@ class PairJudge:
 
         def build(attempt: int) -> tuple[dict[str, Any], dict[str, str]]:
             seed = shuffle_seed(self.seed, pair.pair_id, sample, attempt)
-            return (build_pair_request(first.prompt_text, first.answer, second.answer, list(first.items), seed),
+            return (build_pair_request(first.prompt_text, first.answer, second.answer, first.lines(), seed),
                     judge_headers(sample, run_id=opaque_run_id(pair.pair_id), attempt=attempt))
 
         def observe(_attempt: int, result: CallResult | None, _error: str) -> None:

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillbench.sim import answers, check_text, draws, tasks
-from skillbench.sim.claims import line_matches
+from skillbench.sim.claims import line_matches, line_violates
 from skillbench.sim.conversation import Conversation, ToolCall
 from skillbench.sim.profiles import AgentProfile
+from skillbench.suite.absence import absence_indexes, rule_applies
 from skillbench.suite.format import SKILL_FILE, PromptSpec, Suite
 from skillbench.vocab import CHECK_ITEM
 
@@ -268,10 +269,12 @@ class Agent:
         decided = self.decide(spec, prof, run_id, share)
         items = [(it.type, it.text) for it in spec.test.rubric]
         stated = [i for i, d in enumerate(decided) if d != "omitted"]
-        text = answers.compose(items, stated, rnd, prof.verbosity)
+        # An absence must that is covered says nothing; one that is not commits its violation (sim/claims.py).
+        absent = absence_indexes(spec.test.rubric, rule=rule_applies(spec.path))
+        text = answers.compose(items, stated, rnd, prof.verbosity, absence=absent)
         checks = spec.test.checks
         if checks:
-            text, decided = self._check_answer(text, decided, conv, spec, prof, run_id, share)
+            text, decided = self._check_answer(text, decided, conv, spec, prof, run_id, share, absent)
         truth = [
             TruthRow(run_id, attempt, conv.model, spec.name, route, int(leaf), i, item.type, decided[i])
             for i, item in enumerate(spec.test.rubric)
@@ -283,7 +286,8 @@ class Agent:
         return Reply([{"type": "text", "text": text}], "end_turn", truth=truth, cross_budget=cross)
 
     def _check_answer(self, text: str, decided: list[str], conv: Conversation, spec: PromptSpec,
-                      prof: AgentProfile, run_id: str, share: float) -> tuple[str, list[str]]:
+                      prof: AgentProfile, run_id: str, share: float, absent: frozenset[int] = frozenset()
+                      ) -> tuple[str, list[str]]:
         """The answer with the output checks' lines in it, and the rubric outcomes that answer really has."""
         outputs = [c for c in spec.test.checks if c.type in tasks.OUTPUT_CHECKS]
         wanted = tasks.output_wanted(outputs, prof, share, lambda cid: self._u(run_id, "check", cid))
@@ -293,7 +297,10 @@ class Agent:
         # A check line that happens to state a rubric item states it: truth says what the judge will read.
         added = [ln for _, t in lines for ln in t.splitlines()]
         for i, item in enumerate(spec.test.rubric):
-            if decided[i] == "omitted" and any(line_matches(ln, item.text) for ln in added):
+            if i in absent:
+                if decided[i] == "covered" and any(line_violates(ln, item.text) for ln in added):
+                    decided[i] = "omitted"  # the line commits the violation the must rules out
+            elif decided[i] == "omitted" and any(line_matches(ln, item.text) for ln in added):
                 decided[i] = "violated" if item.type == "avoid" else "covered"
         return text, decided
 
