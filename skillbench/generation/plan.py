@@ -51,12 +51,16 @@ def run_names(plan: pd.DataFrame, run_key: str) -> list[str]:
 
 
 def installed_families(suite: Suite, family: str, condition: str) -> list[str]:
-    """Skill families installed in an arm: none, the prompt's own, or every family of the suite."""
+    """Skill families installed in an arm: none, the prompt's own, or every family of the suite.
+
+    In a dotnet tree the plugin arm is dotnet's full-plugin variant: every skill of the prompt's plugin.
+    """
     if condition == NO_SKILL:
         return []
     if condition == WITH_SKILL:
         return [family]
-    return list(suite.families)
+    plugin = suite.plugin_of.get(family)
+    return suite.plugin_families(plugin) if plugin else list(suite.families)
 
 
 def make_plan(

@@ -10,19 +10,17 @@ import json
 import shutil
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from skillbench.generation import GenerateOptions, generate, model_endpoint
 from skillbench.ledgers import load_week
 from skillbench.ledgers.checks import read_checks
-from skillbench.ledgers.files import CHECKS_FILE, METADATA_FILE, TRUTH_FILE
+from skillbench.ledgers.files import CHECKS_FILE
 from skillbench.paths import DEFAULT_SUITE as EVALS_DIR
 from skillbench.scorecard import compute_scorecard, render_markdown
 from skillbench.suite import load_suite
-from skillbench.vocab import CHECK_ITEM
 from tests.generation.test_generate import require_docker
-from tests.helpers.sim import require_cli
+from tests.helpers.sim import checks_against_truth, require_cli
 
 FAMILY = "analysis-debugging"
 
@@ -41,26 +39,14 @@ def agentic_week(tmp_path_factory) -> Path:
     return out
 
 
-def _final_truth(run_dir: Path) -> pd.DataFrame:
-    truth = pd.read_csv(run_dir / TRUTH_FILE, dtype=str, keep_default_na=False)
-    final = {}
-    for meta in run_dir.glob(f"*/{METADATA_FILE}"):
-        data = json.loads(meta.read_text())
-        final[data["run_id"]] = str(max(a["attempt"] for a in data["attempts"]))
-    truth = truth[(truth["item_type"] == CHECK_ITEM) & (truth["attempt"] == truth["run_id"].map(final))]
-    return truth[["run_id", "check_id", "decided"]]
-
-
 @pytest.mark.docker
 @pytest.mark.cli
 def test_every_check_agrees_with_the_simulations_truth(agentic_week):
-    checks = read_checks(agentic_week / CHECKS_FILE)
-    truth = _final_truth(agentic_week)
-    assert len(checks) > 0 and len(checks) == len(truth)
-    both = checks.merge(truth, on=["run_id", "check_id"], how="outer", indicator=True)
-    assert both["_merge"].eq("both").all(), both[~both["_merge"].eq("both")]
+    both = checks_against_truth(agentic_week)
+    assert len(both) > 0 and both["_merge"].eq("both").all(), both[~both["_merge"].eq("both")]
     disagree = both[both["status"] != both["decided"]]
     assert disagree.empty, disagree[["run_id", "check_id", "status", "decided", "detail"]].to_string()
+    checks = read_checks(agentic_week / CHECKS_FILE)
     # the checks really discriminate: some run_command checks pass (solution written) and some fail
     commands = checks[checks["check_type"] == "run_command"]["status"]
     assert set(commands) == {"passed", "failed"}

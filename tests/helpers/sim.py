@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -317,3 +318,26 @@ def connect_targets(strace_text: str) -> list[str]:
         elif "AF_INET" in line or "AF_NETLINK" in line:
             out.append(line.strip())
     return out
+
+
+def final_check_truth(run_dir: Path) -> pd.DataFrame:
+    """The simulation's decided outcome of every check of each run's final attempt: ``run_id, check_id, decided``."""
+    from skillbench.ledgers.files import METADATA_FILE, TRUTH_FILE
+    from skillbench.vocab import CHECK_ITEM
+
+    truth = pd.read_csv(run_dir / TRUTH_FILE, dtype=str, keep_default_na=False)
+    final = {}
+    for meta in run_dir.glob(f"*/{METADATA_FILE}"):
+        data = json.loads(meta.read_text())
+        final[data["run_id"]] = str(max(a["attempt"] for a in data["attempts"]))
+    truth = truth[(truth["item_type"] == CHECK_ITEM) & (truth["attempt"] == truth["run_id"].map(final))]
+    return truth[["run_id", "check_id", "decided"]].reset_index(drop=True)
+
+
+def checks_against_truth(run_dir: Path) -> pd.DataFrame:
+    """checks.csv joined with the truth (outer): rows where the two disagree or one side is missing are problems."""
+    from skillbench.ledgers.checks import read_checks
+    from skillbench.ledgers.files import CHECKS_FILE
+
+    checks = read_checks(run_dir / CHECKS_FILE)
+    return checks.merge(final_check_truth(run_dir), on=["run_id", "check_id"], how="outer", indicator=True)
