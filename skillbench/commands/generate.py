@@ -45,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="stop starting runs once finished runs cost X")
     p.add_argument("--timeout", type=positive_float, default=900.0, metavar="S",
                    help="external timeout per run attempt, in seconds (a task prompt's own `timeout` wins)")
+    p.add_argument("--skip-missing", action="store_true",
+                   help="run tasks without the workspace files the tree lacks and without what uses them (recorded "
+                        "with each run, listed in the scorecard's coverage)")
     add_wait_arg(p)
     p.set_defaults(func=run_generate)
 
@@ -71,9 +74,10 @@ def run_generate(args: argparse.Namespace) -> int:
     from skillbench.weekly.stages import run_generation
 
     if not Path(args.suite_dir).is_dir():
-        raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the folder that contains test-prompts/)")
+        raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the folder that contains test-prompts/, "
+                         "or a dotnet tree's tests/ and plugins/)")
     try:
-        suite = load_suite(args.suite_dir)
+        suite = load_suite(args.suite_dir, skip_missing=args.skip_missing)
     except SuiteError as exc:
         print(f"skillbench generate: suite has errors: {exc}", file=sys.stderr)
         return 1

@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--site-base", metavar="URL", help="published site base of skill_url (overrides the config)")
     p.add_argument("--heldout-prefix", action="append", metavar="P",
                    help="name prefix of held-out prompts; repeatable (overrides the config)")
+    p.add_argument("--skip-missing", action="store_true",
+                   help="a task's workspace file the tree lacks drops it and what uses it (a warning each), "
+                        "instead of an error")
     p.add_argument("--strict", action="store_true", help="treat warnings as errors")
     p.set_defaults(func=run)
 
@@ -37,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     if args.skills_root and not Path(args.skills_root).is_dir():
         raise UsageError(f"--skills-root {args.skills_root}: not a folder")
     report = preflight(args.suite_dir, skills_root=args.skills_root, site_base=args.site_base,
-                       heldout_prefixes=args.heldout_prefix, format=args.format)
+                       heldout_prefixes=args.heldout_prefix, format=args.format,
+                       skip_missing=args.skip_missing)
     for defect in report.errors + report.warnings:
         label = "error" if defect.severity == "error" else "warning"
         print(f"{label}: {defect}", file=sys.stdout)

@@ -31,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="runs and judge calls at once (default 3)")
     p.add_argument("--suite", default=None, metavar="DIR", help="suite folder (default: the bundled evals/)")
     p.add_argument("--reports", default=None, metavar="DIR", help="reports folder (default: reports/)")
+    p.add_argument("--skip-missing", action="store_true",
+                   help="run tasks without the workspace files the tree lacks, and without what uses them (each "
+                        "dropped piece is a warning and is listed in the scorecard's coverage)")
     p.add_argument("--out-dir", default=None, metavar="DIR",
                    help="where the weeks' ledgers and history go (default: SUITE/weekly/; for a read-only suite)")
     p.add_argument("--sandbox", choices=["docker", "local"], help="default docker when the engine answers")
@@ -103,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend, models=listed(args.models), reps=args.reps, prompts=listed(args.prompts),
         families=listed(args.families), jobs=args.jobs or DEFAULT_JOBS, seed=args.seed, sandbox=args.sandbox,
         reports_dir=Path(args.reports) if args.reports else REPORTS_DIR,
-        weeks_dir=Path(args.out_dir) if args.out_dir else None,
+        weeks_dir=Path(args.out_dir) if args.out_dir else None, skip_missing=args.skip_missing,
     )
     terminal = TerminalLines()
     opts.stream = None if args.quiet else terminal

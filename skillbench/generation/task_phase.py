@@ -52,9 +52,13 @@ def refuse_local_workspace_checks(suite: Suite, prompts: Iterable[str], sandbox:
 
 
 def task_metadata(spec: PromptSpec, tools: list[str], timeout_s: float, task: TaskRun | None) -> dict[str, Any]:
-    """What a run's ``metadata.json`` records of its task: checks, allow-list, timeout, workspace."""
-    return {"checks": [{"id": c.check_id, "type": c.type} for c in spec.test.checks], "allowed_tools": tools,
+    """What a run's ``metadata.json`` records of its task: checks, allow-list, timeout, workspace, and what
+    ``--skip-missing`` dropped from it (``dropped``, only when something was)."""
+    meta = {"checks": [{"id": c.check_id, "type": c.type} for c in spec.test.checks], "allowed_tools": tools,
             "timeout_s": timeout_s, "workspace": list(task.dests) if task else []}
+    if spec.dropped:
+        meta["dropped"] = list(spec.dropped)
+    return meta
 
 
 def record_checks(tmp_dir: Path, spec: PromptSpec, result: SandboxResult) -> bool:

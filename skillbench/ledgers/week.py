@@ -64,6 +64,8 @@ class WeekLedgers:
     site_base: str | None = None
     scores_present: bool | None = None  # scores.csv exists (None: unknown, e.g. a WeekLedgers built by hand)
     checks: pd.DataFrame = field(default_factory=empty_checks)  # checks.csv: one row per run x check
+    # What --skip-missing dropped from each prompt's spec (from its runs' metadata.json): ``prompt, piece``.
+    dropped_pieces: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["prompt", "piece"]))
 
     @property
     def run_key(self) -> str:
@@ -94,6 +96,19 @@ def read_judge_costs(run_dir: str | Path) -> pd.Series:
         except ValueError as exc:
             raise LedgerError(f"{path}: {text[:40]!r} is not a number of USD") from exc
     return pd.Series(costs, dtype=float, name="judge_cost_usd")
+
+
+def read_dropped_pieces(run_dir: str | Path) -> pd.DataFrame:
+    """``prompt, piece``: what ``--skip-missing`` dropped from each prompt, once (from its runs' metadata)."""
+    rows: set[tuple[str, str]] = set()
+    for path in sorted(Path(run_dir).glob(f"*/{METADATA_FILE}")):
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if isinstance(meta, dict) and isinstance(meta.get("dropped"), list):
+            rows |= {(str(meta.get("prompt", "")), str(piece)) for piece in meta["dropped"]}
+    return pd.DataFrame(sorted(rows), columns=["prompt", "piece"])
 
 
 def read_site_base(run_dir: str | Path) -> str | None:
@@ -152,6 +167,7 @@ def load_week(run_dir: str | Path) -> WeekLedgers:
         site_base=read_site_base(run_dir),
         scores_present=scores_path.is_file(),
         checks=checks[checks["run_id"].isin(set(manifest["run_id"].astype(str)))].reset_index(drop=True),
+        dropped_pieces=read_dropped_pieces(run_dir),
     )
 
 

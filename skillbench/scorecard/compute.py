@@ -324,6 +324,7 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
         spend=_spend(manifest, scores, ledgers.judge_costs, graded_ids), timing=_timing(manifest), health=health,
         provenance=_provenance(manifest, scores, models), site_host=site or ledgers.site_host,
         n_resamples=n_resamples, seed=seed, incomplete_reasons=reasons, objective=objective,
+        extras={"dropped_pieces": ledgers.dropped_pieces},
     )
 
 

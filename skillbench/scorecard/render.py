@@ -139,6 +139,13 @@ def _dropped_table(d: ScorecardData) -> str:
     return md_table(["run_id", "prompt", "model", "condition", "reason"], rows)
 
 
+def _spec_dropped_table(d: ScorecardData) -> str:
+    pieces = d.extras.get("dropped_pieces")
+    if pieces is None or pieces.empty:
+        return ""
+    return md_table(["prompt", "not run"], [[r.prompt, md_cell(r.piece)] for r in pieces.itertuples(index=False)])
+
+
 def _snapshot_table(d: ScorecardData) -> str:
     rows = []
     for m, strings in d.provenance["snapshots"].items():
@@ -212,6 +219,7 @@ def render_markdown(d: ScorecardData) -> str:
         "gate_table": _gate_table(d) if d.gate is not None and not d.gate.empty else "",
         "graded": int(cov["graded"].sum()), "gradeable": int(cov["gradeable"].sum()),
         "dropped_table": _dropped_table(d) if not d.dropped.empty else "",
+        "spec_dropped": _spec_dropped_table(d), "n_spec_dropped": len(d.extras.get("dropped_pieces", ())),
         "n_dormancy_runs": int(cov["dormancy"].sum()),
         "n_telemetry_runs": int((~cov["dormancy"] & ~cov["gradeable"]).sum()),
         "recon": d.reconciliation, "spend": _spend_lines(d), "timing_lines": _timing_lines(d), "h": d.health,

@@ -88,7 +88,9 @@ class SimServer:
         if suite is not None and not isinstance(suite, Suite):
             from skillbench.suite.load import load_suite
 
-            suite = load_suite(suite)
+            # Lenient on missing workspace files: a suite generation refuses is never run, and one it runs
+            # with --skip-missing is answered as run (the same trimmed prompts).
+            suite = load_suite(suite, skip_missing=True)
         self.suite: Suite | None = suite
         self.seed = seed
         self.profiles = load_profiles(profiles)

@@ -178,6 +178,9 @@ class PromptSpec:
     stimulus: str = ""
     tags: tuple[str, ...] = ()
     reference_answer: str = field(default="", repr=False)
+    # What --skip-missing took out of this prompt (missing files and what used them), one line each; recorded
+    # with every run and listed in the scorecard's coverage.
+    dropped: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:

@@ -16,7 +16,9 @@ the whole one.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
+from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from skillbench.suite.format import PromptSpec, TestPrompt
@@ -72,3 +74,11 @@ def drop_missing(spec: PromptSpec) -> tuple[TestPrompt, list[str]]:
         else:
             checks.append(check)
     return trimmed.model_copy(update={"checks": checks}), dropped
+
+
+def with_missing_dropped(spec: PromptSpec, report: Callable[[str], None]) -> PromptSpec:
+    """``spec`` after :func:`drop_missing`, its dropped pieces in ``spec.dropped``, each also passed to ``report``."""
+    test, dropped = drop_missing(spec)
+    for piece in dropped:
+        report(piece)
+    return dataclasses.replace(spec, test=test, dropped=tuple(dropped)) if dropped else spec

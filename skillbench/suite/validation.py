@@ -33,6 +33,7 @@ from skillbench.suite.format import (
     parse_skill_url,
     read_skill,
 )
+from skillbench.suite.skip_missing import with_missing_dropped
 from skillbench.suite.task import CHECK_TYPES, Check, WorkspaceFile
 from skillbench.suite.task_checks import task_defects
 
@@ -165,8 +166,9 @@ def _pydantic_defects(path: str, exc: ValidationError) -> list[Defect]:
 
 
 class _Checker:
-    def __init__(self, suite: Suite):
+    def __init__(self, suite: Suite, skip_missing: bool = False):
         self.suite = suite
+        self.skip_missing = skip_missing
         self.defects: list[Defect] = []
         self.prompt_files: list[Path] = []
 
@@ -296,6 +298,9 @@ class _Checker:
             ok = False
         family, leaf = self.resolve_skill(shown, test)
         spec = PromptSpec(test, path, family, leaf, heldout)
+        if self.skip_missing:
+            spec = with_missing_dropped(spec, lambda piece: self.warn(shown, "workspace", f"dropped (--skip-missing): "
+                                                                      f"{piece}", "add the missing file to run it too"))
         for severity, fld, problem, fix in task_defects(spec):
             self.defects.append(Defect(severity, shown, fld, problem, fix))  # type: ignore[arg-type]
             ok &= severity != "error"
@@ -391,6 +396,7 @@ def preflight(
     heldout_prefixes: list[str] | None = None,
     config: SuiteConfig | None = None,
     format: str | None = None,
+    skip_missing: bool = False,
 ) -> PreflightReport:
     """Read and check a suite; never raises for a defect in the suite, and writes nothing.
 
@@ -402,6 +408,8 @@ def preflight(
         config: an already loaded config (else read from ``suite_dir``).
         format: ``qdrant`` or ``dotnet`` forces the layout (default: detected, see
             :func:`skillbench.suite.dotnet.detect_format`).
+        skip_missing: run a task without the workspace files the tree lacks and what uses them
+            (:mod:`skillbench.suite.skip_missing`), each dropped piece a warning, instead of refusing it.
 
     Returns:
         The report: the suite as far as it could be read, and its defects.
@@ -412,7 +420,7 @@ def preflight(
         raise ValueError(f"unknown suite format {format!r} (use one of: {', '.join(FORMATS)})")
     if (format or detect_format(suite_dir)) == DOTNET:
         return preflight_dotnet(suite_dir, skills_root=skills_root, site_base=site_base,
-                                heldout_prefixes=heldout_prefixes, config=config)
+                                heldout_prefixes=heldout_prefixes, config=config, skip_missing=skip_missing)
     suite_dir = Path(suite_dir)
     if config is None:
         try:
@@ -429,7 +437,7 @@ def preflight(
     prefixes = tuple(heldout_prefixes if heldout_prefixes is not None else config.suite.heldout_prefixes)
     suite = Suite(suite_dir=suite_dir.resolve(), config=config, skills_root=root, site_base=base.rstrip("/"),
                   heldout_prefixes=prefixes)
-    checker = _Checker(suite)
+    checker = _Checker(suite, skip_missing)
     if not base:
         checker.error(_display(suite_dir / CONFIG_FILE), "suite.site_base", "no site base URL",
                       "set [suite].site_base in skillbench.toml or pass --site-base")

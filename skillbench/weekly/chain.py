@@ -82,6 +82,8 @@ class WeeklyOptions:
         calibration_repeat: gradings of each answer for judge self-agreement.
         calibration_sample: calibrate on that many runs (0: all gradeable runs).
         reports_dir: where ``<run_key>/`` and ``index.html`` go.
+        skip_missing: run tasks without the workspace files the tree lacks and what uses them (each dropped
+            piece a preflight warning, recorded with the runs and listed in the scorecard's coverage).
         weeks_dir: where ``<run_key>/`` (the ledgers) and the history go (None: ``SUITE_DIR/weekly/``; set it for
             a suite in a read-only tree such as ``../shared``).
         notebooks_dir: the stage notebooks (also the kernels' working folder).
@@ -105,6 +107,7 @@ class WeeklyOptions:
     calibration_sample: int = 0
     reports_dir: Path = REPORTS_DIR
     weeks_dir: Path | None = None
+    skip_missing: bool = False
     notebooks_dir: Path = NOTEBOOKS_DIR
     kernel_name: str = KERNEL_NAME
     stream: Any = None
@@ -168,6 +171,7 @@ def stage_parameters(opts: WeeklyOptions, *, suite_dir: Path, run_dir: Path, his
         "prompts": list(opts.prompts or []), "families": list(opts.families or []),
         "jobs": int(opts.jobs), "seed": int(opts.seed), "dry_run": False, "write": True, "strict": False,
         "repeat": int(opts.calibration_repeat), "sample": int(opts.calibration_sample),
+        "skip_missing": bool(opts.skip_missing),
     }
 
 
@@ -196,8 +200,11 @@ def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None,
     except RunKeyError as exc:
         raise WeeklyError(str(exc)) from exc
     suite_dir = Path(opts.suite_dir).resolve()
-    if not (suite_dir / PROMPTS_DIR).is_dir():
-        raise WeeklyError(f"{suite_dir}: not a suite (SUITE_DIR is the folder that contains test-prompts/)")
+    from skillbench.suite.dotnet.layout import DOTNET, detect_format
+
+    if not (suite_dir / PROMPTS_DIR).is_dir() and detect_format(suite_dir) != DOTNET:
+        raise WeeklyError(f"{suite_dir}: not a suite (SUITE_DIR is the folder that contains test-prompts/, or a "
+                          "dotnet tree with tests/<plugin>/<skill>/eval.yaml)")
     missing = [s.notebook for s in STAGES if not (Path(opts.notebooks_dir) / s.notebook).is_file()]
     if missing:
         raise WeeklyError(f"{opts.notebooks_dir}: missing notebook(s) {', '.join(missing)}")
@@ -237,7 +244,7 @@ def _check_selection(suite_dir: Path, opts: WeeklyOptions) -> None:
     from skillbench.suite.validation import SuiteError
 
     try:
-        suite = load_suite(suite_dir)
+        suite = load_suite(suite_dir, skip_missing=opts.skip_missing)
     except SuiteError:
         return  # 00_preflight reports a broken suite with all its defects
     run = suite.config.run

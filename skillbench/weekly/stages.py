@@ -55,8 +55,10 @@ def _matrix(suite: Any, models: Sequence[str], reps: int, conditions: Sequence[s
 
 def plan_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "", *, models: Sequence[str] = (),
               reps: int = 0, conditions: Sequence[str] = (), seed: int = 0, prompts: Sequence[str] = (),
-              families: Sequence[str] = ()) -> pd.DataFrame:
+              families: Sequence[str] = (), skip_missing: bool = False) -> pd.DataFrame:
     """The week's plan (what ``generate`` would run) with each run's status, writing nothing.
+
+    ``skip_missing``: load the suite as ``--skip-missing`` does (:mod:`skillbench.suite.skip_missing`).
 
     Returns:
         ``plan.csv``'s columns plus ``status``: ``finished`` when the run folder holds a finished run,
@@ -69,7 +71,7 @@ def plan_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "", *, 
     from skillbench.generation.run import finished_runs
     from skillbench.suite.load import load_suite
 
-    suite = load_suite(_path(suite_dir))
+    suite = load_suite(_path(suite_dir), skip_missing=skip_missing)
     models, reps, conditions = _matrix(suite, models, reps, conditions)
     plan = make_plan(suite, run_key, models=models, conditions=conditions, reps=reps, seed=seed)
     keep = selected(plan, suite, prompts=list(prompts), families=list(families))
@@ -87,16 +89,19 @@ def plan_matrix(plan: pd.DataFrame) -> pd.DataFrame:
             .assign(total=lambda f: f.sum(axis=1)).reset_index())
 
 
-def cli_preview(suite_dir: str | Path, plan: pd.DataFrame, n: int = 3) -> str:
+def cli_preview(suite_dir: str | Path, plan: pd.DataFrame, n: int = 3, *, skip_missing: bool = False) -> str:
     """The first ``n`` pending runs' Claude Code command lines (the prompt elided), as generate would run them."""
     from skillbench.generation.cli_call import CliCall, cli_args
+    from skillbench.generation.task_phase import run_tools
     from skillbench.suite.load import load_suite
 
-    suite = load_suite(_path(suite_dir))
+    suite = load_suite(_path(suite_dir), skip_missing=skip_missing)
     lines = []
     for row in plan[plan["status"].eq("pending")].head(n).itertuples(index=False):
-        call = CliCall(prompt=suite.prompt(row.prompt).test.prompt, model=row.model, run_id=row.run_id)
-        lines.append(" ".join(cli_args(call, suite.config.run)[:-1]) + " PROMPT  # " + row.run_id)
+        spec = suite.prompt(row.prompt)
+        call = CliCall(prompt=spec.test.prompt, model=row.model, run_id=row.run_id)
+        argv = cli_args(call, suite.config.run, allowed_tools=run_tools(spec, suite.config.run))
+        lines.append(" ".join(argv[:-1]) + " PROMPT  # " + row.run_id)
     return "\n".join(lines) if lines else "(nothing pending: every planned run is finished)"
 
 
@@ -143,7 +148,8 @@ def run_generation(suite: Any, run_key: str, *, out_dir: str | Path | None = Non
 def generate_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "", *, backend: str = "sim",
                   endpoint: str = "", models: Sequence[str] = (), reps: int = 0, conditions: Sequence[str] = (),
                   jobs: int = 2, sandbox: str = "", seed: int = 0, timeout_s: float = 900.0,
-                  prompts: Sequence[str] = (), families: Sequence[str] = ()) -> dict[str, Any]:
+                  prompts: Sequence[str] = (), families: Sequence[str] = (), skip_missing: bool = False
+                  ) -> dict[str, Any]:
     """The chain's generation stage: :func:`run_generation` with progress collapsed for the notebook (and
     relayed live to the chain's terminal, see :func:`skillbench.weekly.collapsed_progress`).
 
@@ -152,7 +158,7 @@ def generate_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "",
     """
     from skillbench.suite.load import load_suite
 
-    suite = load_suite(_path(suite_dir))
+    suite = load_suite(_path(suite_dir), skip_missing=skip_missing)
     with collapsed_progress():
         report = run_generation(suite, run_key, out_dir=resolve_run_dir(suite_dir, run_key, run_dir),
                                 backend=backend, endpoint=endpoint, models=models, reps=reps, conditions=conditions,

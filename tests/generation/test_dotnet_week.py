@@ -8,6 +8,7 @@ every skill of the eval's plugin; the stage commands judge and score the week.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from skillbench.cli import main
 from skillbench.generation import GenerateOptions, generate, model_endpoint
 from skillbench.ledgers import load_week
 from skillbench.ledgers.files import METADATA_FILE
-from skillbench.suite import load_suite
+from skillbench.suite import SuiteError, load_suite
 from tests.generation.test_generate import require_docker
 from tests.helpers.shared import DOTNET, require
 from tests.helpers.sim import checks_against_truth, require_cli
@@ -70,3 +71,33 @@ def test_the_stage_commands_judge_and_score_it(dotnet_week, capsys):
     assert "## Objective checks" in page and f"| {EVAL}" in page
     gate = load_week(dotnet_week).pairs
     assert gate is not None and len(gate) > 0
+
+
+@pytest.mark.docker
+@pytest.mark.cli
+def test_skip_missing_runs_a_stimulus_without_the_scripts_the_tree_lacks(tmp_path):
+    """vally-format's clr-activation-debugging names two grader scripts the shared copy left out (PROVENANCE)."""
+    require_docker()
+    require_cli()
+    tree = tmp_path / "tree"  # the later spec beside the snapshot's skills, copied at test time
+    shutil.copytree(require(DOTNET / "vally-format" / "tests" / "dotnet-diag" / EVAL),
+                    tree / "tests" / "dotnet-diag" / EVAL)
+    shutil.copytree(require(DOTNET / "snapshot-1b8f2aa" / "plugins" / "dotnet-diag"), tree / "plugins" / "dotnet-diag")
+    with pytest.raises(SuiteError, match="fixture_validation.py"):
+        load_suite(tree)
+    suite = load_suite(tree, skip_missing=True)
+    spec = next(p for p in suite.prompts if p.dropped and p.preference_eligible)
+    assert not [c for c in spec.test.checks if c.type == "run_command"], "the checks that need a dropped script"
+    out = tmp_path / "wk"
+    opts = GenerateOptions(run_key="skip", out_dir=out, models=["haiku"], reps=1, conditions=["with-skill"],
+                           sandbox="docker", prompts=[spec.name], extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+    generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=tree), log=lambda m: None)
+    meta = json.loads(next(out.glob(f"*/{METADATA_FILE}")).read_text())
+    assert meta["dropped"] == list(spec.dropped)
+    assert checks_against_truth(out)["_merge"].eq("both").all()
+    week = load_week(out)
+    assert set(week.dropped_pieces["piece"]) == set(spec.dropped)
+    from skillbench.scorecard import compute_scorecard, render_markdown
+
+    page = render_markdown(compute_scorecard(week, n_resamples=100))
+    assert "pieces of the spec not run (`--skip-missing`" in page and "fixture_validation.py" in page

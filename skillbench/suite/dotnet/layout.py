@@ -26,6 +26,7 @@ from skillbench.suite.dotnet.stimulus import SPEC_NAMES, Draft, EvalContext, Tas
 from skillbench.suite.dotnet.vally import load_stimuli
 from skillbench.suite.dotnet.yaml_strict import DuplicateKeyError, load_strict
 from skillbench.suite.format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
+from skillbench.suite.skip_missing import with_missing_dropped
 from skillbench.suite.task_checks import task_defects
 from skillbench.suite.validation import (
     _TRIGGER_PHRASE,
@@ -67,8 +68,9 @@ def eval_specs(suite_dir: Path) -> list[tuple[Path, Path | None]]:
 
 
 class _DotnetChecker:
-    def __init__(self, suite: Suite):
+    def __init__(self, suite: Suite, skip_missing: bool = False):
         self.suite = suite
+        self.skip_missing = skip_missing
         self.defects: list[Defect] = []
         self.files: list[Path] = []
 
@@ -145,7 +147,7 @@ class _DotnetChecker:
         data = self.read(path)
         if data is None:
             return
-        ctx = EvalContext(path, self.suite.suite_dir, plugin, skill)
+        ctx = EvalContext(path, self.suite.suite_dir, plugin, skill, skip_missing=self.skip_missing)
         if "stimuli" in data and "scenarios" in data:
             self.add("error", shown, "stimuli", "both stimuli: (Vally) and scenarios: (skill-validator)",
                      "keep one format per file")
@@ -216,6 +218,10 @@ class _DotnetChecker:
         found = self.check_content(shown, draft, test, heldout)
         spec = PromptSpec(test, ctx.path, ctx.skill, f"{ctx.skill}/{SKILL_FILE}", heldout, stimulus=draft.name,
                           tags=draft.tags, reference_answer=draft.reference_answer)
+        if self.skip_missing:
+            spec = with_missing_dropped(spec, lambda piece: self.add(
+                "warning", shown, draft.where(), f"dropped (--skip-missing): {piece}",
+                "add the missing file to run this piece too"))
         for severity, fld, problem, fix in task_defects(spec):
             if fld.startswith("workspace[") and fld.endswith("].src"):
                 continue  # the loaders named each missing fixture by the spec's own field already
@@ -268,6 +274,7 @@ def preflight_dotnet(
     site_base: str | None = None,
     heldout_prefixes: list[str] | None = None,
     config: SuiteConfig | None = None,
+    skip_missing: bool = False,
 ) -> PreflightReport:
     """Read and check a dotnet tree (see the module docstring); never raises for a defect, writes nothing.
 
@@ -278,6 +285,8 @@ def preflight_dotnet(
         site_base: a published site base (optional for this layout).
         heldout_prefixes: prompt-name prefixes never scored.
         config: an already loaded config (else ``DIR/skillbench.toml``, optional).
+        skip_missing: run a stimulus without the fixtures the tree lacks and what uses them
+            (:mod:`skillbench.suite.skip_missing`), each dropped piece a warning, instead of refusing it.
     """
     suite_dir = Path(suite_dir)
     if config is None:
@@ -299,7 +308,7 @@ def preflight_dotnet(
     prefixes = tuple(heldout_prefixes if heldout_prefixes is not None else config.suite.heldout_prefixes)
     suite = Suite(suite_dir=suite_dir.resolve(), config=config, skills_root=root, site_base=base,
                   heldout_prefixes=prefixes, layout=DOTNET)
-    checker = _DotnetChecker(suite)
+    checker = _DotnetChecker(suite, skip_missing)
     checker.load_skills((suite_dir / PLUGINS_DIR).resolve() if skills_root or config.suite.skills_root else None)
     specs = eval_specs(suite.suite_dir)
     if not specs:

@@ -56,7 +56,7 @@ def _files(draft: Draft, ctx: EvalContext, setup: dict[str, Any]) -> None:
             if src is None:
                 draft.error(f"{where}.source", problem, "name a file inside the tree (relative to the skill folder)")
                 continue
-            if not (ctx.eval_dir / src).exists():
+            if not (ctx.eval_dir / src).exists() and not ctx.skip_missing:
                 draft.error(f"{where}.source", f"fixture {entry['source']!r} is not in the tree (resolved from the "
                             f"skill folder {ctx.skill_dir})", "add the file, or fix the path")
             item["src"] = src

@@ -42,6 +42,7 @@ class EvalContext:
     root: Path
     plugin: str
     skill: str
+    skip_missing: bool = False  # --skip-missing: a missing fixture is dropped with what uses it, not an error
 
     @property
     def eval_dir(self) -> Path:

@@ -70,7 +70,7 @@ def _environment(draft: Draft, ctx: EvalContext, env: Any) -> None:
         if src is None:
             draft.error(f"{where}.src", problem, "name a file inside the tree (relative to the eval folder)")
             continue
-        if not (ctx.eval_dir / src).exists():
+        if not (ctx.eval_dir / src).exists() and not ctx.skip_missing:
             draft.error(f"{where}.src", f"{entry['src']!r} is named by the spec but the tree does not hold it",
                         "add the file (a data-only copy leaves code out: see its PROVENANCE), or fix the path")
         draft.add("workspace", {"dest": entry["dest"], "src": src}, where)
