@@ -341,3 +341,12 @@ def checks_against_truth(run_dir: Path) -> pd.DataFrame:
 
     checks = read_checks(run_dir / CHECKS_FILE)
     return checks.merge(final_check_truth(run_dir), on=["run_id", "check_id"], how="outer", indicator=True)
+
+
+def assert_checks_agree_with_truth(run_dir: Path, min_rows: int = 1) -> pd.DataFrame:
+    """Every check row of the week equals the simulation's decided outcome, and neither side lacks a row."""
+    both = checks_against_truth(run_dir)
+    assert len(both) >= min_rows and both["_merge"].eq("both").all(), both[~both["_merge"].eq("both")]
+    disagree = both[both["status"] != both["decided"]]
+    assert disagree.empty, disagree[["run_id", "check_id", "status", "decided", "detail"]].to_string()
+    return both
