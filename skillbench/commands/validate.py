@@ -16,8 +16,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("suite_dir", nargs="?", default="evals", metavar="SUITE_DIR",
                    help="folder that contains test-prompts/, or a dotnet tree's tests/ and plugins/ (default: evals)")
-    p.add_argument("--format", choices=("qdrant", "dotnet"), default=None,
-                   help="suite layout (default: detected — test-prompts/ is qdrant, tests/*/*/eval.yaml is dotnet)")
+    p.add_argument("--format", choices=("qdrant", "dotnet", "skill-creator"), default=None,
+                   help="suite layout (default: detected — test-prompts/ is qdrant, tests/*/*/eval.yaml is dotnet, "
+                        "a skill folder with evals/evals.json (or a tree of them) is skill-creator)")
+    p.add_argument("--trigger-set", metavar="FILE", help="a skill-creator trigger eval set (a JSON list of "
+                   "{query, should_trigger}) for the one skill of SUITE_DIR")
     p.add_argument("--skills-root", metavar="DIR", help="skills tree (overrides [suite].skills_root); for a dotnet "
                    "tree, another tree's plugins/ folder")
     p.add_argument("--site-base", metavar="URL", help="published site base of skill_url (overrides the config)")
@@ -37,11 +40,13 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.suite_dir).is_dir():
         raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the folder that contains test-prompts/, or "
                          "a dotnet tree's tests/ and plugins/)")
+    if args.trigger_set and not Path(args.trigger_set).is_file():
+        raise UsageError(f"--trigger-set {args.trigger_set}: not a file")
     if args.skills_root and not Path(args.skills_root).is_dir():
         raise UsageError(f"--skills-root {args.skills_root}: not a folder")
     report = preflight(args.suite_dir, skills_root=args.skills_root, site_base=args.site_base,
                        heldout_prefixes=args.heldout_prefix, format=args.format,
-                       skip_missing=args.skip_missing)
+                       skip_missing=args.skip_missing, trigger_set=args.trigger_set)
     for defect in report.errors + report.warnings:
         label = "error" if defect.severity == "error" else "warning"
         print(f"{label}: {defect}", file=sys.stdout)

@@ -1,7 +1,9 @@
 """The run plan: scored prompts × models × conditions × reps, in a shuffled order with a recorded seed.
 
 Dormancy prompts run only in the arms that have skills installed (``with-skill``, ``plugin``): they measure
-false triggering, and a no-skill run of them would measure nothing. Held-out prompts are never planned.
+false triggering, and a no-skill run of them would measure nothing. A trigger-only prompt (a should-trigger query
+of a trigger eval set) runs only in ``with-skill``: it measures trigger recall, which reads that arm alone.
+Held-out prompts are never planned.
 The order is shuffled across arms so that a time-varying API cannot bias one arm.
 """
 
@@ -83,6 +85,8 @@ def make_plan(
         for model in models:
             for condition in conditions:
                 if spec.dormancy and condition not in SKILLED_CONDITIONS:
+                    continue
+                if spec.trigger_only and condition != WITH_SKILL:
                     continue
                 for rep in range(1, reps + 1):
                     rows.append({

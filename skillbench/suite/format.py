@@ -58,6 +58,9 @@ class TestPrompt(BaseModel):
     checks: list[Check] = Field(default_factory=list)
     timeout: float | None = Field(default=None, gt=0, description="external timeout of this task's runs, seconds")
     allowed_tools: list[StrictStr] | None = Field(default=None, description="overrides [run].allowed_tools")
+    # A should-trigger query of a trigger eval set (skillbench.suite.skill_creator): run in the with-skill arm
+    # only, for trigger recall; never lift-scored or judged (it has no rubric).
+    trigger_only: StrictBool = False
 
     @property
     def dormancy(self) -> bool:
@@ -189,6 +192,11 @@ class PromptSpec:
     @property
     def dormancy(self) -> bool:
         return self.test.dormancy
+
+    @property
+    def trigger_only(self) -> bool:
+        """True for a should-trigger query: with-skill runs only, feeding trigger recall (never lift or judge)."""
+        return self.test.trigger_only
 
     @property
     def scored(self) -> bool:

@@ -397,6 +397,7 @@ def preflight(
     config: SuiteConfig | None = None,
     format: str | None = None,
     skip_missing: bool = False,
+    trigger_set: str | Path | None = None,
 ) -> PreflightReport:
     """Read and check a suite; never raises for a defect in the suite, and writes nothing.
 
@@ -406,21 +407,29 @@ def preflight(
         site_base: overrides ``[suite].site_base``.
         heldout_prefixes: override ``[suite].heldout_prefixes``.
         config: an already loaded config (else read from ``suite_dir``).
-        format: ``qdrant`` or ``dotnet`` forces the layout (default: detected, see
+        format: ``qdrant``, ``dotnet`` or ``skill-creator`` forces the layout (default: detected, see
             :func:`skillbench.suite.dotnet.detect_format`).
         skip_missing: run a task without the workspace files the tree lacks and what uses them
             (:mod:`skillbench.suite.skip_missing`), each dropped piece a warning, instead of refusing it.
+        trigger_set: a skill-creator trigger eval set (``skill-creator`` layout, one skill) read besides the
+            documented file beside ``evals.json`` (:mod:`skillbench.suite.skill_creator`).
 
     Returns:
         The report: the suite as far as it could be read, and its defects.
     """
-    from skillbench.suite.dotnet.layout import DOTNET, FORMATS, detect_format, preflight_dotnet
+    from skillbench.suite.dotnet.layout import DOTNET, FORMATS, SKILL_CREATOR, detect_format, preflight_dotnet
 
     if format is not None and format not in FORMATS:
         raise ValueError(f"unknown suite format {format!r} (use one of: {', '.join(FORMATS)})")
-    if (format or detect_format(suite_dir)) == DOTNET:
+    layout = format or detect_format(suite_dir)
+    if layout == DOTNET:
         return preflight_dotnet(suite_dir, skills_root=skills_root, site_base=site_base,
                                 heldout_prefixes=heldout_prefixes, config=config, skip_missing=skip_missing)
+    if layout == SKILL_CREATOR or trigger_set is not None:
+        from skillbench.suite.skill_creator.layout import preflight_skill_creator
+
+        return preflight_skill_creator(suite_dir, site_base=site_base, heldout_prefixes=heldout_prefixes,
+                                       config=config, skip_missing=skip_missing, trigger_set=trigger_set)
     suite_dir = Path(suite_dir)
     if config is None:
         try:

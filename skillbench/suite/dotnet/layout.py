@@ -38,20 +38,25 @@ from skillbench.suite.validation import (
     _field_name,
 )
 
-QDRANT, DOTNET = "qdrant", "dotnet"
-FORMATS = (QDRANT, DOTNET)
+QDRANT, DOTNET, SKILL_CREATOR = "qdrant", "dotnet", "skill-creator"
+FORMATS = (QDRANT, DOTNET, SKILL_CREATOR)
 TESTS_DIR, PLUGINS_DIR = "tests", "plugins"
 SKILL_VALIDATOR, VALLY = "skill-validator", "vally"
 
 
 def detect_format(suite_dir: str | Path) -> str:
-    """``qdrant`` when the folder holds ``test-prompts/``, ``dotnet`` when it holds ``tests/*/*/eval*.yaml``."""
+    """``qdrant`` when the folder holds ``test-prompts/``, ``dotnet`` when it holds ``tests/*/*/eval*.yaml``,
+    ``skill-creator`` when it is a skill folder with ``evals/evals.json`` or a tree of such folders."""
+    from skillbench.suite.skill_creator.layout import is_skill_creator_tree
+
     folder = Path(suite_dir)
     if (folder / PROMPTS_DIR).is_dir():
         return QDRANT
     tests = folder / TESTS_DIR
     if tests.is_dir() and any(p.name in SPEC_NAMES for p in tests.glob("*/*/eval*.yaml")):
         return DOTNET
+    if is_skill_creator_tree(folder):
+        return SKILL_CREATOR
     return QDRANT  # its preflight says what is missing
 
 
