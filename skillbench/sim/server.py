@@ -247,9 +247,12 @@ class _Handler(BaseHTTPRequestHandler):
         if suite is None:
             self._send_bytes(404, b"no suite loaded\n", "text/plain; charset=utf-8")
             return
-        root = suite.skills_root.resolve()
-        target = (root / rel).resolve()
-        if not target.is_relative_to(root) or not target.is_file():
+        # <family>/<sub…>: a family's own folder (a dotnet tree keeps each skill under plugins/<p>/skills/).
+        family, _, sub = rel.partition("/")
+        known = family in suite.families or family in suite.family_dirs  # never a path outside the skills
+        root = suite.family_dir(family).resolve() if known else suite.skills_root.resolve()
+        target = (root / sub).resolve() if known else root
+        if not known or not target.is_relative_to(root) or not target.is_file():
             self._send_bytes(404, b"not found\n", "text/plain; charset=utf-8")
             return
         self._send_bytes(200, target.read_bytes(), "text/markdown; charset=utf-8")
