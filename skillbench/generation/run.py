@@ -244,6 +244,7 @@ class Generator:
             "run_id": row.run_id, "run_key": self.opts.run_key, "prompt": row.prompt,
             "skill_family": row.skill_family, "skill_leaf": row.skill_leaf, "model": row.model,
             "condition": row.condition, "rep": int(row.rep), "dormancy": int(row.dormancy),
+            "trigger_only": int(spec.trigger_only),
             "timestamp": first["start"], "start": first["start"],
             "end": utc_stamp(result.ended if result else time.time()),
             "exit_code": result.exit_code if result else None, "timed_out": bool(result and result.timed_out),

@@ -49,6 +49,7 @@ from skillbench.generation.relay import (  # noqa: F401 - EndpointRelay & co. ar
     sealed_address,
 )
 from skillbench.generation.workspace import SetupOutcome, TaskRun, run_setup_locally, tool_env
+from skillbench.ledgers.files import SKILL_EVALS_DIR
 
 TIMEOUT_EXIT = 124  # what coreutils' timeout returns; recorded when the external timeout fires
 SETUP_FAILED_EXIT = -1  # a task whose setup failed: the CLI never ran
@@ -138,7 +139,9 @@ def skill_entries(family: Path) -> Iterator[tuple[str, str, str]]:
     """Every entry of a skill family as ``(relative path, kind, link target)``, links checked, none followed.
 
     ``kind`` is ``dir``, ``file`` or ``link``; a link's target is given relative to the link and stays inside
-    the family's folder, so the copy is the family itself and nothing of the machine around it.
+    the family's folder, so the copy is the family itself and nothing of the machine around it. The family's own
+    top-level ``evals/`` folder (skill-creator keeps a skill's evals, expectations and expected answers there) is
+    never installed: the agent must not read how it is graded.
 
     Raises:
         SkillLinkError: the family's folder, or a symlink in it, resolves outside the family (or the skills
@@ -154,6 +157,10 @@ def skill_entries(family: Path) -> Iterator[tuple[str, str, str]]:
     yield "", "dir", ""
     for here, dirs, files in os.walk(root, followlinks=False):
         base = Path(here)
+        if base == root and SKILL_EVALS_DIR in dirs:
+            dirs.remove(SKILL_EVALS_DIR)  # os.walk does not descend into a removed name
+        if base == root and SKILL_EVALS_DIR in files:
+            files.remove(SKILL_EVALS_DIR)  # a symlink named evals/ is left out too
         for name in sorted(dirs) + sorted(files):
             path = base / name
             rel = path.relative_to(root).as_posix()

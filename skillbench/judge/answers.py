@@ -50,6 +50,7 @@ class RunAnswer:
     rubric_sha: str
     folder: Path
     absence: frozenset[int] = frozenset()  # indexes of the must items graded by absence
+    trigger_only: bool = False  # a should-trigger query: trigger recall only, never graded
 
     def lines(self, indexes: Iterable[int] | None = None) -> list[RubricLine]:
         """The rubric lines as sent to the judge, all or those at ``indexes`` (file order)."""
@@ -138,7 +139,7 @@ def read_run_answer(folder: Path) -> tuple[RunAnswer, dict[str, Any]]:
     run = RunAnswer(
         run_id=str(meta["run_id"]), prompt=str(meta["prompt"]), skill=str(meta["skill_family"]),
         model=str(meta["model"]), condition=str(meta["condition"]), rep=int(meta["rep"]),
-        dormancy=bool(meta.get("dormancy")), prompt_text=test.prompt,
+        dormancy=bool(meta.get("dormancy")), trigger_only=bool(meta.get("trigger_only")), prompt_text=test.prompt,
         items=tuple((i, item.type, item.text) for i, item in enumerate(test.rubric)),
         answer=answer, rubric_sha=test.rubric_sha(), folder=folder,
         # The run folder's copy states each decision (suite.absence.resolve_absence): explicit values only.
@@ -151,7 +152,8 @@ def select_runs(run_dir: str | Path, *, include_plugin: bool = False, selection:
                 ) -> tuple[list[RunAnswer], list[Skip]]:
     """The runs to grade and the gradeable runs that cannot be.
 
-    Gradeable: a preference-eligible prompt (dormancy prompts are for trigger health only) in the no-skill
+    Gradeable: a preference-eligible prompt (dormancy prompts and trigger-only queries are for trigger health
+    only) in the no-skill
     or with-skill arm, and the plugin arm with ``include_plugin``. With a ``selection`` only its runs are
     returned to grade; the skips still cover every gradeable run.
 
@@ -167,7 +169,7 @@ def select_runs(run_dir: str | Path, *, include_plugin: bool = False, selection:
         except (OSError, ValueError, KeyError) as exc:
             skips.append(Skip(folder.name, f"unreadable run folder ({type(exc).__name__}: {exc})"[:200]))
             continue
-        if run.dormancy or run.condition not in arms:
+        if run.dormancy or run.trigger_only or run.condition not in arms:
             continue
         reason = skip_reason(signals, run.answer)
         if reason:

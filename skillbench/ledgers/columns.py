@@ -15,12 +15,13 @@ QDRANT_MANIFEST_COLUMNS: tuple[str, ...] = (
 )
 OUR_MANIFEST_COLUMNS: tuple[str, ...] = (
     "dormancy", "sandbox", "is_error", "terminal_reason", "denials", "attempts", "endpoint", "run_state",
+    "trigger_only",
 )
 MANIFEST_COLUMNS: tuple[str, ...] = (*QDRANT_MANIFEST_COLUMNS, *OUR_MANIFEST_COLUMNS)
 # Our optional manifest columns and the value an absent column reads as (qdrant's runner only called the real API).
 MANIFEST_DEFAULTS: dict[str, object] = {
     "dormancy": False, "sandbox": "", "is_error": False, "terminal_reason": "", "denials": 0, "attempts": 1,
-    "endpoint": "real", "run_state": "",
+    "endpoint": "real", "run_state": "", "trigger_only": False,
 }
 
 # scores.csv: one row per graded rubric item (the judge appends it).

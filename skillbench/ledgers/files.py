@@ -10,6 +10,8 @@ from __future__ import annotations
 PROMPTS_DIR = "test-prompts"  # SUITE_DIR/test-prompts/<name>.json
 CONFIG_FILE = "skillbench.toml"  # SUITE_DIR/skillbench.toml
 FIXTURES_DIR = "fixtures"  # SUITE_DIR/fixtures/: workspace files a task's `src` may name
+SKILL_EVALS_DIR = "evals"  # <skill>/evals/: skill-creator's evals of a skill (never installed with it)
+SKILL_EVALS_FILE = "evals.json"  # <skill>/evals/evals.json
 SOLUTIONS_DIR = "solutions"  # SUITE_DIR/solutions/<prompt>/: files that solve a task (the simulated agent's only)
 SKILL_FILE = "SKILL.md"
 WEEKLY_DIR = "weekly"  # SUITE_DIR/weekly/<run_key>/ and the history beside the weeks

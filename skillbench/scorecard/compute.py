@@ -170,7 +170,8 @@ def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame,
     plugin_graded = bool(scores["condition"].eq(PLUGIN).any())
     arms = set(LIFT_ARMS) | ({PLUGIN} if plugin_graded else set())
     runs = manifest.copy()
-    runs["gradeable"] = ~runs["dormancy"] & runs["condition"].isin(arms)
+    trigger_only = runs["trigger_only"].astype(bool) if "trigger_only" in runs else pd.Series(False, index=runs.index)
+    runs["gradeable"] = ~runs["dormancy"] & ~trigger_only & runs["condition"].isin(arms)
     keys = _run_keys(runs)
     runs["graded"] = keys.isin(_run_keys(scores[scores["graded"]])) & runs["gradeable"]
     with_rows = keys.isin(_run_keys(scores))
@@ -188,6 +189,7 @@ def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame,
     runs["reason"] = skip.where(skip.notna() & (skip.astype(str) != ""), pd.Series(inferred, index=runs.index))
     runs.loc[runs["graded"], "reason"] = ""
     runs.loc[runs["dormancy"], "reason"] = "dormancy prompt (trigger health only)"
+    runs.loc[trigger_only, "reason"] = "trigger query (trigger recall only)"
     runs.loc[~runs["dormancy"] & ~runs["condition"].isin(arms), "reason"] = "telemetry arm (not graded)"
     # A run that never completed says what happened to it (ARCHITECTURE.md, "Run states"), not "errored".
     state = runs["run_state"].astype(str).str.strip() if "run_state" in runs else pd.Series("", index=runs.index)
@@ -273,7 +275,8 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
     run_key = run_key or ledgers.run_key
     manifest, scores = ledgers.manifest, ledgers.scores
     dormant = set(manifest.loc[manifest["dormancy"], "prompt"])
-    scored_runs = manifest[~manifest["dormancy"]]
+    # Trigger-only queries (skill-creator's should-trigger set) run with-skill only: never in lift or cost cells.
+    scored_runs = manifest[~manifest["dormancy"] & ~manifest["trigger_only"].astype(bool)]
     telemetry_scores = scores[~scores["prompt"].isin(dormant)]
     prompt_reps = prompt_rep_scores(telemetry_scores)
     prompts = prompt_scores(prompt_reps)

@@ -220,6 +220,7 @@ def run_signals(run_dir: str | Path) -> dict[str, Any]:
         "signals_ok": int(init is not None and bool(result) and transcript.parse_errors == 0),
         "duration_ms": result.get("duration_ms"),
         "dormancy": int(bool(meta.get("dormancy"))),
+        "trigger_only": int(bool(meta.get("trigger_only"))),
         "sandbox": meta.get("sandbox", ""),
         "is_error": int(bool(result.get("is_error"))) if result else 1,
         "terminal_reason": result.get("terminal_reason", state if state not in COMPLETE_STATES else ""),

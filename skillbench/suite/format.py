@@ -205,8 +205,8 @@ class PromptSpec:
 
     @property
     def preference_eligible(self) -> bool:
-        """Scored and not dormancy: the prompts that lift and the preference gate use."""
-        return self.scored and not self.dormancy
+        """Scored, not dormancy and not a trigger-only query: the prompts that lift and the preference gate use."""
+        return self.scored and not self.dormancy and not self.trigger_only
 
     def workspace_source(self, entry: WorkspaceFile) -> Path | None:
         """Where a ``src`` workspace entry is read from: beside the prompt file, else in the suite's fixtures/.

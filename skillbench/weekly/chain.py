@@ -200,11 +200,12 @@ def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None,
     except RunKeyError as exc:
         raise WeeklyError(str(exc)) from exc
     suite_dir = Path(opts.suite_dir).resolve()
-    from skillbench.suite.dotnet.layout import DOTNET, detect_format
+    from skillbench.suite.dotnet.layout import QDRANT, detect_format
 
-    if not (suite_dir / PROMPTS_DIR).is_dir() and detect_format(suite_dir) != DOTNET:
-        raise WeeklyError(f"{suite_dir}: not a suite (SUITE_DIR is the folder that contains test-prompts/, or a "
-                          "dotnet tree with tests/<plugin>/<skill>/eval.yaml)")
+    if detect_format(suite_dir) == QDRANT and not (suite_dir / PROMPTS_DIR).is_dir():
+        raise WeeklyError(f"{suite_dir}: not a suite (SUITE_DIR is the folder that contains test-prompts/, a "
+                          "dotnet tree with tests/<plugin>/<skill>/eval.yaml, or a skill folder with "
+                          "evals/evals.json)")
     missing = [s.notebook for s in STAGES if not (Path(opts.notebooks_dir) / s.notebook).is_file()]
     if missing:
         raise WeeklyError(f"{opts.notebooks_dir}: missing notebook(s) {', '.join(missing)}")

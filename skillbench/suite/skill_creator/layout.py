@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from skillbench.ledgers.files import CONFIG_FILE, SKILL_FILE
+from skillbench.ledgers.files import CONFIG_FILE, SKILL_EVALS_DIR, SKILL_EVALS_FILE, SKILL_FILE
 from skillbench.ledgers.slugs import slug
 from skillbench.suite.config import ConfigError, SuiteConfig, load_config
 from skillbench.suite.format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
@@ -38,7 +38,7 @@ from skillbench.suite.validation import (
 )
 
 SKILL_CREATOR = "skill-creator"
-EVALS_DIR, EVALS_FILE = "evals", "evals.json"
+EVALS_DIR, EVALS_FILE = SKILL_EVALS_DIR, SKILL_EVALS_FILE
 # The trigger eval set beside evals.json: the first of these names that exists (skill-creator leaves the name to
 # the author; trigger_eval.json is the common one, eval_set.json what its review page exports).
 TRIGGER_SET_NAMES = ("trigger_eval.json", "eval_set.json")
