@@ -24,10 +24,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from skillbench.sim.faults import FAULT_HEADER
 from skillbench.sim.truth import TRUTH_ROUTE, TruthRow, parse_truth_csv
+
+if TYPE_CHECKING:
+    from skillbench.suite.format import Suite
 
 BACKENDS = ("sim", "anthropic")
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -205,7 +208,7 @@ def model_endpoint(
     backend: str | None,
     *,
     endpoint: str | None = None,
-    suite_dir: str | Path | None = None,
+    suite_dir: str | Path | Suite | None = None,
     seed: int = 0,
     profiles: Any = None,
     truth: str | Path | None = None,
@@ -222,7 +225,8 @@ def model_endpoint(
     Args:
         backend: ``sim``, ``anthropic``, or None for the default (see :func:`resolve_backend`).
         endpoint: a running endpoint's base URL; with ``sim`` it must answer ``/skillbench/info``.
-        suite_dir: the suite the simulation answers for (sim without ``endpoint``).
+        suite_dir: the suite the simulation answers for (sim without ``endpoint``): a folder, or the loaded
+            :class:`~skillbench.suite.Suite` itself, so the simulation answers exactly the prompts being run.
         seed: the simulation's seed.
         profiles: the simulation's profile file (None: the shipped one).
         truth: also write the simulation's truth rows to this file (read them back with ``Endpoint.fetch_truth``).

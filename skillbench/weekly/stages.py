@@ -139,7 +139,7 @@ def run_generation(suite: Any, run_key: str, *, out_dir: str | Path | None = Non
     selected(plan, suite, prompts=opts.prompts, families=opts.families)  # a bad name writes nothing, not even a folder
 
     def endpoint_factory():
-        return model_endpoint(backend, endpoint=endpoint, suite_dir=suite.suite_dir, seed=seed)
+        return model_endpoint(backend, endpoint=endpoint, suite_dir=suite, seed=seed)  # the suite as loaded
 
     with run_dir_lock(opts.out_dir, command=holder, wait=wait, log=log):
         return generate(suite, opts, endpoint_factory=endpoint_factory, log=log)
