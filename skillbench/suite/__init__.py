@@ -1,8 +1,9 @@
 """The suite: its format (prompts, rubrics, skills), its config file, and preflight.
 
-A suite directory holds ``test-prompts/`` and the skills under test (or, a dotnet/skills tree, ``tests/`` and
-``plugins/``: :mod:`skillbench.suite.dotnet`); :func:`load_suite` reads it for a run and :func:`preflight` reports
-every defect without writing anything.
+A suite directory holds ``test-prompts/`` and the skills under test — or is a dotnet/skills tree (``tests/`` and
+``plugins/``: :mod:`skillbench.suite.dotnet`) or a skill-creator skill folder (:mod:`skillbench.suite.skill_creator`);
+:func:`detect_format` says which (:mod:`skillbench.suite.layouts`). :func:`load_suite` reads it for a run and
+:func:`preflight` reports every defect without writing anything.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ _EXPORTS: dict[str, str] = {
         "MIN_PREFERENCE_PROMPTS"
     ), "validation"),
     **dict.fromkeys(("load_suite",), "load"),
+    **dict.fromkeys(("detect_format", "is_suite", "FORMATS"), "layouts"),
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -51,6 +53,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         parse_skill_url,
         read_skill,
     )
+    from skillbench.suite.layouts import FORMATS, detect_format, is_suite
     from skillbench.suite.load import (
         load_suite,
     )

@@ -408,7 +408,7 @@ def preflight(
         heldout_prefixes: override ``[suite].heldout_prefixes``.
         config: an already loaded config (else read from ``suite_dir``).
         format: ``qdrant``, ``dotnet`` or ``skill-creator`` forces the layout (default: detected, see
-            :func:`skillbench.suite.dotnet.detect_format`).
+            :func:`skillbench.suite.layouts.detect_format`).
         skip_missing: run a task without the workspace files the tree lacks and what uses them
             (:mod:`skillbench.suite.skip_missing`), each dropped piece a warning, instead of refusing it.
         trigger_set: a skill-creator trigger eval set (``skill-creator`` layout, one skill) read besides the
@@ -417,7 +417,8 @@ def preflight(
     Returns:
         The report: the suite as far as it could be read, and its defects.
     """
-    from skillbench.suite.dotnet.layout import DOTNET, FORMATS, SKILL_CREATOR, detect_format, preflight_dotnet
+    from skillbench.suite.dotnet.layout import preflight_dotnet
+    from skillbench.suite.layouts import DOTNET, FORMATS, SKILL_CREATOR, detect_format
 
     if format is not None and format not in FORMATS:
         raise ValueError(f"unknown suite format {format!r} (use one of: {', '.join(FORMATS)})")

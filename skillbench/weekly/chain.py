@@ -44,7 +44,6 @@ from skillbench.ledgers.files import (
     CALIBRATION_HTML,
     HISTORY_FILE,
     INDEX_FILE,
-    PROMPTS_DIR,
     SCORECARD_HTML,
     WEEKLY_DIR,
 )
@@ -200,9 +199,9 @@ def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None,
     except RunKeyError as exc:
         raise WeeklyError(str(exc)) from exc
     suite_dir = Path(opts.suite_dir).resolve()
-    from skillbench.suite.dotnet.layout import QDRANT, detect_format
+    from skillbench.suite.layouts import is_suite
 
-    if detect_format(suite_dir) == QDRANT and not (suite_dir / PROMPTS_DIR).is_dir():
+    if not is_suite(suite_dir):
         raise WeeklyError(f"{suite_dir}: not a suite (SUITE_DIR is the folder that contains test-prompts/, a "
                           "dotnet tree with tests/<plugin>/<skill>/eval.yaml, or a skill folder with "
                           "evals/evals.json)")

@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from skillbench.ledgers.files import CONFIG_FILE, PROMPTS_DIR, SKILL_FILE
+from skillbench.ledgers.files import CONFIG_FILE, SKILL_FILE
 from skillbench.ledgers.slugs import slug
 from skillbench.suite.config import ConfigError, SuiteConfig, load_config
 from skillbench.suite.dotnet.authoring import duplicate_name_defects, underpowered_defect
@@ -26,6 +26,8 @@ from skillbench.suite.dotnet.stimulus import SPEC_NAMES, Draft, EvalContext, Tas
 from skillbench.suite.dotnet.vally import load_stimuli
 from skillbench.suite.dotnet.yaml_strict import DuplicateKeyError, load_strict
 from skillbench.suite.format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
+from skillbench.suite.layouts import DOTNET, FORMATS, QDRANT, SKILL_CREATOR, detect_format  # noqa: F401 - re-exported
+from skillbench.suite.layouts import TESTS_DIR as LAYOUT_TESTS_DIR
 from skillbench.suite.skip_missing import with_missing_dropped
 from skillbench.suite.task_checks import task_defects
 from skillbench.suite.validation import (
@@ -38,26 +40,8 @@ from skillbench.suite.validation import (
     _field_name,
 )
 
-QDRANT, DOTNET, SKILL_CREATOR = "qdrant", "dotnet", "skill-creator"
-FORMATS = (QDRANT, DOTNET, SKILL_CREATOR)
-TESTS_DIR, PLUGINS_DIR = "tests", "plugins"
+TESTS_DIR, PLUGINS_DIR = LAYOUT_TESTS_DIR, "plugins"
 SKILL_VALIDATOR, VALLY = "skill-validator", "vally"
-
-
-def detect_format(suite_dir: str | Path) -> str:
-    """``qdrant`` when the folder holds ``test-prompts/``, ``dotnet`` when it holds ``tests/*/*/eval*.yaml``,
-    ``skill-creator`` when it is a skill folder with ``evals/evals.json`` or a tree of such folders."""
-    from skillbench.suite.skill_creator.layout import is_skill_creator_tree
-
-    folder = Path(suite_dir)
-    if (folder / PROMPTS_DIR).is_dir():
-        return QDRANT
-    tests = folder / TESTS_DIR
-    if tests.is_dir() and any(p.name in SPEC_NAMES for p in tests.glob("*/*/eval*.yaml")):
-        return DOTNET
-    if is_skill_creator_tree(folder):
-        return SKILL_CREATOR
-    return QDRANT  # its preflight says what is missing
 
 
 def eval_specs(suite_dir: Path) -> list[tuple[Path, Path | None]]:

@@ -26,6 +26,7 @@ from skillbench.ledgers.files import CONFIG_FILE, SKILL_EVALS_DIR, SKILL_EVALS_F
 from skillbench.ledgers.slugs import slug
 from skillbench.suite.config import ConfigError, SuiteConfig, load_config
 from skillbench.suite.format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
+from skillbench.suite.layouts import SKILL_CREATOR
 from skillbench.suite.skill_creator.evals import EvalFileError, Item, read_evals, read_json, read_trigger_set
 from skillbench.suite.skip_missing import with_missing_dropped
 from skillbench.suite.task_checks import task_defects
@@ -37,7 +38,6 @@ from skillbench.suite.validation import (
     _display,
 )
 
-SKILL_CREATOR = "skill-creator"
 EVALS_DIR, EVALS_FILE = SKILL_EVALS_DIR, SKILL_EVALS_FILE
 # The trigger eval set beside evals.json: the first of these names that exists (skill-creator leaves the name to
 # the author; trigger_eval.json is the common one, eval_set.json what its review page exports).
