@@ -28,6 +28,7 @@ _EXPORTS: dict[str, str] = {
     ), "pairwise"),
     **dict.fromkeys(("record_judge_cost", "clear_judge_cost",), "costs"),
     **dict.fromkeys(("evidence_summary", "evidence_counts", "evidence_frame",), "evidence"),
+    **dict.fromkeys(("normalize_quote", "quote_in_answer"), "quotes"),
     **dict.fromkeys(("JudgeOptions", "JudgeReport", "judge_run_dir",), "run"),
 }
 __all__ = sorted(_EXPORTS)
@@ -81,6 +82,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         parse_preference,
         parse_verdicts,
     )
+    from skillbench.judge.quotes import normalize_quote, quote_in_answer
     from skillbench.judge.rubric import (
         ItemGrade,
         RubricJudge,

@@ -40,7 +40,6 @@ import hashlib
 import json
 import random
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -389,22 +388,6 @@ def parse_verdicts(data: Mapping[str, Any], items: Sequence[RubricLine]) -> Verd
 def parse_preference(data: Mapping[str, Any]) -> PreferenceInput:
     """Validate ``record_preference`` input."""
     return PreferenceInput.model_validate(data)
-
-
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"', "`": "'"})
-
-
-def normalize_quote(text: str) -> str:
-    """Whitespace collapsed, quote characters unified, case folded: the form quotes are matched in."""
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    return " ".join(text.split()).casefold()
-
-
-def quote_in_answer(quote: str, answer: str) -> bool:
-    """True when a non-empty ``quote`` occurs in ``answer`` after :func:`normalize_quote` on both."""
-    q = normalize_quote(quote).strip(" .…")
-    return bool(q) and q in normalize_quote(answer)
 
 
 # -- reading requests (the simulated judge's side) --------------------------------------------------------

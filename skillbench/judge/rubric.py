@@ -6,7 +6,7 @@ It never sees the model, the condition, the run id or the skill name; runs are g
 too. The rules:
 
 * **Evidence is verified.** Every met/violated verdict must quote the answer; a quote that is not in the
-  answer (after :func:`~skillbench.judge.protocol.normalize_quote`) is asked again once, for that item only;
+  answer (after :func:`~skillbench.judge.quotes.normalize_quote`) is asked again once, for that item only;
   still unverified → scored missing/clean and flagged (``evidence_verified`` = 0). Each judge's
   hallucinated-evidence rate is reported.
 * **Judge failures are never skill losses.** A call is retried by the SDK (rate-limit aware: ``Retry-After``
@@ -48,9 +48,9 @@ from skillbench.judge.protocol import (
     judge_headers,
     judge_prompt_sha,
     parse_verdicts,
-    quote_in_answer,
     tool_input,
 )
+from skillbench.judge.quotes import quote_in_answer
 from skillbench.ledgers.append import AppendLedger, LedgerConflict
 from skillbench.ledgers.columns import SCORES_COLUMNS
 from skillbench.ledgers.files import SCORES_FILE

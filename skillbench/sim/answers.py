@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Sequence
 
-from skillbench.judge.protocol import normalize_quote
+from skillbench.judge.quotes import normalize_quote
 from skillbench.sim.claims import claim, violation
 
 OPENINGS = (

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from skillbench.judge.protocol import normalize_quote
+from skillbench.judge.quotes import normalize_quote
 
 # Reporting verbs: the item describes what the answer says; the sentence just says it.
 _REPORTING = {

@@ -22,9 +22,9 @@ _EXPORTS: dict[str, str] = {
         "CONFIG_FILENAME", "DEFAULT_ALLOWED_TOOLS"
     ), "config"),
     **dict.fromkeys((
-        "Defect", "PreflightReport", "SuiteError", "preflight", "RUBRIC_RANGES",
-        "MIN_PREFERENCE_PROMPTS"
+        "PreflightReport", "SuiteError", "preflight"
     ), "validation"),
+    **dict.fromkeys(("Defect", "RUBRIC_RANGES", "MIN_PREFERENCE_PROMPTS"), "defects"),
     **dict.fromkeys(("load_suite",), "load"),
     **dict.fromkeys(("detect_format", "is_suite", "FORMATS"), "layouts"),
 }
@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         SuiteSettings,
         load_config,
     )
+    from skillbench.suite.defects import MIN_PREFERENCE_PROMPTS, RUBRIC_RANGES, Defect
     from skillbench.suite.format import (
         EvalInfo,
         FrontmatterError,
@@ -58,9 +59,6 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         load_suite,
     )
     from skillbench.suite.validation import (
-        MIN_PREFERENCE_PROMPTS,
-        RUBRIC_RANGES,
-        Defect,
         PreflightReport,
         SuiteError,
         preflight,

@@ -11,22 +11,28 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from pydantic import ValidationError
 
 from skillbench.ledgers.files import CONFIG_FILE, PROMPTS_DIR
 from skillbench.suite.config import ConfigError, SuiteConfig, load_config
+from skillbench.suite.defects import (  # noqa: F401 - Defect and the limits are re-exported for callers
+    MAX_ARG_STRLEN,
+    MAX_PROMPT_BYTES,
+    MIN_PREFERENCE_PROMPTS,
+    RUBRIC_RANGES,
+    TRIGGER_PHRASE,
+    Defect,
+    display_path,
+    pydantic_defects,
+)
 from skillbench.suite.format import (
-    ITEM_TYPES,
     SKILL_FILE,
     FrontmatterError,
     PromptSpec,
-    RubricItem,
     SkillUrlError,
     Suite,
     TestPrompt,
@@ -34,33 +40,7 @@ from skillbench.suite.format import (
     read_skill,
 )
 from skillbench.suite.skip_missing import with_missing_dropped
-from skillbench.suite.task import CHECK_TYPES, Check, WorkspaceFile
 from skillbench.suite.task_checks import task_defects
-
-RUBRIC_RANGES = {"must": (3, 5), "bonus": (1, 3), "avoid": (1, 3)}
-# The CLI receives the prompt as one command-line argument, and Linux refuses an exec with an argument longer than
-# MAX_ARG_STRLEN (32 pages = 131072 bytes) counting its terminating NUL: "argument list too long", on every run.
-MAX_ARG_STRLEN = 131072
-MAX_PROMPT_BYTES = MAX_ARG_STRLEN - 1
-MIN_PREFERENCE_PROMPTS = 5  # the paired preference gate needs n >= 5 stimuli per family
-_TRIGGER_PHRASE = re.compile(r"\buse (?:it |this(?: skill)? )?(?:when|whenever|for|if)\b", re.I)
-_FIELDS = tuple(TestPrompt.model_fields)
-_NESTED_FIELDS = {"checks": ", ".join(Check.model_fields), "workspace": ", ".join(WorkspaceFile.model_fields),
-                  "rubric": ", ".join(RubricItem.model_fields)}
-
-
-@dataclass(frozen=True)
-class Defect:
-    """One thing wrong with the suite."""
-
-    severity: Literal["error", "warning"]
-    path: str
-    field: str
-    problem: str
-    fix: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.field}: {self.problem} — {self.fix}"
 
 
 @dataclass
@@ -125,46 +105,6 @@ class SuiteError(ValueError):
         super().__init__(f"{errors[0]}{more}")
 
 
-def _display(path: Path) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
-
-
-def _field_name(loc: tuple) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _pydantic_defects(path: str, exc: ValidationError) -> list[Defect]:
-    defects = []
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        name = _field_name(loc)
-        kind = err["type"]
-        if kind == "missing":
-            problem, fix = "missing required field", f"add '{loc[-1]}' (qdrant's prompt format)"
-        elif kind == "extra_forbidden":
-            allowed = ", ".join(_FIELDS) if len(loc) == 1 else _NESTED_FIELDS[str(loc[0])]
-            what = "unknown check option" if loc[0] == "checks" else "unknown field"
-            problem, fix = what, f"remove it or rename it to one of: {allowed}"
-        elif kind == "literal_error" and loc[0] == "checks":
-            problem = f"unknown check type {err.get('input')!r}"
-            fix = "use one of: " + ", ".join(CHECK_TYPES)
-        elif kind == "literal_error":
-            problem = f"unknown rubric type {err.get('input')!r}"
-            fix = "use one of: " + ", ".join(ITEM_TYPES)
-        elif kind in ("list_type", "model_type", "dict_type"):
-            problem, fix = f"wrong type ({err['msg'].lower()})", "see the prompt format in the README"
-        else:
-            problem, fix = err["msg"], "see the prompt format in the README"
-        defects.append(Defect("error", path, name, problem, fix))
-    return defects
-
-
 class _Checker:
     def __init__(self, suite: Suite, skip_missing: bool = False):
         self.suite = suite
@@ -182,7 +122,7 @@ class _Checker:
     def load_skills(self) -> None:
         root = self.suite.skills_root
         if not root.is_dir():
-            self.error(_display(root), "skills_root", "skills root is not a folder",
+            self.error(display_path(root), "skills_root", "skills root is not a folder",
                        "set [suite].skills_root in skillbench.toml or pass --skills-root")
             return
         self.check_links(root)
@@ -193,18 +133,18 @@ class _Checker:
             try:
                 self.suite.skills[leaf] = read_skill(path, leaf)
             except FrontmatterError as exc:
-                self.error(_display(path), "frontmatter", str(exc),
+                self.error(display_path(path), "frontmatter", str(exc),
                            "start the file with '---', 'name: …', 'description: …', '---'")
             except (OSError, UnicodeDecodeError) as exc:
-                self.error(_display(path), "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
+                self.error(display_path(path), "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
         for skill in self.suite.skills.values():
             if skill.leaf == f"{skill.family}/{SKILL_FILE}" and skill.name != skill.family:
                 # the CLI lists a skill by its frontmatter name; availability is checked against the folder name
-                self.error(_display(skill.path), "frontmatter.name",
+                self.error(display_path(skill.path), "frontmatter.name",
                            f"{skill.name!r} differs from its folder {skill.family!r}",
                            f"set name: {skill.family} (or rename the folder)")
-            if not _TRIGGER_PHRASE.search(skill.description):
-                self.warn(_display(skill.path), "description", "no explicit trigger phrase",
+            if not TRIGGER_PHRASE.search(skill.description):
+                self.warn(display_path(skill.path), "description", "no explicit trigger phrase",
                           "say when to use the skill, e.g. \"Use when …\"")
 
     def check_links(self, root: Path) -> None:
@@ -222,10 +162,10 @@ class _Checker:
                 target = link.resolve()
                 shown = raw if raw == str(target) else f"{raw} (→ {target})"
                 if not link.exists():
-                    self.error(_display(link), "symlink", f"is broken: {shown} does not exist",
+                    self.error(display_path(link), "symlink", f"is broken: {shown} does not exist",
                                "remove the link or restore its target inside the skills root")
                 elif not target.is_relative_to(root):
-                    self.error(_display(link), "symlink", f"to {shown} leaves the skills root {_display(root)}",
+                    self.error(display_path(link), "symlink", f"to {shown} leaves the skills root {display_path(root)}",
                                "copy the file into the skill instead (a link out of the tree would copy a host "
                                "file into every run's HOME)")
                 else:
@@ -234,21 +174,21 @@ class _Checker:
                     parts = link.relative_to(root).parts
                     family = root / parts[0]
                     if len(parts) == 1 or not target.is_relative_to(family):
-                        self.error(_display(link), "symlink", f"to {shown} leaves its skill family's folder "
-                                   f"{_display(family)}", "copy the file into the family instead (a run installs "
+                        self.error(display_path(link), "symlink", f"to {shown} leaves its skill family's folder "
+                                   f"{display_path(family)}", "copy the file into the family instead (a run installs "
                                    "one family and never follows a link out of it)")
 
     # -- prompts --------------------------------------------------------------------------------------
     def load_prompts(self) -> None:
         pdir = self.suite.suite_dir / PROMPTS_DIR
         if not pdir.is_dir():
-            self.error(_display(pdir), PROMPTS_DIR, "folder is missing",
+            self.error(display_path(pdir), PROMPTS_DIR, "folder is missing",
                        "SUITE_DIR must be the folder that contains test-prompts/")
             return
         files = sorted(pdir.glob("*.json"))
         self.prompt_files = files
         if not files:
-            self.error(_display(pdir), PROMPTS_DIR, "no *.json prompt files", "add at least one test prompt")
+            self.error(display_path(pdir), PROMPTS_DIR, "no *.json prompt files", "add at least one test prompt")
         for path in files:
             spec = self.load_prompt(path)
             if spec is not None:
@@ -256,7 +196,7 @@ class _Checker:
         self.check_duplicate_names(files)
 
     def load_prompt(self, path: Path) -> PromptSpec | None:
-        shown = _display(path)
+        shown = display_path(path)
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
@@ -272,7 +212,7 @@ class _Checker:
         try:
             test = TestPrompt.model_validate(raw)
         except ValidationError as exc:
-            self.defects.extend(_pydantic_defects(shown, exc))
+            self.defects.extend(pydantic_defects(shown, exc))
             return None
 
         ok = True
@@ -343,11 +283,11 @@ class _Checker:
             return "", ""
         root = self.suite.skills_root
         if not (root / family / SKILL_FILE).is_file():
-            self.error(shown, "skill_url", f"family SKILL.md {family}/{SKILL_FILE} is missing under {_display(root)}",
-                       "add the skill or fix the URL")
+            self.error(shown, "skill_url", f"family SKILL.md {family}/{SKILL_FILE} is missing under "
+                       f"{display_path(root)}", "add the skill or fix the URL")
             return "", ""
         if not (root / leaf).is_file():
-            self.error(shown, "skill_url", f"leaf {leaf} is missing under {_display(root)}",
+            self.error(shown, "skill_url", f"leaf {leaf} is missing under {display_path(root)}",
                        "add the sub-skill or fix the URL")
             return "", ""
         return family, leaf
@@ -360,7 +300,7 @@ class _Checker:
         for paths in stems.values():
             if len(paths) > 1:
                 others = ", ".join(p.name for p in paths[1:])
-                self.error(_display(paths[0]), "name", f"duplicate prompt name (also in {others})",
+                self.error(display_path(paths[0]), "name", f"duplicate prompt name (also in {others})",
                            "give every prompt a unique name")
 
     # -- families -------------------------------------------------------------------------------------
@@ -368,7 +308,7 @@ class _Checker:
         scored = Counter(p.family for p in self.suite.prompts if p.scored)
         eligible = Counter(p.family for p in self.suite.prompts if p.preference_eligible)
         for family in self.suite.families:
-            path = _display(self.suite.family_dir(family) / SKILL_FILE)
+            path = display_path(self.suite.family_dir(family) / SKILL_FILE)
             if not scored[family]:
                 self.warn(path, "family", "no scored prompt targets this skill family",
                           "add a test prompt whose skill_url is under it, or remove the skill")
@@ -440,7 +380,7 @@ def preflight(
             bare = Suite(suite_dir=suite_dir.resolve(), config=SuiteConfig(),
                          skills_root=_resolve_skills_root(suite_dir, None), site_base=(site_base or "").rstrip("/"),
                          heldout_prefixes=())
-            defect = Defect("error", _display(exc.path), exc.field, exc.problem, exc.fix)
+            defect = Defect("error", display_path(exc.path), exc.field, exc.problem, exc.fix)
             return PreflightReport(bare, [defect], stopped=f"{CONFIG_FILE} must read first")
     root = Path(skills_root).resolve() if skills_root else _resolve_skills_root(suite_dir, config.suite.skills_root)
     base = site_base or config.suite.site_base or ""
@@ -449,7 +389,7 @@ def preflight(
                   heldout_prefixes=prefixes)
     checker = _Checker(suite, skip_missing)
     if not base:
-        checker.error(_display(suite_dir / CONFIG_FILE), "suite.site_base", "no site base URL",
+        checker.error(display_path(suite_dir / CONFIG_FILE), "suite.site_base", "no site base URL",
                       "set [suite].site_base in skillbench.toml or pass --site-base")
     checker.load_skills()
     checker.load_prompts()

@@ -24,7 +24,8 @@ from skillbench.judge import (
     opaque_run_id,
     select_runs,
 )
-from skillbench.judge.protocol import normalize_quote, quote_in_answer, shuffled_rubric
+from skillbench.judge.protocol import shuffled_rubric
+from skillbench.judge.quotes import normalize_quote, quote_in_answer
 from skillbench.ledgers import AppendLedger, LedgerConflict, read_scores
 from skillbench.ledgers.columns import QDRANT_SCORES_COLUMNS, SCORES_COLUMNS
 from skillbench.scorecard import prompt_rep_scores

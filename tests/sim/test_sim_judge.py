@@ -30,10 +30,10 @@ from skillbench.judge.protocol import (
     judge_user_message,
     pair_user_message,
     parse_judge_message,
-    quote_in_answer,
     shuffled_rubric,
     tool_input,
 )
+from skillbench.judge.quotes import quote_in_answer
 from skillbench.sim import SIM_API_KEY, SimServer
 from skillbench.sim.answers import compose
 from tests.helpers.sim import PROMPTS

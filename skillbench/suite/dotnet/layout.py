@@ -20,27 +20,33 @@ from pydantic import ValidationError
 from skillbench.ledgers.files import CONFIG_FILE, SKILL_FILE
 from skillbench.ledgers.slugs import slug
 from skillbench.suite.config import ConfigError, SuiteConfig, load_config
+from skillbench.suite.defects import (
+    MAX_PROMPT_BYTES,
+    MIN_PREFERENCE_PROMPTS,
+    TRIGGER_PHRASE,
+    Defect,
+    display_path,
+    field_name,
+)
 from skillbench.suite.dotnet.authoring import duplicate_name_defects, underpowered_defect
 from skillbench.suite.dotnet.skill_validator import load_scenarios
 from skillbench.suite.dotnet.stimulus import SPEC_NAMES, Draft, EvalContext, TaskDefect
 from skillbench.suite.dotnet.vally import load_stimuli
 from skillbench.suite.dotnet.yaml_strict import DuplicateKeyError, load_strict
 from skillbench.suite.format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
-from skillbench.suite.layouts import DOTNET, FORMATS, QDRANT, SKILL_CREATOR, detect_format  # noqa: F401 - re-exported
-from skillbench.suite.layouts import TESTS_DIR as LAYOUT_TESTS_DIR
+from skillbench.suite.layouts import (  # noqa: F401 - the layout names are re-exported for callers
+    DOTNET,
+    FORMATS,
+    QDRANT,
+    SKILL_CREATOR,
+    TESTS_DIR,
+    detect_format,
+)
 from skillbench.suite.skip_missing import with_missing_dropped
 from skillbench.suite.task_checks import task_defects
-from skillbench.suite.validation import (
-    _TRIGGER_PHRASE,
-    MAX_PROMPT_BYTES,
-    MIN_PREFERENCE_PROMPTS,
-    Defect,
-    PreflightReport,
-    _display,
-    _field_name,
-)
+from skillbench.suite.validation import PreflightReport
 
-TESTS_DIR, PLUGINS_DIR = LAYOUT_TESTS_DIR, "plugins"
+PLUGINS_DIR = "plugins"
 SKILL_VALIDATOR, VALLY = "skill-validator", "vally"
 
 
@@ -71,7 +77,7 @@ class _DotnetChecker:
         """Skills of the skills root, then of the tree's own ``plugins/`` (``fallback``) for any it lacks."""
         root = self.suite.skills_root
         if not root.is_dir():
-            self.add("error", _display(root), "skills_root", "skills root is not a folder",
+            self.add("error", display_path(root), "skills_root", "skills root is not a folder",
                      "pass --skills-root DIR/plugins (a tree's plugins/ folder)")
             return
         paths = sorted(root.glob(f"*/skills/*/{SKILL_FILE}"))
@@ -81,23 +87,23 @@ class _DotnetChecker:
         for path in paths:
             plugin, skill = path.parent.parent.parent.name, path.parent.name
             if skill in self.suite.plugin_of:
-                self.add("error", _display(path), "skill", f"skill {skill!r} is also in plugin "
+                self.add("error", display_path(path), "skill", f"skill {skill!r} is also in plugin "
                          f"{self.suite.plugin_of[skill]!r}", "give each skill one home (its name is its family)")
                 continue
             try:
                 found = read_skill(path, f"{skill}/{SKILL_FILE}")
             except FrontmatterError as exc:
-                self.add("error", _display(path), "frontmatter", str(exc),
+                self.add("error", display_path(path), "frontmatter", str(exc),
                          "start the file with '---', 'name: …', 'description: …', '---'")
                 continue
             except (OSError, UnicodeDecodeError) as exc:
-                self.add("error", _display(path), "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
+                self.add("error", display_path(path), "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
                 continue
             if found.name != skill:
-                self.add("error", _display(path), "frontmatter.name", f"{found.name!r} differs from its folder "
+                self.add("error", display_path(path), "frontmatter.name", f"{found.name!r} differs from its folder "
                          f"{skill!r}", f"set name: {skill} (or rename the folder)")
-            if not _TRIGGER_PHRASE.search(found.description):
-                self.add("warning", _display(path), "description", "no explicit trigger phrase",
+            if not TRIGGER_PHRASE.search(found.description):
+                self.add("warning", display_path(path), "description", "no explicit trigger phrase",
                          "say when to use the skill, e.g. \"Use when …\"")
             self.suite.skills[found.leaf] = found
             self.suite.family_dirs[skill] = path.parent
@@ -105,7 +111,7 @@ class _DotnetChecker:
 
     # -- evals ----------------------------------------------------------------------------------------
     def read(self, path: Path) -> dict | None:
-        shown = _display(path)
+        shown = display_path(path)
         try:
             data = load_strict(path)
         except DuplicateKeyError as exc:
@@ -127,10 +133,10 @@ class _DotnetChecker:
         return data
 
     def load_eval(self, path: Path, shadowed: Path | None) -> None:
-        shown = _display(path)
+        shown = display_path(path)
         self.files.append(path)
         if shadowed is not None:
-            self.add("warning", _display(shadowed), "file", f"shadowed by {path.name} beside it: not loaded",
+            self.add("warning", display_path(shadowed), "file", f"shadowed by {path.name} beside it: not loaded",
                      f"delete it once {path.name} is the spec, or ignore this")
         plugin, skill = path.parent.parent.name, path.parent.name
         data = self.read(path)
@@ -159,7 +165,7 @@ class _DotnetChecker:
                             "name the eval after its skill"))
         if skill not in self.suite.family_dirs:
             defects.append(("error", "skill", f"no {PLUGINS_DIR}/{plugin}/skills/{skill}/{SKILL_FILE} under the "
-                            f"skills root {_display(self.suite.skills_root)}",
+                            f"skills root {display_path(self.suite.skills_root)}",
                             "add the skill, or pass --skills-root a tree's plugins/ folder that holds it"))
         elif self.suite.plugin_of[skill] != plugin:
             defects.append(("error", "skill", f"the skill {skill!r} is in plugin {self.suite.plugin_of[skill]!r}, "
@@ -189,7 +195,7 @@ class _DotnetChecker:
 
     def load_stimulus(self, draft: Draft, ctx: EvalContext, eval_name: str, skill_ok: bool) -> bool:
         """Validate one draft; add its prompt to the suite when it has no error. Returns whether it is held out."""
-        shown = _display(ctx.path)
+        shown = display_path(ctx.path)
         name = self._prompt_name(eval_name, draft)
         heldout = self._heldout(name)
         base = self.suite.site_base
@@ -201,7 +207,7 @@ class _DotnetChecker:
             test = TestPrompt.model_validate(draft.test_fields(name, ctx.plugin, url))
         except ValidationError as exc:
             for err in exc.errors():
-                fld = draft.spec_field(_field_name(tuple(err["loc"])))
+                fld = draft.spec_field(field_name(tuple(err["loc"])))
                 self.add("error", shown, fld, err["msg"], "see the README's dotnet mapping table")
             return heldout
         found = self.check_content(shown, draft, test, heldout)
@@ -252,7 +258,7 @@ class _DotnetChecker:
         names = Counter(p.name for p in self.suite.prompts)
         for spec in self.suite.prompts:
             if names[spec.name] > 1:
-                self.add("error", _display(spec.path), "name", f"prompt name {spec.name!r} is not unique",
+                self.add("error", display_path(spec.path), "name", f"prompt name {spec.name!r} is not unique",
                          "give the stimuli distinct names")
 
 
@@ -284,7 +290,7 @@ def preflight_dotnet(
         except ConfigError as exc:
             bare = Suite(suite_dir=suite_dir.resolve(), config=SuiteConfig(), skills_root=suite_dir / PLUGINS_DIR,
                          site_base="", heldout_prefixes=(), layout=DOTNET)
-            defect = Defect("error", _display(exc.path), exc.field, exc.problem, exc.fix)
+            defect = Defect("error", display_path(exc.path), exc.field, exc.problem, exc.fix)
             return PreflightReport(bare, [defect], stopped=f"{CONFIG_FILE} must read first")
     config = config.model_copy(deep=True)
     if skills_root:
@@ -301,7 +307,7 @@ def preflight_dotnet(
     checker.load_skills((suite_dir / PLUGINS_DIR).resolve() if skills_root or config.suite.skills_root else None)
     specs = eval_specs(suite.suite_dir)
     if not specs:
-        checker.add("error", _display(suite_dir / TESTS_DIR), TESTS_DIR, "no tests/<plugin>/<skill>/eval.yaml",
+        checker.add("error", display_path(suite_dir / TESTS_DIR), TESTS_DIR, "no tests/<plugin>/<skill>/eval.yaml",
                     "DIR must be the folder that holds tests/ and plugins/")
     for path, shadowed in specs:
         checker.load_eval(path, shadowed)
@@ -310,7 +316,7 @@ def preflight_dotnet(
     if runs and "reps" not in config.run.model_fields_set:  # skillbench.toml's [run].reps, when given, wins
         config.run.reps = max(runs)
         if len(runs) > 1:
-            checker.add("warning", _display(suite_dir), "defaults.runs", f"the evals ask for different runs "
+            checker.add("warning", display_path(suite_dir), "defaults.runs", f"the evals ask for different runs "
                         f"({', '.join(map(str, sorted(runs)))}); the suite runs {max(runs)} reps",
                         "align defaults.runs, or pass --reps")
     return PreflightReport(suite, checker.defects, checker.files)

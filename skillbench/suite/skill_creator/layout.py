@@ -25,18 +25,18 @@ from pydantic import ValidationError
 from skillbench.ledgers.files import CONFIG_FILE, SKILL_EVALS_DIR, SKILL_EVALS_FILE, SKILL_FILE
 from skillbench.ledgers.slugs import slug
 from skillbench.suite.config import ConfigError, SuiteConfig, load_config
+from skillbench.suite.defects import (
+    MIN_PREFERENCE_PROMPTS,
+    TRIGGER_PHRASE,
+    Defect,
+    display_path,
+)
 from skillbench.suite.format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
 from skillbench.suite.layouts import SKILL_CREATOR
 from skillbench.suite.skill_creator.evals import EvalFileError, Item, read_evals, read_json, read_trigger_set
 from skillbench.suite.skip_missing import with_missing_dropped
 from skillbench.suite.task_checks import task_defects
-from skillbench.suite.validation import (
-    _TRIGGER_PHRASE,
-    MIN_PREFERENCE_PROMPTS,
-    Defect,
-    PreflightReport,
-    _display,
-)
+from skillbench.suite.validation import PreflightReport
 
 EVALS_DIR, EVALS_FILE = SKILL_EVALS_DIR, SKILL_EVALS_FILE
 # The trigger eval set beside evals.json: the first of these names that exists (skill-creator leaves the name to
@@ -94,7 +94,7 @@ class _Checker:
         self.counts: list[SkillEvals] = []
 
     def add(self, severity: str, path: Path | str, fld: str, problem: str, fix: str) -> None:
-        shown = path if isinstance(path, str) else _display(path)
+        shown = path if isinstance(path, str) else display_path(path)
         self.defects.append(Defect(severity, shown, fld, problem, fix))  # type: ignore[arg-type]
 
     def load_skill(self, folder: Path) -> str | None:
@@ -118,7 +118,7 @@ class _Checker:
             self.add("error", path, "frontmatter.name", f"{found.name!r} differs from its folder {family!r}",
                      f"set name: {family} (or rename the folder)")
             return None
-        if not _TRIGGER_PHRASE.search(found.description):
+        if not TRIGGER_PHRASE.search(found.description):
             self.add("warning", path, "description", "no explicit trigger phrase",
                      "say when to use the skill, e.g. \"Use when …\"")
         self.suite.skills[found.leaf] = found
@@ -244,7 +244,7 @@ def preflight_skill_creator(
         except ConfigError as exc:
             bare = Suite(suite_dir=suite_dir.resolve(), config=SuiteConfig(), skills_root=suite_dir.resolve(),
                          site_base="", heldout_prefixes=(), layout=SKILL_CREATOR)
-            defect = Defect("error", _display(exc.path), exc.field, exc.problem, exc.fix)
+            defect = Defect("error", display_path(exc.path), exc.field, exc.problem, exc.fix)
             return SkillCreatorReport(bare, [defect], stopped=f"{CONFIG_FILE} must read first")
     extra = Path(trigger_set) if trigger_set is not None else None
     folders = skill_dirs(suite_dir)
