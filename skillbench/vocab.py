@@ -47,6 +47,15 @@ VALID_NO_CHANGE = "VALID_NO_CHANGE"
 VALID_REGRESSION = "VALID_REGRESSION"  # the objective (check) record shows a credible loss
 INVALID_INCONCLUSIVE = "INVALID_INCONCLUSIVE"
 
+# -- run states (ARCHITECTURE.md, "Run states"; decided by signals.manifest.run_state) ------------------------------
+# The states a run folder can be in after a pass. The plan-level states (limited, capped, not_started) belong to
+# planned runs without a folder and come from the pass.
+FINISHED, BUDGET_HIT, API_ERROR, TIMEOUT, HARNESS_INVALID, SANDBOX_FAILURE = (
+    "finished", "budget_hit", "api_error", "timeout", "harness_invalid", "sandbox_failure")
+RUN_STATES: tuple[str, ...] = (FINISHED, BUDGET_HIT, API_ERROR, TIMEOUT, HARNESS_INVALID, SANDBOX_FAILURE)
+COMPLETE_STATES: frozenset[str] = frozenset({FINISHED, BUDGET_HIT})  # resume keeps them; reconciliation counts them
+PLAN_STATES: tuple[str, ...] = ("limited", "capped", "not_started")
+
 # -- deterministic checks (the ``status`` column of checks.csv) -----------------------------------------------
 CHECK_PASSED, CHECK_FAILED, CHECK_ERROR = "passed", "failed", "error"  # error: could not run; never a skill loss
 CHECK_STATUSES: tuple[str, str, str] = (CHECK_PASSED, CHECK_FAILED, CHECK_ERROR)

@@ -35,7 +35,7 @@ from skillbench.ledgers.readers import (
     read_scores,
 )
 from skillbench.ledgers.reconciliation import Reconciliation, cross_check, reconcile_runs
-from skillbench.vocab import LIFT_ARMS
+from skillbench.vocab import COMPLETE_STATES, LIFT_ARMS
 
 
 def week_run_key(run_dir: str | Path) -> str:
@@ -173,8 +173,6 @@ def load_week(run_dir: str | Path) -> WeekLedgers:
 
 def complete_run_ids(manifest: pd.DataFrame) -> list[str]:
     """Run ids of the manifest's complete runs (``finished``/``budget_hit``; a manifest without states: all)."""
-    from skillbench.signals.manifest import COMPLETE_STATES  # the run-state rule's one home (a lower layer's)
-
     states = manifest["run_state"].astype(str).str.strip() if "run_state" in manifest else None
     if states is None or states.eq("").all():
         return manifest["run_id"].astype(str).tolist()

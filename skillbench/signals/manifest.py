@@ -28,15 +28,22 @@ from skillbench.ledgers.columns import MANIFEST_COLUMNS
 from skillbench.ledgers.files import MANIFEST_FILE, METADATA_FILE, TRANSCRIPT_FILE
 from skillbench.signals.transcript import Transcript, read_transcript
 
+# The run-state names are domain words (vocab.py, so the ledgers can read them); which state a folder is in is
+# decided here, by run_state.
+from skillbench.vocab import (  # noqa: F401 - re-exported: the state names travel with run_state
+    API_ERROR,
+    BUDGET_HIT,
+    COMPLETE_STATES,
+    FINISHED,
+    HARNESS_INVALID,
+    PLAN_STATES,
+    RUN_STATES,
+    SANDBOX_FAILURE,
+    TIMEOUT,
+)
+
 SKILLS_DIR_MARK = "/.claude/skills/"
 
-# The states a run folder can be in after a pass (ARCHITECTURE.md, "Run states"). The plan-level states
-# (limited, capped, not_started) belong to planned runs without a folder and come from the pass.
-FINISHED, BUDGET_HIT, API_ERROR, TIMEOUT, HARNESS_INVALID, SANDBOX_FAILURE = (
-    "finished", "budget_hit", "api_error", "timeout", "harness_invalid", "sandbox_failure")
-RUN_STATES: tuple[str, ...] = (FINISHED, BUDGET_HIT, API_ERROR, TIMEOUT, HARNESS_INVALID, SANDBOX_FAILURE)
-COMPLETE_STATES: frozenset[str] = frozenset({FINISHED, BUDGET_HIT})  # resume keeps them; reconciliation counts them
-PLAN_STATES: tuple[str, ...] = ("limited", "capped", "not_started")
 
 
 def _site_bases(meta: dict[str, Any]) -> list[str]:

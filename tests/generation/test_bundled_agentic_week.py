@@ -12,15 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.generation import GenerateOptions, generate, model_endpoint
 from skillbench.ledgers import load_week
 from skillbench.ledgers.checks import read_checks
 from skillbench.ledgers.files import CHECKS_FILE
 from skillbench.paths import DEFAULT_SUITE as EVALS_DIR
 from skillbench.scorecard import compute_scorecard, render_markdown
-from skillbench.suite import load_suite
 from tests.generation.test_generate import require_docker
-from tests.helpers.sim import assert_checks_agree_with_truth, require_cli
+from tests.helpers.sim import assert_checks_agree_with_truth, generate_sim_week, require_cli
 
 FAMILY = "analysis-debugging"
 
@@ -30,13 +28,8 @@ def agentic_week(tmp_path_factory) -> Path:
     """One haiku pass over the family, both lift arms, 2 reps (26 runs: the dormancy task runs with-skill only)."""
     require_docker()
     require_cli()
-    out = tmp_path_factory.mktemp("agentic") / "wk"
-    suite = load_suite(EVALS_DIR)
-    opts = GenerateOptions(run_key="agentic", out_dir=out, models=["haiku"], conditions=["no-skill", "with-skill"],
-                           reps=2, jobs=3, seed=11, sandbox="docker", families=[FAMILY],
-                           extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
-    generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=EVALS_DIR), log=lambda m: None)
-    return out
+    return generate_sim_week(EVALS_DIR, tmp_path_factory.mktemp("agentic") / "wk", run_key="agentic",
+                             conditions=["no-skill", "with-skill"], reps=2, seed=11, families=[FAMILY])
 
 
 @pytest.mark.docker

@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 
 from skillbench.cli import main
-from skillbench.generation import GenerateOptions, generate, model_endpoint
 from skillbench.ledgers import load_week
 from skillbench.ledgers.files import METADATA_FILE
 from skillbench.suite import SuiteError, load_suite
 from tests.generation.test_generate import require_docker
 from tests.helpers.shared import DOTNET, require
-from tests.helpers.sim import assert_checks_agree_with_truth, checks_against_truth, require_cli
+from tests.helpers.sim import assert_checks_agree_with_truth, checks_against_truth, generate_sim_week, require_cli
 
 EVAL = "clr-activation-debugging"
 
@@ -31,13 +30,8 @@ def dotnet_week(tmp_path_factory) -> Path:
     require_docker()
     require_cli()
     tree = require(DOTNET / "snapshot-1b8f2aa")
-    out = tmp_path_factory.mktemp("dotnet") / "wk"
-    suite = load_suite(tree)
-    opts = GenerateOptions(run_key="dotnet", out_dir=out, models=["haiku"], reps=1, jobs=3, seed=5,
-                           conditions=["no-skill", "with-skill", "plugin"], sandbox="docker", families=[EVAL],
-                           extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
-    generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=tree), log=lambda m: None)
-    return out
+    return generate_sim_week(tree, tmp_path_factory.mktemp("dotnet") / "wk", run_key="dotnet", seed=5,
+                             conditions=["no-skill", "with-skill", "plugin"], families=[EVAL])
 
 
 @pytest.mark.docker
@@ -85,10 +79,8 @@ def test_skip_missing_runs_a_stimulus_without_the_scripts_the_tree_lacks(tmp_pat
     suite = load_suite(tree, skip_missing=True)
     spec = next(p for p in suite.prompts if p.dropped and p.preference_eligible)
     assert not [c for c in spec.test.checks if c.type == "run_command"], "the checks that need a dropped script"
-    out = tmp_path / "wk"
-    opts = GenerateOptions(run_key="skip", out_dir=out, models=["haiku"], reps=1, conditions=["with-skill"],
-                           sandbox="docker", prompts=[spec.name], extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
-    generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=tree), log=lambda m: None)
+    out = generate_sim_week(tree, tmp_path / "wk", run_key="skip", conditions=["with-skill"], skip_missing=True,
+                            prompts=[spec.name])
     meta = json.loads(next(out.glob(f"*/{METADATA_FILE}")).read_text())
     assert meta["dropped"] == list(spec.dropped)
     assert checks_against_truth(out)["_merge"].eq("both").all()

@@ -14,7 +14,6 @@ import pandas as pd
 import pytest
 
 from skillbench.cli import main
-from skillbench.generation import GenerateOptions, generate, model_endpoint
 from skillbench.generation.sandbox import skill_entries
 from skillbench.ledgers import load_week, read_manifest
 from skillbench.ledgers.files import MANIFEST_FILE, METADATA_FILE, SCORES_FILE, SKILL_EVALS_DIR
@@ -22,7 +21,7 @@ from skillbench.scorecard import compute_scorecard
 from skillbench.suite import load_suite
 from tests.generation.test_generate import require_docker
 from tests.helpers.shared import DATA_DIR
-from tests.helpers.sim import require_cli
+from tests.helpers.sim import generate_sim_week, require_cli
 
 EXAMPLE = DATA_DIR / "skill-creator-example"
 
@@ -39,12 +38,8 @@ def test_the_skills_evals_folder_is_never_installed():
 def example_week(tmp_path_factory) -> Path:
     require_docker()
     require_cli()
-    out = tmp_path_factory.mktemp("skill-creator") / "wk"
-    suite = load_suite(EXAMPLE)
-    opts = GenerateOptions(run_key="sc", out_dir=out, models=["haiku"], reps=1, jobs=3, seed=2, sandbox="docker",
-                           conditions=["no-skill", "with-skill"], extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
-    generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=EXAMPLE), log=lambda m: None)
-    return out
+    return generate_sim_week(EXAMPLE, tmp_path_factory.mktemp("skill-creator") / "wk", run_key="sc", seed=2,
+                             conditions=["no-skill", "with-skill"])
 
 
 @pytest.mark.docker

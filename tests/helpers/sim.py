@@ -350,3 +350,20 @@ def assert_checks_agree_with_truth(run_dir: Path, min_rows: int = 1) -> pd.DataF
     disagree = both[both["status"] != both["decided"]]
     assert disagree.empty, disagree[["run_id", "check_id", "status", "decided", "detail"]].to_string()
     return both
+
+
+def generate_sim_week(suite_dir: Path, out: Path, *, run_key: str, conditions: Sequence[str], reps: int = 1,
+                      seed: int = 0, skip_missing: bool = False, **options: Any) -> Path:
+    """One generate pass of haiku on the simulated endpoint in sealed containers; returns ``out``.
+
+    The simulation answers the suite as loaded (as ``skillbench generate`` does); the CLI's own retries are off so
+    a fault shows as the run's state. ``options``: more :class:`GenerateOptions` fields (``families``, ``prompts``).
+    """
+    from skillbench.generation import GenerateOptions, generate, model_endpoint
+    from skillbench.suite import load_suite
+
+    suite = load_suite(suite_dir, skip_missing=skip_missing)
+    opts = GenerateOptions(run_key=run_key, out_dir=out, models=["haiku"], conditions=list(conditions), reps=reps,
+                           jobs=3, seed=seed, sandbox="docker", extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"}, **options)
+    generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=suite), log=lambda m: None)
+    return out

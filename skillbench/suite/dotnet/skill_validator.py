@@ -72,11 +72,9 @@ def _files(draft: Draft, ctx: EvalContext, setup: dict[str, Any]) -> None:
             draft.origin[f"workspace[{idx}]"] = (where, {"dest": "path", "src": "source"})
             continue
         draft.add("workspace", item, where, {"dest": "path", "src": "source"})
-    commands = setup.get("commands") or []
-    for j, command in enumerate(commands if isinstance(commands, list) else [commands]):
-        draft.add("setup", command, f"setup.commands[{j}]")
-    for key in sorted(set(setup) - {"files", "copy_test_files", "commands"}):
-        draft.warn(f"setup.{key}", "not supported: ignored", "remove it (setup takes files, copy_test_files, commands)")
+    draft.add_commands(setup.get("commands"), "setup.commands")
+    draft.warn_unsupported(setup, ("files", "copy_test_files", "commands"), "setup.",
+                           "setup takes files, copy_test_files, commands")
 
 
 def _assertions(draft: Draft, assertions: Any) -> None:
@@ -99,8 +97,7 @@ def _assertions(draft: Draft, assertions: Any) -> None:
         if option.startswith("path"):
             check["path"] = raw.get("path")
         check = {k: v for k, v in check.items() if v is not None}
-        for key in sorted(set(raw) - {"type", "value", "pattern", "path"}):
-            draft.warn(f"{where}.{key}", "not supported: ignored", "remove it")
+        draft.warn_unsupported(raw, ("type", "value", "pattern", "path"), f"{where}.")
         draft.add("checks", check, where)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,16 @@ class Draft:
         items = getattr(self, kind)
         self.origin[f"{kind}[{len(items)}]"] = (spec_field, renames or {})
         items.append(value)
+
+    def add_commands(self, commands: Any, spec_field: str) -> None:
+        """Each of ``commands`` (a list, or one command) as a setup command, named ``<spec_field>[j]``."""
+        for j, command in enumerate(commands if isinstance(commands, list) else [commands] if commands else []):
+            self.add("setup", command, f"{spec_field}[{j}]")
+
+    def warn_unsupported(self, holder: dict[str, Any], known: Iterable[str], prefix: str, takes: str = "") -> None:
+        """One warning per key of ``holder`` the format reads nothing from: never silently ignored."""
+        for key in sorted(set(holder) - set(known)):
+            self.warn(f"{prefix}{key}", "not supported: ignored", f"remove it ({takes})" if takes else "remove it")
 
     def spec_field(self, ours: str) -> str:
         """Our field (``checks[2].pattern``, ``timeout``) as the spec's, labelled with the stimulus."""

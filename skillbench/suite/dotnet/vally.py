@@ -76,11 +76,8 @@ def _environment(draft: Draft, ctx: EvalContext, env: Any) -> None:
         draft.add("workspace", {"dest": entry["dest"], "src": src}, where)
         for key in sorted(set(entry) - {"src", "dest"}):
             draft.warn(f"{where}.{key}", "not supported: ignored", "remove it (a file takes src and dest)")
-    commands = env.get("commands") or []
-    for j, command in enumerate(commands if isinstance(commands, list) else [commands]):
-        draft.add("setup", command, f"environment.commands[{j}]")
-    for key in sorted(set(env) - {"files", "commands"}):
-        draft.warn(f"environment.{key}", "not supported: ignored", "remove it (environment takes files, commands)")
+    draft.add_commands(env.get("commands"), "environment.commands")
+    draft.warn_unsupported(env, ("files", "commands"), "environment.", "environment takes files, commands")
 
 
 def _graders(draft: Draft, graders: Any) -> None:
@@ -109,8 +106,7 @@ def _graders(draft: Draft, graders: Any) -> None:
                 check[options[key]] = value
             else:
                 draft.warn(f"{where}.config.{key}", f"not an option of {kind}: ignored", "remove it")
-        for key in sorted(set(raw) - {"type", "config"}):
-            draft.warn(f"{where}.{key}", "not supported: ignored", "remove it")
+        draft.warn_unsupported(raw, ("type", "config"), f"{where}.")
         draft.add("checks", check, f"{where}.config", {v: k for k, v in options.items()})
 
 
