@@ -15,7 +15,7 @@ _EXPORTS: dict[str, str] = {
         "read_reconciliation", "LedgerError", "empty_scores", "parse_timestamps", "format_timestamp"
     ), "readers"),
     **dict.fromkeys((
-        "load_week", "WeekLedgers", "week_run_key", "read_judge_costs", "read_site_base",
+        "load_week", "WeekLedgers", "week_run_key", "week_arms", "read_run_json", "read_judge_costs", "read_site_base",
         "reconcile_from_plan", "run_folder_ids", "read_plan_ids"
     ), "week"),
     **dict.fromkeys(("Reconciliation", "reconcile_runs", "cross_check",), "reconciliation"),
@@ -91,8 +91,10 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         load_week,
         read_judge_costs,
         read_plan_ids,
+        read_run_json,
         read_site_base,
         reconcile_from_plan,
         run_folder_ids,
+        week_arms,
         week_run_key,
     )

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
+from skillbench.arms import DEFAULT_PAIR, ArmPair, ConditionError
 from skillbench.ledgers.checks import empty_checks, expected_check_rows, missing_check_rows, read_checks
 from skillbench.ledgers.columns import RUN_KEYS
 from skillbench.ledgers.files import (
@@ -35,19 +36,48 @@ from skillbench.ledgers.readers import (
     read_scores,
 )
 from skillbench.ledgers.reconciliation import Reconciliation, cross_check, reconcile_runs
-from skillbench.vocab import COMPLETE_STATES, LIFT_ARMS
+from skillbench.vocab import COMPLETE_STATES
+
+
+def read_run_json(run_dir: str | Path) -> dict:
+    """``RUN_DIR/run.json`` (written by generate), ``{}`` when the week has none (qdrant's layout).
+
+    Raises:
+        LedgerError: a ``run.json`` that is not a JSON object.
+    """
+    path = Path(run_dir) / RUN_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise LedgerError(f"{path}: not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise LedgerError(f"{path}: not a JSON object")
+    return data
 
 
 def week_run_key(run_dir: str | Path) -> str:
     """A week's run key: ``run.json``'s (written by generate), else the folder's name (qdrant's layout)."""
     run_dir = Path(run_dir).resolve()
-    path = run_dir / RUN_FILE
-    if path.is_file():
-        try:
-            return str(json.loads(path.read_text(encoding="utf-8")).get("run_key") or run_dir.name)
-        except (OSError, json.JSONDecodeError) as exc:
-            raise LedgerError(f"{path}: not JSON: {exc}") from exc
-    return run_dir.name
+    return str(read_run_json(run_dir).get("run_key") or run_dir.name)
+
+
+def week_arms(run_dir: str | Path) -> ArmPair:
+    """The (treatment, control) pair a week compares: ``run.json``'s ``arms``, else with-skill vs no-skill.
+
+    Raises:
+        LedgerError: an ``arms`` entry that does not name two different arms (the message says which).
+    """
+    data = read_run_json(run_dir).get("arms")
+    if data is None:
+        return DEFAULT_PAIR
+    if not isinstance(data, dict):
+        raise LedgerError(f"{Path(run_dir) / RUN_FILE}: field 'arms' must be an object with treatment and control")
+    try:
+        return ArmPair.from_json(data)
+    except ConditionError as exc:
+        raise LedgerError(f"{Path(run_dir) / RUN_FILE}: field 'arms': {exc}") from exc
 
 
 @dataclass
@@ -66,6 +96,7 @@ class WeekLedgers:
     checks: pd.DataFrame = field(default_factory=empty_checks)  # checks.csv: one row per run x check
     # What --skip-missing dropped from each prompt's spec (from its runs' metadata.json): ``prompt, piece``.
     dropped_pieces: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["prompt", "piece"]))
+    arms: ArmPair = DEFAULT_PAIR  # the (treatment, control) pair the week compares (run.json's ``arms``)
 
     @property
     def run_key(self) -> str:
@@ -156,18 +187,20 @@ def load_week(run_dir: str | Path) -> WeekLedgers:
                                      checks_missing=owed, source=RECONCILIATION_FILE)
     scores = read_scores(scores_path) if scores_path.is_file() else empty_scores()
     pairs = read_pairs(run_dir / PAIRS_FILE)
+    arms = week_arms(run_dir)
     return WeekLedgers(
         run_dir=run_dir,
         manifest=manifest,
         scores=_runs_in_manifest(scores, manifest),
         judge_skips=read_judge_skips(run_dir / JUDGE_SKIPS_FILE),
         reconciliation=reconciliation,
-        pairs=_pairs_in_manifest(pairs, manifest) if pairs is not None else None,
+        pairs=_pairs_in_manifest(pairs, manifest, arms) if pairs is not None else None,
         judge_costs=read_judge_costs(run_dir),
         site_base=read_site_base(run_dir),
         scores_present=scores_path.is_file(),
         checks=checks[checks["run_id"].isin(set(manifest["run_id"].astype(str)))].reset_index(drop=True),
         dropped_pieces=read_dropped_pieces(run_dir),
+        arms=arms,
     )
 
 
@@ -211,10 +244,10 @@ def _runs_in_manifest(scores: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFr
     return scores[mask].reset_index(drop=True)
 
 
-def _pairs_in_manifest(pairs: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
-    """Pairs whose no-skill or with-skill run is no longer in the manifest do not vote."""
+def _pairs_in_manifest(pairs: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+    """Pairs whose control or treatment run is no longer in the manifest do not vote."""
     keys = ["prompt", "model", "rep"]
-    arms = manifest[manifest["condition"].isin(LIFT_ARMS)].astype({k: str for k in keys})
+    arms = manifest[manifest["condition"].isin(pair.lift_arms)].astype({k: str for k in keys})
     both = arms.groupby(keys)["condition"].nunique().eq(2)
     listed = both[both].index
     mask = pd.MultiIndex.from_frame(pairs[keys].astype(str)).isin(listed)
