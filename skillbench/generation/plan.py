@@ -1,5 +1,7 @@
 """The run plan: scored prompts × models × conditions × reps, in a shuffled order with a recorded seed.
 
+A condition is an arm, optionally at a git ref (``with-skill@main``, :mod:`skillbench.arms`): a version arm plans
+like its arm and installs the files of that ref (:mod:`skillbench.generation.versions`).
 Dormancy prompts run only in the arms that have skills installed (``with-skill``, ``plugin``): they measure
 false triggering, and a no-skill run of them would measure nothing. A trigger-only prompt (a should-trigger query
 of a trigger eval set) runs only in ``with-skill``: it measures trigger recall, which reads that arm alone.
@@ -15,11 +17,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from skillbench.arms import ConditionError, arm_kind, check_condition, is_skilled, is_with_skill
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import PLAN_FILE
 from skillbench.ledgers.slugs import slug
 from skillbench.suite.format import Suite
-from skillbench.vocab import CONDITIONS, NO_SKILL, SKILLED_ARMS, WITH_SKILL
+from skillbench.vocab import NO_SKILL, SKILLED_ARMS, WITH_SKILL
 
 PLAN_COLUMNS = ["run_id", "prompt", "skill_family", "skill_leaf", "model", "condition", "rep", "dormancy", "order"]
 SKILLED_CONDITIONS = SKILLED_ARMS
@@ -57,9 +60,10 @@ def installed_families(suite: Suite, family: str, condition: str) -> list[str]:
 
     In a dotnet tree the plugin arm is dotnet's full-plugin variant: every skill of the prompt's plugin.
     """
-    if condition == NO_SKILL:
+    kind = arm_kind(condition)
+    if kind == NO_SKILL:
         return []
-    if condition == WITH_SKILL:
+    if kind == WITH_SKILL:
         return [family]
     plugin = suite.plugin_of.get(family)
     return suite.plugin_families(plugin) if plugin else list(suite.families)
@@ -75,18 +79,22 @@ def make_plan(
     seed: int,
 ) -> pd.DataFrame:
     """Every planned run, shuffled with ``seed``; ``order`` is the 0-based start order."""
-    unknown = [c for c in conditions if c not in CONDITIONS]
-    if unknown:
-        raise PlanError(f"unknown condition {unknown[0]!r} (allowed: {', '.join(CONDITIONS)})")
+    try:
+        for condition in conditions:
+            check_condition(condition)
+    except ConditionError as exc:
+        raise PlanError(str(exc)) from exc
+    if len(set(conditions)) != len(conditions):
+        raise PlanError(f"a condition is listed twice ({', '.join(conditions)})")
     if reps < 1 or not models or not conditions:
         raise PlanError("a plan needs at least one model, one condition and one rep")
     rows = []
     for spec in suite.scored_prompts:
         for model in models:
             for condition in conditions:
-                if spec.dormancy and condition not in SKILLED_CONDITIONS:
+                if spec.dormancy and not is_skilled(condition):
                     continue
-                if spec.trigger_only and condition != WITH_SKILL:
+                if spec.trigger_only and not is_with_skill(condition):
                     continue
                 for rep in range(1, reps + 1):
                     rows.append({

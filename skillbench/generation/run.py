@@ -29,6 +29,7 @@ from typing import Any
 
 import pandas as pd
 
+from skillbench.arms import ArmPair
 from skillbench.generation.cli_call import CliCall, cli_args, cli_env
 from skillbench.generation.folders import (
     finished_runs,
@@ -38,7 +39,7 @@ from skillbench.generation.folders import (
     write_truth,
 )
 from skillbench.generation.image import RUNNER_HOME
-from skillbench.generation.plan import installed_families, make_plan, run_names, selected, write_plan
+from skillbench.generation.plan import PlanError, make_plan, run_names, selected, write_plan
 from skillbench.generation.reconciliation import reconcile
 from skillbench.generation.retries import MAX_RETRIED_GROUPS, LegState, RetryLog, needs_retry
 from skillbench.generation.sandbox import Sandbox, SandboxFailure, SandboxResult, choose_sandbox
@@ -50,6 +51,7 @@ from skillbench.generation.task_phase import (
     run_tools,
     task_metadata,
 )
+from skillbench.generation.versions import arm_versions, install_dirs, version_metadata, versions_json
 from skillbench.generation.workspace import TaskError, prepare_task
 from skillbench.ledgers.atomic import atomic_write_json, atomic_write_text
 from skillbench.ledgers.files import (
@@ -65,9 +67,11 @@ from skillbench.ledgers.files import (
 )
 from skillbench.ledgers.lock import run_dir_lock
 from skillbench.ledgers.slugs import record_slugs
+from skillbench.ledgers.week import read_run_json
 from skillbench.signals.manifest import HARNESS_INVALID, SANDBOX_FAILURE, write_manifest
 from skillbench.signals.transcript import parse_transcript_text
 from skillbench.suite.format import Suite
+from skillbench.suite.versions import SkillsVersion
 
 RATE_LIMIT_JOBS = 4
 __all__ = ["MAX_RETRIED_GROUPS", "GenerateOptions", "LegState", "RetryLog", "default_out_dir", "finished_runs",
@@ -95,6 +99,9 @@ class GenerateOptions:
     prompts: list[str] = field(default_factory=list)  # run only these prompts (the rest of the plan is limited)
     families: list[str] = field(default_factory=list)  # run only these skill families
     wait: bool = False  # another pass holds the run directory: wait for it instead of refusing
+    allow_dirty: bool = False  # ``@HEAD`` may run a working tree that differs from HEAD (its diff hash recorded)
+    arms: ArmPair | None = None  # the pair the week compares, recorded in run.json (None: with-skill vs no-skill)
+    versions: dict[str, SkillsVersion] = field(default_factory=dict)  # conditions resolved by the caller
 
 
 def write_test_prompt(spec: Any, path: Path) -> None:
@@ -119,8 +126,11 @@ class Generator:
     """Runs a plan; one instance per ``skillbench generate`` call."""
 
     def __init__(self, suite: Suite, opts: GenerateOptions, sandbox: Sandbox, endpoint, log=print,
-                 retry_log: RetryLog | None = None):
+                 retry_log: RetryLog | None = None, versions: dict[str, SkillsVersion] | None = None):
         self.suite, self.opts, self.sandbox, self.endpoint, self.log = suite, opts, sandbox, endpoint, log
+        self.versions = versions if versions is not None else arm_versions(suite, opts.conditions, opts.out_dir,
+                                                                           allow_dirty=opts.allow_dirty,
+                                                                           given=opts.versions)
         self.lock = threading.Lock()
         self.spent = 0.0
         self.legs: dict[tuple[str, str], LegState] = {}
@@ -155,7 +165,9 @@ class Generator:
         if self._claim(row):
             return
         spec = self.suite.prompt(row.prompt)
-        families = [self.suite.family_dir(f) for f in installed_families(self.suite, row.skill_family, row.condition)]
+        version = self.versions[row.condition]
+        families = install_dirs(self.suite, version, row.skill_family, row.condition)
+        task_extra = version_metadata(version, families)
         tmp_dir = self.opts.out_dir / f"{TMP_PREFIX}{row.run_id}"
         if tmp_dir.exists():
             shutil.rmtree(tmp_dir)
@@ -163,13 +175,13 @@ class Generator:
         write_test_prompt(spec, tmp_dir / TEST_PROMPT_FILE)
         attempts: list[dict[str, Any]] = []
         timeout_s, tools = run_timeout(spec, self.opts.timeout_s), run_tools(spec, self.suite.config.run)
-        task_meta = task_metadata(spec, tools, timeout_s, None)
+        task_meta = {**task_metadata(spec, tools, timeout_s, None), **task_extra}
         try:
             task = prepare_task(spec)
         except TaskError as exc:  # the harness cannot set this run up: never a skill loss, rerun once fixed
             self._commit(row, spec, tmp_dir, [], families, attempts, task_meta=task_meta, harness_invalid=str(exc))
             return
-        task_meta = task_metadata(spec, tools, timeout_s, task)
+        task_meta = {**task_metadata(spec, tools, timeout_s, task), **task_extra}
         for attempt in (1, 2):
             call = CliCall(prompt=spec.test.prompt, model=row.model, run_id=row.run_id, attempt=attempt)
             argv = cli_args(call, self.suite.config.run, allowed_tools=tools)
@@ -347,6 +359,12 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
     plan = make_plan(suite, opts.run_key, models=opts.models, conditions=opts.conditions, reps=opts.reps,
                      seed=opts.seed)
     keep = selected(plan, suite, prompts=opts.prompts, families=opts.families)
+    try:
+        previous = read_run_json(out_dir)
+    except ValueError as exc:  # LedgerError: a damaged run.json must not be silently replaced
+        raise PlanError(f"{exc} — repair or remove it, then rerun") from exc
+    versions = arm_versions(suite, opts.conditions, None if opts.dry_run else out_dir, allow_dirty=opts.allow_dirty,
+                            given=opts.versions, recorded=previous.get("versions"))
     write_plan(plan, out_dir)
     record_slugs(out_dir, run_names(plan, opts.run_key))  # changed run ids map back through slugs.json
     selection = {"prompts": list(opts.prompts), "families": list(opts.families)} \
@@ -355,6 +373,8 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
         "run_key": opts.run_key, "seed": opts.seed, "models": opts.models, "conditions": opts.conditions,
         "reps": opts.reps, "suite_dir": str(suite.suite_dir), "run_settings": suite.config.run.model_dump(),
         **({"selection": selection} if selection else {}),
+        **({"arms": opts.arms.as_json()} if opts.arms is not None else {}),
+        **({"versions": versions_json(versions)} if versions_json(versions) else {}),
     })
     if opts.jobs >= RATE_LIMIT_JOBS:
         log(f"generate: warning: --jobs {opts.jobs} ≥ {RATE_LIMIT_JOBS} risks API rate limits, and a rate-limited "
@@ -391,7 +411,7 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
             with endpoint_factory() as endpoint:
                 sandbox = choose_sandbox(opts.sandbox, endpoint, out_dir, log)
                 refuse_local_workspace_checks(suite, pending.prompt, sandbox.name)  # local by fallback
-                gen = Generator(suite, opts, sandbox, endpoint, log, retry_log=retry_log)
+                gen = Generator(suite, opts, sandbox, endpoint, log, retry_log=retry_log, versions=versions)
                 gen.spent = spent_so_far(out_dir, done)  # the cap is per week, not per call
                 gen.run(pending)
     except SandboxFailure as exc:  # fail closed: the week's ledgers say what happened before the error does

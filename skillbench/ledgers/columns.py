@@ -6,6 +6,10 @@ whole ledger as skillbench writes it: qdrant's columns first, then ours.
 
 from __future__ import annotations
 
+# Where a run's installed skills came from (skillbench.suite.versions), in metadata.json and the manifest: the ref
+# as given, its commit, the hash of the installed families' files, the hash of a working tree's difference.
+VERSION_COLUMNS: tuple[str, ...] = ("skills_ref", "skills_commit", "skills_tree", "skills_diff")
+
 # manifest.csv: one row per run (signals writes it).
 QDRANT_MANIFEST_COLUMNS: tuple[str, ...] = (
     "prompt", "skill_family", "skill_leaf", "model", "condition", "rep", "run_id", "exit_code", "skills_sha",
@@ -15,13 +19,14 @@ QDRANT_MANIFEST_COLUMNS: tuple[str, ...] = (
 )
 OUR_MANIFEST_COLUMNS: tuple[str, ...] = (
     "dormancy", "sandbox", "is_error", "terminal_reason", "denials", "attempts", "endpoint", "run_state",
-    "trigger_only",
+    "trigger_only", *VERSION_COLUMNS,
 )
 MANIFEST_COLUMNS: tuple[str, ...] = (*QDRANT_MANIFEST_COLUMNS, *OUR_MANIFEST_COLUMNS)
 # Our optional manifest columns and the value an absent column reads as (qdrant's runner only called the real API).
 MANIFEST_DEFAULTS: dict[str, object] = {
     "dormancy": False, "sandbox": "", "is_error": False, "terminal_reason": "", "denials": 0, "attempts": 1,
     "endpoint": "real", "run_state": "", "trigger_only": False,
+    **dict.fromkeys(VERSION_COLUMNS, ""),  # weeks before version arms read as unknown
 }
 
 # scores.csv: one row per graded rubric item (the judge appends it).

@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from skillbench.ledgers.atomic import atomic_write_text
-from skillbench.ledgers.columns import MANIFEST_COLUMNS
+from skillbench.ledgers.columns import MANIFEST_COLUMNS, VERSION_COLUMNS
 from skillbench.ledgers.files import MANIFEST_FILE, METADATA_FILE, TRANSCRIPT_FILE
 from skillbench.signals.transcript import Transcript, read_transcript
 
@@ -235,6 +235,7 @@ def run_signals(run_dir: str | Path) -> dict[str, Any]:
         "attempts": len(meta.get("attempts") or [1]),
         "endpoint": meta.get("endpoint", ""),
         "run_state": state,  # ARCHITECTURE.md, "Run states"
+        **{key: str(meta.get(key) or "") for key in VERSION_COLUMNS},
     }
     return row
 

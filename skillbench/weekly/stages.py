@@ -110,11 +110,14 @@ def run_generation(suite: Any, run_key: str, *, out_dir: str | Path | None = Non
                    jobs: int = 2, sandbox: str = "", seed: int = 0, timeout_s: float = 900.0,
                    limit: int | None = None, dry_run: bool = False, max_total_usd: float | None = None,
                    prompts: Sequence[str] = (), families: Sequence[str] = (), wait: bool = False,
-                   holder: str | None = None, log: Log = _stderr) -> dict[str, Any]:
+                   holder: str | None = None, log: Log = _stderr, allow_dirty: bool = False,
+                   arms: Any = None, versions: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run (or resume) a week's generation for a loaded suite; what ``skillbench generate`` does.
 
-    The run key, the matrix and the ``prompts``/``families`` selection are checked before anything is written;
-    then the pass holds the run directory's lock.
+    The run key, the matrix, the ``prompts``/``families`` selection and every version arm's ref (``@HEAD`` on a
+    dirty tree without ``allow_dirty``) are checked before anything is written; then the pass holds the run
+    directory's lock. ``arms`` (an :class:`skillbench.arms.ArmPair`) is recorded in ``run.json`` for the stages
+    after generation; ``versions`` are conditions the caller resolved already (``skillbench compare``).
 
     Returns:
         The reconciliation report (also in ``reconciliation.json``); ``{"dry_run": True, …}`` for a dry run.
@@ -127,6 +130,7 @@ def run_generation(suite: Any, run_key: str, *, out_dir: str | Path | None = Non
     from skillbench.generation.backend import model_endpoint
     from skillbench.generation.plan import make_plan, selected
     from skillbench.generation.run import GenerateOptions, default_out_dir, generate
+    from skillbench.generation.versions import arm_versions
     from skillbench.ledgers.keys import check_run_key
 
     check_run_key(run_key)
@@ -134,9 +138,11 @@ def run_generation(suite: Any, run_key: str, *, out_dir: str | Path | None = Non
     opts = GenerateOptions(run_key=run_key, out_dir=Path(out_dir) if out_dir else default_out_dir(suite, run_key),
                            models=models, conditions=conditions, reps=reps, jobs=jobs, limit=limit,
                            dry_run=dry_run, sandbox=sandbox or None, max_total_usd=max_total_usd, seed=seed,
-                           timeout_s=timeout_s, prompts=list(prompts), families=list(families), wait=wait)
+                           timeout_s=timeout_s, prompts=list(prompts), families=list(families), wait=wait,
+                           allow_dirty=allow_dirty, arms=arms, versions=dict(versions or {}))
     plan = make_plan(suite, run_key, models=models, conditions=conditions, reps=reps, seed=seed)
     selected(plan, suite, prompts=opts.prompts, families=opts.families)  # a bad name writes nothing, not even a folder
+    arm_versions(suite, conditions, None, allow_dirty=allow_dirty, given=opts.versions)  # a bad ref: likewise
 
     def endpoint_factory():
         return model_endpoint(backend, endpoint=endpoint, suite_dir=suite, seed=seed)  # the suite as loaded
