@@ -86,12 +86,15 @@ def model_names(text: str) -> str:
 
 
 def condition_names(text: str) -> str:
-    """An argparse type: one condition, or several separated by commas."""
-    from skillbench.vocab import CONDITIONS
+    """An argparse type: one condition (an arm, optionally ``@REF``), or several separated by commas."""
+    from skillbench.arms import ConditionError, check_condition
 
     for name in (part.strip() for part in text.split(",")):
-        if name and name not in CONDITIONS:
-            raise argparse.ArgumentTypeError(f"unknown condition {name!r} (one of: {', '.join(CONDITIONS)})")
+        try:
+            if name:
+                check_condition(name)
+        except ConditionError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from exc
     return text
 
 

@@ -34,7 +34,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="model aliases or claude-… ids (default: the suite config); an unknown model exits 2")
     p.add_argument("--reps", type=positive_int, metavar="k", help="repetitions per cell (default: the suite config)")
     p.add_argument("--conditions", nargs="+", type=condition_names, metavar="C",
-                   help="no-skill,with-skill,plugin (default: config)")
+                   help="no-skill,with-skill,plugin, or with-skill@REF for the skills at a git ref of the suite "
+                        "(default: config)")
+    p.add_argument("--allow-dirty", action="store_true",
+                   help="let with-skill@HEAD run a working tree whose skills or prompts differ from HEAD (the "
+                        "diff's hash is recorded with every run)")
     add_selection_args(p, what="run")
     p.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="runs at once (2–3 recommended)")
     p.add_argument("--limit", type=positive_int, metavar="N", help="run at most N of the pending runs")
@@ -88,7 +92,7 @@ def run_generate(args: argparse.Namespace) -> int:
             models=listed(args.models) or (), reps=args.reps or 0, conditions=listed(args.conditions) or (),
             jobs=args.jobs, sandbox=args.sandbox or "", seed=args.seed, timeout_s=args.timeout, limit=args.limit,
             dry_run=args.dry_run, max_total_usd=args.max_total_usd, prompts=listed(args.prompts) or (),
-            families=listed(args.families) or (), wait=args.wait)
+            families=listed(args.families) or (), wait=args.wait, allow_dirty=args.allow_dirty)
     except SelectionError as exc:
         raise UsageError(str(exc)) from exc
     except SandboxFailure as exc:

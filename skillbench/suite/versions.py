@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillbench.arms import arm_ref
+from skillbench.ledgers.files import FIXTURES_DIR, SOLUTIONS_DIR
 from skillbench.suite.format import Suite
 
 HEAD = "HEAD"
@@ -80,7 +81,7 @@ def run_paths(suite: Suite, repo: Path) -> list[str]:
     suite's fixtures and solutions (``git`` pathspecs). Anything else in the tree (the weekly results) is not a
     version of the skills."""
     paths = {suite.family_dir(f) for f in suite.families} | {p.path for p in suite.prompts}
-    paths |= {p for p in (suite.suite_dir / "fixtures", suite.suite_dir / "solutions") if p.exists()}
+    paths |= {p for p in (suite.suite_dir / FIXTURES_DIR, suite.suite_dir / SOLUTIONS_DIR) if p.exists()}
     return sorted({Path(os.path.relpath(Path(p).resolve(), repo)).as_posix() for p in paths})
 
 

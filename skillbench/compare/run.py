@@ -1,0 +1,200 @@
+"""``skillbench compare``: the whole comparison of two versions, from the refs to ``compare.md``.
+
+The pipeline, in one place:
+
+1. :func:`~skillbench.compare.comparison.plan_comparison` — resolve both refs, find the changed families, refuse
+   what could never get a verdict (nothing is written before this passes);
+2. generation of ``no-skill``, ``with-skill@BASE`` and ``with-skill@HEAD`` for those families only
+   (:func:`skillbench.weekly.run_generation`, the week's ``run.json`` recording the pair and both commits);
+3. the rubric judge (all three arms) and the pairwise judge (head against base), under one lock;
+4. the scorecard of the pair — the lift is head − base — written to ``scorecard.md``; a comparison never writes
+   the weekly history;
+5. the verdicts (:mod:`skillbench.compare.verdicts`) with the exact-commit check, then ``results.json``
+   (:mod:`skillbench.compare.results`) and ``compare.md`` (:mod:`skillbench.compare.report`).
+
+Rerunning the same comparison resumes it: the run key is made of the two commits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillbench.compare.comparison import COMPARE_DIR, Comparison, plan_comparison, run_key_for
+from skillbench.compare.report import render_compare
+from skillbench.compare.results import Arms, ChangeSet, CompareResults, FamilyVerdict, Health, Version
+from skillbench.compare.verdicts import commit_mismatches, compare_verdicts, exit_code
+from skillbench.ledgers.atomic import atomic_write_text
+from skillbench.ledgers.files import VERSIONS_DIR
+from skillbench.suite.versions import HEAD, SuiteRepo, VersionError
+
+COMPARE_REPORT_FILE = "compare.md"
+RESULTS_FILE = "results.json"
+Log = Callable[[str], None]
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@dataclass
+class CompareOutcome:
+    """What a comparison wrote."""
+
+    results: CompareResults
+    run_dir: Path
+    report_path: Path
+    results_path: Path
+
+    @property
+    def exit_code(self) -> int:
+        return self.results.exit_code
+
+
+@contextlib.contextmanager
+def shared_endpoint(backend: str | None, endpoint: str, suite: Any, seed: int) -> Iterator[str]:
+    """One simulated endpoint for every stage of the comparison (the sim without ``endpoint``), else ``endpoint``."""
+    from skillbench.generation.backend import resolve_backend
+
+    if endpoint or resolve_backend(backend) != "sim":
+        yield endpoint
+        return
+    from skillbench.sim.server import SimServer
+
+    with SimServer(suite, host="127.0.0.1", seed=seed) as server:
+        yield server.base_url
+
+
+def resolve_run_dir(suite: Any, base: str, head: str, out_dir: str | Path | None, *, allow_dirty: bool) -> Path:
+    """``--out-dir``, else ``SUITE_DIR/compare/<run key>/`` from the two commits (known before any file is written).
+
+    Raises:
+        CompareError: a ref that names no commit, or a dirty tree for ``HEAD`` without ``allow_dirty``.
+    """
+    from skillbench.compare.comparison import CompareError
+    from skillbench.suite.versions import resolve_version
+
+    if out_dir:
+        return Path(out_dir)
+    try:
+        repo = SuiteRepo.of(suite)
+        head_version = resolve_version(suite, head, allow_dirty=allow_dirty, repo=repo) if head == HEAD else None
+        key = run_key_for(repo.commit(base), head_version.commit if head_version else repo.commit(head),
+                          head_version.diff if head_version else "")
+    except VersionError as exc:
+        raise CompareError(str(exc)) from exc
+    return Path(suite.suite_dir) / COMPARE_DIR / key
+
+
+def compare(suite_dir: str | Path, base: str, head: str = HEAD, *, models: Sequence[str] = (), reps: int = 0,
+            backend: str | None = None, endpoint: str = "", jobs: int = 2, out_dir: str | Path | None = None,
+            seed: int = 0, sandbox: str = "", timeout_s: float = 900.0, allow_dirty: bool = False,
+            fail_on: str | None = None, judge_model: str = "", skip_missing: bool = False, wait: bool = False,
+            log: Log = _stderr) -> CompareOutcome:
+    """Compare the skills at ``head`` with those at ``base`` and write the merge report.
+
+    Returns:
+        :class:`CompareOutcome` (``exit_code`` follows ``fail_on``).
+
+    Raises:
+        CompareError: the comparison cannot be planned (nothing written).
+        PlanError, BackendError, RunDirBusy, SandboxFailure: as ``skillbench generate``.
+    """
+    from skillbench.suite.load import load_suite
+
+    suite = load_suite(suite_dir, skip_missing=skip_missing)
+    run_dir = resolve_run_dir(suite, base, head, out_dir, allow_dirty=allow_dirty)
+    comp = plan_comparison(suite, base, head, allow_dirty=allow_dirty, cache_dir=run_dir / VERSIONS_DIR,
+                           load=lambda folder: load_suite(folder, skip_missing=skip_missing))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if not comp.changes.families:
+        log(f"compare: no skill family or prompt differs between {base} and {head}: nothing to run")
+        return write_outcome(comp, run_dir, None, fail_on=fail_on)
+    log(f"compare: {', '.join(comp.changes.families)} changed between {base} ({comp.base.commit[:12]}) and "
+        f"{head} ({comp.head.commit[:12]}); arms {', '.join(comp.conditions)}")
+    with shared_endpoint(backend, endpoint, comp.suite, seed) as url:
+        _generate(comp, run_dir, backend=backend, endpoint=url, models=models, reps=reps, jobs=jobs, seed=seed,
+                  sandbox=sandbox, timeout_s=timeout_s, allow_dirty=allow_dirty, wait=wait, log=log)
+        _judge(run_dir, backend=backend, endpoint=url, judge_model=judge_model, jobs=jobs, seed=seed, wait=wait,
+               log=log)
+    from skillbench.weekly.stages import scorecard_week
+
+    card = scorecard_week(run_dir, write=True, wait=wait, holder="skillbench compare")
+    return write_outcome(comp, run_dir, card, fail_on=fail_on)
+
+
+def _generate(comp: Comparison, run_dir: Path, **kwargs: Any) -> dict[str, Any]:
+    from skillbench.weekly.stages import run_generation
+
+    return run_generation(comp.suite, run_dir.name, out_dir=run_dir, conditions=comp.conditions, arms=comp.arms,
+                          versions=comp.versions(run_dir), holder="skillbench compare", **kwargs)
+
+
+def _judge(run_dir: Path, *, backend: str | None, endpoint: str, judge_model: str, jobs: int, seed: int, wait: bool,
+           log: Log) -> None:
+    """The rubric judge, then the pairwise judge, under one lock. A judge failure is not raised: the verdicts
+    read it as ``INVALID_INCONCLUSIVE (judge_errors)`` and a rerun retries it."""
+    from skillbench.judge.client import DEFAULT_JUDGE_MODEL
+    from skillbench.judge.run import JudgeOptions
+    from skillbench.ledgers.lock import run_dir_lock
+    from skillbench.weekly.stages import grade_week, pair_week
+
+    model = judge_model or DEFAULT_JUDGE_MODEL
+    opts = JudgeOptions(judge_model=model, jobs=jobs, seed=seed)
+    with run_dir_lock(run_dir, command="skillbench compare", wait=wait, log=log):
+        grade_week(run_dir, opts, backend=backend, endpoint=endpoint, log=log)
+        pair_week(run_dir, backend=backend, endpoint=endpoint, judge_model=model, jobs=jobs, seed=seed, log=log)
+
+
+def build_results(comp: Comparison, run_dir: Path, card: Any, *, fail_on: str | None) -> CompareResults:
+    """The :class:`CompareResults` of a comparison whose scorecard is ``card`` (``None``: nothing changed)."""
+    from skillbench.ledgers.week import read_run_json
+
+    data = card.data if card is not None else None
+    models = list(data.models) if data is not None else []
+    declared = read_run_json(run_dir).get("versions") or {}
+    mismatches = commit_mismatches(data.manifest, declared) if data is not None else None
+    verdicts = compare_verdicts(data.gate if data is not None else None, comp.changes.families, models, mismatches)
+    lift = ({str(r.model): r.must_lift for r in data.lift.itertuples(index=False)} if data is not None else {})
+    rec = data.reconciliation if data is not None else None
+    items = [FamilyVerdict(**{k: (None if k == "net_win" and v != v else v) for k, v in row.items()},
+                           must_lift=_number(lift.get(row["model"])))
+             for row in verdicts.to_dict("records")]
+    health = Health(
+        expected=rec.expected if rec else 0, observed=rec.observed if rec else 0, written=rec.written if rec else 0,
+        complete=bool(rec.is_complete) if rec else data is None, missing=list(rec.missing) if rec else [],
+        judge_errors=int(data.health["pair_errors"]) if data is not None else 0,
+        ungraded=int(data.health["ungraded"]) if data is not None else 0,
+        underpowered=[f"{v.skill_family} × {v.model}" for v in items if v.reason == "underpowered"],
+        commit_mismatches=list(mismatches["run_id"]) if mismatches is not None else [])
+    arms = comp.arms
+    return CompareResults(
+        run_key=run_dir.name, run_dir=str(run_dir), endpoint=data.endpoint if data is not None else "",
+        base=Version(**comp.base.as_json()), head=Version(**comp.head.as_json()),
+        arms=Arms(treatment=arms.treatment, control=arms.control, reference=arms.reference), models=models,
+        changes=ChangeSet(files=comp.changes.files, families=comp.changes.families, prompts=comp.changes.prompts,
+                          added=comp.changes.added, removed=comp.changes.removed),
+        verdicts=items, health=health, fail_on=fail_on, exit_code=exit_code(verdicts, fail_on))
+
+
+def _number(value: Any) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if out == out else None
+
+
+def write_outcome(comp: Comparison, run_dir: Path, card: Any, *, fail_on: str | None) -> CompareOutcome:
+    """Write ``results.json`` and ``compare.md`` (each atomically) and say where they are."""
+    results = build_results(comp, run_dir, card, fail_on=fail_on)
+    results_path, report_path = run_dir / RESULTS_FILE, run_dir / COMPARE_REPORT_FILE
+    atomic_write_text(results_path, results.model_dump_json(indent=2) + "\n")
+    scorecard = card.path if card is not None and card.path else ""
+    atomic_write_text(report_path, render_compare(results, scorecard_path=str(scorecard),
+                                                  results_path=str(results_path)))
+    return CompareOutcome(results=results, run_dir=run_dir, report_path=report_path, results_path=results_path)
