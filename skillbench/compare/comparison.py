@@ -107,13 +107,13 @@ def plan_comparison(suite: Suite, base_ref: str, head_ref: str = HEAD, *, allow_
     """
     try:
         repo = SuiteRepo.of(suite)
-        base = resolve_version(suite, base_ref, repo=repo)  # resolved only: nothing materialized yet
+        base = repo.at_commit(base_ref, repo.commit(base_ref), None)  # the commit's files; nothing written yet
         if head_ref == HEAD:
             head = resolve_version(suite, HEAD, allow_dirty=allow_dirty, repo=repo)
             head_suite = suite
         else:
             if cache_dir is None:
-                raise CompareError(f"--head {head_ref}: a head other than HEAD needs a run directory to hold its files")
+                raise CompareError(f"--head {head_ref}: a head other than HEAD needs a folder to hold its files")
             commit = repo.commit(head_ref)
             rel_root = materialize(repo.repo, commit, repo.rel, Path(cache_dir))
             folder = rel_root / repo.rel if repo.rel != "." else rel_root

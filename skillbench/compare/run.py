@@ -104,8 +104,10 @@ def compare(suite_dir: str | Path, base: str, head: str = HEAD, *, models: Seque
         CompareError: the comparison cannot be planned (nothing written).
         PlanError, BackendError, RunDirBusy, SandboxFailure: as ``skillbench generate``.
     """
+    from skillbench.generation.backend import resolve_backend
     from skillbench.suite.load import load_suite
 
+    backend = resolve_backend(backend)  # once: every stage then uses the same backend without saying so again
     suite = load_suite(suite_dir, skip_missing=skip_missing)
     run_dir = resolve_run_dir(suite, base, head, out_dir, allow_dirty=allow_dirty)
     comp = plan_comparison(suite, base, head, allow_dirty=allow_dirty, cache_dir=run_dir / VERSIONS_DIR,
@@ -130,7 +132,7 @@ def compare(suite_dir: str | Path, base: str, head: str = HEAD, *, models: Seque
 def _generate(comp: Comparison, run_dir: Path, **kwargs: Any) -> dict[str, Any]:
     from skillbench.weekly.stages import run_generation
 
-    return run_generation(comp.suite, run_dir.name, out_dir=run_dir, conditions=comp.conditions, arms=comp.arms,
+    return run_generation(comp.suite, comp.run_key, out_dir=run_dir, conditions=comp.conditions, arms=comp.arms,
                           versions=comp.versions(run_dir), holder="skillbench compare", **kwargs)
 
 
@@ -173,7 +175,7 @@ def build_results(comp: Comparison, run_dir: Path, card: Any, *, fail_on: str | 
         commit_mismatches=list(mismatches["run_id"]) if mismatches is not None else [])
     arms = comp.arms
     return CompareResults(
-        run_key=run_dir.name, run_dir=str(run_dir), endpoint=data.endpoint if data is not None else "",
+        run_key=comp.run_key, run_dir=str(run_dir), endpoint=data.endpoint if data is not None else "",
         base=Version(**comp.base.as_json()), head=Version(**comp.head.as_json()),
         arms=Arms(treatment=arms.treatment, control=arms.control, reference=arms.reference), models=models,
         changes=ChangeSet(files=comp.changes.files, families=comp.changes.families, prompts=comp.changes.prompts,

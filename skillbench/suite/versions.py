@@ -87,8 +87,17 @@ def run_paths(suite: Suite, repo: Path) -> list[str]:
 
 def dirty_paths(repo: Path, paths: Sequence[str]) -> list[str]:
     """Files under ``paths`` whose working-tree state differs from ``HEAD`` (changed, staged or untracked)."""
-    out = str(git(repo, "status", "--porcelain", "--untracked-files=all", "--", *paths))
-    return [line[3:] for line in out.splitlines() if line.strip()]
+    out = git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *paths, binary=True)
+    entries = out.decode("utf-8", "replace").split("\0")  # type: ignore[union-attr]
+    found, skip = [], False
+    for entry in entries:
+        if skip:  # the source path of a rename: the entry before it named the destination
+            skip = False
+            continue
+        if len(entry) > 3:
+            found.append(entry[3:])
+            skip = entry[0] in "RC"
+    return found
 
 
 def diff_hash(repo: Path, paths: Sequence[str]) -> str:
