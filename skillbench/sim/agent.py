@@ -7,19 +7,22 @@ linked sub-skill, then perhaps a tool outside the allow-list, then a task's work
 every turn; the turn index (assistant messages so far) says which step is due. What the answer covers
 depends on what actually came back in the tool results, so the truth reflects the conversation the CLI
 really had. A prompt's checks get one truth row each (``item_type`` ``check``), saying what a correct
-grader will find.
+grader will find. The version of the skill the listing shows (:mod:`skillbench.sim.versions`) scales the
+skill's gain before anything is decided, so the truth records what that version really did.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from skillbench.sim import answers, check_text, draws, tasks
 from skillbench.sim.claims import line_matches, line_violates
 from skillbench.sim.conversation import Conversation, ToolCall
-from skillbench.sim.profiles import AgentProfile
+from skillbench.sim.profiles import AgentProfile, SkillVersion
+from skillbench.sim.versions import version_key
 from skillbench.suite.absence import absence_indexes, rule_applies
 from skillbench.suite.format import SKILL_FILE, PromptSpec, Suite
 from skillbench.vocab import CHECK_ITEM
@@ -84,12 +87,16 @@ class Agent:
         suite: the loaded suite (prompts, rubrics, skills), or None for generic answers only.
         seed: the endpoint's seed.
         site_base: the published site as this endpoint serves it (``http://127.0.0.1:PORT/site``).
+        versions: the profile file's ``skill_versions`` (version key -> gain); None or empty: every version
+            behaves as the profiles say.
     """
 
-    def __init__(self, suite: Suite | None, seed: int, site_base: str):
+    def __init__(self, suite: Suite | None, seed: int, site_base: str,
+                 versions: Mapping[str, SkillVersion] | None = None):
         self.suite = suite
         self.seed = seed
         self.site_base = site_base.rstrip("/")
+        self.versions: Mapping[str, SkillVersion] = versions or {}
         self.common = self._common_words(suite)
 
     @staticmethod
@@ -115,6 +122,21 @@ class Agent:
         hub = self.suite.skills.get(f"{spec.family}/{SKILL_FILE}") if self.suite else None
         return {spec.family} | ({hub.name} if hub else set())
 
+    def listed_name(self, conv: Conversation, spec: PromptSpec) -> str | None:
+        """The name the listing shows the prompt's family's hub skill by, or None when it is not listed."""
+        return next((n for n in sorted(self._names(spec)) if n in conv.listing), None)
+
+    def version_gain(self, conv: Conversation, spec: PromptSpec) -> float:
+        """The installed version's gain (profile ``skill_versions``), keyed on the hub's listed description.
+
+        1.0 when the hub is not listed (nothing says which version a fetched copy is) or its key has no entry.
+        """
+        listed = self.listed_name(conv, spec) if self.versions else None
+        if listed is None:
+            return 1.0
+        entry = self.versions.get(version_key(conv.listing[listed]))
+        return 1.0 if entry is None else entry.gain
+
     def _u(self, run_id: str, *key: object) -> float:
         return draws.uniform(self.seed, "agent", run_id, *key)
 
@@ -132,7 +154,7 @@ class Agent:
         if self._u(run_id, "t0", "web_search") < prof.web_search:
             steps.append("web_search")
         if spec is not None:
-            listed = next((n for n in sorted(self._names(spec)) if n in conv.listing), None)
+            listed = self.listed_name(conv, spec)
             hub_leaf = f"{spec.family}/{SKILL_FILE}"
             route = "none"
             if listed is not None:
@@ -155,9 +177,15 @@ class Agent:
         return steps + (task.steps() if task else [])
 
     def share(self, conv: Conversation, spec: PromptSpec, prof: AgentProfile) -> float:
-        """The share of the skill's gain in context, from the tool calls that happened."""
+        """The share of the skill's gain in context, from the tool calls that happened, times the version's gain.
+
+        Every probability the share interpolates (rubric items, ``solve``, ``check``) goes through
+        ``Pair.at``, which clamps: a gain of 0 gives the without-skill probabilities, a negative gain worse ones.
+        """
         _, hub, leaf = self.observe(conv, spec)
-        return 1.0 if leaf else (prof.hub_only_share if hub else 0.0)
+        share = 1.0 if leaf else (prof.hub_only_share if hub else 0.0)
+        gain = self.version_gain(conv, spec)
+        return share if gain == 1.0 else share * gain
 
     def task(self, conv: Conversation, spec: PromptSpec, prof: AgentProfile, run_id: str) -> tasks.TaskRun:
         return tasks.TaskRun(spec, self.suite, conv, prof, self.seed, run_id, self.share(conv, spec, prof))
@@ -190,7 +218,7 @@ class Agent:
                        self._tool_use(run_id, t, "Write", {"file_path": path, "content": "# Notes\n\n- plan\n"})]
         else:
             assert spec is not None
-            name = next((n for n in sorted(self._names(spec)) if n in conv.listing), spec.family)
+            name = self.listed_name(conv, spec) or spec.family
             rel = spec.leaf.split("/", 1)[1] if "/" in spec.leaf else SKILL_FILE
             if step == "skill":
                 content = [{"type": "text", "text": f"I'll load the {name} skill first."},

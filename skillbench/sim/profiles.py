@@ -3,7 +3,8 @@
 The shipped file is ``skillbench/data/sim_profiles.yaml``. A profile is chosen by the requested model
 name: the longest profile key that occurs in the name wins (``claude-haiku-4-5-20251001`` → ``haiku``),
 else ``default``. Tests force behaviour with their own file (probabilities of 0 and 1), never by
-special cases in the server.
+special cases in the server. The ``skill_versions`` section changes a skill family's effect by the version
+installed (:mod:`skillbench.sim.versions`); without it every run behaves as the profiles alone say.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
+
+from skillbench.sim.versions import KEY_LENGTH, is_version_key
 
 Probability = float
 FaultKind = Literal[
@@ -37,8 +41,13 @@ class Pair(BaseModel):
     with_: Probability = Field(alias="with", ge=0, le=1)
 
     def at(self, share: float) -> float:
-        """Interpolated: ``share`` 0 is without the skill, 1 with it."""
-        return self.without + share * (self.with_ - self.without)
+        """Interpolated: ``share`` 0 is without the skill, 1 with it; clamped to [0, 1].
+
+        A skill version's gain (``skill_versions``) can put ``share`` outside [0, 1]: a negative share
+        extrapolates below ``without`` (a harmful version), one above 1 beyond ``with``. Inside [0, 1] the
+        clamp never changes the value.
+        """
+        return min(1.0, max(0.0, self.without + share * (self.with_ - self.without)))
 
 
 class AgentProfile(BaseModel):
@@ -111,6 +120,32 @@ class FaultSpec(BaseModel):
     stall_s: float = Field(default=3600.0, ge=0, description="silence after the first delta (stall)")
 
 
+def _version_key(key: str) -> str:
+    if not is_version_key(key):
+        raise PydanticCustomError(
+            "version_key", f"not {KEY_LENGTH} lowercase hex digits (the first {KEY_LENGTH} of the sha256 of the "
+            "listed description: skillbench.sim.versions.version_key)")
+    return key
+
+
+def _key_text(key: Any) -> Any:
+    # YAML reads an unquoted all-digit key as an int; its decimal text is the key that was written.
+    return str(key) if isinstance(key, int) and not isinstance(key, bool) else key
+
+
+class SkillVersion(BaseModel):
+    """One installed version of a skill, known by its key (:func:`skillbench.sim.versions.version_key`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gain: float = Field(default=1.0, allow_inf_nan=False,
+                        description="multiplier of the skill's gain in context: 1 as the profiles say, 0 no "
+                                    "better than no skill, -1 as much worse as the default is better")
+
+
+VersionKey = Annotated[str, AfterValidator(_version_key)]
+
+
 class Profiles(BaseModel):
     """The whole profile file."""
 
@@ -119,6 +154,13 @@ class Profiles(BaseModel):
     models: dict[str, AgentProfile] = Field(default_factory=lambda: {"default": AgentProfile()})
     judges: dict[str, JudgeProfile] = Field(default_factory=lambda: {"default": JudgeProfile()})
     faults: list[FaultSpec] = Field(default_factory=list)
+    skill_versions: dict[VersionKey, SkillVersion] = Field(
+        default_factory=dict, description="version key of a listed description -> that version's gain")
+
+    @field_validator("skill_versions", mode="before")
+    @classmethod
+    def _int_keys(cls, value: Any) -> Any:
+        return {_key_text(k): v for k, v in value.items()} if isinstance(value, Mapping) else value
 
     def agent(self, model: str) -> AgentProfile:
         """The agent profile for a requested model name."""
@@ -166,7 +208,8 @@ def load_profiles(source: str | Path | Mapping[str, Any] | Profiles | None = Non
         return Profiles.model_validate(raw or {})
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
+        # A bad mapping key is reported at ("skill_versions", key, "[key]"): the key names the field.
+        field = ".".join(str(p) for p in err["loc"] if p != "[key]")
         raise ProfileError(f"{where}: {field}: {err['msg']}") from exc
 
 

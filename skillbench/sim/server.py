@@ -101,7 +101,7 @@ class SimServer:
         self.host, self.port = self.httpd.server_address[:2]
         self.base_url = f"http://{self.host}:{self.port}"
         self.site_base = (site_base or f"{self.base_url}/site").rstrip("/")
-        self.agent = Agent(self.suite, seed, self.site_base)
+        self.agent = Agent(self.suite, seed, self.site_base, versions=self.profiles.skill_versions)
         self.judge = SimJudge(seed)
         self.faults = FaultPlan(seed, [*self.profiles.faults, *extra])
         self.truth = TruthSink(truth)

@@ -113,7 +113,8 @@ class TaskRun:
         prof: the model's profile.
         seed: the endpoint's seed.
         run_id: the run (draw key).
-        share: the share of the skill's gain in context (0 … 1), as the skill steps left it.
+        share: the share of the skill's gain in context, as the skill steps left it: 0 … 1, times the listed
+            version's gain (:mod:`skillbench.sim.versions`), so it may be negative or above 1 (``Pair.at`` clamps).
     """
 
     spec: PromptSpec
