@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import jsonschema
@@ -23,6 +22,7 @@ from skillbench.sim.server import SimServer
 from skillbench.sim.versions import skill_version_key
 from skillbench.suite.versions import tree_hash
 from tests.generation.test_generate import require_docker
+from tests.helpers.git import commit_all, git
 from tests.helpers.sim import forced, require_cli, write_profiles
 
 FAMILY = "time-series-pandas"
@@ -31,16 +31,6 @@ BUNDLED = Path(__file__).resolve().parents[2] / "evals"
 B_MARKER = "VERSION-B-MARKER: prefer asfreq before rolling."
 B_DESCRIPTION = ("Use when a pandas time series needs resampling, rolling windows, lags, time zones or as-of joins "
                  "(revised edition).")
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
-def commit_all(repo: Path, message: str) -> str:
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 def edit_family(skill_md: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -25,19 +24,10 @@ from skillbench.compare.verdicts import (
 from skillbench.generation.plan import PlanError
 from skillbench.generation.versions import arm_versions, install_dirs
 from skillbench.suite import load_suite
+from tests.helpers.git import commit_all, git
 
 BUNDLED = Path(__file__).resolve().parents[2] / "evals"
 FAMILY = "regression-statsmodels"
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
-def commit_all(repo: Path, message: str) -> str:
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 @pytest.fixture
