@@ -34,7 +34,8 @@ def _client_args(p: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("judge", help="grade each run's final answer against its rubric (blind, resumable)",
-                       description="Grade the no-skill and with-skill runs of the week's preference-eligible "
+                       description="Grade the no-skill and with-skill runs (a comparison week: its treatment, "
+                       "control and reference arms) of the week's preference-eligible "
                        "prompts into RUN_DIR/scores.csv, blind, with verified evidence. Rerunning resumes; runs "
                        "that cannot be graded go to judge-skips.csv. Exit 1 when an item stays ungraded, 2 usage "
                        "error or another pass holds the week.")
@@ -51,7 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_judge)
 
     q = sub.add_parser("judge-pairs", help="pairwise judge: with-skill vs no-skill answers, both orders",
-                       description="Judge the no-skill and with-skill answers of each (prompt, model, rep) twice "
+                       description="Judge the no-skill and with-skill answers (a comparison week: treatment and "
+                       "control, run.json's arms) of each (prompt, model, rep) twice "
                        "with positions swapped into RUN_DIR/pairs.csv; a win only when both orders agree.")
     q.add_argument("run_dir", metavar="RUN_DIR", help="a week's output folder")
     _client_args(q)
@@ -150,8 +152,8 @@ def run_pairs(args: argparse.Namespace) -> int:
         print(f"skillbench judge-pairs: {exc}", file=sys.stderr)
         return 1
     o = report.outcomes
-    print(f"{report.pairs} pair(s): {o['W']}W/{o['T']}T/{o['L']}L for the with-skill arm, {report.errors} judge "
-          f"error(s); judged {report.judged} now; spend this pass ${report.cost_usd:.4f}")
+    print(f"{report.pairs} pair(s): {o['W']}W/{o['T']}T/{o['L']}L for the {report.arms.treatment} arm, "
+          f"{report.errors} judge error(s); judged {report.judged} now; spend this pass ${report.cost_usd:.4f}")
     print(run_dir / PAIRS_FILE)
     return 1 if report.errors else 0
 

@@ -14,7 +14,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "scorecard",
         help="write RUN_DIR/scorecard.md and upsert the week into scorecard-history.csv",
         description="Aggregate a run directory's ledgers (manifest.csv, scores.csv, judge-skips.csv, "
-        "reconciliation.json, pairs.csv) into scorecard.md and upsert the week into the history. "
+        "reconciliation.json, pairs.csv) into scorecard.md and upsert the week into the history (a comparison "
+        "week, whose run.json names other arms, never reads or writes the history). "
         "Exit 0 written, 1 written but the reconciliation is incomplete, 2 usage or ledger error, or another pass "
         "holds the week.",
     )

@@ -1,8 +1,9 @@
 """The runs a judge grades: each run's question, rubric and final answer, and the runs it cannot grade.
 
 :func:`select_runs` decides which runs are gradeable: a preference-eligible prompt (dormancy prompts are for
-trigger health only) in the no-skill or with-skill arm (the plugin arm on request), with an answer that
-:func:`skillbench.signals.skip_reason` accepts. Only ``prompt_text``, ``answer`` and ``items`` of a
+trigger health only) in one of the week's graded arms (:attr:`skillbench.arms.ArmPair.graded_arms`: no-skill and
+with-skill for a weekly run; treatment, control and reference for a comparison; the plugin arm on request), with
+an answer that :func:`skillbench.signals.skip_reason` accepts. Only ``prompt_text``, ``answer`` and ``items`` of a
 :class:`RunAnswer` ever reach a judge; the rest is for the ledger.
 
 A pass over part of a week (``--prompts``/``--families``) passes a :class:`RunSelection`: it
@@ -18,14 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillbench.arms import ArmPair, arm_kind
 from skillbench.judge.protocol import RubricLine, absence_line
 from skillbench.ledgers.files import METADATA_FILE, TEST_PROMPT_FILE, TRANSCRIPT_FILE
+from skillbench.ledgers.week import week_arms
 from skillbench.signals.gradeability import skip_reason
 from skillbench.signals.manifest import run_dirs, run_signals
 from skillbench.signals.transcript import read_transcript
 from skillbench.suite.absence import absence_indexes
 from skillbench.suite.format import TestPrompt
-from skillbench.vocab import LIFT_ARMS, PLUGIN
+from skillbench.vocab import PLUGIN
 
 
 @dataclass(frozen=True)
@@ -148,19 +151,29 @@ def read_run_answer(folder: Path) -> tuple[RunAnswer, dict[str, Any]]:
     return run, run_signals(folder)
 
 
+def graded_arm(condition: str, pair: ArmPair, *, include_plugin: bool = False) -> bool:
+    """True for a condition the rubric judge grades: one of the pair's graded arms, or a plugin arm on request."""
+    return condition in pair.graded_arms or (include_plugin and arm_kind(condition) == PLUGIN)
+
+
 def select_runs(run_dir: str | Path, *, include_plugin: bool = False, selection: RunSelection | None = None,
-                ) -> tuple[list[RunAnswer], list[Skip]]:
+                pair: ArmPair | None = None) -> tuple[list[RunAnswer], list[Skip]]:
     """The runs to grade and the gradeable runs that cannot be.
 
     Gradeable: a preference-eligible prompt (dormancy prompts and trigger-only queries are for trigger health
-    only) in the no-skill
-    or with-skill arm, and the plugin arm with ``include_plugin``. With a ``selection`` only its runs are
-    returned to grade; the skips still cover every gradeable run.
+    only) in one of the pair's graded arms (:func:`graded_arm`), and the plugin arm with ``include_plugin``.
+    With a ``selection`` only its runs are returned to grade; the skips still cover every gradeable run.
+
+    Args:
+        run_dir: the week.
+        include_plugin: grade the plugin arm too.
+        selection: grade only these prompts/families.
+        pair: the arms compared (default: the week's, :func:`skillbench.ledgers.week_arms`).
 
     Returns:
         ``(runs, skips)``, both sorted by run id.
     """
-    arms = (*LIFT_ARMS, PLUGIN) if include_plugin else LIFT_ARMS
+    pair = pair or week_arms(run_dir)
     selection = selection or RunSelection()
     runs, skips = [], []
     for folder in run_dirs(run_dir):
@@ -169,7 +182,7 @@ def select_runs(run_dir: str | Path, *, include_plugin: bool = False, selection:
         except (OSError, ValueError, KeyError) as exc:
             skips.append(Skip(folder.name, f"unreadable run folder ({type(exc).__name__}: {exc})"[:200]))
             continue
-        if run.dormancy or run.trigger_only or run.condition not in arms:
+        if run.dormancy or run.trigger_only or not graded_arm(run.condition, pair, include_plugin=include_plugin):
             continue
         reason = skip_reason(signals, run.answer)
         if reason:

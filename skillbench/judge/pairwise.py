@@ -1,10 +1,12 @@
-"""The pairwise judge: is the with-skill answer better than the no-skill answer of the same task?
+"""The pairwise judge: is the treatment's answer better than the control's answer to the same task?
 
-For each (prompt, model, rep) with a gradeable answer in both arms, the judge sees the two answers labelled
-``A`` and ``B`` and the rubric (:func:`skillbench.judge.protocol.build_pair_request`), twice: in order ``ab``
-the with-skill answer is ``A``, in order ``ba`` it is ``B``. ``winner_ab`` and ``winner_ba`` hold the label
-the judge picked (``A``, ``B`` or ``tie``). The with-skill arm wins (``W``) or loses (``L``) only when both
-orders agree; anything else is a tie (``T``), so a judge that prefers a position cannot create a win.
+The arms are the week's :class:`~skillbench.arms.ArmPair` (``run.json``): with-skill against no-skill for a
+weekly run, ``with-skill@HEAD`` against ``with-skill@BASE`` for ``skillbench compare``. For each (prompt, model,
+rep) with a gradeable answer in both arms, the judge sees the two answers labelled ``A`` and ``B`` and the rubric
+(:func:`skillbench.judge.protocol.build_pair_request`), twice: in order ``ab`` the treatment's answer is ``A``, in
+order ``ba`` it is ``B``. ``winner_ab`` and ``winner_ba`` hold the label the judge picked (``A``, ``B`` or
+``tie``). The treatment wins (``W``) or loses (``L``) only when both orders agree; anything else is a tie
+(``T``), so a judge that prefers a position cannot create a win.
 
 A call that fails after the SDK's retries, or whose reply does not validate, is retried once; still failing,
 the pair's ``outcome`` is empty and ``error`` says why (the preference gate reads that as a judge error, never
@@ -25,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.judge.answers import RunAnswer, RunSelection, select_runs
 from skillbench.judge.client import (
     DEFAULT_JUDGE_MODEL,
@@ -42,41 +45,56 @@ from skillbench.judge.protocol import PREFERENCE_TOOL, build_pair_request, judge
 from skillbench.ledgers.append import AppendLedger
 from skillbench.ledgers.columns import PAIRS_COLUMNS
 from skillbench.ledgers.files import PAIRS_FILE
-from skillbench.ledgers.week import week_run_key
+from skillbench.ledgers.week import week_arms, week_run_key
 from skillbench.signals.manifest import run_dirs
-from skillbench.vocab import LOSS, NO_SKILL, OUTCOMES, TIE, WIN, WITH_SKILL
+from skillbench.vocab import LOSS, OUTCOMES, TIE, WIN
 
-ORDERS = ("ab", "ba")  # ab: with-skill is A; ba: with-skill is B
+ORDERS = ("ab", "ba")  # ab: the treatment is A; ba: the treatment is B
 
 
 @dataclass(frozen=True)
 class Pair:
-    """The two answers to one (prompt, model, rep)."""
+    """The two answers to one (prompt, model, rep): the treatment's and the control's."""
 
-    with_skill: RunAnswer
-    no_skill: RunAnswer
+    treatment: RunAnswer
+    control: RunAnswer
+
+    @property
+    def with_skill(self) -> RunAnswer:
+        """The treatment's answer (a weekly run's with-skill arm; the name the weekly pair gives it)."""
+        return self.treatment
+
+    @property
+    def no_skill(self) -> RunAnswer:
+        """The control's answer (a weekly run's no-skill arm)."""
+        return self.control
 
     @property
     def key(self) -> tuple[str, str, int]:
-        return self.with_skill.prompt, self.with_skill.model, self.with_skill.rep
+        return self.treatment.prompt, self.treatment.model, self.treatment.rep
 
     @property
     def pair_id(self) -> str:
-        return f"{self.with_skill.run_id}|{self.no_skill.run_id}"
+        return f"{self.treatment.run_id}|{self.control.run_id}"
 
 
-def find_pairs(run_dir: str | Path, selection: RunSelection | None = None) -> list[Pair]:
-    """Pairs of gradeable answers (no-skill, with-skill) of the same prompt, model and rep, sorted."""
-    runs, _ = select_runs(run_dir, selection=selection)
+def find_pairs(run_dir: str | Path, selection: RunSelection | None = None, *, pair: ArmPair | None = None,
+               ) -> list[Pair]:
+    """Pairs of gradeable answers (treatment, control) of the same prompt, model and rep, sorted.
+
+    ``pair``: the arms compared (default: the week's, :func:`skillbench.ledgers.week_arms`).
+    """
+    pair = pair or week_arms(run_dir)
+    runs, _ = select_runs(run_dir, selection=selection, pair=pair)
     by_key: dict[tuple[str, str, int], dict[str, RunAnswer]] = {}
     for run in runs:
         by_key.setdefault((run.prompt, run.model, run.rep), {})[run.condition] = run
-    return [Pair(arms[WITH_SKILL], arms[NO_SKILL]) for _, arms in sorted(by_key.items())
-            if {WITH_SKILL, NO_SKILL} <= set(arms)]
+    return [Pair(arms[pair.treatment], arms[pair.control]) for _, arms in sorted(by_key.items())
+            if {pair.treatment, pair.control} <= set(arms)]
 
 
 def outcome(winner_ab: str, winner_ba: str) -> str:
-    """``W``/``L`` for the with-skill arm when both orders agree, else ``T``."""
+    """``W``/``L`` for the treatment when both orders agree, else ``T`` (order ``ab`` shows the treatment as A)."""
     skill_ab = {"A": WIN, "B": LOSS}.get(winner_ab, TIE)
     skill_ba = {"B": WIN, "A": LOSS}.get(winner_ba, TIE)
     return skill_ab if skill_ab == skill_ba else TIE
@@ -96,7 +114,7 @@ class PairJudge:
 
     def prefer(self, pair: Pair, order: str) -> tuple[str, float, str]:
         """``(winner label, cost, error)`` of one order (:func:`~skillbench.judge.client.ask_validated`)."""
-        first, second = (pair.with_skill, pair.no_skill) if order == "ab" else (pair.no_skill, pair.with_skill)
+        first, second = (pair.treatment, pair.control) if order == "ab" else (pair.control, pair.treatment)
         sample = ORDERS.index(order) + 1
         attempts = iter(range(1, 3))
         spent = [0.0]
@@ -122,7 +140,7 @@ class PairJudge:
         (w_ab, c_ab, e_ab), (w_ba, c_ba, e_ba) = (self.prefer(pair, o) for o in ORDERS)
         error = " | ".join(e for e in (e_ab, e_ba) if e)
         prompt, model, rep = pair.key
-        row = {"run_key": key, "skill_family": pair.with_skill.skill, "prompt": prompt, "model": model,
+        row = {"run_key": key, "skill_family": pair.treatment.skill, "prompt": prompt, "model": model,
                "rep": str(rep), "winner_ab": w_ab, "winner_ba": w_ba,
                "outcome": "" if error else outcome(w_ab, w_ba), "judge_model": self.client.model, "error": error}
         return row, c_ab + c_ba
@@ -130,7 +148,7 @@ class PairJudge:
 
 @dataclass
 class PairsReport:
-    """What a ``judge-pairs`` pass did."""
+    """What a ``judge-pairs`` pass did; ``outcomes`` are for the treatment arm of ``arms``."""
 
     pairs: int
     already: int
@@ -138,6 +156,7 @@ class PairsReport:
     errors: int
     cost_usd: float
     outcomes: dict[str, int]
+    arms: ArmPair = DEFAULT_PAIR
 
 
 def judge_pairs(
@@ -165,7 +184,7 @@ def judge_pairs(
         ledger.path.unlink(missing_ok=True)
         for folder in run_dirs(run_dir):
             clear_judge_cost(folder, "pairs")
-    key = week_run_key(run_dir)
+    key, arms = week_run_key(run_dir), week_arms(run_dir)
     rows = ledger.read()
     other = {r["judge_model"] for r in rows} - {judge_model}
     if other:
@@ -174,15 +193,15 @@ def judge_pairs(
     if ledger.path.is_file() and (len(kept) != len(rows) or not ledger.path.read_bytes().endswith(b"\n")):
         ledger.rewrite(kept)  # errored or torn pairs are judged again
     done = {(r["prompt"], r["model"], r["rep"]) for r in kept}
-    pairs = find_pairs(run_dir, selection)
+    pairs = find_pairs(run_dir, selection, pair=arms)
     todo = [p for p in pairs if (p.key[0], p.key[1], str(p.key[2])) not in done]
     random.Random(f"pairs-order:{seed}").shuffle(todo)
     if pairs:
         log(f"judge-pairs: {len(pairs)} pairs, {len(pairs) - len(todo)} already judged, {len(todo)} to judge "
-            f"({judge_model}, both orders)")
+            f"({judge_model}, both orders{'' if arms.is_default else f'; {arms.label}'})")
     else:
-        log(f"judge-pairs: 0 pairs: no prompt × model × rep has a gradeable answer in both arms ({NO_SKILL} and "
-            f"{WITH_SKILL}), so {ledger.path.name} gets no rows")
+        log(f"judge-pairs: 0 pairs: no prompt × model × rep has a gradeable answer in both arms ({arms.control} and "
+            f"{arms.treatment}), so {ledger.path.name} gets no rows")
     if not ledger.path.is_file():
         ledger.rewrite([])  # the header: "judged, nothing to judge" must not read as "never judged"
     client = JudgeClient(base_url, api_key, judge_model, max_retries=max_retries, timeout=timeout)
@@ -192,7 +211,7 @@ def judge_pairs(
 
     def work(pair: Pair) -> tuple[dict[str, str], float]:
         row, cost = judge.judge(pair, key)
-        for run in (pair.with_skill, pair.no_skill):
+        for run in (pair.treatment, pair.control):
             record_judge_cost(run.folder, "pairs", cost / 2, add=True)
         ledger.append([row])
         return row, cost
@@ -212,7 +231,7 @@ def judge_pairs(
     final = ledger.read()
     counts = pd.Series([r["outcome"] or "error" for r in final], dtype=str).value_counts()
     return PairsReport(len(pairs), len(pairs) - len(todo), len(new_rows), int(counts.get("error", 0)), spent,
-                       {k: int(counts.get(k, 0)) for k in OUTCOMES})
+                       {k: int(counts.get(k, 0)) for k in OUTCOMES}, arms)
 
 
 def pairs_frame(run_dir: str | Path) -> pd.DataFrame:

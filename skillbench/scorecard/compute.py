@@ -10,9 +10,12 @@ why, and writes no history row; a week on the simulated endpoint says so too. A 
 ``reconciliation.json`` and no ``plan.csv`` (qdrant's published layout) is scored as it is and labelled "not
 reconciled".
 
-Scope rules: plugin-arm runs never enter the lift (their cells appear in the per-cell table as telemetry);
-dormancy prompts are never lift-scored (they feed trigger health and the activation contract); held-out
-prompts are never run, so they never appear.
+Scope rules: the lift is the week's pair, treatment − control (:class:`skillbench.arms.ArmPair`, ``run.json``'s
+``arms``: with-skill − no-skill for a weekly run, ``with-skill@HEAD − with-skill@BASE`` for ``skillbench
+compare``, whose no-skill reference arm is graded and shown but never part of the lift); plugin-arm runs never
+enter the lift (their cells appear in the per-cell table as telemetry); dormancy prompts are never lift-scored
+(they feed trigger health and the activation contract); held-out prompts are never run, so they never appear. A
+comparison never reads or writes the week-over-week history (:func:`skillbench.scorecard.history.keeps_history`).
 
 Use :func:`write_scorecard` (what ``skillbench scorecard`` calls) or, in a notebook, :func:`scorecard_frames`
 for the tidy DataFrames behind every table.
@@ -26,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from skillbench.arms import DEFAULT_PAIR, ArmPair, arm_kind
 from skillbench.ledgers.readers import format_timestamp
 from skillbench.ledgers.reconciliation import Reconciliation
 from skillbench.ledgers.week import WeekLedgers
@@ -50,7 +54,7 @@ from skillbench.scorecard.stats import (
 from skillbench.signals import trigger
 from skillbench.signals.gradeability import skip_reason
 from skillbench.signals.manifest import COMPLETE_STATES, HARNESS_INVALID
-from skillbench.vocab import ENDPOINT_UNKNOWN, LIFT_ARMS, PLUGIN, REAL
+from skillbench.vocab import ENDPOINT_UNKNOWN, PLUGIN, REAL
 
 # The coverage reason of a gradeable run the judge has not graded (nor skipped): the week is not finished.
 NOT_GRADED_YET = "not graded yet"
@@ -108,6 +112,12 @@ class ScorecardData:
     incomplete_reasons: list[str] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
     objective: dict[str, pd.DataFrame] = field(default_factory=dict)  # the checks' layer; empty without checks
+    pair: ArmPair = DEFAULT_PAIR  # the arms compared: lift = treatment − control
+
+    @property
+    def keeps_history(self) -> bool:
+        """The week is read against and written into the week-over-week history (never a comparison)."""
+        return hist.keeps_history(self.pair)
 
     @property
     def has_checks(self) -> bool:
@@ -126,7 +136,8 @@ class ScorecardData:
 
     @property
     def title(self) -> str:
-        title = f"Weekly Skill Scorecard — {self.run_key}"
+        title = (f"Weekly Skill Scorecard — {self.run_key}" if self.pair.is_default
+                 else f"Skill Comparison Scorecard — {self.run_key} — {self.pair.label}")
         if self.endpoint != REAL:
             title += f" — {self.endpoint} endpoint"
         if self.incomplete:
@@ -141,7 +152,7 @@ class ScorecardData:
             "week_over_week": self.wow.table, "activation": self.activation, "self_served": self.self_served,
             "trigger_health": self.trigger_health, "avoid_violations": self.avoid_violations,
             "coverage": self.coverage, "dropped": self.dropped,
-            "prompt_cost_deltas": prompt_cost_deltas(self.manifest),
+            "prompt_cost_deltas": prompt_cost_deltas(self.manifest, self.pair),
         }
         out["gate"] = self.gate if self.gate is not None else pd.DataFrame()
         out.update(self.objective)
@@ -162,13 +173,15 @@ def _run_keys(df: pd.DataFrame) -> pd.MultiIndex:
 
 
 def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame, *,
-              scores_file: bool | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+              scores_file: bool | None = None, pair: ArmPair = DEFAULT_PAIR) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every run with its coverage status, and the dropped ones with their reasons.
 
-    ``scores_file``: whether ``scores.csv`` exists (``None``: judged from ``scores`` being empty).
+    ``scores_file``: whether ``scores.csv`` exists (``None``: judged from ``scores`` being empty). Gradeable
+    arms: the pair's graded arms (the judge's :func:`skillbench.judge.answers.graded_arm`), and the plugin arm
+    when the judge graded it.
     """
-    plugin_graded = bool(scores["condition"].eq(PLUGIN).any())
-    arms = set(LIFT_ARMS) | ({PLUGIN} if plugin_graded else set())
+    plugin_arms = {c for c in scores["condition"].astype(str).unique() if arm_kind(c) == PLUGIN}
+    arms = set(pair.graded_arms) | plugin_arms
     runs = manifest.copy()
     trigger_only = runs["trigger_only"].astype(bool) if "trigger_only" in runs else pd.Series(False, index=runs.index)
     runs["gradeable"] = ~runs["dormancy"] & ~trigger_only & runs["condition"].isin(arms)
@@ -263,17 +276,19 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
                       site: str | None = None) -> ScorecardData:
     """Compute every table and figure of the scorecard (writes nothing).
 
+    The arms compared are ``ledgers.arms`` (the week's :class:`~skillbench.arms.ArmPair`).
+
     Args:
         ledgers: :func:`skillbench.ledgers.load_week` output.
         history: the history read so far (:func:`skillbench.scorecard.read_history`); this week is upserted into
-            a copy.
+            a copy. Ignored for a comparison (:func:`skillbench.scorecard.history.keeps_history`).
         run_key: overrides the run key (default: reconciliation's, else the folder name).
         n_resamples: bootstrap resamples.
         seed: bootstrap seed.
         site: host of the published skills site for the lift caveat (default: from the runs' metadata).
     """
     run_key = run_key or ledgers.run_key
-    manifest, scores = ledgers.manifest, ledgers.scores
+    manifest, scores, pair = ledgers.manifest, ledgers.scores, ledgers.arms
     dormant = set(manifest.loc[manifest["dormancy"], "prompt"])
     # Trigger-only queries (skill-creator's should-trigger set) run with-skill only: never in lift or cost cells.
     scored_runs = manifest[~manifest["dormancy"] & ~manifest["trigger_only"].astype(bool)]
@@ -282,28 +297,33 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
     prompts = prompt_scores(prompt_reps)
     cells = cell_scores(prompts, cost_cells(scored_runs))
     models = order_models(cells["model"]) if not cells.empty else order_models(manifest["model"])
-    lift_prompts = prompts[prompts["condition"].isin(LIFT_ARMS)]
-    lift = lift_table(lift_prompts, cells)
+    lift_prompts = prompts[prompts["condition"].isin(pair.lift_arms)]
+    lift = lift_table(lift_prompts, cells, pair=pair)
     lift = lift.set_index("model").reindex(models).reset_index()
     lift["n_pairs"] = lift["n_pairs"].fillna(0).astype(int)
-    paired = paired_differences(lift_prompts)
+    paired = paired_differences(lift_prompts, pair=pair)
     uncertainty = uncertainty_table(paired, n_resamples=n_resamples, seed=seed)
     endpoint = endpoint_kind(manifest)
     stamps = manifest["started_at"].dropna()
     window_end = format_timestamp(stamps.max()) if len(stamps) else ""
     # A model without a lift this week (nothing graded in both arms) gets no history row: history carries lifts.
     rows = hist.history_rows(run_key, window_end, lift[lift["must_lift"].notna()], endpoint)
-    coverage, dropped = _coverage(manifest, scores, ledgers.judge_skips, scores_file=ledgers.scores_present)
+    coverage, dropped = _coverage(manifest, scores, ledgers.judge_skips, scores_file=ledgers.scores_present,
+                                  pair=pair)
     complete = ledgers.reconciliation is None or ledgers.reconciliation.is_complete
     reasons = incomplete_reasons(ledgers.reconciliation, coverage)
-    history = history if history is not None else hist.empty_history()
-    if not reasons:  # a partial week must not feed later weeks' noise floor
-        history = hist.upsert(history, rows)
-    wow = hist.week_over_week(history, run_key, lift, endpoint, window_end=window_end)
+    if hist.keeps_history(pair):
+        history = history if history is not None else hist.empty_history()
+        if not reasons:  # a partial week must not feed later weeks' noise floor
+            history = hist.upsert(history, rows)
+        wow = hist.week_over_week(history, run_key, lift, endpoint, window_end=window_end)
+    else:  # a comparison is not a week of the series: no history in, none out, no week-over-week delta
+        history, rows = hist.empty_history(), rows.iloc[0:0]
+        wow = hist.WeekOverWeek(ready=False, n_runs=0, endpoint=endpoint)
     graded_ids = coverage.loc[coverage["graded"], "run_id"]
-    objective = objective_frames(ledgers.checks, manifest)
+    objective = objective_frames(ledgers.checks, manifest, pair)
     gate = (preference_gate(ledgers.pairs, manifest, reconciliation_complete=complete,
-                            transitions=objective.get("transitions"))
+                            transitions=objective.get("transitions"), pair=pair)
             if ledgers.pairs is not None else None)
     excluded = int((~cost_eligible(scored_runs)).sum())
     health = {
@@ -321,27 +341,32 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
         run_key=run_key, endpoint=endpoint, models=models, reconciliation=ledgers.reconciliation,
         manifest=manifest, scores=scores, prompt_reps=prompt_reps, prompts=prompts, cells=cells, lift=lift,
         paired=paired, uncertainty=uncertainty, history=history, history_rows=rows, wow=wow,
-        activation=trigger.activation_summary(manifest), activation_counts=trigger.activation_counts(manifest),
-        self_served=trigger.self_served_baseline(manifest), trigger_health=trigger.trigger_health(manifest),
+        activation=trigger.activation_summary(manifest, pair),
+        activation_counts=trigger.activation_counts(manifest, pair),
+        self_served=trigger.self_served_baseline(manifest), trigger_health=trigger.trigger_health(manifest, pair=pair),
         avoid_violations=_avoid_violations(scores), gate=gate, coverage=coverage, dropped=dropped,
         spend=_spend(manifest, scores, ledgers.judge_costs, graded_ids), timing=_timing(manifest), health=health,
         provenance=_provenance(manifest, scores, models), site_host=site or ledgers.site_host,
         n_resamples=n_resamples, seed=seed, incomplete_reasons=reasons, objective=objective,
-        extras={"dropped_pieces": ledgers.dropped_pieces},
+        extras={"dropped_pieces": ledgers.dropped_pieces}, pair=pair,
     )
 
 
-def objective_frames(checks: pd.DataFrame, manifest: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The objective layer's tidy frames (:mod:`skillbench.scorecard.objective`); {} for a week without checks."""
+def objective_frames(checks: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR,
+                     ) -> dict[str, pd.DataFrame]:
+    """The objective layer's tidy frames (:mod:`skillbench.scorecard.objective`); {} for a week without checks.
+
+    Transitions and the task-pass lift go control → treatment (``pair``).
+    """
     if checks.empty:
         return {}
     runs = obj.run_outcomes(checks, manifest)
     stimuli = obj.stimulus_outcomes(runs)
-    trans = obj.transitions(stimuli)
+    trans = obj.transitions(stimuli, pair)
     # Dormancy prompts run only in the skilled arms: their rates would tilt the arms' comparison.
     scored_runs, scored_stimuli = runs[~runs["dormancy"].astype(bool)], stimuli[~stimuli["dormancy"].astype(bool)]
     return {"check_runs": runs, "check_rates": obj.arm_rates(scored_runs), "check_stimuli": stimuli,
-            "pass_k": obj.pass_k_table(scored_stimuli), "task_lift": obj.task_lift(stimuli), "transitions": trans,
+            "pass_k": obj.pass_k_table(scored_stimuli), "task_lift": obj.task_lift(stimuli, pair), "transitions": trans,
             "transition_counts": obj.transition_counts(trans), "objective_record": obj.objective_record_table(trans),
             "tool_violations": obj.tool_violations(checks), "check_errors": obj.unrunnable_checks(checks)}
 

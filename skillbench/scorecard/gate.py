@@ -1,7 +1,8 @@
 """The paired preference gate (dotnet/skills adapter policy), per skill family × model, from ``pairs.csv``.
 
 Each row of ``pairs.csv`` is one (prompt, model, rep) judged twice with positions swapped; its ``outcome`` is
-``W``/``T``/``L`` for the with-skill answer. The gate:
+``W``/``T``/``L`` for the treatment's answer (the week's :class:`~skillbench.arms.ArmPair`: with-skill in a weekly
+run, ``with-skill@HEAD`` in a comparison, so a comparison's gate counts the head's wins). The gate:
 
 1. collapses reps to **one vote per prompt** (a stimulus): the majority direction among the reps' wins and
    losses (``W`` when wins outnumber losses, ``L`` when losses do, ``T`` on an even split — ties inside the
@@ -15,8 +16,8 @@ States, checked in this order:
 
 * ``INVALID_INCONCLUSIVE (incomplete_reconciliation)`` — the week is not fully accounted for;
 * ``INVALID_INCONCLUSIVE (judge_errors)`` — a pairwise judge call failed (a judge outage is not a skill loss);
-* ``VALID_NO_CHANGE (activation_contract_failed)`` — a with-skill or plugin run of one of the family's dormancy
-  prompts activated the skill;
+* ``VALID_NO_CHANGE (activation_contract_failed)`` — a with-skill (treatment) or plugin run of one of the
+  family's dormancy prompts activated the skill (:func:`skillbench.signals.trigger.false_trigger_arms`);
 * ``INVALID_INCONCLUSIVE (underpowered)`` — ``n < 5``;
 * ``VALID_REGRESSION (objective_loss)`` — dotnet's reserved verdict: the **objective record** (deterministic
   checks, :mod:`skillbench.scorecard.objective`) shows a credible loss by the same rule as the pass, mirrored:
@@ -39,22 +40,21 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
+from skillbench.arms import DEFAULT_PAIR, ArmPair
+from skillbench.signals.trigger import false_trigger_arms
 from skillbench.vocab import (
     BASELINE_ONLY,
     INVALID_INCONCLUSIVE,
-    SKILLED_ARMS,
     SKILLED_ONLY,
     VALID_NO_CHANGE,
     VALID_PASS,
     VALID_REGRESSION,
-    WITH_SKILL,
 )
 
 ALPHA = 0.05
 NET_WIN_FLOOR = 0.20
 NET_LOSS_FLOOR = NET_WIN_FLOOR  # VALID_REGRESSION: "by the same rule as the pass"
 MIN_STIMULI = 5
-PREFERENCE_ARMS = SKILLED_ARMS  # the arms whose dormancy runs the activation contract reads
 
 GATE_COLUMNS = ["skill_family", "model", "state", "reason", "verdict", "n", "wins", "ties", "losses", "p_value",
                 "net_win", "judge_errors", "dormancy_activations", "evidence"]
@@ -194,13 +194,13 @@ def collapse_votes(pairs: pd.DataFrame) -> pd.DataFrame:
     return votes.reset_index()
 
 
-def dormancy_activations(manifest: pd.DataFrame) -> pd.DataFrame:
-    """Per family × model, runs of the family's dormancy prompts (with-skill, plugin) that activated the skill.
+def dormancy_activations(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+    """Per family × model, runs of the family's dormancy prompts (treatment, plugin) that activated the skill.
 
     Returns:
         ``skill_family, model, dormancy_runs, dormancy_activations``.
     """
-    dorm = manifest[manifest["dormancy"] & manifest["condition"].isin(PREFERENCE_ARMS)]
+    dorm = manifest[manifest["dormancy"] & false_trigger_arms(manifest["condition"], pair)]
     active = dorm["skill_activation"].fillna("none").str.strip().ne("none") & dorm["skill_activation"].ne("")
     g = dorm.assign(_a=active).groupby(["skill_family", "model"], sort=True)
     return pd.DataFrame({"dormancy_runs": g.size(), "dormancy_activations": g["_a"].sum()}).reset_index()
@@ -223,14 +223,16 @@ def objective_records(transitions: pd.DataFrame | None) -> dict[tuple[str, str],
 
 
 def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliation_complete: bool = True,
-                    transitions: pd.DataFrame | None = None) -> pd.DataFrame:
+                    transitions: pd.DataFrame | None = None, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
     """The gate for every skill family × model that has pairwise judgments or preference-eligible runs.
 
     Args:
-        pairs: ``pairs.csv`` (:func:`skillbench.ledgers.read_pairs`).
+        pairs: ``pairs.csv`` (:func:`skillbench.ledgers.read_pairs`), outcomes for the treatment.
         manifest: the run manifest (dormancy flags and activations).
         reconciliation_complete: false makes every record ``INVALID_INCONCLUSIVE``.
         transitions: the week's objective transitions (a week with checks); adds :data:`OBJECTIVE_COLUMNS`.
+        pair: the week's arms: the treatment's scored runs name the records, its dormancy runs (and the plugin
+            arm's) feed the activation contract.
 
     Returns:
         One row per family × model with :data:`GATE_COLUMNS` (then :data:`OBJECTIVE_COLUMNS` with checks).
@@ -243,10 +245,10 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
     votes = collapse_votes(eligible[~errored])
     record = (votes.assign(W=votes["vote"].eq("W"), T=votes["vote"].eq("T"), L=votes["vote"].eq("L"))
               .groupby(["skill_family", "model"])[["W", "T", "L"]].sum())
-    scored = manifest[~manifest["dormancy"] & manifest["condition"].eq(WITH_SKILL)]
+    scored = manifest[~manifest["dormancy"] & manifest["condition"].eq(pair.treatment)]
     index = (set(record.index) | set(errors.index)
              | set(zip(scored["skill_family"], scored["model"], strict=True)))
-    acts = dormancy_activations(manifest).set_index(["skill_family", "model"])["dormancy_activations"]
+    acts = dormancy_activations(manifest, pair).set_index(["skill_family", "model"])["dormancy_activations"]
     rows = []
     for family, model in sorted(index):
         w, t, lo = (int(record.at[(family, model), k]) if (family, model) in record.index else 0

@@ -27,6 +27,10 @@ placed by its own window end, never by its run key):
 * then ``Δ = now − previous``, ``t·SE_Δ`` with ``SE_Δ = √(SE_now² + SE_prev²)`` (t at this week's pairs − 1),
   the between-week σ (population SD of the *prior* weekly lifts, needs ≥ 2), ``threshold = max`` of the two,
   actionable when ``|Δ| > threshold``.
+
+**A comparison never writes the weekly history** (:func:`keeps_history`): the history is the series of weekly
+with-skill − no-skill lifts, and a ``skillbench compare`` week (``with-skill@HEAD − with-skill@BASE``) is another
+quantity, so it neither reads nor writes ``scorecard-history.csv`` or its endpoints file.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from skillbench.arms import ArmPair
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.columns import HISTORY_COLUMNS, HISTORY_ENDPOINT_COLUMNS, QDRANT_HISTORY_COLUMNS
 from skillbench.ledgers.files import HISTORY_ENDPOINTS_SUFFIX
@@ -56,6 +61,15 @@ _RESTORE = "restore the file from a good copy or delete that line"
 
 class HistoryError(ValueError):
     """A history file that cannot be read or written; the message names the file and line."""
+
+
+def keeps_history(pair: ArmPair) -> bool:
+    """True when a week of this pair is read against and written into the week-over-week history.
+
+    The one rule: a comparison never writes the weekly history — only the weekly pair (with-skill vs no-skill)
+    is a point of the series; any other pair neither reads nor writes ``scorecard-history.csv`` and its sidecar.
+    """
+    return pair.is_default
 
 
 def empty_history() -> pd.DataFrame:

@@ -10,10 +10,11 @@ manifest:
 * **pass@k** and **pass^k** per stimulus (prompt × model × arm) for k = 1 … reps, with the unbiased estimators over
   its ``n`` known runs of which ``c`` completed: pass@k = 1 − C(n−c, k)/C(n, k) (at least one of k tries
   completes), pass^k = C(c, k)/C(n, k) (all k do); averaged over the stimuli that have at least k known runs;
-* the **task-pass lift** (with-skill − no-skill) with its paired SE over stimuli, the same pairing as the rubric
-  lift (:func:`skillbench.scorecard.stats.paired_differences`);
+* the **task-pass lift** (with-skill − no-skill: treatment − control) with its paired SE over stimuli, the same
+  pairing as the rubric lift (:func:`skillbench.scorecard.stats.paired_differences`);
 * **transitions** per stimulus: each lift arm completes when most of its known reps completed (an even split does
-  not), giving skilled-only, baseline-only, both or neither;
+  not), giving skilled-only, baseline-only, both or neither — from the control to the treatment (a comparison:
+  skilled-only means only the head version completed, baseline-only only the base version);
 * the **objective record** per skill family × model (:func:`objective_record_table`): skilled-only (W) against
   baseline-only (L) over its preference-eligible stimuli with a transition, both/neither the ties, and whether it
   is a credible loss (:class:`skillbench.scorecard.gate.ObjectiveRecord`, what the gate's ``VALID_REGRESSION``
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import comb
 
+from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.scorecard.gate import objective_records
 from skillbench.scorecard.stats import paired_differences, t_critical
 from skillbench.vocab import (
@@ -35,7 +37,6 @@ from skillbench.vocab import (
     CHECK_ERROR,
     CHECK_FAILED,
     CHECK_PASSED,
-    LIFT_ARMS,
     NEITHER,
     SKILLED_ONLY,
     TRANSITIONS,
@@ -127,12 +128,16 @@ def pass_k_table(stimuli: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["model", "condition", "k", "stimuli", "pass_at_k", "pass_hat_k"])
 
 
-def transitions(stimuli: pd.DataFrame) -> pd.DataFrame:
-    """Per prompt × model present in both lift arms: the transition (skilled-only, baseline-only, both, neither)."""
-    no, wi = LIFT_ARMS
-    arms = stimuli[stimuli["condition"].isin(LIFT_ARMS)]
+def transitions(stimuli: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+    """Per prompt × model present in both lift arms: the transition (skilled-only, baseline-only, both, neither).
+
+    Control → treatment: ``no_skill_completes`` is the control's outcome, ``with_skill_completes`` the
+    treatment's (:data:`~skillbench.vocab.SKILLED_ONLY` = only the treatment completes).
+    """
+    no, wi = pair.lift_arms
+    arms = stimuli[stimuli["condition"].isin(pair.lift_arms)]
     wide = arms.pivot(index=["skill_family", "prompt", "model", "dormancy"], columns="condition", values="completes")
-    wide = wide.reindex(columns=list(LIFT_ARMS)).dropna().astype(bool)
+    wide = wide.reindex(columns=list(pair.lift_arms)).dropna().astype(bool)
     base, skilled = wide[no], wide[wi]
     kind = np.select([skilled & ~base, base & ~skilled, base & skilled], [SKILLED_ONLY, BASELINE_ONLY, BOTH], NEITHER)
     out = pd.DataFrame({"no_skill_completes": base, "with_skill_completes": skilled, "transition": kind})
@@ -146,10 +151,11 @@ def transition_counts(trans: pd.DataFrame) -> pd.DataFrame:
     return counts.reindex(columns=list(TRANSITIONS), fill_value=0).reset_index()
 
 
-def task_lift(stimuli: pd.DataFrame) -> pd.DataFrame:
-    """Per model: task pass rate no-skill → with-skill over paired stimuli, the lift and its paired SE."""
+def task_lift(stimuli: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+    """Per model: task pass rate control → treatment (no-skill → with-skill) over paired stimuli, the lift and its
+    paired SE (``no_skill``/``with_skill`` columns: the control's and the treatment's rates)."""
     prompts = stimuli[~stimuli["dormancy"].astype(bool)]
-    paired = paired_differences(prompts, metric="task_pass_rate")
+    paired = paired_differences(prompts, metric="task_pass_rate", pair=pair)
     rows = []
     for model, block in paired.groupby("model", sort=True):
         n = len(block)

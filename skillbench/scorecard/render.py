@@ -1,6 +1,7 @@
 """``scorecard.md``: qdrant's sections, in their order and table layout, from a computed :class:`ScorecardData`.
 
-The page is ``report/templates/scorecard.md.j2``; this module builds each table and line it shows.
+The page is ``report/templates/scorecard.md.j2``; this module builds each table and line it shows. Headings and
+labels name the week's pair (:func:`skillbench.scorecard.labels.arm_names`): a weekly week's text is unchanged.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from typing import Any
 import jinja2
 import pandas as pd
 
+from skillbench.arms import arm_kind
 from skillbench.report.markdown import fmt, is_missing, md_cell, md_table, money, signed
 from skillbench.scorecard.compute import ScorecardData
+from skillbench.scorecard.labels import arm_names, arm_order
 from skillbench.scorecard.render_objective import objective_context
 from skillbench.scorecard.stats import DEFAULT_POWER
 from skillbench.signals import trigger
-from skillbench.vocab import CONDITIONS, LIFT_ARMS, NO_SKILL, PLUGIN
+from skillbench.vocab import NO_SKILL, PLUGIN
 
 TEMPLATE = "scorecard.md.j2"
 EPS = 1e-9
@@ -30,7 +33,7 @@ def _lift_section(d: ScorecardData) -> dict[str, Any]:
     lift = d.lift.set_index("model")
     show_bonus = bool((lift["bonus_delta"].abs() > EPS).any())
     show_avoid = bool((lift["avoid_delta"].abs() > EPS).any())
-    headers = ["model", "must_coverage no→with", "must lift ± SE", "95% CI != 0?"]
+    headers = ["model", f"must_coverage {arm_names(d.pair).arrow}", "must lift ± SE", "95% CI != 0?"]
     headers += ["Δbonus"] * show_bonus + ["Δavoid"] * show_avoid + ["Δcost ($)", "Δturns"]
     rows = []
     for m in d.models:
@@ -72,7 +75,7 @@ def _cells_table(d: ScorecardData) -> str:
     c = d.cells.set_index(["model", "condition"])
     rows = []
     for m in d.models:
-        for cond in CONDITIONS:
+        for cond in arm_order(d.cells["condition"], d.pair):
             if (m, cond) not in c.index or c.loc[(m, cond), "n_prompts"] == 0:
                 continue
             r = c.loc[(m, cond)]
@@ -86,10 +89,11 @@ def _cells_table(d: ScorecardData) -> str:
 
 
 def _prompts_table(d: ScorecardData) -> str:
-    no, wi = LIFT_ARMS
-    p = d.prompts[d.prompts["condition"].isin(LIFT_ARMS)]
+    arms = list(d.pair.lift_arms)
+    no, wi = arms
+    p = d.prompts[d.prompts["condition"].isin(arms)]
     wide = p.pivot(index=["prompt", "model"], columns="condition", values=["must_coverage", "composite"])
-    wide = wide.reindex(columns=pd.MultiIndex.from_product([["must_coverage", "composite"], list(LIFT_ARMS)]))
+    wide = wide.reindex(columns=pd.MultiIndex.from_product([["must_coverage", "composite"], arms]))
     rank = {m: i for i, m in enumerate(d.models)}
     order = sorted(wide.index, key=lambda k: (k[0], rank.get(k[1], len(rank)), k[1]))
     wide = wide.loc[order] if order else wide
@@ -100,7 +104,8 @@ def _prompts_table(d: ScorecardData) -> str:
                                                           strict=True)]
     if not rows:
         return ""
-    return md_table(["prompt", "model", "must no→with", "must lift", "comp no→with"], rows)
+    arrow = arm_names(d.pair).arrow
+    return md_table(["prompt", "model", f"must {arrow}", "must lift", f"comp {arrow}"], rows)
 
 
 def _activation_table(d: ScorecardData) -> str:
@@ -110,14 +115,15 @@ def _activation_table(d: ScorecardData) -> str:
         acts = ", ".join(f"{k}×{v}" for k, v in kinds)
         flag = "  ⚠ never triggered" if r["never_triggered"] else ""
         rows.append([r["prompt"], f"{acts}{flag}", f"{int(r['reached_leaf'])}/{int(r['runs'])}"])
-    return md_table(["prompt", "activations (with-skill)", "reached leaf"], rows)
+    return md_table(["prompt", f"activations ({arm_names(d.pair).treatment})", "reached leaf"], rows)
 
 
 def _trigger_health_table(d: ScorecardData) -> str:
     rows = [[r.skill_family, r.scored_runs, r.activations, fmt(r.recall), r.dormancy_runs, r.false_triggers,
              fmt(r.false_trigger_rate), fmt(r.precision), fmt(r.f1)]
             for r in d.trigger_health.itertuples(index=False)]
-    return md_table(["skill family", "with-skill runs", "activated", "recall", "dormancy runs", "false triggers",
+    return md_table(["skill family", f"{arm_names(d.pair).treatment} runs", "activated", "recall", "dormancy runs",
+                     "false triggers",
                      "false-trigger rate", "precision", "F1"], rows)
 
 
@@ -202,13 +208,15 @@ def _environment() -> jinja2.Environment:
 def render_markdown(d: ScorecardData) -> str:
     """Render ``scorecard.md`` from computed data through ``templates/scorecard.md.j2``."""
     counts = d.activation_counts
-    ns_runs = int((d.manifest["condition"].eq(NO_SKILL) & ~d.manifest["dormancy"]).sum())
+    ns_runs = int((d.manifest["condition"].astype(str).map(arm_kind).eq(NO_SKILL) & ~d.manifest["dormancy"]).sum())
     cov = d.coverage
     context = {
-        "d": d, "title": d.title, "lift": _lift_section(d), "objective": objective_context(d),
+        "d": d, "title": d.title, "names": arm_names(d.pair), "lift": _lift_section(d),
+        "objective": objective_context(d),
         "uncertainty_table": _uncertainty_table(d) if d.models else "",
         "wow_table": _wow_table(d) if d.wow.ready else "",
-        "cells_table": _cells_table(d), "has_plugin_cells": bool(d.cells["condition"].eq(PLUGIN).any()),
+        "cells_table": _cells_table(d),
+        "has_plugin_cells": bool(d.cells["condition"].astype(str).map(arm_kind).eq(PLUGIN).any()),
         "prompts_table": _prompts_table(d), "activation_counts": counts,
         "activation_table": _activation_table(d) if not d.activation.empty else "",
         "never_triggered": trigger.never_triggered(d.activation),

@@ -11,17 +11,18 @@ import pandas as pd
 
 from skillbench.report.markdown import fmt, is_missing, md_cell, md_table, signed
 from skillbench.scorecard.compute import ScorecardData
-from skillbench.vocab import CONDITIONS, TRANSITIONS, VALID_REGRESSION
+from skillbench.scorecard.labels import arm_names, arm_order
+from skillbench.vocab import TRANSITIONS, VALID_REGRESSION
 
 DETAIL_CHARS = 100
 
 
 def _model_rank(d: ScorecardData, frame: pd.DataFrame, *extra: str) -> pd.DataFrame:
     rank = {m: i for i, m in enumerate(d.models)}
-    arm = {c: i for i, c in enumerate(CONDITIONS)}
     out = frame.assign(_m=frame["model"].map(rank).fillna(len(rank)))
     keys = ["_m", "model"]
     if "condition" in out:
+        arm = {c: i for i, c in enumerate(arm_order(out["condition"], d.pair))}
         out = out.assign(_c=out["condition"].map(arm).fillna(len(arm)))
         keys.append("_c")
     return out.sort_values([*keys, *extra], kind="stable")
@@ -42,7 +43,8 @@ def _lift_table(d: ScorecardData) -> str:
         flag = "n/a (need >=2 stimuli)" if is_missing(r.task_lift_se) else "yes" if bool(r.excludes_zero) else "no"
         rows.append([r.model, f"{fmt(r.no_skill)} → {fmt(r.with_skill)}",
                      f"{signed(r.task_lift)} ± {fmt(r.task_lift_se)}", flag, int(r.n_pairs)])
-    return md_table(["model", "task pass no→with", "task lift ± SE", "95% CI != 0?", "n stimuli"], rows)
+    return md_table(["model", f"task pass {arm_names(d.pair).arrow}", "task lift ± SE", "95% CI != 0?", "n stimuli"],
+                    rows)
 
 
 def _pass_k_table(d: ScorecardData) -> str:

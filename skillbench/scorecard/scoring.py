@@ -13,7 +13,8 @@ weighs a prompt:
 * **cell** (model × condition) — flat macro mean over prompts.
 
 Every function is vectorized (groupby/unstack) and returns a tidy frame sorted by its keys; presentation order
-is the scorecard's business.
+is the scorecard's business. The lift arms are the week's :class:`~skillbench.arms.ArmPair` (``pair``, default
+with-skill vs no-skill): every "with-skill − no-skill" below is treatment − control.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from skillbench.vocab import ITEM_TYPES, LIFT_ARMS
+from skillbench.arms import DEFAULT_PAIR, ArmPair
+from skillbench.vocab import ITEM_TYPES
 
 BONUS_WEIGHT = 0.10
 AVOID_PENALTY = 0.25
@@ -100,15 +102,16 @@ def cost_eligible(manifest: pd.DataFrame) -> pd.Series:
             & ~manifest["is_error"].astype(bool) & manifest["total_cost_usd"].notna())
 
 
-def prompt_cost_deltas(manifest: pd.DataFrame) -> pd.DataFrame:
-    """Per model × prompt of a scored (non-dormancy) prompt, mean cost with-skill − no-skill over cost-eligible runs.
+def prompt_cost_deltas(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+    """Per model × prompt of a scored (non-dormancy) prompt, mean cost treatment − control over cost-eligible runs.
 
     The per-prompt view of the lift table's Δcost (same runs, same rule); the cost-vs-lift figure plots it.
     """
-    ok = manifest[cost_eligible(manifest) & ~manifest["dormancy"].astype(bool) & manifest["condition"].isin(LIFT_ARMS)]
+    arms = pair.lift_arms
+    ok = manifest[cost_eligible(manifest) & ~manifest["dormancy"].astype(bool) & manifest["condition"].isin(arms)]
     wide = ok.pivot_table(index=["model", "prompt"], columns="condition", values="total_cost_usd", aggfunc="mean")
-    wide = wide.reindex(columns=list(LIFT_ARMS))
-    no, wi = LIFT_ARMS
+    wide = wide.reindex(columns=list(arms))
+    no, wi = arms
     out = (wide[wi] - wide[no]).rename("cost_delta").dropna().reset_index()
     return out[["model", "prompt", "cost_delta"]] if not out.empty else pd.DataFrame(columns=["model", "prompt",
                                                                                             "cost_delta"])
@@ -149,8 +152,8 @@ def cell_scores(prompts: pd.DataFrame, costs: pd.DataFrame | None = None) -> pd.
     return out.reset_index(drop=True)
 
 
-def lift_scope(scores: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
-    """The items that may be lift-scored: no-skill and with-skill arms, dormancy prompts left out."""
+def lift_scope(scores: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+    """The items that may be lift-scored: the pair's two arms (no-skill and with-skill), dormancy prompts left out."""
     dormant = set(manifest.loc[manifest["dormancy"], "prompt"])
-    keep = scores["condition"].isin(LIFT_ARMS) & ~scores["prompt"].isin(dormant)
+    keep = scores["condition"].isin(pair.lift_arms) & ~scores["prompt"].isin(dormant)
     return scores[keep]

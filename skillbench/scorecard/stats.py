@@ -1,8 +1,11 @@
 """Lift statistics per model: paired lift with its SE and t interval, bootstrap CI, minimum detectable effect.
 
 The unit of inference is the prompt. For each model, ``dᵢ = with_skill(i) − no_skill(i)`` over the prompts
-present in both arms (each side the mean over its reps). The headline lift is qdrant's, the difference of the
-two cells' flat macro means; the within-week SE is ``stdev(dᵢ)/√n``, and "95 % CI ≠ 0?" asks whether
+present in both arms (each side the mean over its reps); the arms are the week's
+:class:`~skillbench.arms.ArmPair` (``pair``): ``with_skill`` is the treatment, ``no_skill`` the control (the
+columns keep the weekly run's names, so a comparison's frames read like a weekly one's). The headline lift is
+qdrant's, the difference of the two cells' flat macro means; the within-week SE is ``stdev(dᵢ)/√n``, and
+"95 % CI ≠ 0?" asks whether
 ``|mean(dᵢ)| > t₀.₉₇₅(n−1)·SE`` with the exact t quantile (qdrant rounds df down to a table; the flag agrees).
 
 What this module adds to qdrant's maths:
@@ -19,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from skillbench.scorecard.scoring import LIFT_ARMS
+from skillbench.arms import DEFAULT_PAIR, ArmPair
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 20260808
@@ -29,20 +32,23 @@ DEFAULT_POWER = 0.80
 _BOOTSTRAP_CELLS = 4_000_000
 
 
-def paired_differences(prompts: pd.DataFrame, metric: str = "must_coverage") -> pd.DataFrame:
+def paired_differences(prompts: pd.DataFrame, metric: str = "must_coverage", *,
+                       pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
     """Per model × prompt, the two arms' prompt-level values and their difference ``d``.
 
     Args:
-        prompts: :func:`skillbench.scorecard.prompt_scores` output (plugin rows are ignored).
+        prompts: :func:`skillbench.scorecard.prompt_scores` output (rows of other arms, e.g. plugin, are ignored).
         metric: which prompt-level metric to pair.
+        pair: the arms: ``d`` = treatment − control.
 
     Returns:
-        ``model, prompt, no_skill, with_skill, d`` for the prompts present (with a value) in both arms.
+        ``model, prompt, no_skill, with_skill, d`` (``no_skill``: the control's value, ``with_skill``: the
+        treatment's) for the prompts present (with a value) in both arms.
     """
-    no, wi = LIFT_ARMS
-    arms = prompts[prompts["condition"].isin(LIFT_ARMS)]
+    no, wi = pair.lift_arms
+    arms = prompts[prompts["condition"].isin(pair.lift_arms)]
     wide = arms.pivot(index=["model", "prompt"], columns="condition", values=metric)
-    wide = wide.reindex(columns=list(LIFT_ARMS)).dropna()
+    wide = wide.reindex(columns=list(pair.lift_arms)).dropna()
     out = pd.DataFrame({"no_skill": wide[no], "with_skill": wide[wi]})
     out["d"] = out["with_skill"] - out["no_skill"]
     return out.reset_index().sort_values(["model", "prompt"], kind="stable").reset_index(drop=True)
@@ -53,37 +59,41 @@ def t_critical(df: float, confidence: float = DEFAULT_CONFIDENCE) -> float:
     return float(sps.t.ppf(0.5 + confidence / 2, df)) if df >= 1 else float("nan")
 
 
-def lift_table(prompts: pd.DataFrame, cells: pd.DataFrame, confidence: float = DEFAULT_CONFIDENCE) -> pd.DataFrame:
-    """Lift per model (with-skill − no-skill), qdrant's headline plus the paired statistics.
+def lift_table(prompts: pd.DataFrame, cells: pd.DataFrame, confidence: float = DEFAULT_CONFIDENCE, *,
+               pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+    """Lift per model (with-skill − no-skill: treatment − control), qdrant's headline plus the paired statistics.
 
     Args:
         prompts: :func:`skillbench.scorecard.prompt_scores` output for the lift arms.
         cells: :func:`skillbench.scorecard.cell_scores` output, with cost columns.
         confidence: level of the t interval.
+        pair: the arms compared.
 
     Returns:
-        One row per model: ``must_no, must_with, must_lift`` (cell difference), ``n_pairs, paired_lift,
+        One row per model: ``must_no, must_with, must_lift`` (cell difference; ``must_no`` is the control's,
+        ``must_with`` the treatment's), ``n_pairs, paired_lift,
         sd_d, must_lift_se, t_crit, ci_low, ci_high, excludes_zero`` (``NA`` below two pairs),
         ``bonus_delta, avoid_delta, composite_lift, cost_delta, turns_delta``.
     """
-    no, wi = LIFT_ARMS
-    c = cells[cells["condition"].isin(LIFT_ARMS)].pivot(index="model", columns="condition")
+    arms = list(pair.lift_arms)
+    no, wi = arms
+    c = cells[cells["condition"].isin(arms)].pivot(index="model", columns="condition")
     models = sorted(set(cells["model"]))
 
     def delta(col: str) -> pd.Series:
         if col not in c.columns.get_level_values(0):
             return pd.Series(np.nan, index=models)
-        block = c[col].reindex(columns=list(LIFT_ARMS)).reindex(models)
+        block = c[col].reindex(columns=arms).reindex(models)
         return block[wi] - block[no]
 
     def arm(col: str, cond: str) -> pd.Series:
-        return c[col].reindex(columns=list(LIFT_ARMS)).reindex(models)[cond]
+        return c[col].reindex(columns=arms).reindex(models)[cond]
 
     out = pd.DataFrame(index=pd.Index(models, name="model"))
     out["must_no"] = arm("must_coverage", no)
     out["must_with"] = arm("must_coverage", wi)
     out["must_lift"] = delta("must_coverage")
-    paired = paired_differences(prompts).groupby("model")["d"]
+    paired = paired_differences(prompts, pair=pair).groupby("model")["d"]
     out["n_pairs"] = paired.size().reindex(models).fillna(0).astype(int)
     out["paired_lift"] = paired.mean().reindex(models)
     out["sd_d"] = paired.std(ddof=1).reindex(models)

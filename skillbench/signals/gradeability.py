@@ -8,18 +8,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from skillbench.vocab import SKILLED_ARMS
+from skillbench.arms import is_skilled
 
 
 def skip_reason(signals: Mapping[str, Any], answer: str | None = None) -> str | None:
     """Why a run cannot be graded (the judge's ``judge-skips.csv`` and the scorecard's coverage), else None.
 
-    Budget-capped answers are truncated; a skilled-arm run without its skill measures nothing; an errored run has
-    nothing to grade; nor has an empty answer (checked only when ``answer`` is given).
+    Budget-capped answers are truncated; a skilled-arm run (``with-skill``, ``plugin`` and their version arms
+    ``with-skill@REF``) without its skill measures nothing; an errored run has nothing to grade; nor has an empty
+    answer (checked only when ``answer`` is given).
     """
     if signals.get("budget_hit") == 1:
         return "budget-capped (truncated)"
-    if signals.get("condition") in SKILLED_ARMS and signals.get("skill_available") != 1:
+    if is_skilled(str(signals.get("condition") or "")) and signals.get("skill_available") != 1:
         return "invalid: skill unavailable"
     exit_code = signals.get("exit_code")
     if exit_code != 0:

@@ -9,13 +9,20 @@ Trigger health (ours) scores each skill family as a detector: **recall** is the 
 with-skill runs on its own (non-dormancy) prompts that activated it; the **false-trigger rate** is the share
 of with-skill and plugin runs on its dormancy prompts that did; precision and F1 follow from the counts (no
 dormancy runs → no precision, no F1).
+
+"The with-skill arm" is the week's treatment arm (:class:`skillbench.arms.ArmPair`): ``with-skill`` for a weekly
+run, ``with-skill@HEAD`` for a comparison, so a comparison's activation and trigger health describe the version
+under test, never a pool of both versions. The arms whose dormancy runs count as false triggers
+(:func:`false_trigger_arms`) are the treatment and the plugin arm, which the preference gate's activation contract
+reads too.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from skillbench.vocab import NO_SKILL, SKILLED_ARMS, WITH_SKILL
+from skillbench.arms import DEFAULT_PAIR, ArmPair, arm_kind, is_skilled
+from skillbench.vocab import NO_SKILL, PLUGIN
 
 NONE = "none"
 
@@ -31,19 +38,31 @@ def reliable(manifest: pd.DataFrame) -> pd.Series:
     return manifest["signals_ok"].fillna(0).astype(int).eq(1)
 
 
-def with_skill_runs(manifest: pd.DataFrame) -> pd.DataFrame:
-    """The with-skill runs of scored (non-dormancy) prompts: the activation section's population."""
-    return manifest[manifest["condition"].eq(WITH_SKILL) & ~manifest["dormancy"]]
+def false_trigger_arms(condition: pd.Series, pair: ArmPair = DEFAULT_PAIR) -> pd.Series:
+    """Runs of an arm whose dormancy runs count as false triggers: the (skilled) treatment arm, and every plugin arm.
+
+    A weekly run: ``with-skill`` and ``plugin``. A comparison: ``with-skill@HEAD`` and ``plugin`` (the control's
+    version is not the one under test). Read by trigger health and the preference gate's activation contract.
+    """
+    labels = condition.astype(str)
+    treatment = labels.eq(pair.treatment) & is_skilled(pair.treatment)
+    return treatment | labels.map(arm_kind).eq(PLUGIN)
 
 
-def activation_summary(manifest: pd.DataFrame) -> pd.DataFrame:
-    """Per prompt, how the with-skill arm reached the skill.
+def with_skill_runs(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+    """The treatment arm's runs of scored (non-dormancy) prompts (a weekly run: with-skill): the activation
+    section's population."""
+    return manifest[manifest["condition"].eq(pair.treatment) & ~manifest["dormancy"]]
+
+
+def activation_summary(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+    """Per prompt, how the with-skill (treatment) arm reached the skill.
 
     Returns:
         ``prompt, skill_family, runs, reached_leaf, trigger_misses, unreliable, never_triggered`` and one
         ``act_<kind>`` count column per activation kind seen.
     """
-    ws = with_skill_runs(manifest)
+    ws = with_skill_runs(manifest, pair)
     if ws.empty:
         return pd.DataFrame(columns=["prompt", "skill_family", "runs", "reached_leaf", "trigger_misses",
                                      "unreliable", "never_triggered"])
@@ -58,9 +77,9 @@ def activation_summary(manifest: pd.DataFrame) -> pd.DataFrame:
     return out.join(counts).reset_index()
 
 
-def activation_counts(manifest: pd.DataFrame) -> dict[str, int]:
-    """Headline counts: with-skill runs, trigger misses, web_fetch-sourced runs, runs with unreliable signals."""
-    ws = with_skill_runs(manifest)
+def activation_counts(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> dict[str, int]:
+    """Headline counts: with-skill (treatment) runs, trigger misses, web_fetch-sourced runs, unreliable runs."""
+    ws = with_skill_runs(manifest, pair)
     act = ws["skill_activation"].fillna("")
     ok = reliable(ws)
     return {"with_skill_runs": len(ws), "trigger_misses": int((act.eq(NONE) & ok).sum()),
@@ -73,17 +92,19 @@ def self_served_baseline(manifest: pd.DataFrame) -> pd.DataFrame:
     Returns:
         The manifest rows (``run_id, prompt, model, rep, fetched_count``).
     """
-    ns = manifest[manifest["condition"].eq(NO_SKILL) & ~manifest["dormancy"]]
+    ns = manifest[manifest["condition"].astype(str).map(arm_kind).eq(NO_SKILL) & ~manifest["dormancy"]]
     served = ns[ns["fetched_site"].fillna(0).eq(1)]
     return served[["run_id", "prompt", "model", "rep", "fetched_count"]].reset_index(drop=True)
 
 
-def trigger_health(manifest: pd.DataFrame, by: tuple[str, ...] = ("skill_family",)) -> pd.DataFrame:
+def trigger_health(manifest: pd.DataFrame, by: tuple[str, ...] = ("skill_family",), *,
+                   pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
     """Trigger recall, false-trigger rate, precision and F1 per skill family (optionally × model).
 
     Args:
         manifest: the run manifest.
         by: grouping keys, ``("skill_family",)`` or ``("skill_family", "model")``.
+        pair: the week's arms: recall reads the treatment arm, false triggers :func:`false_trigger_arms`.
 
     Returns:
         ``*by, scored_runs, activations, recall, dormancy_runs, false_triggers, false_trigger_rate, precision,
@@ -92,8 +113,8 @@ def trigger_health(manifest: pd.DataFrame, by: tuple[str, ...] = ("skill_family"
     keys = list(by)
     ok = manifest[reliable(manifest)]
     act = activated(ok)
-    pos = ok[ok["condition"].eq(WITH_SKILL) & ~ok["dormancy"]]
-    neg = ok[ok["condition"].isin(SKILLED_ARMS) & ok["dormancy"]]
+    pos = ok[ok["condition"].eq(pair.treatment) & ~ok["dormancy"]]
+    neg = ok[false_trigger_arms(ok["condition"], pair) & ok["dormancy"]]
     gp = pos.assign(_a=act.loc[pos.index]).groupby(keys)
     gn = neg.assign(_a=act.loc[neg.index]).groupby(keys)
     out = pd.DataFrame({"scored_runs": gp.size(), "activations": gp["_a"].sum()})
@@ -117,5 +138,5 @@ def never_triggered(summary: pd.DataFrame) -> list[str]:
     return sorted(summary.loc[summary["never_triggered"], "prompt"]) if not summary.empty else []
 
 
-__all__ = ["activation_counts", "activation_summary", "never_triggered", "self_served_baseline", "trigger_health",
-           "with_skill_runs"]
+__all__ = ["activation_counts", "activation_summary", "false_trigger_arms", "never_triggered", "self_served_baseline",
+           "trigger_health", "with_skill_runs"]

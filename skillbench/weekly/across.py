@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from skillbench.arms import DEFAULT_PAIR
 from skillbench.ledgers.files import HISTORY_FILE, MANIFEST_FILE
 from skillbench.scorecard import noise
 from skillbench.signals.trigger import activated, reliable, with_skill_runs
-from skillbench.vocab import LIFT_ARMS
 from skillbench.weekly.notebook import _path
 
 
@@ -51,8 +51,9 @@ def _rep_noise(prompt_reps: pd.DataFrame) -> pd.DataFrame:
 
 def _week_pairs(reps: pd.DataFrame, per_prompt: pd.DataFrame) -> pd.DataFrame:
     """Per model × prompt of one week: the lift ``d`` and its ``se`` from the arms' pooled rep noise."""
-    no, wi = LIFT_ARMS
-    arms = per_prompt[per_prompt["condition"].isin(LIFT_ARMS)].merge(_rep_noise(reps), on=["model", "condition"],
+    lift_arms = DEFAULT_PAIR.lift_arms  # the weekly series is with-skill − no-skill (a comparison is not a week of it)
+    no, wi = lift_arms
+    arms = per_prompt[per_prompt["condition"].isin(lift_arms)].merge(_rep_noise(reps), on=["model", "condition"],
                                                                       how="left")
     if arms.empty:
         return pd.DataFrame()

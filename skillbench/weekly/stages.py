@@ -430,17 +430,17 @@ def scorecard_week(run_dir: str | Path, history_path: str | Path = "", *, write:
     without writing.
 
     What ``skillbench scorecard`` (``write=True``) and ``05_scorecard`` run. Without ``write`` the history is read
-    as it is (this week already in it, or added in memory only).
+    as it is (this week already in it, or added in memory only). A comparison neither reads nor writes it
+    (:func:`skillbench.scorecard.write.week_history`).
 
     Raises:
         RunDirBusy: ``write`` and another pass holds the run directory (and not ``wait``).
     """
     from skillbench.ledgers.week import load_week
-    from skillbench.scorecard import history as hist
     from skillbench.scorecard.compute import compute_scorecard
     from skillbench.scorecard.render import render_markdown
     from skillbench.scorecard.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
-    from skillbench.scorecard.write import default_history_path, write_scorecard
+    from skillbench.scorecard.write import default_history_path, week_history, write_scorecard
 
     folder = _path(run_dir)
     hpath = _path(history_path) if str(history_path) else default_history_path(folder)
@@ -451,6 +451,7 @@ def scorecard_week(run_dir: str | Path, history_path: str | Path = "", *, write:
             result = write_scorecard(folder, history_path=hpath, n_resamples=n, run_key=run_key, seed=seed,
                                      site=site)
         return WeekScorecard(result.data, result.markdown, result.path)
-    data = compute_scorecard(load_week(folder), history=hist.read_history(hpath), n_resamples=n, run_key=run_key,
+    ledgers = load_week(folder)
+    data = compute_scorecard(ledgers, history=week_history(ledgers, hpath), n_resamples=n, run_key=run_key,
                              seed=seed, site=site)
     return WeekScorecard(data, render_markdown(data), None)

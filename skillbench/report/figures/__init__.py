@@ -7,10 +7,12 @@ nothing accumulates in pyplot's registry. An empty input gives a small figure th
 plot, never an exception: a stage must not fail because a week had no pairs.
 
 Colours are fixed per meaning (arms, activation routes, pairwise outcomes), so the same thing looks the
-same in every figure and every week.
+same in every figure and every week; a comparison's two versions of one arm are two shades of its colour
+(:func:`arm_color`). Figures that name the arms take the week's ``pair`` (:func:`skillbench.ledgers.week_arms`;
+default with-skill vs no-skill, whose wording is unchanged).
 """
 
-from skillbench.report.figures._base import ARM_COLORS, OUTCOME_COLORS, ROUTE_COLORS, ROUTES, Z95
+from skillbench.report.figures._base import ARM_COLORS, OUTCOME_COLORS, ROUTE_COLORS, ROUTES, Z95, arm_color, arm_colors
 from skillbench.report.figures.activation import activation_breakdown, activation_by_week_heatmap
 from skillbench.report.figures.judging import calibration_heatmap, pair_outcomes, verdict_breakdown
 from skillbench.report.figures.lift import (
@@ -31,6 +33,8 @@ __all__ = [
     "ROUTE_COLORS",
     "Z95",
     "activation_breakdown",
+    "arm_color",
+    "arm_colors",
     "activation_by_week_heatmap",
     "calibration_heatmap",
     "cost_vs_lift",

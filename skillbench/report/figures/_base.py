@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import seaborn as sns
+from matplotlib.colors import to_hex, to_rgb
 from matplotlib.figure import Figure
 
+from skillbench.arms import DEFAULT_PAIR, ArmPair, arm_kind
 from skillbench.scorecard import noise
 from skillbench.vocab import LOSS, NO_SKILL, PLUGIN, TIE, WIN, WITH_SKILL
 
@@ -22,6 +24,33 @@ OUTCOME_COLORS = {WIN: "#2a9d5c", TIE: "#b9bec4", LOSS: "#c8553d"}
 
 
 ARM_COLORS = {NO_SKILL: "#8a94a0", WITH_SKILL: "#2a9d5c", PLUGIN: "#7a5cb8"}
+OTHER_ARM = "#444444"  # a label of no known arm
+CONTROL_TINT = 0.5  # a version arm that is the control: its arm's colour mixed halfway with white
+OTHER_VERSION_TINT = 0.25  # any other version arm of a comparison
+
+
+def _tint(color: str, amount: float) -> str:
+    """``color`` mixed with white by ``amount`` (0: unchanged, 1: white)."""
+    return to_hex(tuple(c + (1.0 - c) * amount for c in to_rgb(color)))
+
+
+def arm_color(condition: str, pair: ArmPair = DEFAULT_PAIR) -> str:
+    """The colour of an arm label: a plain arm's :data:`ARM_COLORS`; a version arm (``with-skill@main``) its
+    arm's colour, full for the treatment and lighter for the control (and any other version), so the two
+    versions of a comparison stay apart and still read as the same arm."""
+    base = ARM_COLORS.get(arm_kind(condition))
+    if base is None:
+        return OTHER_ARM
+    if condition == pair.control and arm_kind(condition) == arm_kind(pair.treatment):
+        return _tint(base, CONTROL_TINT)  # two versions of one arm: the control is the lighter one
+    if condition in ARM_COLORS or condition == pair.treatment:
+        return base
+    return _tint(base, OTHER_VERSION_TINT)
+
+
+def arm_colors(conditions: Iterable[str], pair: ArmPair = DEFAULT_PAIR) -> dict[str, str]:
+    """A palette for these labels (:func:`arm_color`), e.g. seaborn's ``palette=``."""
+    return {str(c): arm_color(str(c), pair) for c in conditions}
 
 
 Z95 = float(noise.t_quantile(np.inf))  # error bars: ± z·SE

@@ -1,4 +1,8 @@
-"""Activation figures: how each skill family was reached, per arm and per week."""
+"""Activation figures: how each skill family was reached, per arm and per week.
+
+"The with-skill arm" is the week's treatment arm (``pair``; :func:`skillbench.signals.trigger.with_skill_runs`);
+a comparison's panels name its labels.
+"""
 
 from __future__ import annotations
 
@@ -8,30 +12,34 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.report.figures._base import (
     ROUTE_COLORS,
     ROUTES,
     _empty,
     _figure,
 )
-from skillbench.vocab import PLUGIN, SKILLED_ARMS, WITH_SKILL
+from skillbench.scorecard.labels import arm_names
+from skillbench.signals.trigger import false_trigger_arms
+from skillbench.vocab import PLUGIN
 
 
-def activation_breakdown(manifest: pd.DataFrame) -> Figure:
+def activation_breakdown(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> Figure:
     """How each skill family was reached: share of runs by activation route, per arm.
 
-    Panels: the with-skill and plugin arms on the family's own prompts (``none`` is a trigger miss), and the
-    family's dormancy prompts (anything but ``none`` is a false trigger).
+    Panels: the with-skill (treatment) and plugin arms on the family's own prompts (``none`` is a trigger miss),
+    and the family's dormancy prompts in those arms (anything but ``none`` is a false trigger).
     """
     if manifest.empty:
         return _empty("Activation per skill", "No runs.")
+    treatment = arm_names(pair).treatment
     m = manifest.assign(route=manifest["skill_activation"].fillna("").replace("", "(empty)"))
-    panels = [("with-skill, own prompts", m[m["condition"].eq(WITH_SKILL) & ~m["dormancy"]]),
+    panels = [(f"{treatment}, own prompts", m[m["condition"].eq(pair.treatment) & ~m["dormancy"]]),
               ("plugin, own prompts", m[m["condition"].eq(PLUGIN) & ~m["dormancy"]]),
-              ("dormancy prompts (should stay none)", m[m["dormancy"] & m["condition"].isin(SKILLED_ARMS)])]
+              ("dormancy prompts (should stay none)", m[m["dormancy"] & false_trigger_arms(m["condition"], pair)])]
     panels = [(t, d) for t, d in panels if not d.empty]
     if not panels:
-        return _empty("Activation per skill", "No with-skill, plugin or dormancy runs.")
+        return _empty("Activation per skill", f"No {treatment}, plugin or dormancy runs.")
     families = sorted(m["skill_family"].dropna().unique())
     routes = [r for r in (*ROUTES, "(empty)") if r in set(m["route"])] + \
         sorted(set(m["route"]) - set(ROUTES) - {"(empty)"})
@@ -55,14 +63,16 @@ def activation_breakdown(manifest: pd.DataFrame) -> Figure:
     return fig
 
 
-def activation_by_week_heatmap(table: pd.DataFrame) -> Figure:
+def activation_by_week_heatmap(table: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> Figure:
     """Activation rate per skill family × week (with-skill arm, own prompts); 0 means it never triggered.
 
     Args:
         table: :func:`skillbench.weekly.activation_by_week` output.
+        pair: the weeks' arms (the title names the treatment).
     """
+    treatment = arm_names(pair).treatment
     if table.empty:
-        return _empty("Activation by week", "No with-skill runs.")
+        return _empty("Activation by week", f"No {treatment} runs.")
     keys = list(dict.fromkeys(table["run_key"]))
     grid = table.pivot(index="skill_family", columns="run_key", values="rate").reindex(columns=keys)
     fig, axes = _figure(1.1 * len(keys) + 3.5, 0.45 * len(grid) + 1.6)
@@ -70,5 +80,5 @@ def activation_by_week_heatmap(table: pd.DataFrame) -> Figure:
                 linewidths=0.5, ax=axes[0, 0])
     axes[0, 0].set_xlabel("week")
     axes[0, 0].set_ylabel("")
-    axes[0, 0].set_title("Skill activation rate by week (with-skill arm)", loc="left", fontsize=11)
+    axes[0, 0].set_title(f"Skill activation rate by week ({treatment} arm)", loc="left", fontsize=11)
     return fig

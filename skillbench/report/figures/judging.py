@@ -7,11 +7,13 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.report.figures._base import (
     OUTCOME_COLORS,
     _empty,
     _figure,
 )
+from skillbench.scorecard.labels import arm_names
 from skillbench.vocab import ITEM_TYPES
 
 
@@ -42,12 +44,15 @@ def verdict_breakdown(scores: pd.DataFrame) -> Figure:
     return fig
 
 
-def pair_outcomes(outcomes: pd.DataFrame) -> Figure:
-    """Pairwise judge: with-skill wins, ties and losses per skill family × model (both orders agreeing).
+def pair_outcomes(outcomes: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> Figure:
+    """Pairwise judge: the treatment's (with-skill's) wins, ties and losses per skill family × model (both orders
+    agreeing).
 
     Args:
         outcomes: ``skill_family, model, W, T, L`` (:func:`skillbench.weekly.judge_tables` ``pair_outcomes``).
+        pair: the week's arms (legend and title name them).
     """
+    names = arm_names(pair)
     if outcomes.empty:
         return _empty("Pairwise outcomes", "No pairs judged.")
     labels = [f"{f} · {m}" for f, m in zip(outcomes["skill_family"], outcomes["model"], strict=True)]
@@ -55,14 +60,13 @@ def pair_outcomes(outcomes: pd.DataFrame) -> Figure:
     ax = axes[0, 0]
     left = np.zeros(len(labels))
     for k in ("W", "T", "L"):
-        ax.barh(labels, outcomes[k], left=left, color=OUTCOME_COLORS[k], label={"W": "with-skill wins", "T": "tie",
-                                                                                "L": "with-skill loses"}[k])
+        ax.barh(labels, outcomes[k], left=left, color=OUTCOME_COLORS[k],
+                label={"W": f"{names.treatment} wins", "T": "tie", "L": f"{names.treatment} loses"}[k])
         left += outcomes[k].to_numpy()
     ax.invert_yaxis()
     ax.set_xlabel("pairs (prompt × rep)")
     ax.legend(fontsize=8, loc="lower right")
-    ax.set_title("Pairwise judge — with-skill vs no-skill, a win only when both orders agree", loc="left",
-                 fontsize=11)
+    ax.set_title(f"Pairwise judge — {names.versus}, a win only when both orders agree", loc="left", fontsize=11)
     return fig
 
 

@@ -1,4 +1,7 @@
-"""Lift figures: per model with its uncertainty, per prompt, against cost, week over week, and prompt moves."""
+"""Lift figures: per model with its uncertainty, per prompt, against cost, week over week, and prompt moves.
+
+The lift is the week's pair, treatment − control (``pair``); a comparison's axes name its labels.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.report.figures._base import (
     Z95,
     _empty,
@@ -14,14 +18,17 @@ from skillbench.report.figures._base import (
     _palette,
 )
 from skillbench.scorecard import noise
+from skillbench.scorecard.labels import arm_names
 
 
-def lift_forest(lift: pd.DataFrame, uncertainty: pd.DataFrame | None = None) -> Figure:
+def lift_forest(lift: pd.DataFrame, uncertainty: pd.DataFrame | None = None, pair: ArmPair = DEFAULT_PAIR,
+                ) -> Figure:
     """Forest plot of the must-coverage lift per model with its 95 % t interval (and bootstrap CI).
 
     Args:
         lift: the scorecard's ``lift`` frame (``model, must_lift, ci_low, ci_high, n_pairs``).
         uncertainty: the ``uncertainty`` frame (``model, boot_low, boot_high``), drawn as a thinner band.
+        pair: the week's arms (the axis names the lift's direction).
     """
     rows = lift.dropna(subset=["must_lift"]) if not lift.empty else lift
     if rows.empty:
@@ -51,18 +58,21 @@ def lift_forest(lift: pd.DataFrame, uncertainty: pd.DataFrame | None = None) -> 
     ax.set_yticks(y, models)
     ax.set_xlim(-1.05, 1.05)
     ax.set_ylim(y.min() - 0.6, y.max() + 0.6)
-    ax.set_xlabel("must-coverage lift (with-skill − no-skill)")
+    ax.set_xlabel(f"must-coverage lift ({arm_names(pair).lift})")
     ax.set_title("Lift per model — line: 95 % t interval (clipped to ±1), band: bootstrap CI", loc="left",
                  fontsize=11)
     return fig
 
 
-def prompt_lift_dots(paired: pd.DataFrame) -> Figure:
+def prompt_lift_dots(paired: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> Figure:
     """Per-prompt lift ``d`` (with-skill − no-skill must coverage), one dot per model, prompts sorted by mean lift.
 
     Args:
         paired: the scorecard's ``paired`` frame (``model, prompt, d``).
+        pair: the week's arms (a comparison's title names its treatment).
     """
+    names = arm_names(pair)
+    helped = "the skill helped" if names.is_default else f"{names.treatment} did better"
     if paired.empty:
         return _empty("Per-prompt lift", "No prompt was graded in both arms.")
     order = paired.groupby("prompt")["d"].mean().sort_values(ascending=False).index.tolist()
@@ -75,12 +85,13 @@ def prompt_lift_dots(paired: pd.DataFrame) -> Figure:
     ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel("must-coverage lift per prompt")
     ax.set_ylabel("")
-    ax.set_title("Per-prompt lift (right of the line: the skill helped)", loc="left", fontsize=11)
+    ax.set_title(f"Per-prompt lift (right of the line: {helped})", loc="left", fontsize=11)
     ax.legend(title="model", loc="lower right", fontsize=8)
     return fig
 
 
-def cost_vs_lift(paired: pd.DataFrame, cost_deltas: pd.DataFrame, lift: pd.DataFrame | None = None) -> Figure:
+def cost_vs_lift(paired: pd.DataFrame, cost_deltas: pd.DataFrame, lift: pd.DataFrame | None = None,
+                 pair: ArmPair = DEFAULT_PAIR) -> Figure:
     """Cost against lift: each prompt's Δcost and lift per model, with the model's overall point.
 
     Args:
@@ -88,6 +99,7 @@ def cost_vs_lift(paired: pd.DataFrame, cost_deltas: pd.DataFrame, lift: pd.DataF
         cost_deltas: the scorecard's ``prompt_cost_deltas`` frame (``model, prompt, cost_delta``; the scorecard's
             cost rule, :func:`skillbench.scorecard.cost_eligible`).
         lift: the ``lift`` frame (``model, must_lift, cost_delta``) for the per-model marker.
+        pair: the week's arms (the axis names the difference).
     """
     points = paired.merge(cost_deltas, on=["model", "prompt"], how="inner") \
         if not paired.empty and not cost_deltas.empty else pd.DataFrame()
@@ -108,7 +120,7 @@ def cost_vs_lift(paired: pd.DataFrame, cost_deltas: pd.DataFrame, lift: pd.DataF
                             textcoords="offset points", fontsize=9)
     ax.axhline(0, color="#444", lw=1, ls="--")
     ax.axvline(0, color="#444", lw=1, ls="--")
-    ax.set_xlabel("Δ cost per run, with-skill − no-skill ($)")
+    ax.set_xlabel(f"Δ cost per run, {arm_names(pair).lift} ($)")
     ax.set_ylabel("must-coverage lift")
     ax.set_title("Cost vs lift — up is better answers, left is cheaper (X: model overall)", loc="left", fontsize=11)
     return fig

@@ -5,17 +5,18 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.figure import Figure
 
-from skillbench.report.figures._base import ARM_COLORS, _empty, _figure
+from skillbench.arms import DEFAULT_PAIR, ArmPair
+from skillbench.report.figures._base import _empty, _figure, arm_color
 from skillbench.vocab import BASELINE_ONLY, BOTH, NEITHER, SKILLED_ONLY, TRANSITIONS
 
 TRANSITION_COLORS = {SKILLED_ONLY: "#2a9d5c", BASELINE_ONLY: "#c44e52", BOTH: "#8fb8de", NEITHER: "#d5d9de"}
 
 
-def pass_k_curves(pass_k: pd.DataFrame) -> Figure:
+def pass_k_curves(pass_k: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> Figure:
     """Per model, pass@k (solid: at least one of k tries completes) and pass^k (dashed: all k do) against k.
 
     The gap between the two lines is the arm's unreliability: a skill that lifts pass@k but not pass^k makes
-    the task possible, not dependable.
+    the task possible, not dependable. ``pair`` tells a comparison's two versions apart (:func:`arm_color`).
     """
     if pass_k is None or pass_k.empty:
         return _empty("pass@k and pass^k", "No runs with deterministic checks.")
@@ -24,7 +25,7 @@ def pass_k_curves(pass_k: pd.DataFrame) -> Figure:
     for ax, model in zip(axes[0], models, strict=True):
         block = pass_k[pass_k["model"].eq(model)]
         for cond, arm in block.groupby("condition", sort=False):
-            color = ARM_COLORS.get(cond, "#444444")
+            color = arm_color(cond, pair)
             ax.plot(arm["k"], arm["pass_at_k"], marker="o", color=color, label=f"{cond} pass@k")
             ax.plot(arm["k"], arm["pass_hat_k"], marker="s", linestyle="--", color=color, label=f"{cond} pass^k")
         ax.set_title(model, loc="left")

@@ -7,12 +7,13 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.report.figures._base import (
-    ARM_COLORS,
     _empty,
     _figure,
+    arm_colors,
 )
-from skillbench.vocab import CONDITIONS
+from skillbench.scorecard.labels import arm_order
 
 
 def suite_composition(prompts: pd.DataFrame) -> Figure:
@@ -36,17 +37,17 @@ def suite_composition(prompts: pd.DataFrame) -> Figure:
     return fig
 
 
-def run_durations(manifest: pd.DataFrame) -> Figure:
-    """Per-run duration and cost by model and arm (one dot per run)."""
+def run_durations(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> Figure:
+    """Per-run duration and cost by model and arm (one dot per run; version arms coloured by :func:`arm_colors`)."""
     if manifest.empty or manifest["duration_ms"].isna().all():
         return _empty("Runs", "No timed runs.")
     m = manifest.assign(seconds=manifest["duration_ms"] / 1000)
-    conditions = [c for c in CONDITIONS if c in set(m["condition"])]
+    conditions = arm_order(m["condition"], pair)
     fig, axes = _figure(11, 3.8, ncols=2)
     for ax, (col, label) in zip(axes[0], (("seconds", "duration (s)"), ("total_cost_usd", "cost ($)")),
                                 strict=True):
         sns.stripplot(data=m, x="model", y=col, hue="condition", hue_order=conditions, dodge=True, size=4,
-                      palette=ARM_COLORS, ax=ax, alpha=0.8)
+                      palette=arm_colors(conditions, pair), ax=ax, alpha=0.8)
         ax.set_ylabel(label)
         ax.set_xlabel("")
         ax.legend(fontsize=8, title=None)
