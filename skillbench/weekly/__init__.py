@@ -16,10 +16,11 @@ _EXPORTS: dict[str, str] = {
         "Stage", "STAGES", "StageResult", "WeeklyError", "notebook_parameters", "execute_stage"
     ), "stage_run"),
     **dict.fromkeys(("ProgressRelay",), "progress"),
+    **dict.fromkeys(("judge_tables", "calibration_tables"), "tables"),
     **dict.fromkeys((
         "plan_week", "plan_matrix", "cli_preview", "run_generation", "generate_week",
-        "signals_week", "grade_week", "pair_week", "judge_week", "judge_tables",
-        "calibrate_week", "calibration_tables", "scorecard_week", "JudgeOutcome",
+        "signals_week", "grade_week", "pair_week", "judge_week",
+        "calibrate_week", "scorecard_week", "JudgeOutcome",
         "WeekScorecard", "write_signals"
     ), "stages"),
     **dict.fromkeys((
@@ -80,11 +81,9 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         JudgeOutcome,
         WeekScorecard,
         calibrate_week,
-        calibration_tables,
         cli_preview,
         generate_week,
         grade_week,
-        judge_tables,
         judge_week,
         pair_week,
         plan_matrix,
@@ -94,3 +93,4 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         signals_week,
         write_signals,
     )
+    from skillbench.weekly.tables import calibration_tables, judge_tables

@@ -25,15 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from skillbench.ledgers.files import (
-    CALIBRATION_FILE,
-    CALIBRATION_GRADES_FILE,
-    CALIBRATION_MD,
-    JUDGE_SKIPS_FILE,
-    SCORES_FILE,
-)
 from skillbench.ledgers.lock import run_dir_lock
-from skillbench.vocab import OUTCOMES
 from skillbench.weekly.notebook import StageError, _path, collapsed_progress, resolve_run_dir
 
 Log = Callable[[str], None]
@@ -317,26 +309,6 @@ def judge_week(run_dir: str | Path, *, backend: str = "sim", endpoint: str = "",
     return JudgeOutcome(rubric, pairs)
 
 
-def judge_tables(run_dir: str | Path) -> dict[str, pd.DataFrame]:
-    """The judging ledgers as tables: ``scores``, ``verdicts`` (counts), ``evidence``, ``skips``, ``pairs``,
-    ``pair_outcomes`` and ``position`` (the position-swap check)."""
-    from skillbench.judge.evidence import evidence_summary
-    from skillbench.judge.pairwise import pairs_frame, position_agreement
-    from skillbench.ledgers.readers import empty_scores, read_judge_skips, read_scores
-
-    folder = _path(run_dir)
-    scores = read_scores(folder / SCORES_FILE) if (folder / SCORES_FILE).is_file() else empty_scores()
-    verdicts = (scores.groupby(["item_type", "verdict", "condition"]).size().unstack("condition", fill_value=0)
-                .reset_index() if not scores.empty else pd.DataFrame())
-    pairs = pairs_frame(folder)
-    outcomes = (pairs[pairs["error"].eq("")].groupby(["skill_family", "model", "outcome"]).size()
-                .unstack("outcome", fill_value=0).reindex(columns=list(OUTCOMES), fill_value=0).reset_index()
-                if not pairs.empty else pd.DataFrame(columns=["skill_family", "model", *OUTCOMES]))
-    return {"scores": scores, "verdicts": verdicts, "evidence": evidence_summary(folder),
-            "skips": read_judge_skips(folder / JUDGE_SKIPS_FILE), "pairs": pairs, "pair_outcomes": outcomes,
-            "position": pd.DataFrame([position_agreement(pairs)]) if not pairs.empty else pd.DataFrame()}
-
-
 # -- 04 calibration ---------------------------------------------------------------------------------------------
 
 
@@ -384,22 +356,6 @@ def _calibrate_locked(folder: Path, *, backend: str | None, endpoint: str, repea
             (model_endpoint(backend, endpoint=endpoint, seed=seed) if calls else contextlib.nullcontext()) as ep:
         return calibrate(folder, opts, base_url=ep.base_url if ep else None, api_key=ep.api_key if ep else None,
                          log=log)
-
-
-def calibration_tables(run_dir: str | Path) -> dict[str, Any]:
-    """``calibration.csv`` as ``agreement`` and ``self_agreement`` tables, ``grades``, and ``markdown``."""
-    folder = _path(run_dir)
-    table = pd.read_csv(folder / CALIBRATION_FILE, keep_default_na=True) if (folder / CALIBRATION_FILE).is_file() \
-        else pd.DataFrame(columns=["comparison", "rater_a", "rater_b", "item_type"])
-    table["rater_b"] = table["rater_b"].fillna("")
-    grades_path = folder / CALIBRATION_GRADES_FILE
-    md = folder / CALIBRATION_MD
-    return {
-        "agreement": table[table["comparison"] != "self-agreement"].reset_index(drop=True),
-        "self_agreement": table[table["comparison"] == "self-agreement"].reset_index(drop=True),
-        "grades": pd.read_csv(grades_path) if grades_path.is_file() else pd.DataFrame(),
-        "markdown": md.read_text(encoding="utf-8") if md.is_file() else "",
-    }
 
 
 # -- 05 scorecard -----------------------------------------------------------------------------------------------
