@@ -48,7 +48,8 @@ def prompt_inputs(suite: Suite, spec: PromptSpec) -> list[Path]:
 
 
 def _under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
+    """``path`` is ``folder`` or inside it (``.``: the suite's own folder, e.g. a skill-creator skill)."""
+    return folder == "." or path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def discover_changes(suite: Suite, repo: SuiteRepo, base_commit: str, head_commit: str | None,

@@ -82,8 +82,13 @@ def families_at(repo: SuiteRepo, commit: str, suite: Suite) -> set[str]:
     listed = str(git(repo.repo, "ls-tree", "-r", "--name-only", commit, "--", repo.rel)).splitlines()
     here = {p[len(prefix):] for p in listed if p.startswith(prefix)}
     root = suite.suite_dir.resolve()
-    found = {f for f in suite.families
-             if f"{suite.family_dir(f).resolve().relative_to(root).as_posix()}/{SKILL_FILE}" in here}
+    def hub(family: str) -> str:
+        rel = suite.family_dir(family).resolve().relative_to(root).as_posix()
+        return SKILL_FILE if rel == "." else f"{rel}/{SKILL_FILE}"
+
+    found = {f for f in suite.families if hub(f) in here}
+    if not suite.skills_root.resolve().is_relative_to(root):  # a skill-creator skill: its root is its parent
+        return found
     skills = suite.skills_root.resolve().relative_to(root).as_posix()
     found |= {p[len(skills) + 1:].split("/", 1)[0] for p in here
               if p.startswith(skills + "/") and p.count("/") == skills.count("/") + 2 and p.endswith(f"/{SKILL_FILE}")}

@@ -153,3 +153,18 @@ def test_findings_and_exit_codes():
     only_loss = v[v["skill_family"].isin(["a", "b"])]
     assert exit_code(only_loss, "regression") == 0 and exit_code(only_loss, "no-improvement") == 1
     assert preference_loss(6, 0, 6) and not preference_loss(4, 0, 4) and not preference_loss(10, 3, 5)
+
+
+def test_a_skill_creator_skill_folder_compares_too(tmp_path):
+    """The skill's own folder is the suite (its evals inside it): the family is the folder itself."""
+    folder = tmp_path / "skill-creator-example"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "skill-creator-example", folder)
+    git(tmp_path, "init", "-q")
+    commit_all(tmp_path, "A")
+    skill = folder / "SKILL.md"
+    skill.write_text(skill.read_text() + "\nOne more rule.\n")
+    commit_all(tmp_path, "B")
+    comp = plan_comparison(load_suite(folder), "HEAD~1")
+    assert comp.changes.families == ["skill-creator-example"] and comp.changes.added == []
+    base_dir = comp.versions(tmp_path / "run")[comp.arms.control].family_dir(comp.suite, "skill-creator-example")
+    assert base_dir is not None and "One more rule." not in (base_dir / "SKILL.md").read_text()
