@@ -65,8 +65,9 @@ def check_condition(label: str) -> str:
         raise ConditionError(f"unknown condition {label!r} ({allowed})")
     if REF_SEPARATOR in label and not ref.strip():
         raise ConditionError(f"condition {label!r} names no ref after '@' ({allowed})")
-    if ref and kind == NO_SKILL:
-        raise ConditionError(f"condition {label!r}: no-skill installs nothing, so it has no version ({allowed})")
+    if ref and kind not in SKILLED_ARMS:
+        what = "installs nothing" if kind == NO_SKILL else "is not a version of the skill"
+        raise ConditionError(f"condition {label!r}: {kind} {what}, so it has no version ({allowed})")
     if ref and (ref != ref.strip() or ref.startswith("-")):
         raise ConditionError(f"condition {label!r}: the ref must not start with '-' or carry spaces")
     return label

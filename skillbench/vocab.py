@@ -12,8 +12,10 @@ from typing import Literal
 NO_SKILL = "no-skill"  # nothing installed
 WITH_SKILL = "with-skill"  # the prompt's skill family installed
 PLUGIN = "plugin"  # every family installed: telemetry, never part of the lift
-Condition = Literal["no-skill", "with-skill", "plugin"]
-CONDITIONS: tuple[Condition, ...] = (NO_SKILL, WITH_SKILL, PLUGIN)
+PLACEBO = "placebo"  # opt-in: the family's name and description over a same-length neutral body
+AA = "aa"  # opt-in: a second no-skill arm (the A/A noise floor)
+Condition = Literal["no-skill", "with-skill", "plugin", "placebo", "aa"]
+CONDITIONS: tuple[Condition, ...] = (NO_SKILL, WITH_SKILL, PLUGIN, PLACEBO, AA)
 LIFT_ARMS: tuple[str, str] = (NO_SKILL, WITH_SKILL)  # lift = with-skill − no-skill
 SKILLED_ARMS: tuple[str, str] = (WITH_SKILL, PLUGIN)  # arms in which a skill can trigger
 
