@@ -83,6 +83,8 @@ class WeeklyOptions:
         reports_dir: where ``<run_key>/`` and ``index.html`` go.
         skip_missing: run tasks without the workspace files the tree lacks and what uses them (each dropped
             piece a preflight warning, recorded with the runs and listed in the scorecard's coverage).
+        sim_profiles: the simulated endpoint's profile file (None: the shipped one); ``skillbench demo-history``
+            scripts a week's behaviour with it.
         weeks_dir: where ``<run_key>/`` (the ledgers) and the history go (None: ``SUITE_DIR/weekly/``; set it for
             a suite in a read-only tree such as ``../shared``).
         notebooks_dir: the stage notebooks (also the kernels' working folder).
@@ -107,6 +109,7 @@ class WeeklyOptions:
     reports_dir: Path = REPORTS_DIR
     weeks_dir: Path | None = None
     skip_missing: bool = False
+    sim_profiles: Path | None = None
     notebooks_dir: Path = NOTEBOOKS_DIR
     kernel_name: str = KERNEL_NAME
     stream: Any = None
@@ -144,7 +147,7 @@ def check_kernel(kernel_name: str) -> None:
 
 
 @contextlib.contextmanager
-def chain_endpoint(backend: str, suite_dir: Path, seed: int) -> Iterator[str]:
+def chain_endpoint(backend: str, suite_dir: Path, seed: int, profiles: Path | None = None) -> Iterator[str]:
     """The endpoint URL the stages share: one simulated endpoint on loopback for the sim, else ``""``.
 
     With ``anthropic`` each stage opens Anthropic's endpoint itself from ``ANTHROPIC_API_KEY`` in its
@@ -155,7 +158,7 @@ def chain_endpoint(backend: str, suite_dir: Path, seed: int) -> Iterator[str]:
         return
     from skillbench.sim.server import SimServer
 
-    server = SimServer(suite_dir, host="127.0.0.1", seed=seed)
+    server = SimServer(suite_dir, host="127.0.0.1", seed=seed, profiles=profiles)
     with server:
         yield server.base_url
 
@@ -300,7 +303,7 @@ def _run_chain(opts: WeeklyOptions, *, suite_dir: Path, backend: str, run_dir: P
             for i, stage in enumerate(STAGES):
                 if endpoint is None and stage.name != "preflight":
                     # Started after preflight: a broken suite fails in 00 with its defects, not here.
-                    endpoint = stack.enter_context(chain_endpoint(backend, suite_dir, opts.seed))
+                    endpoint = stack.enter_context(chain_endpoint(backend, suite_dir, opts.seed, opts.sim_profiles))
                 params = stage_parameters(opts, suite_dir=suite_dir, run_dir=run_dir, history=history,
                                           backend=backend, endpoint=endpoint or "", sandbox=sandbox)
                 stages[i].status = "running"

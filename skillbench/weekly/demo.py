@@ -1,0 +1,237 @@
+"""``skillbench demo-history``: N simulated weeks through the weekly chain, with a scripted story, and a page that
+says which moves were scripted and whether the week-over-week rule caught them.
+
+Each week is the real chain (:func:`skillbench.weekly.run_weekly`: preflight … scorecard, real CLI in Docker, the
+simulated endpoint) on a copy of the suite in ``OUT/suite/``, its ledgers and the history in
+``OUT/suite/weekly/`` and its report in ``REPORTS/demo-wNN/``. Before each week :func:`enact_week` puts the
+week's SKILL.md in the copy and writes the week's profile file (:mod:`skillbench.weekly.demo_story`). At the end
+the demo re-reads every week's scorecard against the history (the rule applied as it was that week: only the
+weeks before it count), writes ``OUT/demo.md`` (and ``demo.html``, ``demo-story.json``), and executes
+``explore_weeks`` on the weeks. Rerunning resumes: finished weeks are not run again, only re-rendered.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from skillbench.ledgers.atomic import atomic_write_text
+from skillbench.ledgers.files import HISTORY_FILE, WEEKLY_DIR
+from skillbench.report.markdown import md_table, signed
+from skillbench.suite.format import SKILL_FILE
+from skillbench.weekly.demo_story import SKILL_EDIT, UP, DemoStory, enact_week, plan_story
+
+DEMO_DIR = "demo-history"  # REPORTS/demo-history/: the suite copy, the profiles, the story and the page
+STORY_FILE, PAGE_FILE = "demo-story.json", "demo.md"
+WEEK_KEY = "demo-w{week:02d}"
+SUITE_PARTS = ("skillbench.toml", "test-prompts", "fixtures", "solutions")
+
+
+@dataclass
+class DemoOptions:
+    """What ``skillbench demo-history`` was asked to do (the weekly chain's options, plus the story's)."""
+
+    weekly: Any  # skillbench.weekly.WeeklyOptions: suite, models, reps, jobs, seed, reports, sandbox, …
+    weeks: int = 8
+    out_dir: Path | None = None  # default REPORTS/demo-history/
+    edit_week: int = 5
+    drift_week: int = 7
+    edit_family: str = ""
+    drift_model: str = ""
+    before_gain: float = 0.25
+    drift: float = 0.15
+
+
+@dataclass
+class DemoResult:
+    """What the demo wrote and found."""
+
+    out_dir: Path
+    page: Path
+    story: DemoStory
+    weeks: pd.DataFrame  # run_key, week, model, must_lift, actionable, moves
+    caught: pd.DataFrame  # one row per scripted move × model it moves
+    failed: list[str] = field(default_factory=list)  # weeks whose chain failed
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+def copy_suite(suite_dir: Path, dest: Path, families: Sequence[str] = ()) -> Path:
+    """The demo's own copy of the suite (the story edits it; the original is never touched), keeping only
+    ``families`` when given so each week is complete rather than a partial run of a bigger suite."""
+    from skillbench.suite.load import load_suite
+
+    if dest.is_dir():
+        return dest
+    suite = load_suite(suite_dir)
+    tmp = dest.with_name(dest.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for part in SUITE_PARTS:
+        src = suite.suite_dir / part
+        if src.is_dir():
+            shutil.copytree(src, tmp / part)
+        elif src.is_file():
+            shutil.copy2(src, tmp / part)
+    keep = set(families) or set(suite.families)
+    rel_root = suite.skills_root.relative_to(suite.suite_dir)
+    for family in sorted(keep):
+        shutil.copytree(suite.family_dir(family), tmp / rel_root / family)
+    for spec in suite.prompts:
+        if spec.family not in keep:
+            (tmp / spec.path.relative_to(suite.suite_dir)).unlink(missing_ok=True)
+    tmp.rename(dest)
+    return dest
+
+
+def run_demo(opts: DemoOptions, *, log: Callable[[str], None] = print,
+             progress: Callable[[str], None] | None = None) -> DemoResult:
+    """Run (or resume) the demo's weeks, then evaluate and render the story.
+
+    Raises:
+        ValueError: a story that cannot be planned (unknown family or model, no weeks).
+        WeeklyError: a week's chain cannot start.
+    """
+    from skillbench.suite.load import load_suite
+    from skillbench.weekly.chain import run_weekly
+
+    w = opts.weekly
+    out = Path(opts.out_dir) if opts.out_dir else Path(w.reports_dir) / DEMO_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    suite_dir = copy_suite(Path(w.suite_dir), out / "suite", w.families or ())
+    suite = load_suite(suite_dir)
+    models = list(w.models or suite.config.run.models)
+    story = plan_story(suite, weeks=opts.weeks, models=models, edit_week=opts.edit_week,
+                       drift_week=opts.drift_week, family=opts.edit_family, drift_model=opts.drift_model,
+                       before_gain=opts.before_gain, drift=opts.drift)
+    real = _real_skill(out, suite, story)
+    atomic_write_text(out / STORY_FILE, json.dumps(story.as_json(), indent=2) + "\n")
+    failed = []
+    for week in range(1, opts.weeks + 1):
+        profiles = enact_week(story, week, suite, real, out)
+        key = WEEK_KEY.format(week=week)
+        log(f"demo-history: week {week}/{opts.weeks} ({key})" + "".join(
+            f" — scripted: {m.what}" for m in story.moves if m.week == week))
+        result = run_weekly(replace(w, suite_dir=suite_dir, run_key=key, models=models, families=None,
+                                    weeks_dir=suite_dir / WEEKLY_DIR, sim_profiles=profiles, backend="sim"),
+                            log=log, progress=progress)
+        if not result.ok:
+            failed.append(f"{key}: stage {result.failed_stage} failed: {result.state.get('error')}")
+            break  # a damaged week would poison every later week's noise band
+    weeks, caught = evaluate(story, suite_dir / WEEKLY_DIR)
+    page = out / PAGE_FILE
+    atomic_write_text(page, render_demo(story, weeks, caught, failed=failed, reports=Path(w.reports_dir)))
+    from skillbench.report.pages import write_markdown_page
+
+    write_markdown_page(page, page.with_suffix(".html"), title="skillbench demo — the scripted weeks",
+                        back="../index.html")
+    if not failed:
+        _explore(out, suite_dir / WEEKLY_DIR, w.kernel_name)
+    return DemoResult(out_dir=out, page=page, story=story, weeks=weeks, caught=caught, failed=failed)
+
+
+def _real_skill(out: Path, suite: Any, story: DemoStory) -> str:
+    """The edited family's real SKILL.md, kept beside the story so a resumed demo never takes the draft for it."""
+    edit = story.move(SKILL_EDIT)
+    if edit is None:
+        return ""
+    keep = out / "profiles" / f"real-{edit.target}-{SKILL_FILE}"
+    if not keep.is_file():
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(keep, (suite.family_dir(edit.target) / SKILL_FILE).read_text(encoding="utf-8"))
+    return keep.read_text(encoding="utf-8")
+
+
+def evaluate(story: DemoStory, weekly_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each week's lift and week-over-week verdict per model, and for every scripted move whether the rule caught
+    it (a move of the expected sign beyond the noise threshold, in the move's week)."""
+    from skillbench.weekly.stages import scorecard_week
+
+    rows = []
+    history = weekly_dir / HISTORY_FILE
+    for week in range(1, story.weeks + 1):
+        run_dir = weekly_dir / WEEK_KEY.format(week=week)
+        if not (run_dir / "manifest.csv").is_file():
+            continue
+        data = scorecard_week(run_dir, history if history.is_file() else "").data
+        wow = data.wow.table.set_index("model") if data.wow.ready and not data.wow.table.empty else None
+        for rec in data.lift.itertuples(index=False):
+            verdict = wow.loc[rec.model] if wow is not None and rec.model in wow.index else None
+            rows.append({"week": week, "run_key": data.run_key, "model": rec.model, "must_lift": rec.must_lift,
+                         "delta": verdict["delta"] if verdict is not None else float("nan"),
+                         "threshold": verdict["threshold"] if verdict is not None else float("nan"),
+                         "actionable": verdict["actionable"] if verdict is not None else "not ready",
+                         "moves": "; ".join(f"{m.kind} ({m.target})" for m in story.moves if m.week == week)})
+    weeks = pd.DataFrame(rows, columns=["week", "run_key", "model", "must_lift", "delta", "threshold", "actionable",
+                                        "moves"])
+    caught = []
+    for move in story.moves:
+        for model in move.models:
+            hit = weeks[(weeks["week"] == move.week) & (weeks["model"] == model)]
+            rec = hit.iloc[0] if len(hit) else None
+            direction = (UP if rec["delta"] > 0 else "down") if rec is not None and pd.notna(rec["delta"]) else ""
+            verdict = rec["actionable"] if rec is not None else "week not run"
+            caught.append({"week": move.week, "move": move.kind, "target": move.target, "model": model,
+                           "expected": move.expected, "delta": rec["delta"] if rec is not None else float("nan"),
+                           "threshold": rec["threshold"] if rec is not None else float("nan"),
+                           "rule": verdict, "caught": verdict == "yes" and direction == move.expected})
+    return weeks, pd.DataFrame(caught, columns=["week", "move", "target", "model", "expected", "delta", "threshold",
+                                                "rule", "caught"])
+
+
+def render_demo(story: DemoStory, weeks: pd.DataFrame, caught: pd.DataFrame, *, failed: Sequence[str] = (),
+                reports: Path | None = None) -> str:
+    """``demo.md``: the scripted moves and whether the rule caught them, then every week's lift per model."""
+    lines = [f"# skillbench demo — {story.weeks} simulated weeks with a scripted story", "",
+             "> **Simulated endpoint**: the moves below were scripted; the point is whether the measurement sees "
+             "them.", ""]
+    if failed:
+        lines += ["**INCOMPLETE** — " + "; ".join(failed), ""]
+    lines += ["## The scripted moves", ""]
+    if story.moves:
+        lines += [md_table(["week", "move", "what"], [[m.week, m.kind, m.what] for m in story.moves]), ""]
+    for note in story.left_out:
+        lines.append(f"- Left out: {note}")
+    if story.left_out:
+        lines.append("")
+    lines += ["## Did the week-over-week rule catch them?", "",
+              "The rule compares a week's lift with the previous week's against the larger of the within-week "
+              "noise and the spread of the earlier weeks; it needs four weeks of history.", ""]
+    rows = [[r.week, r.move, r.target, r.model, r.expected, signed(r.delta), _num(r.threshold), r.rule,
+             "caught" if r.caught else "missed"] for r in caught.itertuples(index=False)]
+    lines += [md_table(["week", "move", "target", "model", "expected", "Δ lift", "threshold", "rule said",
+                        "verdict"], rows) if rows else "No scripted move fell inside the demo's weeks.", ""]
+    lines += ["## Every week", ""]
+    rows = [[r.run_key, r.model, signed(r.must_lift), signed(r.delta), _num(r.threshold), r.actionable,
+             r.moves or ""] for r in weeks.itertuples(index=False)]
+    lines += [md_table(["week", "model", "must lift", "Δ vs previous", "threshold", "moved beyond noise?",
+                        "scripted this week"], rows) if rows else "No week finished.", ""]
+    lines += ["Each week's report: " + ", ".join(f"[{k}](../{k}/index.html)" for k in dict.fromkeys(weeks["run_key"]))
+              if len(weeks) else "", "", "The weeks side by side: [explore_weeks](explore_weeks.html).", ""]
+    return "\n".join(lines)
+
+
+def _num(x: Any) -> str:
+    return "n/a" if x is None or pd.isna(x) else f"{float(x):.3f}"
+
+
+def _explore(out: Path, weekly_dir: Path, kernel_name: str) -> None:
+    """Execute ``explore_weeks`` on the demo's weeks into ``OUT/explore_weeks.ipynb`` and its HTML."""
+    import papermill as pm
+
+    from skillbench.paths import NOTEBOOKS_DIR
+    from skillbench.report.pages import export_notebook_html
+
+    nb = out / "explore_weeks.ipynb"
+    pm.execute_notebook(str(NOTEBOOKS_DIR / "explore_weeks.ipynb"), str(nb),
+                        parameters={"weekly_dir": str(weekly_dir.resolve())}, kernel_name=kernel_name,
+                        cwd=str(NOTEBOOKS_DIR), progress_bar=False, log_output=False)
+    export_notebook_html(nb, nb.with_suffix(".html"))

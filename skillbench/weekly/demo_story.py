@@ -1,0 +1,181 @@
+"""The demo's script: which moves happen in which simulated week, and how each week's suite and endpoint enact them.
+
+Two kinds of move, both recorded before the first week runs (``demo-story.json``):
+
+* **skill edit** (week ``edit_week``): the family's SKILL.md before that week is a draft — its description carries
+  ``(draft)``, and the simulated endpoint's profile (``skill_versions``, :mod:`skillbench.sim.versions`) gives
+  that version only ``before_gain`` of the skill's effect; from that week on the demo's copy of the suite holds
+  the real SKILL.md, worth its full effect. The family's lift rises, and so does the model's headline lift.
+* **model drift** (week ``drift_week``): from that week on one model's baseline (its ``must`` coverage without the
+  skill) is ``drift`` higher, as a model build that learned the topic would be; its lift falls.
+
+A move scheduled after the last week is left out of the story (and said so). Everything a week needs is written
+by :func:`enact_week` (the suite's SKILL.md and the week's profile file), so rerunning a week reproduces it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from skillbench.ledgers.atomic import atomic_write_text
+from skillbench.suite.format import SKILL_FILE, Suite
+
+SKILL_EDIT, MODEL_DRIFT = "skill edit", "model drift"
+UP, DOWN = "up", "down"
+DRAFT_SUFFIX = " (draft)"
+MAX_BASELINE = 0.95  # a drifted baseline stays a probability short of certainty
+
+
+@dataclass(frozen=True)
+class ScriptedMove:
+    """One scripted change of the simulated world.
+
+    Attributes:
+        week: the first week (1-based) that has it.
+        kind: :data:`SKILL_EDIT` or :data:`MODEL_DRIFT`.
+        target: the family edited or the model that drifts.
+        models: the models whose headline lift it moves.
+        expected: :data:`UP` or :data:`DOWN`, the direction of those lifts.
+        what: one sentence for the report.
+    """
+
+    week: int
+    kind: str
+    target: str
+    models: tuple[str, ...]
+    expected: str
+    what: str
+
+
+@dataclass
+class DemoStory:
+    """The whole script, as recorded in ``demo-story.json``."""
+
+    weeks: int
+    models: list[str]
+    moves: list[ScriptedMove] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    before_gain: float = 0.25
+    drift: float = 0.15
+
+    def as_json(self) -> dict[str, Any]:
+        return {"weeks": self.weeks, "models": self.models, "moves": [asdict(m) for m in self.moves],
+                "left_out": self.left_out, "before_gain": self.before_gain, "drift": self.drift}
+
+    def move(self, kind: str) -> ScriptedMove | None:
+        return next((m for m in self.moves if m.kind == kind), None)
+
+
+def default_family(suite: Suite) -> str:
+    """The family with the most preference-eligible prompts (ties: the first by name): its edit shows best."""
+    counts = {f: sum(p.family == f for p in suite.preference_eligible_prompts) for f in suite.families}
+    return max(sorted(counts), key=lambda f: counts[f])
+
+
+def plan_story(suite: Suite, *, weeks: int, models: list[str], edit_week: int = 5, drift_week: int = 7,
+               family: str = "", drift_model: str = "", before_gain: float = 0.25, drift: float = 0.15) -> DemoStory:
+    """The story for ``weeks`` weeks; a move whose week is 0 or after the last week is left out.
+
+    Raises:
+        ValueError: an unknown family or model, or fewer than one week.
+    """
+    if weeks < 1:
+        raise ValueError(f"--weeks {weeks}: a demo needs at least one week")
+    family = family or default_family(suite)
+    if family not in suite.families:
+        raise ValueError(f"--edit-family {family}: not a skill family of {suite.suite_dir} "
+                         f"({', '.join(suite.families)})")
+    drift_model = drift_model or models[-1]
+    if drift_model not in models:
+        raise ValueError(f"--drift-model {drift_model}: not one of the demo's models ({', '.join(models)})")
+    story = DemoStory(weeks=weeks, models=list(models), before_gain=before_gain, drift=drift)
+    candidates = [
+        (edit_week, ScriptedMove(edit_week, SKILL_EDIT, family, tuple(models), UP,
+                                 f"{family}'s SKILL.md goes from its draft to the real skill (the draft was worth "
+                                 f"{before_gain:.0%} of the skill's effect)")),
+        (drift_week, ScriptedMove(drift_week, MODEL_DRIFT, drift_model, (drift_model,), DOWN,
+                                  f"{drift_model}'s model build drifts: its baseline must coverage rises by "
+                                  f"{drift:+.2f}, so its lift falls")),
+    ]
+    for week, move in candidates:
+        if 1 <= week <= weeks:
+            story.moves.append(move)
+        else:
+            story.left_out.append(f"{move.kind} of {move.target} (week {week} is outside weeks 1–{weeks})")
+    return story
+
+
+def _frontmatter(skill_md: str) -> tuple[list[str], str, str, dict[str, Any]]:
+    head, sep, body = skill_md.partition("\n---\n")
+    return head.splitlines(), sep, body, yaml.safe_load(head.removeprefix("---\n")) or {}
+
+
+def draft_description(skill_md: str) -> str:
+    """The draft's description: the real one with ``(draft)`` appended."""
+    return str(_frontmatter(skill_md)[3]["description"]) + DRAFT_SUFFIX
+
+
+def draft_text(skill_md: str) -> str:
+    """The SKILL.md with ``(draft)`` appended to its frontmatter description (the line is rewritten as JSON,
+    which YAML reads back as the same string)."""
+    lines, sep, body, _ = _frontmatter(skill_md)
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("description:"))
+    end = start + 1
+    while end < len(lines) and (lines[end].startswith((" ", "\t")) or not lines[end].strip()):
+        end += 1  # a folded or block description continues on indented lines
+    lines[start:end] = [f"description: {json.dumps(draft_description(skill_md))}"]
+    return "\n".join(lines) + sep + body
+
+
+def shipped_profiles() -> dict[str, Any]:
+    """The shipped profile file as a mapping (each week's profile starts from it)."""
+    return yaml.safe_load(resources.files("skillbench").joinpath("data", "sim_profiles.yaml").read_text("utf-8"))
+
+
+def profile_key(profiles: dict[str, Any], model: str) -> str:
+    """The profile a model name selects: the longest key in it, else ``default`` (the sim's own rule)."""
+    keys = [k for k in profiles.get("models", {}) if k != "default" and k in model]
+    return max(keys, key=len) if keys else "default"
+
+
+def week_profiles(story: DemoStory, week: int, draft_key: str) -> dict[str, Any]:
+    """The simulated endpoint's profiles in ``week``: the shipped ones, the draft's gain, the drift once it began."""
+    profiles = copy.deepcopy(shipped_profiles())
+    edit = story.move(SKILL_EDIT)
+    if edit is not None:
+        profiles.setdefault("skill_versions", {})
+        profiles["skill_versions"] = {**(profiles["skill_versions"] or {}), draft_key: {"gain": story.before_gain}}
+    drift = story.move(MODEL_DRIFT)
+    if drift is not None and week >= drift.week:
+        models = profiles.setdefault("models", {})
+        key = profile_key(profiles, drift.target)
+        if key == "default":  # give the drifting model its own profile, so the others keep theirs
+            models[drift.target] = copy.deepcopy(models["default"])
+            key = drift.target
+        must = models[key].setdefault("must", {"without": 0.55, "with": 0.85})
+        must["without"] = min(MAX_BASELINE, float(must["without"]) + story.drift)
+    return profiles
+
+
+def enact_week(story: DemoStory, week: int, suite: Suite, real_skill: str, out_dir: Path) -> Path:
+    """Put the week's SKILL.md in the demo's suite and write the week's profile file; the profile's path."""
+    from skillbench.sim.versions import version_key
+
+    edit = story.move(SKILL_EDIT)
+    if edit is not None:
+        path = suite.family_dir(edit.target) / SKILL_FILE
+        text = real_skill if week >= edit.week else draft_text(real_skill)
+        if path.read_text(encoding="utf-8") != text:
+            atomic_write_text(path, text)
+    profiles = week_profiles(story, week, version_key(draft_description(real_skill)) if edit is not None else "")
+    out = out_dir / "profiles" / f"week-{week:02d}.yaml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, yaml.safe_dump(profiles, sort_keys=False))
+    return out
