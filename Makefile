@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export CLAUDE_CODE_VERSION
 
-.PHONY: setup test lint weekly lab clean-reports
+.PHONY: setup test lint weekly demo lab clean-reports
 
 setup:
 	@bash scripts/setup.sh
@@ -20,6 +20,10 @@ lint: setup
 
 weekly: setup
 	$(VENV)/bin/skillbench weekly --backend sim --suite evals
+
+# Eight simulated weeks of the bundled suite with a scripted story (about an hour on 2 cores): reports/demo-history/
+demo: setup
+	$(VENV)/bin/skillbench demo-history --weeks 8 --suite evals --models haiku sonnet --reps 1
 
 # JupyterLab refuses to run as root without --allow-root; the machines here run as root.
 lab: setup

@@ -12,6 +12,7 @@ weeks before it count), writes ``OUT/demo.md`` (and ``demo.html``, ``demo-story.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from collections.abc import Callable, Sequence
@@ -105,13 +106,21 @@ def run_demo(opts: DemoOptions, *, log: Callable[[str], None] = print,
 
     w = opts.weekly
     out = Path(opts.out_dir) if opts.out_dir else Path(w.reports_dir) / DEMO_DIR
-    out.mkdir(parents=True, exist_ok=True)
-    suite_dir = copy_suite(Path(w.suite_dir), out / "suite", w.families or ())
-    suite = load_suite(suite_dir)
-    models = list(w.models or suite.config.run.models)
-    story = plan_story(suite, weeks=opts.weeks, models=models, edit_week=opts.edit_week,
+    original = load_suite(Path(w.suite_dir))
+    unknown = [f for f in w.families or () if f not in original.families]
+    if unknown:
+        raise ValueError(f"--families {unknown[0]}: not a skill family of {original.suite_dir} "
+                         f"({', '.join(original.families)})")
+    kept = dataclasses.replace(original, prompts=[p for p in original.prompts
+                                                  if not w.families or p.family in w.families])
+    kept.skills = {k: v for k, v in original.skills.items() if not w.families or v.family in w.families}
+    models = list(w.models or original.config.run.models)
+    story = plan_story(kept, weeks=opts.weeks, models=models, edit_week=opts.edit_week,  # checked before writing
                        drift_week=opts.drift_week, family=opts.edit_family, drift_model=opts.drift_model,
                        before_gain=opts.before_gain, drift=opts.drift)
+    out.mkdir(parents=True, exist_ok=True)
+    suite = load_suite(copy_suite(Path(w.suite_dir), out / "suite", w.families or ()))
+    suite_dir = suite.suite_dir
     real = _real_skill(out, suite, story)
     atomic_write_text(out / STORY_FILE, json.dumps(story.as_json(), indent=2) + "\n")
     failed = []

@@ -1,0 +1,88 @@
+"""``skillbench demo-history``: four simulated weeks through the real chain, the skill edit scripted in week 4.
+
+Two families of the bundled suite, haiku, one rep: enough prompts for the week-over-week rule (ready from the
+fourth week) to tell a scripted move from noise. The draft version is worth nothing (``before_gain=0``), so the
+edit's move is the skill's whole effect.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from skillbench.cli import main
+from skillbench.weekly.chain import WeeklyOptions
+from skillbench.weekly.demo import DemoOptions, run_demo
+from skillbench.weekly.demo_story import DRAFT_SUFFIX, SKILL_EDIT, draft_text
+from tests.generation.test_generate import require_docker
+from tests.helpers.sim import require_cli
+from tests.helpers.weekly import require_kernel
+
+BUNDLED = Path(__file__).resolve().parents[2] / "evals"
+FAMILIES = ["time-series-pandas", "regression-statsmodels"]
+EDITED = "regression-statsmodels"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> dict:
+    require_cli()
+    require_docker()
+    require_kernel()
+    reports = tmp_path_factory.mktemp("demo-reports")
+    weekly = WeeklyOptions(suite_dir=BUNDLED, backend="sim", models=["haiku"], reps=1, families=FAMILIES, jobs=3,
+                           seed=5, reports_dir=reports)
+    result = run_demo(DemoOptions(weekly=weekly, weeks=4, edit_week=4, drift_week=0, edit_family=EDITED,
+                                  before_gain=0.0), log=lambda line: None)
+    return {"result": result, "reports": reports}
+
+
+def test_the_demo_writes_four_complete_weeks_and_the_story(demo):
+    result, reports = demo["result"], demo["reports"]
+    assert result.ok, result.failed
+    for week in range(1, 5):
+        state = json.loads((reports / f"demo-w{week:02d}" / "weekly.json").read_text())
+        assert state["status"] == "complete"
+    history = pd.read_csv(result.out_dir / "suite" / "weekly" / "scorecard-history.csv", dtype=str)
+    assert sorted(history["run_key"]) == [f"demo-w0{w}" for w in range(1, 5)] and set(history["model"]) == {"haiku"}
+    story = json.loads((result.out_dir / "demo-story.json").read_text())
+    assert [(m["week"], m["kind"], m["target"]) for m in story["moves"]] == [(4, SKILL_EDIT, EDITED)]
+    assert story["left_out"] and "model drift" in story["left_out"][0]
+    assert not (BUNDLED / "weekly" / "demo-w01").exists()  # the demo runs a copy; the bundled suite is untouched
+
+
+def test_the_edit_is_in_the_runs_and_the_rule_catches_it(demo):
+    result = demo["result"]
+    weekly = result.out_dir / "suite" / "weekly"
+
+    def trees(week: int) -> set[str]:
+        m = pd.read_csv(weekly / f"demo-w{week:02d}" / "manifest.csv", dtype=str, keep_default_na=False)
+        return set(m.loc[m["condition"].eq("with-skill") & m["skill_family"].eq(EDITED), "skills_tree"])
+
+    assert trees(1) == trees(2) == trees(3) and trees(3) != trees(4)  # the draft, then the real skill
+    lifts = result.weeks.set_index("week")["must_lift"]
+    assert lifts[4] > lifts[[1, 2, 3]].max()
+    [move] = result.caught.to_dict("records")
+    assert move["week"] == 4 and move["expected"] == "up" and move["delta"] > 0
+    assert move["rule"] == "yes" and move["caught"], move
+    assert (result.weeks[result.weeks["week"] < 4]["actionable"] == "not ready").all()
+    page = result.page.read_text()
+    assert "## Did the week-over-week rule catch them?" in page and "| caught" in page
+    assert (result.out_dir / "demo.html").is_file() and (result.out_dir / "explore_weeks.html").is_file()
+
+
+def test_draft_text_changes_only_the_description():
+    real = (BUNDLED / "skills" / EDITED / "SKILL.md").read_text()
+    draft = draft_text(real)
+    assert draft != real and DRAFT_SUFFIX.strip() in draft.split("\n---\n", 1)[0]
+    assert draft.split("\n---\n", 1)[1] == real.split("\n---\n", 1)[1]
+
+
+def test_an_unknown_family_is_one_usage_line(tmp_path, capsys):
+    code = main(["demo-history", "--weeks", "2", "--edit-family", "no-such-family", "--reports", str(tmp_path),
+                 "--families", "time-series-pandas"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "no-such-family" in err and len(err.strip().splitlines()) == 1
