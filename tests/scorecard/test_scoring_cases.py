@@ -2,7 +2,8 @@
 
 A case's ``rows`` are ``[prompt, model, condition, rep, item_type, verdict]``; credit follows the verdict
 (met/violated 1, missing/absent/clean 0, ungraded/PARSE_ERROR empty). ``expected`` lists rows of the prompt×rep,
-prompt, cell and lift frames (only the columns given are checked; ``null`` means NaN). When ``prompt_reps``,
+prompt, cell and lift frames and of the lift's uncertainty (the BCa bootstrap CI and MDE at the default
+resamples and seed; only the columns given are checked; ``null`` means NaN). When ``prompt_reps``,
 ``prompts`` or ``cells`` is given, its rows are the frame's complete set of keys.
 """
 
@@ -18,13 +19,20 @@ import pytest
 
 from skillbench.ledgers import read_scores
 from skillbench.ledgers.columns import QDRANT_SCORES_COLUMNS
-from skillbench.scorecard import cell_scores, lift_table, prompt_rep_scores, prompt_scores
+from skillbench.scorecard import (
+    cell_scores,
+    lift_table,
+    paired_differences,
+    prompt_rep_scores,
+    prompt_scores,
+    uncertainty_table,
+)
 from tests.helpers.shared import DATA_DIR
 
 CASES = sorted((DATA_DIR / "scoring_cases").glob("*.json"))
 CREDIT = {"met": "1.0", "violated": "1.0", "missing": "0.0", "absent": "0.0", "clean": "0.0"}
 KEYS = {"prompt_reps": ["model", "condition", "prompt", "rep"], "prompts": ["model", "condition", "prompt"],
-        "cells": ["model", "condition"], "lift": ["model"]}
+        "cells": ["model", "condition"], "lift": ["model"], "uncertainty": ["model"]}
 
 
 def _write_scores(rows: list[list], path: Path) -> Path:
@@ -66,10 +74,11 @@ def test_scoring_case(case: Path, tmp_path: Path) -> None:
     frames["prompts"] = prompt_scores(frames["prompt_reps"])
     frames["cells"] = cell_scores(frames["prompts"])
     frames["lift"] = lift_table(frames["prompts"], frames["cells"])
+    frames["uncertainty"] = uncertainty_table(paired_differences(frames["prompts"]))
     for name, expected in spec["expected"].items():
-        _check(frames[name], expected, KEYS[name], exact_keys=name != "lift")
+        _check(frames[name], expected, KEYS[name], exact_keys=name not in ("lift", "uncertainty"))
 
 
 def test_cases_cover_the_issue_edge_cases() -> None:
     assert {c.stem for c in CASES} >= {"no_bonus_items", "avoid_clamp", "missing_rep", "one_arm_prompt",
-                                       "ungraded_items"}
+                                       "ungraded_items", "bca_interval", "bca_degenerate"}
