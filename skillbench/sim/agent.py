@@ -1,7 +1,8 @@
 """The simulated agent model: from a CLI request, the next assistant message and, at the answer, the truth.
 
 A run is planned from draws keyed on (seed, run id, decision): optionally a WebSearch, then how the skill
-is reached (the Skill tool, a Read of the listed SKILL.md, or a curl of the published site), then the
+is reached (the Skill tool, a Read of the listed SKILL.md, or a curl of the published site; how likely each is
+follows the prompt's relevance to the skill's description, :mod:`skillbench.sim.triggering`), then the
 linked sub-skill, then perhaps a tool outside the allow-list, then a task's work in its workspace
 (:mod:`skillbench.sim.tasks`), then the answer. The plan is recomputed from the same request contents on
 every turn; the turn index (assistant messages so far) says which step is due. What the answer covers
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillbench.sim import answers, check_text, draws, tasks
+from skillbench.sim import answers, check_text, draws, tasks, triggering
 from skillbench.sim.claims import line_matches, line_violates
 from skillbench.sim.conversation import Conversation, ToolCall
 from skillbench.sim.profiles import AgentProfile, SkillVersion
@@ -28,15 +29,6 @@ from skillbench.suite.format import SKILL_FILE, PromptSpec, Suite
 from skillbench.vocab import CHECK_ITEM
 
 Route = str  # skill_tool | file_read | web_fetch | none
-_WORD = re.compile(r"[a-z][a-z0-9]{2,}")
-_STOP = frozenset(
-    "the and for with that this from into when what which your you use using used how can are was were "
-    "will would should could have has had not but all any each its our they them then than there their "
-    "about also just only more most some such very does did doing get got make made want need like why "
-    "who whom whose where here out over under after before between while until because been being one "
-    "two three new now way ways work works working someone something anything thing things don doesn "
-    "isn aren didn won can't i'm it's let lets per via etc yes too much many".split()
-)
 
 
 @dataclass(frozen=True)
@@ -70,16 +62,6 @@ class Reply:
     web_search_requests: int = 0
 
 
-def content_words(text: str) -> set[str]:
-    """Lower-case content words, a plural ``s`` dropped (for prompt/description overlap)."""
-    words = set()
-    for w in _WORD.findall(text.lower()):
-        if w in _STOP:
-            continue
-        words.add(w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w)
-    return words
-
-
 class Agent:
     """Decides the simulated model's messages for one suite.
 
@@ -101,16 +83,11 @@ class Agent:
 
     @staticmethod
     def _common_words(suite: Suite | None) -> frozenset[str]:
-        """Words in more than half of the suite's skill descriptions: they say nothing about which skill fits."""
+        """Words in more than half of the suite's hub descriptions: they say nothing about which skill fits."""
         if suite is None:
             return frozenset()
-        docs = [content_words(f"{s.name.replace('-', ' ')} {s.description}") for s in suite.skills.values()
-                if s.leaf.count("/") == 1]
-        counts: dict[str, int] = {}
-        for doc in docs:
-            for w in doc:
-                counts[w] = counts.get(w, 0) + 1
-        return frozenset(w for w, n in counts.items() if len(docs) >= 3 and n > len(docs) / 2)
+        return triggering.common_words((s.name, s.description) for s in suite.skills.values()
+                                       if s.leaf.count("/") == 1)
 
     # -- identity ---------------------------------------------------------------------------------
     def find_prompt(self, conv: Conversation) -> PromptSpec | None:
@@ -141,12 +118,18 @@ class Agent:
         return draws.uniform(self.seed, "agent", run_id, *key)
 
     # -- planning ---------------------------------------------------------------------------------
+    def relevance(self, prof: AgentProfile, prompt: str, name: str, description: str) -> float:
+        """The prompt's relevance to a skill's description (:func:`skillbench.sim.triggering.relevance`)."""
+        return triggering.relevance(prof, prompt, triggering.read_description(name, description, self.common))[0]
+
     def trigger_probability(self, prof: AgentProfile, prompt: str, name: str, description: str) -> float:
-        """Propensity to call the Skill tool: ``trigger`` scaled by prompt/description word overlap."""
-        words = content_words(f"{name.replace('-', ' ')} {description}") - self.common
-        shared = len(content_words(prompt) & words)
-        factor = prof.trigger_floor + (1 - prof.trigger_floor) * min(1.0, shared / prof.overlap_saturation)
-        return prof.trigger * factor
+        """Propensity to call the Skill tool: ``trigger`` × the prompt's relevance, at most 1."""
+        return min(1.0, prof.trigger * self.relevance(prof, prompt, name, description))
+
+    def _hub_relevance(self, conv: Conversation, spec: PromptSpec, prof: AgentProfile) -> float:
+        """Relevance to the family's hub as the suite describes it (the self-serve route needs no listing)."""
+        hub = self.suite.skills.get(f"{spec.family}/{SKILL_FILE}") if self.suite else None
+        return 1.0 if hub is None else self.relevance(prof, conv.prompt, hub.name, hub.description)
 
     def plan(self, conv: Conversation, spec: PromptSpec | None, prof: AgentProfile, run_id: str) -> list[str]:
         """The tool steps of a run before its answer (the same on every turn of the run)."""
@@ -157,13 +140,16 @@ class Agent:
             listed = self.listed_name(conv, spec)
             hub_leaf = f"{spec.family}/{SKILL_FILE}"
             route = "none"
+            # The fallbacks follow the same reading of the description: an off-topic or excluded prompt
+            # reaches the skill by no route, not only not by the Skill tool.
             if listed is not None:
-                p_trigger = self.trigger_probability(prof, conv.prompt, listed, conv.listing[listed])
-                if self._u(run_id, "t0", "trigger") < p_trigger:
+                fit = self.relevance(prof, conv.prompt, listed, conv.listing[listed])
+                if self._u(run_id, "t0", "trigger") < min(1.0, prof.trigger * fit):
                     route = "skill"
-                elif conv.config_dir and self._u(run_id, "t0", "file_read") < prof.file_read:
+                elif conv.config_dir and self._u(run_id, "t0", "file_read") < prof.file_read * min(1.0, fit):
                     route = "read_hub"
-            if route == "none" and self._u(run_id, "t0", "self_serve") < prof.self_serve:
+            if route == "none" and self._u(run_id, "t0", "self_serve") < prof.self_serve * min(
+                    1.0, self._hub_relevance(conv, spec, prof)):
                 route = "curl_leaf"
             if route != "none":
                 steps.append(route)

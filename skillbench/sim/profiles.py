@@ -61,16 +61,31 @@ class AgentProfile(BaseModel):
     item_spread: float = Field(default=0.8, ge=0, description="sd of per-item difficulty on the logit scale")
     hub_only_share: float = Field(default=0.5, ge=0, le=1,
                                   description="share of the skill's gain when only the hub SKILL.md is read")
-    trigger: Probability = Field(default=0.75, ge=0, le=1, description="p(Skill tool) at full word overlap")
-    trigger_floor: float = Field(default=0.3, ge=0, le=1,
-                                 description="trigger multiplier when prompt and description share no word")
-    overlap_saturation: int = Field(default=4, ge=1, description="shared content words for full propensity")
+    # The trigger rule is skillbench.sim.triggering: an exclusion match, else a "Use when" match, else topic overlap.
+    trigger: Probability = Field(default=0.75, ge=0, le=1,
+                                 description="p(Skill tool) for an on-topic prompt (overlap_saturation shared "
+                                             "words with the description's positive part, no 'Use when' match)")
+    trigger_floor: float = Field(default=0.05, ge=0, le=1,
+                                 description="relevance of an off-topic prompt (no word shared with the "
+                                             "description's positive part): the multiplier of trigger")
+    overlap_saturation: int = Field(default=4, ge=1, description="shared content words for full topic relevance")
+    use_when_gain: float = Field(default=1.25, ge=0,
+                                 description="relevance when the prompt matches a 'Use when' context or quoted "
+                                             "trigger phrase (trigger x this, capped at 1)")
+    exclusion_scale: float = Field(default=0.2, ge=0, le=1,
+                                   description="relevance when the prompt matches a 'Do not use for' / 'Not for' "
+                                               "context: trigger_floor x this, below any off-topic prompt")
+    phrase_match: float = Field(default=0.5, gt=0, le=1,
+                                description="share of a context's or exclusion's content words the prompt must "
+                                            "hold for it to match")
     file_read: Probability = Field(default=0.15, ge=0, le=1,
-                                   description="p(Read the listed skill's SKILL.md) when the Skill tool is not used")
+                                   description="p(Read the listed skill's SKILL.md) when the Skill tool is not "
+                                               "used, times the prompt's relevance (at most 1)")
     follow_link: Probability = Field(default=0.8, ge=0, le=1,
                                      description="p(Read the linked sub-skill after the hub is loaded)")
     self_serve: Probability = Field(default=0.05, ge=0, le=1,
-                                    description="p(curl the published skill) when nothing else loaded it")
+                                    description="p(curl the published skill) when nothing else loaded it, times "
+                                                "the prompt's relevance to the family's hub (at most 1)")
     web_search: Probability = Field(default=0.03, ge=0, le=1, description="p(one WebSearch before answering)")
     deny_rate: Probability = Field(default=0.02, ge=0, le=1,
                                    description="p(attempting Write, outside the allow-list → a denial)")
