@@ -1,9 +1,11 @@
 """Arm labels and the (treatment, control) pair every downstream stage compares.
 
-A condition label is an arm of :mod:`skillbench.vocab` (``no-skill``, ``with-skill``, ``plugin``), optionally
-followed by ``@REF``, a git ref of the suite's repository: ``with-skill@main`` installs the prompt's family as it
-is at ``main`` (a **version arm**, :mod:`skillbench.suite.versions`). ``no-skill`` installs nothing, so it never
-takes a ref.
+A condition label is an arm of :mod:`skillbench.vocab` (``no-skill``, ``with-skill``, ``plugin``, and the opt-in
+``placebo`` and ``aa``), optionally followed by ``@REF``, a git ref of the suite's repository: ``with-skill@main``
+installs the prompt's family as it is at ``main`` (a **version arm**, :mod:`skillbench.suite.versions`).
+``no-skill`` installs nothing, so it never takes a ref. ``aa`` is a second no-skill arm (no-skill vs aa is the
+harness's noise floor); ``placebo`` installs the family's placebo (:mod:`skillbench.suite.placebo`: the real
+frontmatter over a same-length neutral body), which is no version of the skill, so neither takes a ref.
 
 The signals, judge, pairwise judge and scorecard compare one :class:`ArmPair`: the lift is treatment − control,
 the rubric judge grades both arms (and the reference arm, which keeps a comparison's lift readable against no
@@ -18,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from skillbench.vocab import CONDITIONS, NO_SKILL, SKILLED_ARMS, WITH_SKILL
+from skillbench.vocab import CONDITIONS, NO_SKILL, PLACEBO, SKILLED_ARMS, WITH_SKILL
 
 REF_SEPARATOR = "@"
 
@@ -46,6 +48,16 @@ def version_arm(kind: str, ref: str) -> str:
 def is_skilled(condition: str) -> bool:
     """True for an arm in which a skill is installed (``with-skill``, ``plugin``, and their version arms)."""
     return arm_kind(condition) in SKILLED_ARMS
+
+
+def lists_skill(condition: str) -> bool:
+    """True for an arm whose runs must list the prompt's family: the skilled arms, and ``placebo``, whose
+    stand-in is listed under the family's name (a placebo run without it measures nothing, as a skilled one).
+
+    ``placebo`` is not :func:`is_skilled`: its dormancy runs would measure the real description's false triggers,
+    which the with-skill arm measures already, and it has no version to pin with ``@REF``.
+    """
+    return is_skilled(condition) or arm_kind(condition) == PLACEBO
 
 
 def is_with_skill(condition: str) -> bool:

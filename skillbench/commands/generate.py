@@ -35,7 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reps", type=positive_int, metavar="k", help="repetitions per cell (default: the suite config)")
     p.add_argument("--conditions", nargs="+", type=condition_names, metavar="C",
                    help="no-skill,with-skill,plugin, or with-skill@REF for the skills at a git ref of the suite "
-                        "(default: config)")
+                        "(default: config); opt-in: placebo (the family's name and description over a same-length "
+                        "neutral body, generated into OUT_DIR/_placebo/) and aa (a second no-skill arm: the "
+                        "harness's noise floor)")
     p.add_argument("--allow-dirty", action="store_true",
                    help="let with-skill@HEAD run a working tree whose skills or prompts differ from HEAD (the "
                         "diff's hash is recorded with every run)")

@@ -5,6 +5,9 @@ like its arm and installs the files of that ref (:mod:`skillbench.generation.ver
 Dormancy prompts run only in the arms that have skills installed (``with-skill``, ``plugin``): they measure
 false triggering, and a no-skill run of them would measure nothing. A trigger-only prompt (a should-trigger query
 of a trigger eval set) runs only in ``with-skill``: it measures trigger recall, which reads that arm alone.
+The opt-in arms plan like ``no-skill``: ``aa`` is a second no-skill arm, and ``placebo`` (the family's placebo,
+:mod:`skillbench.suite.placebo`) lists the real name and description, so it triggers like the skill and a dormancy
+run of it would repeat the with-skill arm's false-trigger measurement while saying nothing about the content.
 Held-out prompts are never planned.
 The order is shuffled across arms so that a time-varying API cannot bias one arm.
 """
@@ -22,7 +25,7 @@ from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import PLAN_FILE
 from skillbench.ledgers.slugs import slug
 from skillbench.suite.format import Suite
-from skillbench.vocab import NO_SKILL, SKILLED_ARMS, WITH_SKILL
+from skillbench.vocab import AA, NO_SKILL, PLACEBO, SKILLED_ARMS, WITH_SKILL
 
 PLAN_COLUMNS = ["run_id", "prompt", "skill_family", "skill_leaf", "model", "condition", "rep", "dormancy", "order"]
 SKILLED_CONDITIONS = SKILLED_ARMS
@@ -58,12 +61,14 @@ def run_names(plan: pd.DataFrame, run_key: str) -> list[str]:
 def installed_families(suite: Suite, family: str, condition: str) -> list[str]:
     """Skill families installed in an arm: none, the prompt's own, or every family of the suite.
 
-    In a dotnet tree the plugin arm is dotnet's full-plugin variant: every skill of the prompt's plugin.
+    ``no-skill`` and ``aa`` install none; ``placebo`` names the prompt's own family, whose placebo is installed in
+    its place (:func:`skillbench.generation.versions.install_dirs`). In a dotnet tree the plugin arm is dotnet's
+    full-plugin variant: every skill of the prompt's plugin.
     """
     kind = arm_kind(condition)
-    if kind == NO_SKILL:
+    if kind in (NO_SKILL, AA):
         return []
-    if kind == WITH_SKILL:
+    if kind in (WITH_SKILL, PLACEBO):
         return [family]
     plugin = suite.plugin_of.get(family)
     return suite.plugin_families(plugin) if plugin else list(suite.families)

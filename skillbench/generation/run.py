@@ -166,7 +166,7 @@ class Generator:
             return
         spec = self.suite.prompt(row.prompt)
         version = self.versions[row.condition]
-        families = install_dirs(self.suite, version, row.skill_family, row.condition)
+        families = install_dirs(self.suite, version, row.skill_family, row.condition, out_dir=self.opts.out_dir)
         task_extra = version_metadata(version, families)
         tmp_dir = self.opts.out_dir / f"{TMP_PREFIX}{row.run_id}"
         if tmp_dir.exists():

@@ -12,10 +12,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from skillbench.arms import arm_kind
 from skillbench.generation.plan import PlanError, installed_families
 from skillbench.ledgers.files import RUN_FILE, VERSIONS_DIR
 from skillbench.suite.format import Suite
+from skillbench.suite.placebo import PLACEBO_DIR, materialize_placebo
 from skillbench.suite.versions import SkillsVersion, VersionError, resolve_versions, tree_hash
+from skillbench.vocab import PLACEBO
 
 
 def arm_versions(suite: Suite, conditions: Sequence[str], out_dir: Path | None, *, allow_dirty: bool = False,
@@ -58,11 +61,28 @@ def arm_versions(suite: Suite, conditions: Sequence[str], out_dir: Path | None, 
     return versions
 
 
-def install_dirs(suite: Suite, version: SkillsVersion, family: str, condition: str) -> list[Path]:
+def install_dirs(suite: Suite, version: SkillsVersion, family: str, condition: str, *,
+                 out_dir: Path | None = None) -> list[Path]:
     """The family folders a run installs from its arm's version; a family that does not exist at that version
-    (a skill the head adds) installs nothing."""
+    (a skill the head adds) installs nothing.
+
+    A ``placebo`` run installs the family's placebo instead, generated into ``out_dir/_placebo/`` and reused
+    (:func:`skillbench.suite.placebo.materialize_placebo`); the run's ``skills_tree`` is then the placebo's tree
+    hash, which names its folder there.
+
+    Raises:
+        PlanError: a placebo without a run directory to generate it into, or a hub without frontmatter.
+    """
     dirs = [version.family_dir(suite, f) for f in installed_families(suite, family, condition)]
-    return [d for d in dirs if d is not None]
+    found = [d for d in dirs if d is not None]
+    if arm_kind(condition) != PLACEBO:
+        return found
+    if out_dir is None:
+        raise PlanError(f"{condition}: a placebo is generated into the run directory, and none was given")
+    try:
+        return [materialize_placebo(d, out_dir / PLACEBO_DIR) for d in found]
+    except ValueError as exc:
+        raise PlanError(f"{family}: cannot make its placebo ({exc})") from exc
 
 
 def version_metadata(version: SkillsVersion, dirs: Sequence[Path]) -> dict[str, str]:

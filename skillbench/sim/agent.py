@@ -26,6 +26,7 @@ from skillbench.sim.profiles import AgentProfile, SkillVersion
 from skillbench.sim.versions import version_key
 from skillbench.suite.absence import absence_indexes, rule_applies
 from skillbench.suite.format import SKILL_FILE, PromptSpec, Suite
+from skillbench.suite.placebo import carries_placebo
 from skillbench.vocab import CHECK_ITEM
 
 Route = str  # skill_tool | file_read | web_fetch | none
@@ -167,8 +168,12 @@ class Agent:
 
         Every probability the share interpolates (rubric items, ``solve``, ``check``) goes through
         ``Pair.at``, which clamps: a gain of 0 gives the without-skill probabilities, a negative gain worse ones.
+        A loaded placebo (its neutral text in the request: :func:`skillbench.suite.placebo.carries_placebo`) is
+        worth the profile's ``placebo_gain`` instead, whatever its listed description's version says.
         """
         _, hub, leaf = self.observe(conv, spec)
+        if hub and any(carries_placebo(t) for t in conv.texts):
+            return prof.placebo_gain
         share = 1.0 if leaf else (prof.hub_only_share if hub else 0.0)
         gain = self.version_gain(conv, spec)
         return share if gain == 1.0 else share * gain

@@ -61,6 +61,9 @@ class AgentProfile(BaseModel):
     item_spread: float = Field(default=0.8, ge=0, description="sd of per-item difficulty on the logit scale")
     hub_only_share: float = Field(default=0.5, ge=0, le=1,
                                   description="share of the skill's gain when only the hub SKILL.md is read")
+    placebo_gain: float = Field(default=0.1, ge=-1, le=1,
+                                description="share of the skill's gain when a placebo (skillbench.suite.placebo) is "
+                                            "loaded instead of the skill: what any extra context is worth")
     # The trigger rule is skillbench.sim.triggering: an exclusion match, else a "Use when" match, else topic overlap.
     trigger: Probability = Field(default=0.75, ge=0, le=1,
                                  description="p(Skill tool) for an on-topic prompt (overlap_saturation shared "
