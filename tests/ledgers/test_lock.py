@@ -100,7 +100,8 @@ def test_one_thread_re_enters_its_lock_and_another_thread_is_refused(tmp_path):
 
 
 def test_signals_refuses_a_held_week_with_exit_2_and_waits_with_wait(tmp_path):
-    holder = _holder(tmp_path, 2)
+    # Held long enough that the refused CLI starts (seconds on a loaded 2-core machine) while it is still held.
+    holder = _holder(tmp_path, 8)
     try:
         refused = subprocess.run([*CLI, "signals", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
         assert refused.returncode == 2

@@ -14,7 +14,7 @@ from skillbench.generation.plan import make_plan
 from skillbench.suite.absence import rule_applies
 from skillbench.suite.dotnet.layout import detect_format
 from skillbench.suite.validation import preflight
-from skillbench.vocab import CONDITIONS, NO_SKILL, PLUGIN, WITH_SKILL
+from skillbench.vocab import NO_SKILL, PLUGIN, WITH_SKILL
 from tests.helpers.shared import DATA_DIR
 
 EXAMPLE = DATA_DIR / "skill-creator-example"
@@ -66,11 +66,12 @@ def test_absence_rule_applies_to_skill_creator_files() -> None:
 
 def test_dry_run_plans_trigger_queries_in_the_skilled_arms_only() -> None:
     suite = preflight(EXAMPLE).suite
-    plan = make_plan(suite, "k", models=["haiku"], conditions=CONDITIONS, reps=2, seed=0)
+    arms3 = (NO_SKILL, WITH_SKILL, PLUGIN)  # the default arms (placebo and aa are opt-in)
+    plan = make_plan(suite, "k", models=["haiku"], conditions=arms3, reps=2, seed=0)
     arms = plan.groupby("prompt")["condition"].agg(lambda c: tuple(sorted(set(c))))
     for spec in suite.prompts:
         want = (WITH_SKILL,) if spec.trigger_only else tuple(sorted((WITH_SKILL, PLUGIN))) if spec.dormancy \
-            else tuple(sorted(CONDITIONS))
+            else tuple(sorted(arms3))
         assert arms[spec.name] == want, spec.name
     assert len(plan) == 2 * (3 * 3 + 3 * 1 + 3 * 2)  # reps × (evals × 3 arms + true × 1 + false × 2)
     assert not (plan["condition"].eq(NO_SKILL) & plan["prompt"].str.contains("-trigger-|-dormant-")).any()
