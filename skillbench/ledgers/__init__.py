@@ -19,6 +19,7 @@ _EXPORTS: dict[str, str] = {
         "reconcile_from_plan", "run_folder_ids", "read_plan_ids"
     ), "week"),
     **dict.fromkeys(("Reconciliation", "reconcile_runs", "cross_check",), "reconciliation"),
+    **dict.fromkeys(("read_truth", "final_truth", "empty_truth",), "truth"),
     **dict.fromkeys(("AppendLedger", "LedgerConflict", "csv_text",), "append"),
     **dict.fromkeys(("atomic_write_text", "atomic_write_json",), "atomic"),
     **dict.fromkeys(("check_run_key", "RunKeyError", "utc_run_key", "RUN_KEY_RE",), "keys"),
@@ -85,6 +86,11 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         record_slugs,
         short_id,
         slug,
+    )
+    from skillbench.ledgers.truth import (
+        empty_truth,
+        final_truth,
+        read_truth,
     )
     from skillbench.ledgers.week import (
         WeekLedgers,

@@ -53,6 +53,15 @@ CHECKS_COLUMNS: tuple[str, ...] = (
     "prompt", "model", "condition", "rep", "run_id", "check_id", "check_type", "status", "detail",
 )
 
+# truth.csv: the simulation's answer key, one row per run x attempt x rubric item or check (generate, sim backend).
+# ``decided``: covered | violated | omitted for a rubric item, passed | failed for a check (item_type ``check``).
+# The simulated agent's TruthRow (skillbench.sim.agent) has exactly these fields, in this order.
+TRUTH_COLUMNS: tuple[str, ...] = (
+    "run_id", "attempt", "model", "prompt", "activation_route", "skill_in_context", "item_index", "item_type",
+    "decided", "check_id",
+)
+LEGACY_TRUTH_COLUMNS: tuple[str, ...] = TRUTH_COLUMNS[:-1]  # truth.csv before checks: no check_id column
+
 # scorecard-history.csv: one row per run key × model.
 QDRANT_HISTORY_COLUMNS: tuple[str, ...] = (
     "run_key", "window_end", "model", "must_lift", "must_lift_se", "composite_lift", "cost_delta", "turns_delta",

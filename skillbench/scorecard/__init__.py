@@ -1,4 +1,5 @@
-"""The scorecard: qdrant's scoring maths, lift statistics, dotnet's preference gate, the history and its noise band.
+"""The scorecard: qdrant's scoring maths, lift statistics, dotnet's preference gate, the history and its noise band,
+the simulation check (a simulated week against its truth) and the placebo / A/A controls.
 
 :func:`write_scorecard` writes ``scorecard.md`` and upserts the history; :func:`scorecard_frames` hands a notebook
 the tidy DataFrames behind every table.
@@ -35,6 +36,13 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
         "ScorecardData", "compute_scorecard", "endpoint_kind", "incomplete_reasons", "objective_frames"
     ), "compute"),
+    **dict.fromkeys((
+        "SimulationCheck", "simulation_check", "truth_scores", "JUDGE_ACCURACY_FLOOR"
+    ), "simulation"),
+    **dict.fromkeys((
+        "Controls", "control_checks", "control_pairs", "comparison_lift", "rubric_votes", "rubric_gate",
+        "satisfied_items"
+    ), "controls"),
     **dict.fromkeys(("render_markdown",), "render"),
     **dict.fromkeys((
         "write_scorecard", "scorecard_frames", "ScorecardResult", "default_history_path"
@@ -50,6 +58,15 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         endpoint_kind,
         incomplete_reasons,
         objective_frames,
+    )
+    from skillbench.scorecard.controls import (
+        Controls,
+        comparison_lift,
+        control_checks,
+        control_pairs,
+        rubric_gate,
+        rubric_votes,
+        satisfied_items,
     )
     from skillbench.scorecard.gate import (
         GateDecision,
@@ -99,6 +116,12 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         prompt_cost_deltas,
         prompt_rep_scores,
         prompt_scores,
+    )
+    from skillbench.scorecard.simulation import (
+        JUDGE_ACCURACY_FLOOR,
+        SimulationCheck,
+        simulation_check,
+        truth_scores,
     )
     from skillbench.scorecard.stats import (
         bootstrap_lift,

@@ -3,10 +3,14 @@
 qdrant's sections come in their order and with their table layout (padded GitHub-markdown columns, their
 number formats and labels), so their published scorecard and ours can be compared cell by cell. Ours are
 inserted beside the section they qualify: the lift's bootstrap CI and minimum detectable effect after the lift
-table, trigger health after activation, the preference gate after the avoid violations. A week whose
+table, trigger health after activation, the preference gate after the avoid violations, then — only when the week
+has them — the simulation check (a simulated week against its ``truth.csv``,
+:mod:`skillbench.scorecard.simulation`) and the controls (placebo and A/A arms,
+:mod:`skillbench.scorecard.controls`). A week whose
 reconciliation is incomplete (:func:`skillbench.ledgers.load_week` also holds it against the manifest, the plan
 and the run folders), or whose gradeable runs are not all graded yet, says **INCOMPLETE** in its title, says
-why, and writes no history row; a week on the simulated endpoint says so too. A week with no
+why, and writes no history row; a week on the simulated endpoint says so too, and one whose measurement
+disagrees with its truth beyond its stated uncertainty says **MEASUREMENT DISAGREES WITH TRUTH**. A week with no
 ``reconciliation.json`` and no ``plan.csv`` (qdrant's published layout) is scored as it is and labelled "not
 reconciled".
 
@@ -32,9 +36,11 @@ import pandas as pd
 from skillbench.arms import DEFAULT_PAIR, ArmPair, arm_kind
 from skillbench.ledgers.readers import format_timestamp
 from skillbench.ledgers.reconciliation import Reconciliation
+from skillbench.ledgers.truth import read_truth
 from skillbench.ledgers.week import WeekLedgers
 from skillbench.scorecard import history as hist
 from skillbench.scorecard import objective as obj
+from skillbench.scorecard.controls import Controls, control_checks
 from skillbench.scorecard.gate import preference_gate
 from skillbench.scorecard.scoring import (
     cell_scores,
@@ -44,6 +50,7 @@ from skillbench.scorecard.scoring import (
     prompt_rep_scores,
     prompt_scores,
 )
+from skillbench.scorecard.simulation import SimulationCheck, simulation_check
 from skillbench.scorecard.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -54,13 +61,17 @@ from skillbench.scorecard.stats import (
 from skillbench.signals import trigger
 from skillbench.signals.gradeability import skip_reason
 from skillbench.signals.manifest import COMPLETE_STATES, HARNESS_INVALID
-from skillbench.vocab import ENDPOINT_UNKNOWN, PLUGIN, REAL
+from skillbench.vocab import AA, ENDPOINT_UNKNOWN, PLACEBO, PLUGIN, REAL, SIMULATED
 
 # The coverage reason of a gradeable run the judge has not graded (nor skipped): the week is not finished.
 NOT_GRADED_YET = "not graded yet"
 NO_SCORES_YET = f"{NOT_GRADED_YET} (no scores.csv)"
 RUN_STATE_REASONS = {HARNESS_INVALID: "harness-invalid: the harness could not set the run up (e.g. a failed setup "
                                       "command; see its metadata.json) — never a skill loss, rerun by the next pass"}
+
+DISAGREES_WITH_TRUTH = "MEASUREMENT DISAGREES WITH TRUTH"
+# Arms the judge grades on request, like plugin: a week's opt-in controls, graded when its scores hold them.
+CONTROL_ARMS = (PLACEBO, AA)
 
 # Larger models first, as qdrant lists them; unknown labels follow alphabetically.
 MODEL_RANK = ("opus", "sonnet", "haiku")
@@ -113,6 +124,8 @@ class ScorecardData:
     extras: dict[str, Any] = field(default_factory=dict)
     objective: dict[str, pd.DataFrame] = field(default_factory=dict)  # the checks' layer; empty without checks
     pair: ArmPair = DEFAULT_PAIR  # the arms compared: lift = treatment − control
+    simulation: SimulationCheck | None = None  # a simulated week against its truth.csv (None: not one)
+    controls: Controls | None = None  # placebo and A/A comparisons (None: the week ran neither arm)
 
     @property
     def keeps_history(self) -> bool:
@@ -130,6 +143,11 @@ class ScorecardData:
         return bool(self.incomplete_reasons)
 
     @property
+    def disagrees_with_truth(self) -> bool:
+        """A simulated week whose measurement disagrees with its truth beyond its stated uncertainty."""
+        return self.simulation is not None and self.simulation.flagged
+
+    @property
     def reconciled(self) -> bool:
         """The week has a reconciliation (``reconciliation.json``, else one rebuilt from ``plan.csv``)."""
         return self.reconciliation is not None
@@ -140,6 +158,8 @@ class ScorecardData:
                  else f"Skill Comparison Scorecard — {self.run_key} — {self.pair.label}")
         if self.endpoint != REAL:
             title += f" — {self.endpoint} endpoint"
+        if self.disagrees_with_truth:
+            title += f" — {DISAGREES_WITH_TRUTH}"
         if self.incomplete:
             title += " — INCOMPLETE"
         return title
@@ -156,6 +176,9 @@ class ScorecardData:
         }
         out["gate"] = self.gate if self.gate is not None else pd.DataFrame()
         out.update(self.objective)
+        for part in (self.simulation, self.controls):
+            if part is not None:
+                out.update(part.frames())
         return out
 
 
@@ -177,11 +200,11 @@ def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame,
     """Every run with its coverage status, and the dropped ones with their reasons.
 
     ``scores_file``: whether ``scores.csv`` exists (``None``: judged from ``scores`` being empty). Gradeable
-    arms: the pair's graded arms (the judge's :func:`skillbench.judge.answers.graded_arm`), and the plugin arm
-    when the judge graded it.
+    arms: the pair's graded arms (the judge's :func:`skillbench.judge.answers.graded_arm`), and the plugin, placebo
+    and aa arms when the judge graded them.
     """
-    plugin_arms = {c for c in scores["condition"].astype(str).unique() if arm_kind(c) == PLUGIN}
-    arms = set(pair.graded_arms) | plugin_arms
+    on_request = {c for c in scores["condition"].astype(str).unique() if arm_kind(c) in (PLUGIN, *CONTROL_ARMS)}
+    arms = set(pair.graded_arms) | on_request
     runs = manifest.copy()
     trigger_only = runs["trigger_only"].astype(bool) if "trigger_only" in runs else pd.Series(False, index=runs.index)
     runs["gradeable"] = ~runs["dormancy"] & ~trigger_only & runs["condition"].isin(arms)
@@ -349,6 +372,13 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
         provenance=_provenance(manifest, scores, models), site_host=site or ledgers.site_host,
         n_resamples=n_resamples, seed=seed, incomplete_reasons=reasons, objective=objective,
         extras={"dropped_pieces": ledgers.dropped_pieces}, pair=pair,
+        simulation=simulation_check(read_truth(ledgers.run_dir) if endpoint == SIMULATED else None,
+                                    endpoint=endpoint, manifest=manifest, scores=scores, coverage=coverage, lift=lift,
+                                    uncertainty=uncertainty, gate=gate, pair=pair,
+                                    reconciliation_complete=complete, transitions=objective.get("transitions")),
+        controls=control_checks(prompts, prompt_reps, cells, manifest, pair, reconciliation_complete=complete,
+                                check_stimuli=objective.get("check_stimuli"), models=models,
+                                n_resamples=n_resamples, seed=seed),
     )
 
 

@@ -17,6 +17,7 @@ from skillbench.report.markdown import fmt, is_missing, md_cell, md_table, money
 from skillbench.scorecard.compute import ScorecardData
 from skillbench.scorecard.labels import arm_names, arm_order
 from skillbench.scorecard.render_objective import objective_context
+from skillbench.scorecard.simulation import FLOOR_ALPHA, JUDGE_ACCURACY_FLOOR
 from skillbench.scorecard.stats import DEFAULT_POWER
 from skillbench.signals import trigger
 from skillbench.vocab import NO_SKILL, PLUGIN
@@ -140,6 +141,78 @@ def _gate_table(d: ScorecardData) -> str:
     return md_table(["skill family", "model", "verdict", "evidence"], rows)
 
 
+def _interval(low: Any, high: Any) -> str:
+    return "n/a" if is_missing(low) or is_missing(high) else f"[{signed(low)}, {signed(high)}]"
+
+
+def _yes_no(value: Any) -> str:
+    return "n/a" if is_missing(value) else "yes" if bool(value) else "**no**"
+
+
+def _model_rank(d: ScorecardData) -> dict[str, int]:
+    return {m: i for i, m in enumerate(d.models)}
+
+
+def _simulation_context(d: ScorecardData) -> dict[str, Any] | None:
+    """The simulation check's tables (:mod:`skillbench.scorecard.simulation`); None for a week without one."""
+    sim = d.simulation
+    if sim is None:
+        return None
+    rank = _model_rank(d)
+    lift = sim.lift.assign(_r=sim.lift["model"].map(rank)).sort_values("_r", kind="stable")
+    lift_rows = [[r.model, int(r.n_pairs), signed(r.true_lift), signed(r.measured_lift), _interval(r.ci_low, r.ci_high),
+                  _yes_no(r.t_covers), _interval(r.boot_low, r.boot_high), _yes_no(r.boot_covers)]
+                 for r in lift.itertuples(index=False)]
+    judge_rows = [[r.item_type, r.n, r.agree, fmt(r.accuracy), r.truth_omitted, r.false_met, fmt(r.false_met_rate),
+                   "**yes**" if r.below_floor else "no"] for r in sim.judge.itertuples(index=False)]
+    act = sim.activation.set_index("condition")
+    act_rows = [[c, int(act.at[c, "runs"]), int(act.at[c, "agree"]), fmt(act.at[c, "agreement"])]
+                for c in arm_order(act.index, d.pair)]
+    gate = sim.gate.assign(_r=sim.gate["model"].map(rank)).sort_values(["skill_family", "_r"], kind="stable")
+    gate_rows = [[r.skill_family, r.model, md_cell(r.measured if isinstance(r.measured, str) else "n/a"),
+                  md_cell(r.truth if isinstance(r.truth, str) else "n/a"),
+                  md_cell(r.truth_evidence if isinstance(r.truth_evidence, str) else ""),
+                  "yes" if r.agrees else "**no**"] for r in gate.itertuples(index=False)]
+    return {
+        "reasons": sim.reasons, "unmatched": sim.unmatched, "floor": f"{JUDGE_ACCURACY_FLOOR:.0%}",
+        "alpha": f"{FLOOR_ALPHA:g}",
+        "lift": md_table(["model", "n prompts", "true lift", "measured lift", "95% t CI", "covers truth?",
+                          "95% bootstrap CI", "covers truth?"], lift_rows),
+        "judge": md_table(["item type", "graded", "= truth", "accuracy", "truth omitted", "false met",
+                           "false-met rate", f"below {JUDGE_ACCURACY_FLOOR:.0%}?"], judge_rows),
+        "activation": md_table(["arm", "runs", "activation = truth", "agreement"], act_rows) if act_rows else "",
+        "gate": md_table(["skill family", "model", "gate verdict (measured)", "verdict the truth implies",
+                          "truth's record", "agree?"], gate_rows) if gate_rows else "",
+    }
+
+
+def _controls_context(d: ScorecardData) -> dict[str, Any] | None:
+    """The placebo and A/A tables (:mod:`skillbench.scorecard.controls`); None for a week without those arms."""
+    ctl = d.controls
+    if ctl is None:
+        return None
+    rank = _model_rank(d)
+    order = {c: i for i, c in enumerate(dict.fromkeys(ctl.lift["comparison"]))}
+    lift = ctl.lift.assign(_c=ctl.lift["comparison"].map(order), _r=ctl.lift["model"].map(rank))
+    lift_rows = []
+    for r in lift.sort_values(["_c", "_r"], kind="stable").itertuples(index=False):
+        flag = ("n/a (need >=2 prompts)" if is_missing(r.must_lift_se) or r.n_pairs < 2
+                else "yes" if bool(r.excludes_zero) else "no")
+        lift_rows.append([r.comparison, r.model, int(r.n_pairs), f"{fmt(r.must_no)} → {fmt(r.must_with)}",
+                          f"{signed(r.must_lift)} ± {fmt(r.must_lift_se)}", _interval(r.ci_low, r.ci_high),
+                          _interval(r.boot_low, r.boot_high), flag])
+    gate = ctl.gate.assign(_c=ctl.gate["comparison"].map(order), _r=ctl.gate["model"].map(rank))
+    gate_rows = [[r.comparison, r.skill_family, r.model, r.verdict, r.evidence]
+                 for r in gate.sort_values(["_c", "skill_family", "_r"], kind="stable").itertuples(index=False)]
+    return {
+        "arms": ctl.arms,
+        "lift": md_table(["comparison", "model", "n prompts", "must_coverage control→treatment", "must lift ± SE",
+                          "95% t CI", "95% bootstrap CI", "95% CI != 0?"], lift_rows),
+        "gate": md_table(["comparison", "skill family", "model", "verdict (rubric votes)", "evidence"], gate_rows)
+        if gate_rows else "",
+    }
+
+
 def _dropped_table(d: ScorecardData) -> str:
     rows = [[r.run_id, r.prompt, r.model, r.condition, r.reason] for r in d.dropped.itertuples(index=False)]
     return md_table(["run_id", "prompt", "model", "condition", "reason"], rows)
@@ -225,6 +298,7 @@ def render_markdown(d: ScorecardData) -> str:
         "served_prompts": sorted(set(d.self_served["prompt"])),
         "avoid_table": _avoid_table(d) if not d.avoid_violations.empty else "",
         "gate_table": _gate_table(d) if d.gate is not None and not d.gate.empty else "",
+        "simulation": _simulation_context(d), "controls": _controls_context(d),
         "graded": int(cov["graded"].sum()), "gradeable": int(cov["gradeable"].sum()),
         "dropped_table": _dropped_table(d) if not d.dropped.empty else "",
         "spec_dropped": _spec_dropped_table(d), "n_spec_dropped": len(d.extras.get("dropped_pieces", ())),

@@ -20,11 +20,15 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from skillbench.ledgers import columns
 from skillbench.sim.agent import TruthRow
 
-TRUTH_COLUMNS = [f.name for f in dataclasses.fields(TruthRow)]
+# The columns are declared once, beside every other ledger's (skillbench.ledgers.columns); the row type must match.
+TRUTH_COLUMNS = list(columns.TRUTH_COLUMNS)
+LEGACY_TRUTH_COLUMNS = list(columns.LEGACY_TRUTH_COLUMNS)  # truth.csv before checks: no check_id column
+if [f.name for f in dataclasses.fields(TruthRow)] != TRUTH_COLUMNS:  # a new TruthRow field must be declared there
+    raise ImportError("skillbench.sim.agent.TruthRow's fields differ from skillbench.ledgers.columns.TRUTH_COLUMNS")
 TRUTH_ROUTE = "/skillbench/truth"  # GET ?run_id=…&run_id=…: those runs' rows as CSV
-LEGACY_TRUTH_COLUMNS = TRUTH_COLUMNS[:-1]  # truth.csv before checks: no check_id column
 RowKey = tuple[str, int, bool, int, str]
 
 

@@ -25,6 +25,7 @@ from skillbench.report.figures.lift import (
 )
 from skillbench.report.figures.objective import pass_k_curves, transition_bars
 from skillbench.report.figures.runs import run_durations, suite_composition
+from skillbench.report.figures.validity import simulation_panel
 
 __all__ = [
     "ARM_COLORS",
@@ -45,6 +46,7 @@ __all__ = [
     "prompt_lift_dots",
     "prompt_moves",
     "run_durations",
+    "simulation_panel",
     "suite_composition",
     "transition_bars",
     "trend_bands",
