@@ -62,11 +62,13 @@ class Controls:
         gate: ``comparison``, ``vote_basis``, then :data:`~skillbench.scorecard.gate.GATE_COLUMNS`: the rubric
             gate of each control comparison per skill family × model.
         arms: the control arms the week ran (``placebo``, ``aa``).
+        ungraded: those of them with no graded run (their comparisons have no lift and no verdict yet).
     """
 
     lift: pd.DataFrame
     gate: pd.DataFrame
     arms: tuple[str, ...]
+    ungraded: tuple[str, ...] = ()
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """``controls_lift`` and ``controls_gate``."""
@@ -210,9 +212,14 @@ def control_checks(prompts: pd.DataFrame, prompt_reps: pd.DataFrame, cells: pd.D
         seed: bootstrap seed.
     """
     scored = manifest[~manifest["dormancy"].astype(bool)]
-    pairs = control_pairs(scored["condition"], pair)
-    if not pairs:
+    ran = control_pairs(scored["condition"], pair)
+    if not ran:
         return None
+    arms = tuple(a for a in (PLACEBO, AA) if any(a in (p.treatment, p.control) for p in ran))
+    # A control arm the rubric judge has not graded has nothing to compare yet: said, never shown as a zero.
+    graded = set(prompts["condition"].astype(str))
+    ungraded = tuple(a for a in arms if a not in graded)
+    pairs = [p for p in ran if not set(p.lift_arms) & set(ungraded)]
     lifts = [comparison_lift(prompts, cells, p, n_resamples=n_resamples, seed=seed) for p in [pair, *pairs]]
     if models:
         rank = {m: i for i, m in enumerate(models)}
@@ -230,7 +237,7 @@ def control_checks(prompts: pd.DataFrame, prompt_reps: pd.DataFrame, cells: pd.D
         gate.insert(0, "vote_basis", f"rubric {VOTE_METRIC}")  # the measure the votes came from
         gate.insert(0, "comparison", p.label)
         gates.append(gate)
-    arms = tuple(a for a in (PLACEBO, AA) if any(a in (p.treatment, p.control) for p in pairs))
+    empty_gate = pd.DataFrame(columns=["comparison", "vote_basis", *GATE_COLUMNS])
     return Controls(lift=pd.concat([x for x in lifts if not x.empty] or [pd.DataFrame(columns=LIFT_COLUMNS)],
                                    ignore_index=True),
-                    gate=pd.concat(gates, ignore_index=True), arms=arms)
+                    gate=pd.concat(gates, ignore_index=True) if gates else empty_gate, arms=arms, ungraded=ungraded)

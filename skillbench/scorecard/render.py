@@ -205,7 +205,7 @@ def _controls_context(d: ScorecardData) -> dict[str, Any] | None:
     gate_rows = [[r.comparison, r.skill_family, r.model, r.verdict, r.evidence]
                  for r in gate.sort_values(["_c", "skill_family", "_r"], kind="stable").itertuples(index=False)]
     return {
-        "arms": ctl.arms,
+        "arms": ctl.arms, "ungraded": ctl.ungraded,
         "lift": md_table(["comparison", "model", "n prompts", "must_coverage control→treatment", "must lift ± SE",
                           "95% t CI", "95% bootstrap CI", "95% CI != 0?"], lift_rows),
         "gate": md_table(["comparison", "skill family", "model", "verdict (rubric votes)", "evidence"], gate_rows)

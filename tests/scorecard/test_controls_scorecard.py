@@ -148,3 +148,15 @@ def test_a_placebo_as_good_as_the_skill_has_no_lift(week: Path) -> None:
     assert gate.at[("dates", "sonnet"), "verdict"] == "VALID_NO_CHANGE (activation_contract_failed)"
     assert gate.at[("csv-io", "haiku"), "evidence"] == "n=1; 0W/1T/0L; p=1; net +0.0%"
     assert "`with-skill vs placebo`: what the skill's content adds" in _section(md)
+
+
+def test_a_control_arm_the_judge_did_not_grade_is_said_not_shown_as_zero(week: Path) -> None:
+    add_arm(week, "no-skill", "aa")
+    header, rows = read_csv_rows(week / "scores.csv")
+    write_csv_rows(week / "scores.csv", header, [r for r in rows if r[header.index("condition")] != "aa"])
+    data, md = _score(week)
+    assert data.controls.arms == ("aa",) and data.controls.ungraded == ("aa",)
+    assert data.controls.gate.empty and set(data.controls.lift["comparison"]) == {"with-skill vs no-skill"}
+    section = _section(md)
+    assert "- ⚠ ran but not graded: `aa` — no run of it has rubric scores" in section
+    assert "| aa vs no-skill" not in section
