@@ -75,9 +75,10 @@ class AgentProfile(BaseModel):
     use_when_gain: float = Field(default=1.25, ge=0,
                                  description="relevance when the prompt matches a 'Use when' context or quoted "
                                              "trigger phrase (trigger x this, capped at 1)")
-    exclusion_scale: float = Field(default=0.2, ge=0, le=1,
+    exclusion_scale: float = Field(default=0.0, ge=0, le=1,
                                    description="relevance when the prompt matches a 'Do not use for' / 'Not for' "
-                                               "context: trigger_floor x this, below any off-topic prompt")
+                                               "context: trigger_floor x this, below any off-topic prompt (0: an "
+                                               "explicit exclusion is always honoured)")
     phrase_match: float = Field(default=0.5, gt=0, le=1,
                                 description="share of a context's or exclusion's content words the prompt must "
                                             "hold for it to match")
