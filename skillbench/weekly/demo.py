@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import yaml
 
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import HISTORY_FILE, WEEKLY_DIR
@@ -47,6 +48,7 @@ class DemoOptions:
     drift_model: str = ""
     before_gain: float = 0.25
     drift: float = 0.15
+    base_profiles: Path | None = None  # the simulated endpoint's profile file the story starts from (None: shipped)
 
 
 @dataclass
@@ -122,10 +124,16 @@ def run_demo(opts: DemoOptions, *, log: Callable[[str], None] = print,
     suite = load_suite(copy_suite(Path(w.suite_dir), out / "suite", w.families or ()))
     suite_dir = suite.suite_dir
     real = _real_skill(out, suite, story)
+    base = None
+    if opts.base_profiles is not None:
+        from skillbench.sim.profiles import load_profiles
+
+        load_profiles(opts.base_profiles)  # a bad file is one line naming it, before any week runs
+        base = yaml.safe_load(Path(opts.base_profiles).read_text(encoding="utf-8"))
     atomic_write_text(out / STORY_FILE, json.dumps(story.as_json(), indent=2) + "\n")
     failed = []
     for week in range(1, opts.weeks + 1):
-        profiles = enact_week(story, week, suite, real, out)
+        profiles = enact_week(story, week, suite, real, out, base)
         key = WEEK_KEY.format(week=week)
         log(f"demo-history: week {week}/{opts.weeks} ({key})" + "".join(
             f" — scripted: {m.what}" for m in story.moves if m.week == week))

@@ -145,9 +145,10 @@ def profile_key(profiles: dict[str, Any], model: str) -> str:
     return max(keys, key=len) if keys else "default"
 
 
-def week_profiles(story: DemoStory, week: int, draft_key: str) -> dict[str, Any]:
-    """The simulated endpoint's profiles in ``week``: the shipped ones, the draft's gain, the drift once it began."""
-    profiles = copy.deepcopy(shipped_profiles())
+def week_profiles(story: DemoStory, week: int, draft_key: str, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The simulated endpoint's profiles in ``week``: ``base`` (default the shipped ones), the draft's gain, and the
+    drift once it began."""
+    profiles = copy.deepcopy(base if base is not None else shipped_profiles())
     edit = story.move(SKILL_EDIT)
     if edit is not None:
         profiles.setdefault("skill_versions", {})
@@ -164,8 +165,10 @@ def week_profiles(story: DemoStory, week: int, draft_key: str) -> dict[str, Any]
     return profiles
 
 
-def enact_week(story: DemoStory, week: int, suite: Suite, real_skill: str, out_dir: Path) -> Path:
-    """Put the week's SKILL.md in the demo's suite and write the week's profile file; the profile's path."""
+def enact_week(story: DemoStory, week: int, suite: Suite, real_skill: str, out_dir: Path,
+               base: dict[str, Any] | None = None) -> Path:
+    """Put the week's SKILL.md in the demo's suite and write the week's profile file (from ``base``, default the
+    shipped profiles); the profile's path."""
     from skillbench.sim.versions import version_key
 
     edit = story.move(SKILL_EDIT)
@@ -174,7 +177,8 @@ def enact_week(story: DemoStory, week: int, suite: Suite, real_skill: str, out_d
         text = real_skill if week >= edit.week else draft_text(real_skill)
         if path.read_text(encoding="utf-8") != text:
             atomic_write_text(path, text)
-    profiles = week_profiles(story, week, version_key(draft_description(real_skill)) if edit is not None else "")
+    profiles = week_profiles(story, week, version_key(draft_description(real_skill)) if edit is not None else "",
+                             base)
     out = out_dir / "profiles" / f"week-{week:02d}.yaml"
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, yaml.safe_dump(profiles, sort_keys=False))

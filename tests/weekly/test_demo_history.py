@@ -2,7 +2,7 @@
 
 Two families of the bundled suite, haiku, one rep: enough prompts for the week-over-week rule (ready from the
 fourth week) to tell a scripted move from noise. The draft version is worth nothing (``before_gain=0``), so the
-edit's move is the skill's whole effect.
+edit's move is the skill's whole effect, in a quiet simulated world (``--profiles``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from skillbench.weekly.chain import WeeklyOptions
 from skillbench.weekly.demo import DemoOptions, run_demo
 from skillbench.weekly.demo_story import DRAFT_SUFFIX, SKILL_EDIT, draft_text
 from tests.generation.test_generate import require_docker
-from tests.helpers.sim import require_cli
+from tests.helpers.sim import forced, require_cli, write_profiles
 from tests.helpers.weekly import require_kernel
 
 BUNDLED = Path(__file__).resolve().parents[2] / "evals"
@@ -32,10 +32,15 @@ def demo(tmp_path_factory) -> dict:
     require_docker()
     require_kernel()
     reports = tmp_path_factory.mktemp("demo-reports")
+    # A quiet world (every listed skill is used, a judge that never errs): the weeks differ by sampling only, so
+    # four weeks of one rep are enough to tell the scripted edit from noise.
+    profile = forced(trigger=1.0, trigger_floor=1.0, follow_link=1.0, must={"without": 0.2, "with": 0.9})
+    base = write_profiles(reports / "base-profiles.yaml", {"default": profile},
+                          judges={"default": {"flip_rate": 0.0, "fabricated_quote_rate": 0.0, "position_bias": 0.0}})
     weekly = WeeklyOptions(suite_dir=BUNDLED, backend="sim", models=["haiku"], reps=1, families=FAMILIES, jobs=3,
                            seed=5, reports_dir=reports)
     result = run_demo(DemoOptions(weekly=weekly, weeks=4, edit_week=4, drift_week=0, edit_family=EDITED,
-                                  before_gain=0.0), log=lambda line: None)
+                                  before_gain=0.0, base_profiles=base), log=lambda line: None)
     return {"result": result, "reports": reports}
 
 
