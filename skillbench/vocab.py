@@ -17,6 +17,7 @@ AA = "aa"  # opt-in: a second no-skill arm (the A/A noise floor)
 Condition = Literal["no-skill", "with-skill", "plugin", "placebo", "aa"]
 CONDITIONS: tuple[Condition, ...] = (NO_SKILL, WITH_SKILL, PLUGIN, PLACEBO, AA)
 LIFT_ARMS: tuple[str, str] = (NO_SKILL, WITH_SKILL)  # lift = with-skill − no-skill
+CONTROL_ARMS: tuple[str, str] = (PLACEBO, AA)  # graded whenever they ran; reported beside the lift, never in it
 SKILLED_ARMS: tuple[str, str] = (WITH_SKILL, PLUGIN)  # arms in which a skill can trigger
 
 # -- rubric items ---------------------------------------------------------------------------------------------

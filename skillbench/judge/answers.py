@@ -2,7 +2,8 @@
 
 :func:`select_runs` decides which runs are gradeable: a preference-eligible prompt (dormancy prompts are for
 trigger health only) in one of the week's graded arms (:attr:`skillbench.arms.ArmPair.graded_arms`: no-skill and
-with-skill for a weekly run; treatment, control and reference for a comparison; the plugin arm on request), with
+with-skill for a weekly run; treatment, control and reference for a comparison; the placebo and aa controls when
+they ran; the plugin arm on request), with
 an answer that :func:`skillbench.signals.skip_reason` accepts. Only ``prompt_text``, ``answer`` and ``items`` of a
 :class:`RunAnswer` ever reach a judge; the rest is for the ledger.
 
@@ -28,7 +29,7 @@ from skillbench.signals.manifest import run_dirs, run_signals
 from skillbench.signals.transcript import read_transcript
 from skillbench.suite.absence import absence_indexes
 from skillbench.suite.format import TestPrompt
-from skillbench.vocab import PLUGIN
+from skillbench.vocab import CONTROL_ARMS, PLUGIN
 
 
 @dataclass(frozen=True)
@@ -152,8 +153,10 @@ def read_run_answer(folder: Path) -> tuple[RunAnswer, dict[str, Any]]:
 
 
 def graded_arm(condition: str, pair: ArmPair, *, include_plugin: bool = False) -> bool:
-    """True for a condition the rubric judge grades: one of the pair's graded arms, or a plugin arm on request."""
-    return condition in pair.graded_arms or (include_plugin and arm_kind(condition) == PLUGIN)
+    """True for a condition the rubric judge grades: one of the pair's graded arms, a control arm (placebo, aa:
+    opt-in, so a week that ran one wants its lift), or a plugin arm on request."""
+    kind = arm_kind(condition)
+    return condition in pair.graded_arms or kind in CONTROL_ARMS or (include_plugin and kind == PLUGIN)
 
 
 def select_runs(run_dir: str | Path, *, include_plugin: bool = False, selection: RunSelection | None = None,
