@@ -172,7 +172,8 @@ def _simulation_context(d: ScorecardData) -> dict[str, Any] | None:
     gate_rows = [[r.skill_family, r.model, md_cell(r.measured if isinstance(r.measured, str) else "n/a"),
                   md_cell(r.truth if isinstance(r.truth, str) else "n/a"),
                   md_cell(r.truth_evidence if isinstance(r.truth_evidence, str) else ""),
-                  "yes" if r.agrees else "**no**"] for r in gate.itertuples(index=False)]
+                  "yes" if r.agrees else "one vote off" if r.one_vote else "**no**"]
+                 for r in gate.itertuples(index=False)]
     return {
         "reasons": sim.reasons, "unmatched": sim.unmatched, "floor": f"{JUDGE_ACCURACY_FLOOR:.0%}",
         "alpha": f"{FLOOR_ALPHA:g}",

@@ -18,20 +18,25 @@ run's last attempt counts). Four comparisons, each from the ledgers only:
    :func:`skillbench.scorecard.controls.satisfied_items`) gives W/T/L, then the gate's own vote collapse and rule
    (:func:`skillbench.scorecard.controls.rubric_gate`), with the activation contract read from the truth's routes
    of the dormancy runs and the week's reconciliation state and objective record as measured (checks are not
-   judged). Must coverage alone would not be the judge's standard: on a 448-run demo week its votes matched the
-   pairwise judge's per-rep outcomes 69 % of the time against 93 % for the items satisfied, and it implied a
-   verdict the measured gate had no reason to reach.
+   judged). Must coverage alone is not the judge's standard: on a 448-run bundled-suite week its votes matched
+   the pairwise judge's per-rep outcomes 69 % of the time, the items satisfied 93 %.
 
 **The flag.** The measurement disagrees with the truth beyond its stated uncertainty when an interval the scorecard
 reports (t or bootstrap, with ≥ 2 prompts) misses the true lift, when an item type's judge accuracy is credibly
 below :data:`JUDGE_ACCURACY_FLOOR` (one-sided exact binomial test at :data:`FLOOR_ALPHA`: a handful of items
-cannot trip it by chance), or when the measured gate verdict differs from the truth-implied one. The scorecard's
-title and notes say so (:attr:`SimulationCheck.flagged`), so a damaged measurement never reads as clean.
+cannot trip it by chance), or when the measured gate verdict contradicts the truth-implied one: it differs, and
+no single stimulus voting otherwise would make the measured record reach the truth's verdict. A verdict one
+stimulus vote from the truth's is the gate's own resolution at n = 5–8 stimuli (one vote moves p across 0.05),
+and a judge that errs on a few percent of items moves a vote now and then: it is shown (``one_vote``), not
+flagged, while a difference the votes cannot explain (an activation contract the truth does not share, judge
+errors, votes far apart) is. The scorecard's title and notes say so (:attr:`SimulationCheck.flagged`), so a
+damaged measurement never reads as clean.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import permutations
 
 import pandas as pd
 from scipy.stats import binomtest
@@ -39,6 +44,7 @@ from scipy.stats import binomtest
 from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.ledgers.truth import final_truth
 from skillbench.scorecard.controls import rubric_gate, rubric_votes
+from skillbench.scorecard.gate import ObjectiveRecord, decide
 from skillbench.scorecard.scoring import prompt_rep_scores, prompt_scores
 from skillbench.scorecard.stats import paired_differences
 from skillbench.signals.trigger import false_trigger_arms
@@ -54,7 +60,9 @@ LIFT_COLUMNS = ["model", "n_pairs", "true_lift", "measured_lift", "ci_low", "ci_
 JUDGE_COLUMNS = ["item_type", "n", "agree", "accuracy", "truth_omitted", "false_met", "false_met_rate",
                  "p_below_floor", "below_floor"]
 ACTIVATION_COLUMNS = ["condition", "runs", "agree", "agreement"]
-GATE_COLUMNS = ["skill_family", "model", "measured", "truth", "truth_evidence", "agrees"]
+GATE_COLUMNS = ["skill_family", "model", "measured", "truth", "measured_evidence", "truth_evidence", "agrees",
+                "one_vote", "contradicts"]
+VOTE_KEYS = ("wins", "ties", "losses")
 
 
 @dataclass(frozen=True)
@@ -86,10 +94,11 @@ class SimulationCheck:
         low = self.judge.loc[self.judge["below_floor"], "item_type"].tolist()
         if low:
             out.append(f"judge accuracy credibly below {JUDGE_ACCURACY_FLOOR:.0%} on {', '.join(low)} items")
-        off = self.gate[~self.gate["agrees"]] if not self.gate.empty else self.gate
+        off = self.gate[self.gate["contradicts"]] if not self.gate.empty else self.gate
         if len(off):
             cells = ", ".join(f"{r.skill_family} × {r.model}" for r in off.itertuples(index=False))
-            out.append(f"the gate's verdict differs from the truth-implied one for {cells}")
+            out.append(f"the gate's verdict differs from the truth-implied one by more than one stimulus vote for "
+                       f"{cells}")
         return out
 
     @property
@@ -207,18 +216,46 @@ def truth_dormancy_activations(manifest: pd.DataFrame, truth: pd.DataFrame, pair
     return active.groupby([dorm["skill_family"], dorm["model"]]).sum().astype(int)
 
 
+def _one_vote_from(row: pd.Series, target: str) -> bool:
+    """Whether the measured record reaches ``target`` with one stimulus's vote changed (n, contract and the
+    objective record kept): the measured gate's verdict is then a boundary case of the truth's."""
+    counts = [int(row[k]) for k in VOTE_KEYS]
+    objective = (ObjectiveRecord(int(row["objective_n"]), int(row["objective_wins"]), int(row["objective_losses"]))
+                 if "objective_n" in row and not pd.isna(row["objective_n"]) else None)
+    for src, dst in permutations(range(3), 2):
+        if counts[src] == 0:
+            continue
+        moved = list(counts)
+        moved[src] -= 1
+        moved[dst] += 1
+        decision = decide(*moved, reconciliation_complete=not row["reason"] == "incomplete_reconciliation",
+                          judge_errors=int(row["judge_errors"]), dormancy_activations=int(row["dormancy_activations"]),
+                          objective=objective)
+        if decision.verdict == target:
+            return True
+    return False
+
+
 def gate_against_truth(gate: pd.DataFrame | None, truth_votes: pd.DataFrame, manifest: pd.DataFrame,
                        truth: pd.DataFrame, pair: ArmPair, *, reconciliation_complete: bool = True,
                        transitions: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per skill family × model, the measured gate verdict against the verdict the truth implies."""
+    """Per skill family × model, the measured gate verdict against the verdict the truth implies.
+
+    ``agrees``: the same verdict; ``one_vote``: they differ, but one stimulus voting otherwise gives the measured
+    record the truth's verdict (:func:`_one_vote_from`); ``contradicts``: they differ and it would not (flagged).
+    """
     if gate is None:
         return pd.DataFrame(columns=GATE_COLUMNS)
     implied = rubric_gate(truth_votes, manifest, pair, reconciliation_complete=reconciliation_complete,
                           dormancy=truth_dormancy_activations(manifest, truth, pair), transitions=transitions)
-    both = gate[["skill_family", "model", "verdict"]].rename(columns={"verdict": "measured"}).merge(
-        implied[["skill_family", "model", "verdict", "evidence"]].rename(
-            columns={"verdict": "truth", "evidence": "truth_evidence"}), on=["skill_family", "model"], how="outer")
+    measured = gate.rename(columns={"verdict": "measured", "evidence": "measured_evidence"})
+    both = measured.merge(implied[["skill_family", "model", "verdict", "evidence"]].rename(
+        columns={"verdict": "truth", "evidence": "truth_evidence"}), on=["skill_family", "model"], how="outer")
     both["agrees"] = both["measured"].eq(both["truth"])
+    known = both["measured"].notna() & both["truth"].notna()
+    both["one_vote"] = [bool(k and not a and _one_vote_from(row, row["truth"]))
+                        for (_, row), k, a in zip(both.iterrows(), known, both["agrees"], strict=True)]
+    both["contradicts"] = ~both["agrees"] & ~both["one_vote"]
     return both[GATE_COLUMNS].sort_values(["skill_family", "model"], kind="stable").reset_index(drop=True)
 
 

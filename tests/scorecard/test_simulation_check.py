@@ -14,10 +14,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from skillbench.arms import ArmPair
 from skillbench.ledgers import final_truth, load_week, read_truth
 from skillbench.ledgers.columns import LEGACY_TRUTH_COLUMNS, TRUTH_COLUMNS
 from skillbench.scorecard import compute_scorecard, render_markdown
 from skillbench.scorecard.compute import DISAGREES_WITH_TRUTH
+from skillbench.scorecard.gate import decide
+from skillbench.scorecard.simulation import gate_against_truth
 from skillbench.sim.truth import TRUTH_COLUMNS as SIM_TRUTH_COLUMNS
 from tests.helpers.shared import TINY_WEEK, read_csv_rows, write_csv_rows
 
@@ -229,7 +232,9 @@ def test_a_gate_verdict_the_truth_does_not_imply_is_flagged(week: Path) -> None:
     assert gate.at[("dates", "sonnet"), "measured"] == "VALID_NO_CHANGE (activation_contract_failed)"
     assert gate.at[("dates", "sonnet"), "truth"] == "INVALID_INCONCLUSIVE (underpowered)"
     assert not bool(gate.at[("dates", "sonnet"), "agrees"]) and gate["agrees"].sum() == 3
-    assert data.simulation.reasons == ["the gate's verdict differs from the truth-implied one for dates × sonnet"]
+    assert bool(gate.at[("dates", "sonnet"), "contradicts"])  # no vote explains a contract the truth does not share
+    assert data.simulation.reasons == [
+        "the gate's verdict differs from the truth-implied one by more than one stimulus vote for dates × sonnet"]
     act = data.simulation.activation.set_index("condition")
     assert act.at["plugin", "agree"] == 11  # the measured file_read on sonnet's dormancy prompt
     assert md.splitlines()[0].endswith(DISAGREES_WITH_TRUTH)
@@ -255,3 +260,34 @@ def test_a_week_not_on_the_simulated_endpoint_has_no_check(week: Path) -> None:
     write_csv_rows(week / "manifest.csv", header, [[*r[:col], "unknown", *r[col + 1:]] for r in rows])
     data, md = _score(week)
     assert data.endpoint == "unknown" and data.simulation is None and "Simulation check" not in md
+
+
+# --- the gate's resolution: one vote off is shown, not flagged -----------------------------------------------------
+
+
+def _gate_cell(measured: tuple[int, int, int], truth: tuple[int, int, int]) -> pd.Series:
+    """One family × model: the measured gate on ``measured`` W/T/L votes against truth votes ``truth``."""
+    n = sum(measured)
+    manifest = pd.DataFrame({"prompt": [f"p{i}" for i in range(n)], "skill_family": "f", "model": "m",
+                             "condition": "with-skill", "dormancy": False, "run_id": [f"r{i}" for i in range(n)],
+                             "skill_activation": "skill_tool"})
+    outcomes = [o for o, k in zip("WTL", truth, strict=True) for _ in range(k)]
+    votes = pd.DataFrame({"skill_family": "f", "model": "m", "prompt": manifest["prompt"], "rep": 1,
+                          "outcome": outcomes})
+    dec = decide(*measured)
+    gate = pd.DataFrame([{"skill_family": "f", "model": "m", "state": dec.state, "reason": dec.reason,
+                          "verdict": dec.verdict, "n": dec.n, "wins": measured[0], "ties": measured[1],
+                          "losses": measured[2], "p_value": dec.p_value, "net_win": dec.net_win, "judge_errors": 0,
+                          "dormancy_activations": 0, "evidence": dec.evidence}])
+    truth = pd.DataFrame({"run_id": manifest["run_id"], "activation_route": "skill_tool"})
+    return gate_against_truth(gate, votes, manifest, truth, ArmPair()).iloc[0]
+
+
+def test_a_verdict_one_vote_from_the_truths_is_the_gates_resolution_not_a_flag() -> None:
+    near = _gate_cell((4, 4, 0), (5, 3, 0))  # p = 0.0625 against 0.03125: one tie that was a win
+    assert (near["measured"], near["truth"]) == ("VALID_NO_CHANGE (not_significant)", "VALID_PASS")
+    assert not near["agrees"] and near["one_vote"] and not near["contradicts"]
+    far = _gate_cell((3, 3, 2), (7, 1, 0))  # the judge's votes cannot be the truth's
+    assert far["contradicts"] and not far["one_vote"]
+    same = _gate_cell((6, 1, 0), (6, 1, 0))
+    assert same["agrees"] and not same["contradicts"]
