@@ -61,7 +61,7 @@ from skillbench.scorecard.stats import (
 from skillbench.signals import trigger
 from skillbench.signals.gradeability import skip_reason
 from skillbench.signals.manifest import COMPLETE_STATES, HARNESS_INVALID
-from skillbench.vocab import AA, ENDPOINT_UNKNOWN, PLACEBO, PLUGIN, REAL, SIMULATED
+from skillbench.vocab import CONTROL_ARMS, ENDPOINT_UNKNOWN, PLUGIN, REAL, SIMULATED
 
 # The coverage reason of a gradeable run the judge has not graded (nor skipped): the week is not finished.
 NOT_GRADED_YET = "not graded yet"
@@ -70,8 +70,6 @@ RUN_STATE_REASONS = {HARNESS_INVALID: "harness-invalid: the harness could not se
                                       "command; see its metadata.json) — never a skill loss, rerun by the next pass"}
 
 DISAGREES_WITH_TRUTH = "MEASUREMENT DISAGREES WITH TRUTH"
-# Arms the judge grades on request, like plugin: a week's opt-in controls, graded when its scores hold them.
-CONTROL_ARMS = (PLACEBO, AA)
 
 # Larger models first, as qdrant lists them; unknown labels follow alphabetically.
 MODEL_RANK = ("opus", "sonnet", "haiku")
@@ -200,11 +198,12 @@ def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame,
     """Every run with its coverage status, and the dropped ones with their reasons.
 
     ``scores_file``: whether ``scores.csv`` exists (``None``: judged from ``scores`` being empty). Gradeable
-    arms: the pair's graded arms (the judge's :func:`skillbench.judge.answers.graded_arm`), and the plugin, placebo
-    and aa arms when the judge graded them.
+    arms: the pair's graded arms and the placebo and aa controls whenever they ran (the judge's
+    :func:`skillbench.judge.answers.graded_arm`), and the plugin arm when the judge graded it.
     """
-    on_request = {c for c in scores["condition"].astype(str).unique() if arm_kind(c) in (PLUGIN, *CONTROL_ARMS)}
-    arms = set(pair.graded_arms) | on_request
+    plugin_arms = {c for c in scores["condition"].astype(str).unique() if arm_kind(c) == PLUGIN}
+    controls = {c for c in manifest["condition"].astype(str).unique() if arm_kind(c) in CONTROL_ARMS}
+    arms = set(pair.graded_arms) | plugin_arms | controls
     runs = manifest.copy()
     trigger_only = runs["trigger_only"].astype(bool) if "trigger_only" in runs else pd.Series(False, index=runs.index)
     runs["gradeable"] = ~runs["dormancy"] & ~trigger_only & runs["condition"].isin(arms)

@@ -151,10 +151,14 @@ def test_a_placebo_as_good_as_the_skill_has_no_lift(week: Path) -> None:
 
 
 def test_a_control_arm_the_judge_did_not_grade_is_said_not_shown_as_zero(week: Path) -> None:
+    """The judge grades a control arm whenever it ran (``judge.answers.graded_arm``): ungraded, the week is not
+    finished, and the section says so instead of showing a zero lift or an n=0 verdict."""
     add_arm(week, "no-skill", "aa")
     header, rows = read_csv_rows(week / "scores.csv")
     write_csv_rows(week / "scores.csv", header, [r for r in rows if r[header.index("condition")] != "aa"])
     data, md = _score(week)
+    assert data.incomplete and "8 gradeable runs are not graded yet" in data.incomplete_reasons[0]
+    assert set(data.dropped["condition"]) == {"aa"}
     assert data.controls.arms == ("aa",) and data.controls.ungraded == ("aa",)
     assert data.controls.gate.empty and set(data.controls.lift["comparison"]) == {"with-skill vs no-skill"}
     section = _section(md)
