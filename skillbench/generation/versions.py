@@ -14,9 +14,9 @@ from typing import Any
 
 from skillbench.arms import arm_kind
 from skillbench.generation.plan import PlanError, installed_families
-from skillbench.ledgers.files import RUN_FILE, VERSIONS_DIR
+from skillbench.ledgers.files import PLACEBO_DIR, RUN_FILE, VERSIONS_DIR
 from skillbench.suite.format import Suite
-from skillbench.suite.placebo import PLACEBO_DIR, materialize_placebo
+from skillbench.suite.placebo import materialize_placebo
 from skillbench.suite.versions import SkillsVersion, VersionError, resolve_versions, tree_hash
 from skillbench.vocab import PLACEBO
 

@@ -53,6 +53,7 @@ COST_PARTS_FILE = "judge_cost.json"  # judge: spend per judge (rubric, pairs)
 # -- folders generation keeps beside the runs ---------------------------------------------------------------
 ASIDE_DIR = "_aside"  # partial run folders moved aside on resume
 VERSIONS_DIR = "_versions"  # a version arm's files, git-archived per commit (skillbench.suite.versions)
+PLACEBO_DIR = "_placebo"  # one folder per generated placebo (skillbench.suite.placebo); never a run folder
 TMP_PREFIX = ".tmp-"  # a run folder being written
 
 # -- a report (reports/<run_key>/) --------------------------------------------------------------------------

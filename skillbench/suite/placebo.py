@@ -41,7 +41,6 @@ from pathlib import Path
 from skillbench.suite.format import _FRONTMATTER, SKILL_FILE
 from skillbench.suite.versions import tree_hash
 
-PLACEBO_DIR = "_placebo"  # RUN_DIR/_placebo/: one folder per placebo (never a run folder: it starts with "_")
 RECOGNISED_CHARS = 24  # the opening of a sentence that identifies a placebo's text (every opening is distinct)
 
 # Original sentences about nothing a skill could be about: everyday scenes, no instruction, no technical word,

@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 
 from skillbench.generation import GenerateOptions, generate, model_endpoint
-from skillbench.ledgers.files import TRANSCRIPT_FILE
+from skillbench.ledgers.files import PLACEBO_DIR, TRANSCRIPT_FILE
 from skillbench.signals import read_transcript
 from skillbench.signals.gradeability import skip_reason
 from skillbench.suite import load_suite, read_skill
-from skillbench.suite.placebo import PLACEBO_DIR, split_skill
+from skillbench.suite.placebo import split_skill
 from skillbench.suite.versions import tree_hash
 from tests.generation.test_generate import require_docker
 from tests.generation.test_placebo import topic_words
