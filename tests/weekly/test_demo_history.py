@@ -32,9 +32,10 @@ def demo(tmp_path_factory) -> dict:
     require_docker()
     require_kernel()
     reports = tmp_path_factory.mktemp("demo-reports")
-    # A quiet world (every listed skill is used, a judge that never errs): the weeks differ by sampling only, so
-    # four weeks of one rep are enough to tell the scripted edit from noise.
-    profile = forced(trigger=1.0, trigger_floor=1.0, follow_link=1.0, must={"without": 0.2, "with": 0.9})
+    # A decided world (every listed skill is used and fully read, every outcome 0 or 1, a judge that never errs):
+    # the test is that the edit reaches the runs, the history and the rule end to end; how often the rule sees a
+    # move through real noise is benchmarks/validity.py's question (the demo's page says so either way).
+    profile = forced(trigger=1.0, trigger_floor=1.0, follow_link=1.0, must={"without": 0.0, "with": 1.0})
     base = write_profiles(reports / "base-profiles.yaml", {"default": profile},
                           judges={"default": {"flip_rate": 0.0, "fabricated_quote_rate": 0.0, "position_bias": 0.0}})
     weekly = WeeklyOptions(suite_dir=BUNDLED, backend="sim", models=["haiku"], reps=1, families=FAMILIES, jobs=3,
