@@ -21,7 +21,7 @@ lint: setup
 weekly: setup
 	$(VENV)/bin/skillbench weekly --backend sim --suite evals
 
-# Eight simulated weeks of the bundled suite with a scripted story (about an hour on 2 cores): reports/demo-history/
+# Eight simulated weeks of the bundled suite with a scripted story (about 50 minutes on 2 cores): reports/demo-history/
 demo: setup
 	$(VENV)/bin/skillbench demo-history --weeks 8 --suite evals --models haiku sonnet --reps 1
 
