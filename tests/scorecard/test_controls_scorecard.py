@@ -16,9 +16,8 @@ import pandas as pd
 import pytest
 
 from skillbench.arms import ArmPair
-from skillbench.ledgers import load_week
-from skillbench.scorecard import compute_scorecard, render_markdown
 from skillbench.scorecard.controls import rubric_votes
+from tests.helpers.scorecard import page_section, score_week
 from tests.helpers.shared import TINY_WEEK, read_csv_rows, write_csv_rows
 
 WEEK = "20261130"
@@ -64,13 +63,11 @@ def add_arm(run_dir: Path, source: str, arm: str) -> Path:
 
 
 def _score(run_dir: Path):
-    data = compute_scorecard(load_week(run_dir), n_resamples=RESAMPLES)
-    return data, render_markdown(data)
+    return score_week(run_dir, RESAMPLES)
 
 
 def _section(md: str) -> str:
-    assert SECTION in md
-    return md.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    return page_section(md, SECTION)
 
 
 @pytest.fixture(scope="module")

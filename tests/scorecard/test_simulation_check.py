@@ -17,11 +17,11 @@ import pytest
 from skillbench.arms import ArmPair
 from skillbench.ledgers import final_truth, load_week, read_truth
 from skillbench.ledgers.columns import LEGACY_TRUTH_COLUMNS, TRUTH_COLUMNS
-from skillbench.scorecard import compute_scorecard, render_markdown
 from skillbench.scorecard.compute import DISAGREES_WITH_TRUTH
 from skillbench.scorecard.gate import decide
 from skillbench.scorecard.simulation import gate_against_truth
 from skillbench.sim.truth import TRUTH_COLUMNS as SIM_TRUTH_COLUMNS
+from tests.helpers.scorecard import page_section, score_week
 from tests.helpers.shared import TINY_WEEK, read_csv_rows, write_csv_rows
 
 WEEK = "20261130"
@@ -30,13 +30,11 @@ SECTION = "## Simulation check — the measurement against the simulation's trut
 
 
 def _score(run_dir: Path):
-    data = compute_scorecard(load_week(run_dir), n_resamples=RESAMPLES)
-    return data, render_markdown(data)
+    return score_week(run_dir, RESAMPLES)
 
 
 def _section(md: str, heading: str = SECTION) -> str:
-    assert heading in md
-    return md.split(heading, 1)[1].split("\n## ", 1)[0]
+    return page_section(md, heading)
 
 
 @pytest.fixture(scope="module")
