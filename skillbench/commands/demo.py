@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from skillbench.commands import listed, model_names, positive_int
+from skillbench.weekly.demo_story import DEFAULT_DRIFT
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--edit-week", type=int, default=5, metavar="W", help="week of the skill edit (0: none)")
     p.add_argument("--drift-week", type=int, default=7, metavar="W", help="week of the model drift (0: none)")
     p.add_argument("--edit-family", default="", metavar="F", help="family edited (default: the one with most prompts)")
-    p.add_argument("--drift-model", default="", metavar="M", help="model that drifts (default: the last model)")
+    p.add_argument("--drift-model", default="", metavar="M",
+                   help="model that drifts (default: the one the skill helps most in the profiles)")
+    p.add_argument("--drift", type=float, default=DEFAULT_DRIFT, metavar="X",
+                   help=f"rise of the drifting model's baseline must coverage (default {DEFAULT_DRIFT})")
+    p.add_argument("--draft-gain", type=float, default=0.25, metavar="X",
+                   help="share of the skill's effect the edited family's draft is worth (default 0.25)")
     p.add_argument("--profiles", metavar="FILE",
                    help="the simulated endpoint's profile file the story starts from (default: the shipped one)")
     p.add_argument("--quiet", action="store_true", help="do not relay the notebooks' output")
@@ -54,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     weekly.stream = None if args.quiet else terminal
     opts = DemoOptions(weekly=weekly, weeks=args.weeks, out_dir=Path(args.out_dir) if args.out_dir else None,
                        edit_week=args.edit_week, drift_week=args.drift_week, edit_family=args.edit_family,
-                       drift_model=args.drift_model, base_profiles=Path(args.profiles) if args.profiles else None)
+                       drift_model=args.drift_model, drift=args.drift,
+                       before_gain=args.draft_gain, base_profiles=Path(args.profiles) if args.profiles else None)
     try:
         result = run_demo(opts, log=terminal.line, progress=terminal.progress)
     except (ValueError, WeeklyError) as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,11 +28,15 @@ from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import HISTORY_FILE, WEEKLY_DIR
 from skillbench.report.markdown import md_table, signed
 from skillbench.suite.format import SKILL_FILE
-from skillbench.weekly.demo_story import SKILL_EDIT, UP, DemoStory, enact_week, plan_story
+from skillbench.weekly.demo_story import DEFAULT_DRIFT, SKILL_EDIT, UP, DemoStory, enact_week, plan_story
 
 DEMO_DIR = "demo-history"  # REPORTS/demo-history/: the suite copy, the profiles, the story and the page
 STORY_FILE, PAGE_FILE = "demo-story.json", "demo.md"
 WEEK_KEY = "demo-w{week:02d}"
+WEEK_COLUMNS = ["week", "run_key", "model", "must_lift", "true_lift", "reps", "delta", "threshold", "actionable",
+                "moves"]
+CAUGHT_COLUMNS = ["week", "move", "target", "model", "expected", "delta", "true_delta", "threshold", "reps_to_see",
+                  "rule", "caught"]
 SUITE_PARTS = ("skillbench.toml", "test-prompts", "fixtures", "solutions")
 
 
@@ -47,7 +52,7 @@ class DemoOptions:
     edit_family: str = ""
     drift_model: str = ""
     before_gain: float = 0.25
-    drift: float = 0.15
+    drift: float = DEFAULT_DRIFT
     base_profiles: Path | None = None  # the simulated endpoint's profile file the story starts from (None: shipped)
 
 
@@ -117,19 +122,20 @@ def run_demo(opts: DemoOptions, *, log: Callable[[str], None] = print,
                                                   if not w.families or p.family in w.families])
     kept.skills = {k: v for k, v in original.skills.items() if not w.families or v.family in w.families}
     models = list(w.models or original.config.run.models)
-    story = plan_story(kept, weeks=opts.weeks, models=models, edit_week=opts.edit_week,  # checked before writing
-                       drift_week=opts.drift_week, family=opts.edit_family, drift_model=opts.drift_model,
-                       before_gain=opts.before_gain, drift=opts.drift)
-    out.mkdir(parents=True, exist_ok=True)
-    suite = load_suite(copy_suite(Path(w.suite_dir), out / "suite", w.families or ()))
-    suite_dir = suite.suite_dir
-    real = _real_skill(out, suite, story)
     base = None
     if opts.base_profiles is not None:
         from skillbench.sim.profiles import load_profiles
 
         load_profiles(opts.base_profiles)  # a bad file is one line naming it, before any week runs
         base = yaml.safe_load(Path(opts.base_profiles).read_text(encoding="utf-8"))
+    story = plan_story(kept, weeks=opts.weeks, models=models, edit_week=opts.edit_week,  # checked before writing
+                       drift_week=opts.drift_week, family=opts.edit_family, drift_model=opts.drift_model,
+                       before_gain=opts.before_gain, drift=opts.drift, profiles=base)
+    _same_story(out, story)
+    out.mkdir(parents=True, exist_ok=True)
+    suite = load_suite(copy_suite(Path(w.suite_dir), out / "suite", w.families or ()))
+    suite_dir = suite.suite_dir
+    real = _real_skill(out, suite, story)
     atomic_write_text(out / STORY_FILE, json.dumps(story.as_json(), indent=2) + "\n")
     failed = []
     for week in range(1, opts.weeks + 1):
@@ -153,6 +159,20 @@ def run_demo(opts: DemoOptions, *, log: Callable[[str], None] = print,
     if not failed:
         _explore(out, suite_dir / WEEKLY_DIR, w.kernel_name)
     return DemoResult(out_dir=out, page=page, story=story, weeks=weeks, caught=caught, failed=failed)
+
+
+def _same_story(out: Path, story: DemoStory) -> None:
+    """Refuse to resume weeks that ran under another story: their moves would not be the ones the page states."""
+    recorded = out / STORY_FILE
+    if not recorded.is_file() or not any((out / "suite" / WEEKLY_DIR).glob("demo-w*/manifest.csv")):
+        return
+    try:
+        before = json.loads(recorded.read_text(encoding="utf-8"))
+    except ValueError:
+        before = None
+    if before != json.loads(json.dumps(story.as_json())):
+        raise ValueError(f"{recorded}: its weeks ran under another story (other flags or defaults); rerun with the "
+                         f"same flags, or pass another --out-dir (or remove {out}) to start over")
 
 
 def _real_skill(out: Path, suite: Any, story: DemoStory) -> str:
@@ -180,28 +200,48 @@ def evaluate(story: DemoStory, weekly_dir: Path) -> tuple[pd.DataFrame, pd.DataF
             continue
         data = scorecard_week(run_dir, history if history.is_file() else "").data
         wow = data.wow.table.set_index("model") if data.wow.ready and not data.wow.table.empty else None
+        truth = (data.simulation.lift.set_index("model")["true_lift"] if data.simulation is not None
+                 else pd.Series(dtype=float))
+        reps = int(pd.to_numeric(data.manifest["rep"], errors="coerce").max()) if len(data.manifest) else 0
         for rec in data.lift.itertuples(index=False):
             verdict = wow.loc[rec.model] if wow is not None and rec.model in wow.index else None
             rows.append({"week": week, "run_key": data.run_key, "model": rec.model, "must_lift": rec.must_lift,
+                         "true_lift": float(truth.get(rec.model, float("nan"))), "reps": reps,
                          "delta": verdict["delta"] if verdict is not None else float("nan"),
                          "threshold": verdict["threshold"] if verdict is not None else float("nan"),
                          "actionable": verdict["actionable"] if verdict is not None else "not ready",
                          "moves": "; ".join(f"{m.kind} ({m.target})" for m in story.moves if m.week == week)})
-    weeks = pd.DataFrame(rows, columns=["week", "run_key", "model", "must_lift", "delta", "threshold", "actionable",
-                                        "moves"])
+    weeks = pd.DataFrame(rows, columns=WEEK_COLUMNS)
     caught = []
     for move in story.moves:
         for model in move.models:
-            hit = weeks[(weeks["week"] == move.week) & (weeks["model"] == model)]
-            rec = hit.iloc[0] if len(hit) else None
+            mine = weeks[weeks["model"] == model].set_index("week")
+            rec = mine.loc[move.week] if move.week in mine.index else None
             direction = (UP if rec["delta"] > 0 else "down") if rec is not None and pd.notna(rec["delta"]) else ""
             verdict = rec["actionable"] if rec is not None else "week not run"
+            true_delta = (float(rec["true_lift"]) - float(mine.loc[move.week - 1, "true_lift"])
+                          if rec is not None and move.week - 1 in mine.index else float("nan"))
+            hit = verdict == "yes" and direction == move.expected
             caught.append({"week": move.week, "move": move.kind, "target": move.target, "model": model,
                            "expected": move.expected, "delta": rec["delta"] if rec is not None else float("nan"),
+                           "true_delta": true_delta,
                            "threshold": rec["threshold"] if rec is not None else float("nan"),
-                           "rule": verdict, "caught": verdict == "yes" and direction == move.expected})
-    return weeks, pd.DataFrame(caught, columns=["week", "move", "target", "model", "expected", "delta", "threshold",
-                                                "rule", "caught"])
+                           "reps_to_see": (float("nan") if hit or rec is None
+                                           else reps_to_see(true_delta, rec["threshold"], int(rec["reps"]))),
+                           "rule": verdict, "caught": hit})
+    return weeks, pd.DataFrame(caught, columns=CAUGHT_COLUMNS)
+
+
+def reps_to_see(true_delta: float, threshold: float, reps: int) -> float:
+    """The repetitions at which a move of ``true_delta`` would clear the rule's threshold (NaN: no move, or no
+    threshold yet).
+
+    The within-week noise falls as one over the square root of the runs per cell, so the threshold measured at
+    ``reps`` scales to ``threshold * sqrt(reps / r)``; the spread of earlier weeks is taken to scale the same way.
+    """
+    if not (pd.notna(true_delta) and pd.notna(threshold)) or abs(true_delta) < 1e-9 or reps < 1:
+        return float("nan")
+    return float(math.ceil(reps * (float(threshold) / abs(true_delta)) ** 2))
 
 
 def render_demo(story: DemoStory, weeks: pd.DataFrame, caught: pd.DataFrame, *, failed: Sequence[str] = (),
@@ -222,18 +262,33 @@ def render_demo(story: DemoStory, weeks: pd.DataFrame, caught: pd.DataFrame, *, 
     lines += ["## Did the week-over-week rule catch them?", "",
               "The rule compares a week's lift with the previous week's against the larger of the within-week "
               "noise and the spread of the earlier weeks; it needs four weeks of history.", ""]
-    rows = [[r.week, r.move, r.target, r.model, r.expected, signed(r.delta), _num(r.threshold), r.rule,
-             "caught" if r.caught else "missed"] for r in caught.itertuples(index=False)]
-    lines += [md_table(["week", "move", "target", "model", "expected", "Δ lift", "threshold", "rule said",
-                        "verdict"], rows) if rows else "No scripted move fell inside the demo's weeks.", ""]
+    rows = [[r.week, r.move, r.target, r.model, r.expected, signed(r.delta), signed(r.true_delta),
+             _num(r.threshold), r.rule, "caught" if r.caught else "missed" + _power(r)]
+            for r in caught.itertuples(index=False)]
+    lines += [md_table(["week", "move", "target", "model", "expected", "Δ lift", "true Δ", "threshold",
+                        "rule said", "verdict"], rows) if rows else "No scripted move fell inside the demo's weeks.",
+              ""]
+    if (~caught["caught"]).any():
+        lines += ["*True Δ* is the change of the lift the simulated truth scores (truth.csv), so a miss whose true "
+                  "move is below the threshold is the design's power, not the rule's fault: the threshold falls "
+                  "as one over the square root of the runs per cell. A skill edit moves one family of the "
+                  "headline; `skillbench compare --base REF` runs only the changed families, paired, and is the "
+                  "instrument for it.", ""]
     lines += ["## Every week", ""]
-    rows = [[r.run_key, r.model, signed(r.must_lift), signed(r.delta), _num(r.threshold), r.actionable,
-             r.moves or ""] for r in weeks.itertuples(index=False)]
-    lines += [md_table(["week", "model", "must lift", "Δ vs previous", "threshold", "moved beyond noise?",
+    rows = [[r.run_key, r.model, signed(r.must_lift), signed(r.true_lift), signed(r.delta), _num(r.threshold),
+             r.actionable, r.moves or ""] for r in weeks.itertuples(index=False)]
+    lines += [md_table(["week", "model", "must lift", "true lift", "Δ vs previous", "threshold", "moved beyond noise?",
                         "scripted this week"], rows) if rows else "No week finished.", ""]
     lines += ["Each week's report: " + ", ".join(f"[{k}](../{k}/index.html)" for k in dict.fromkeys(weeks["run_key"]))
               if len(weeks) else "", "", "The weeks side by side: [explore_weeks](explore_weeks.html).", ""]
     return "\n".join(lines)
+
+
+def _power(r: Any) -> str:
+    """A missed move's note: the reps at which its true move would clear the threshold."""
+    if pd.isna(r.reps_to_see):
+        return ""
+    return f" (its true move would clear the threshold at about {int(r.reps_to_see)} reps)"
 
 
 def _num(x: Any) -> str:

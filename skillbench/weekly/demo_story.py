@@ -7,7 +7,9 @@ Two kinds of move, both recorded before the first week runs (``demo-story.json``
   that version only ``before_gain`` of the skill's effect; from that week on the demo's copy of the suite holds
   the real SKILL.md, worth its full effect. The family's lift rises, and so does the model's headline lift.
 * **model drift** (week ``drift_week``): from that week on one model's baseline (its ``must`` coverage without the
-  skill) is ``drift`` higher, as a model build that learned the topic would be; its lift falls.
+  skill) is ``drift`` higher, as a model build that learned the topic would be; its lift falls. The default model
+  is the one the skill helps most (the largest ``must`` gap in the profiles), so the drift moves a lift that the
+  week-over-week rule can see at one rep.
 
 A move scheduled after the last week is left out of the story (and said so). Everything a week needs is written
 by :func:`enact_week` (the suite's SKILL.md and the week's profile file), so rerunning a week reproduces it.
@@ -31,6 +33,9 @@ SKILL_EDIT, MODEL_DRIFT = "skill edit", "model drift"
 UP, DOWN = "up", "down"
 DRAFT_SUFFIX = " (draft)"
 MAX_BASELINE = 0.95  # a drifted baseline stays a probability short of certainty
+# Large enough that the drift's move of the lift clears the rule's noise threshold at one rep of the bundled suite
+# (about 0.17 there); a smaller one is a lesson in power, not a demo.
+DEFAULT_DRIFT = 0.45
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,7 @@ class DemoStory:
     moves: list[ScriptedMove] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     before_gain: float = 0.25
-    drift: float = 0.15
+    drift: float = DEFAULT_DRIFT
 
     def as_json(self) -> dict[str, Any]:
         return {"weeks": self.weeks, "models": self.models, "moves": [asdict(m) for m in self.moves],
@@ -79,8 +84,23 @@ def default_family(suite: Suite) -> str:
     return max(sorted(counts), key=lambda f: counts[f])
 
 
+def default_drift_model(models: list[str], profiles: dict[str, Any] | None = None) -> str:
+    """The model the skill helps most: the largest ``must`` gap (with − without) in ``profiles`` (default the shipped
+    ones); ties go to the first listed."""
+    profiles = profiles if profiles is not None else shipped_profiles()
+    models_section = profiles.get("models", {})
+
+    def gap(model: str) -> float:
+        must = {**models_section.get("default", {}).get("must", {}),
+                **models_section.get(profile_key(profiles, model), {}).get("must", {})}
+        return float(must.get("with", 0.0)) - float(must.get("without", 0.0))
+
+    return max(models, key=lambda m: (gap(m), -models.index(m)))
+
+
 def plan_story(suite: Suite, *, weeks: int, models: list[str], edit_week: int = 5, drift_week: int = 7,
-               family: str = "", drift_model: str = "", before_gain: float = 0.25, drift: float = 0.15) -> DemoStory:
+               family: str = "", drift_model: str = "", before_gain: float = 0.25, drift: float = DEFAULT_DRIFT,
+               profiles: dict[str, Any] | None = None) -> DemoStory:
     """The story for ``weeks`` weeks; a move whose week is 0 or after the last week is left out.
 
     Raises:
@@ -88,11 +108,16 @@ def plan_story(suite: Suite, *, weeks: int, models: list[str], edit_week: int = 
     """
     if weeks < 1:
         raise ValueError(f"--weeks {weeks}: a demo needs at least one week")
+    if not -1.0 <= before_gain <= 1.0:
+        raise ValueError(f"--draft-gain {before_gain}: the draft's share of the skill's effect is between -1 and 1")
+    if not 0.0 < drift <= 1.0:
+        raise ValueError(f"--drift {drift}: the baseline's rise is above 0 (the story expects the lift to fall) "
+                         "and at most 1")
     family = family or default_family(suite)
     if family not in suite.families:
         raise ValueError(f"--edit-family {family}: not a skill family of {suite.suite_dir} "
                          f"({', '.join(suite.families)})")
-    drift_model = drift_model or models[-1]
+    drift_model = drift_model or default_drift_model(models, profiles)
     if drift_model not in models:
         raise ValueError(f"--drift-model {drift_model}: not one of the demo's models ({', '.join(models)})")
     story = DemoStory(weeks=weeks, models=list(models), before_gain=before_gain, drift=drift)
