@@ -4,9 +4,13 @@ It parses the delimited answer and the rubric lines (:func:`skillbench.judge.pro
 and recognises each item by its core phrase in a line of the answer (:mod:`skillbench.sim.claims`) — for an
 absence line (:func:`~skillbench.judge.protocol.absence_line`) the phrase of its violation — so it
 grades any answer, not only those the simulated agent wrote. Its errors are knobs: a verdict flips with
-probability ε per (answer, item, sample); a met/violated quote is fabricated at a rate, drawn afresh on a
-re-ask; the pairwise judge prefers the answer that satisfies more items, calls a tie within a margin, and
-picks position A regardless with the position-bias probability.
+probability ε per (answer, item, sample); then a lenient judge turns an unfavourable reading (a must or bonus
+missing, an avoid violated) into the favourable one with the leniency probability, per (answer, item, sample) —
+a false "met" quotes a real line of the answer, as a flip does; a met/violated quote is fabricated at a rate,
+drawn afresh on a re-ask. The pairwise judge picks position A regardless with the position-bias probability;
+otherwise it prefers the answer that satisfies more items, and within the tie margin calls a tie — or, with
+the length-bias probability, picks the longer answer (in characters). Each knob has its own draw, so a knob
+at 0 leaves every other decision, and every output, as it was without it.
 """
 
 from __future__ import annotations
@@ -94,6 +98,12 @@ class SimJudge:
                 elif lines:  # a false positive quotes some real line of the answer
                     found = True
                     evidence = draws.rng(self.seed, "judge", "quote", h, g.item, sample).choice(lines)
+            if prof.leniency and found == (g.kind == "avoid") and (lines or g.kind == "avoid") and \
+                    draws.uniform(self.seed, "judge", "lenient", h, g.item, sample) < prof.leniency:
+                # The favourable reading: a must/bonus credited (quoting a real line), an avoid called clean.
+                found = g.kind != "avoid"
+                evidence = draws.rng(self.seed, "judge", "lenient-quote", h, g.item, sample).choice(lines) \
+                    if found else ""
             if found and draws.uniform(self.seed, "judge", "fabricate", h, g.item, sample, attempt,
                                        ask) < prof.fabricated_quote_rate:
                 evidence = fabricate(evidence)
@@ -112,10 +122,13 @@ class SimJudge:
         u = draws.uniform(self.seed, "judge", "position", answer_hash(answer_a), answer_hash(answer_b), sample)
         if u < prof.position_bias:
             winner = "A"
-        elif abs(sa - sb) <= prof.tie_margin:
-            winner = "tie"
-        else:
+        elif abs(sa - sb) > prof.tie_margin:
             winner = "A" if sa > sb else "B"
+        elif prof.length_bias and len(answer_a) != len(answer_b) and draws.uniform(
+                self.seed, "judge", "length", answer_hash(answer_a), answer_hash(answer_b), sample) < prof.length_bias:
+            winner = "A" if len(answer_a) > len(answer_b) else "B"  # as good, so the longer one
+        else:
+            winner = "tie"
         reason = f"A satisfies {sa} of {len(items)} rubric items and B satisfies {sb}."
         return {"winner": winner, "reason": reason}
 

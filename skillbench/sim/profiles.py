@@ -116,6 +116,14 @@ class JudgeProfile(BaseModel):
     position_bias: Probability = Field(default=0.1, ge=0, le=1,
                                        description="p(the pairwise judge picks A whatever the content)")
     tie_margin: float = Field(default=0.0, ge=0, description="satisfied-item difference still called a tie")
+    leniency: Probability = Field(default=0.0, ge=0, le=1,
+                                  description="p(an unfavourable reading, a must/bonus missing or an avoid violated, "
+                                              "gets the favourable verdict), per answer, item and sample, after the "
+                                              "flip")
+    length_bias: Probability = Field(default=0.0, ge=0, le=1,
+                                     description="p(the pairwise judge picks the longer answer instead of a tie when "
+                                                 "both satisfy as many items, within tie_margin; position_bias is "
+                                                 "drawn first)")
 
 
 class FaultSpec(BaseModel):
