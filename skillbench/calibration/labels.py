@@ -9,15 +9,29 @@ arm); :func:`read_labels` maps it back. Items are stratified by arm (condition) 
 stratum where there are enough items, the rest spread over the strata that have more — so the rare avoid
 items are not crowded out; rows are shuffled with a recorded seed so the strata do not come in blocks.
 
+``--disagreements GRADES_CSV …`` (any file with :data:`~skillbench.calibration.agreement.GRADE_COLUMNS`:
+``calibration-grades.csv``, ``judge-study/study-grades.csv``) marks the items on which the raters of those files
+are not unanimous: they are the informative ones to label. Each arm × item type stratum is split by
+disagreement; the disagreement strata get up to ``disagreement_share`` of the sheet (default half; all of them
+when there are fewer), the other strata the rest, each part allocated as above. ``--labeler NAME`` pre-fills the
+labeler column; ``--same-as SHEET`` writes the same items in the same order for a second labeler. Every sheet gets a
+companion ``<sheet>.json`` (``labels.json`` beside ``labels.csv``) recording how it was drawn — seed, files,
+share, per-stratum counts, never a verdict — so the CSV stays plain for :func:`read_labels` and spreadsheets.
+
 ``skillbench calibrate RUN_DIR --human labels.csv`` reads the filled sheet back with :func:`read_labels`; a
-sheet may repeat an item once per labeler.
+sheet may repeat an item once per labeler (``skillbench labels merge``, :mod:`.labels_merge`), and then
+:func:`inter_human` measures the labelers against each other: the ceiling any judge can reach.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
+import math
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -25,6 +39,9 @@ from skillbench.ledgers.files import LABELS_FILE, SCORES_FILE
 from skillbench.vocab import ALLOWED_VERDICTS, UNGRADED_VERDICTS
 
 LABEL_COLUMNS = ["run_id", "item_index", "item_type", "item_text", "prompt", "answer", "verdict", "labeler"]
+INTER_HUMAN = "human vs human"
+INTER_HUMAN_ALL = "human vs human (all)"
+DEFAULT_DISAGREEMENT_SHARE = 0.5
 
 
 class LabelsError(ValueError):
@@ -77,41 +94,154 @@ def allocate(sizes: Sequence[int], n: int) -> list[int]:
     return take
 
 
+def _stratified(candidates: pd.DataFrame, n: int, rng: random.Random, keys: list[str]) -> pd.DataFrame:
+    """``n`` items of ``candidates`` allocated over the ``keys`` strata, each stratum sampled by ``rng``."""
+    strata = [g for _, g in candidates.groupby(keys, sort=True)]
+    counts = allocate([len(g) for g in strata], n)
+    picked = [g.iloc[sorted(rng.sample(range(len(g)), k))] for g, k in zip(strata, counts, strict=True) if k]
+    return pd.concat(picked, ignore_index=True) if picked else candidates.iloc[0:0]
+
+
+def _shuffled(frame: pd.DataFrame, rng: random.Random) -> pd.DataFrame:
+    order = list(range(len(frame)))
+    rng.shuffle(order)
+    return frame.iloc[order].reset_index(drop=True)
+
+
 def sample_labels(candidates: pd.DataFrame, n: int, *, seed: int = 0) -> pd.DataFrame:
     """``n`` items stratified by (condition, item type), shuffled; blank ``verdict`` and ``labeler``."""
     rng = random.Random(f"labels:{seed}")
-    strata = [g for _, g in candidates.groupby(["condition", "item_type"], sort=True)]
-    counts = allocate([len(g) for g in strata], n)
-    picked = [g.iloc[sorted(rng.sample(range(len(g)), k))] for g, k in zip(strata, counts, strict=True) if k]
-    out = pd.concat(picked, ignore_index=True) if picked else candidates.iloc[0:0]
-    order = list(range(len(out)))
-    rng.shuffle(order)
-    out = out.iloc[order].reset_index(drop=True)
+    out = _shuffled(_stratified(candidates, n, rng, ["condition", "item_type"]), rng)
     return out.assign(verdict="", labeler="")[LABEL_COLUMNS]
 
 
+def sample_informative(candidates: pd.DataFrame, n: int, disagreements: set[tuple[str, int]], *,
+                       share: float = DEFAULT_DISAGREEMENT_SHARE, seed: int = 0) -> tuple[pd.DataFrame, list[dict]]:
+    """``n`` items with the raters' disagreements over-sampled: up to ``share`` of the sheet, topped up when the
+    other items run short; each part stratified by (condition, item type), the whole shuffled.
+
+    Returns:
+        ``(sheet, strata)``: the sheet (:data:`LABEL_COLUMNS`, blank verdict and labeler) and one record per
+        (condition, item type, disagreement) stratum with its ``candidates`` and ``picked`` counts.
+    """
+    rng = random.Random(f"labels:{seed}:disagreements")
+    keys = pd.Series(list(zip(candidates["run_id"], candidates["item_index"], strict=True)), index=candidates.index)
+    cand = candidates.assign(disagreement=keys.isin(disagreements))
+    dis, rest = cand[cand["disagreement"]], cand[~cand["disagreement"]]
+    n = min(n, len(cand))
+    n_rest = min(len(rest), n - min(len(dis), math.floor(share * n + 0.5)))
+    n_dis = n - n_rest  # the top-up: disagreement items fill what the others cannot
+    strata_keys = ["condition", "item_type"]
+    picked = pd.concat([_stratified(dis, n_dis, rng, strata_keys), _stratified(rest, n_rest, rng, strata_keys)],
+                       ignore_index=True)
+    out = _shuffled(picked, rng)
+    sizes = cand.groupby([*strata_keys, "disagreement"]).size()
+    got = out.groupby([*strata_keys, "disagreement"]).size()
+    strata = [{"condition": c, "item_type": t, "disagreement": bool(d), "candidates": int(k),
+               "picked": int(got.get((c, t, d), 0))} for (c, t, d), k in sizes.items()]
+    return out.assign(verdict="", labeler="")[LABEL_COLUMNS], strata
+
+
+def companion_path(sheet: str | Path) -> Path:
+    """Where a sheet's companion goes: ``labels.csv`` → ``labels.json``."""
+    return Path(sheet).with_suffix(".json")
+
+
+def _check_companion(sheet: Path) -> None:
+    """Refuse to replace a ``.json`` beside the sheet that is not a sheet's companion (``--out run.csv``)."""
+    companion = companion_path(sheet)
+    if not companion.exists():
+        return
+    try:
+        ours = json.loads(companion.read_text()).get("sheet") == sheet.name
+    except (OSError, ValueError, AttributeError):
+        ours = False
+    if not ours:
+        raise LabelsError(f"{companion} exists and is not the companion of {sheet.name} (it would be replaced); "
+                          "choose another --out")
+
+
 def export_labels(run_dir: str | Path, n: int = 60, *, seed: int = 0, out: str | Path | None = None,
-                  include_plugin: bool = False, overwrite: bool = False) -> tuple[Path, pd.DataFrame]:
-    """Write the labelling sheet (default ``RUN_DIR/labels.csv``).
+                  include_plugin: bool = False, overwrite: bool = False, labeler: str = "",
+                  disagreements: Sequence[str | Path] = (), disagreement_share: float = DEFAULT_DISAGREEMENT_SHARE,
+                  same_as: str | Path | None = None) -> tuple[Path, pd.DataFrame]:
+    """Write the labelling sheet (default ``RUN_DIR/labels.csv``) and its companion ``<sheet>.json``.
+
+    Args:
+        run_dir: a judged week.
+        n: items to draw (ignored with ``same_as``).
+        seed: seed of the sample and its order.
+        out: where to write.
+        include_plugin: label plugin-arm runs too.
+        overwrite: replace an existing sheet.
+        labeler: pre-filled in every row.
+        disagreements: gradings files whose raters' disagreements are over-sampled.
+        disagreement_share: the most of the sheet the disagreement items take (0 < share ≤ 1).
+        same_as: a sheet of this week whose items (in its order) this one repeats, for another labeler.
 
     Raises:
-        LabelsError: the file exists (it may hold someone's labels) and ``overwrite`` is false, or there is
-            nothing to label.
+        LabelsError: the file exists (it may hold someone's labels) and ``overwrite`` is false, there is nothing
+            to label, a gradings file is unreadable, or ``same_as`` is not a sheet of this week.
     """
+    from skillbench.judge.client import opaque_run_id
     from skillbench.ledgers.atomic import atomic_write_text
 
     path = Path(out) if out else Path(run_dir) / LABELS_FILE
     if path.exists() and not overwrite:
         raise LabelsError(f"{path} exists (it may hold labels); pass --out elsewhere or --force to replace it")
+    _check_companion(path)
+    if not 0 < disagreement_share <= 1:
+        raise LabelsError(f"disagreement share {disagreement_share}: must be above 0 and at most 1")
     candidates = label_candidates(run_dir, include_plugin=include_plugin)
     if candidates.empty:
         raise LabelsError(f"{run_dir}: no graded item to label (run skillbench judge first)")
-    from skillbench.judge.client import opaque_run_id
+    record: dict[str, Any] = {"run_dir": str(run_dir), "seed": seed, "labeler": labeler}
+    if same_as is not None:
+        from skillbench.calibration.labels_merge import same_items
 
-    sheet = sample_labels(candidates, n, seed=seed)
+        sheet, record["same_as"] = same_items(Path(same_as), candidates, labeler), str(same_as)
+    elif disagreements:
+        from skillbench.calibration.labels_merge import disagreement_items, read_grades
+
+        # Files may carry real or opaque run ids: both map to the week's real id.
+        ids = {**{opaque_run_id(r): r for r in candidates["run_id"]}, **{r: r for r in candidates["run_id"]}}
+        frames = []
+        for f in disagreements:
+            g = read_grades(f)
+            g = g.assign(run_id=g["run_id"].map(ids)).dropna(subset=["run_id"])
+            if g.empty:
+                raise LabelsError(f"{f}: no grading of an item of {run_dir} — pass this week's gradings file")
+            frames.append(g)
+        grades = pd.concat(frames, ignore_index=True)
+        informative = disagreement_items(grades) & set(zip(candidates["run_id"], candidates["item_index"],
+                                                           strict=True))
+        sheet, strata = sample_informative(candidates, n, informative, share=disagreement_share, seed=seed)
+        record["disagreements"] = {
+            "files": [str(f) for f in disagreements], "share": disagreement_share,
+            "rule": "an item is a disagreement when the raters of these files are not unanimous",
+            "items_rated": int(grades.groupby(["run_id", "item_index"]).ngroups),
+            "disagreement_items": len(informative),
+            "picked": sum(s["picked"] for s in strata if s["disagreement"]), "strata": strata}
+    else:
+        sheet = sample_labels(candidates, n, seed=seed)
+    record["n"] = len(sheet)
     sheet["run_id"] = sheet["run_id"].map(opaque_run_id)
+    sheet["labeler"] = labeler
     atomic_write_text(path, sheet.to_csv(index=False))
+    atomic_write_text(companion_path(path), json.dumps({"sheet": path.name, **record}, indent=2) + "\n")
     return path, sheet
+
+
+def check_label_row(path: Path, line: int, row: pd.Series) -> None:
+    """Refuse a labelled row whose index, type or verdict is not valid (one line naming file and row)."""
+    if not str(row["item_index"]).strip().isdigit():
+        raise LabelsError(f"{path}: row {line}: item_index {row['item_index']!r} is not an integer")
+    kind = row["item_type"].strip()
+    if kind not in ALLOWED_VERDICTS:
+        raise LabelsError(f"{path}: row {line}: item_type {kind!r} is not must/bonus/avoid")
+    if row["verdict"] not in ALLOWED_VERDICTS[kind]:
+        raise LabelsError(f"{path}: row {line}: verdict {row['verdict']!r} is not allowed for a {kind} item "
+                          f"(one of {'/'.join(ALLOWED_VERDICTS[kind])})")
 
 
 def read_labels(path: str | Path, run_ids: Sequence[str] = ()) -> pd.DataFrame:
@@ -144,15 +274,7 @@ def read_labels(path: str | Path, run_ids: Sequence[str] = ()) -> pd.DataFrame:
     raw["labeler"] = raw["labeler"].str.strip().replace("", "human")
     rows = raw[raw["verdict"] != ""]
     for pos, row in rows.iterrows():
-        line = pos + 2  # the header is line 1
-        if not row["item_index"].strip().isdigit():
-            raise LabelsError(f"{path}: row {line}: item_index {row['item_index']!r} is not an integer")
-        kind = row["item_type"].strip()
-        if kind not in ALLOWED_VERDICTS:
-            raise LabelsError(f"{path}: row {line}: item_type {kind!r} is not must/bonus/avoid")
-        if row["verdict"] not in ALLOWED_VERDICTS[kind]:
-            raise LabelsError(f"{path}: row {line}: verdict {row['verdict']!r} is not allowed for a {kind} item "
-                              f"(one of {'/'.join(ALLOWED_VERDICTS[kind])})")
+        check_label_row(path, pos + 2, row)  # the header is line 1
     from skillbench.judge.client import opaque_run_id
 
     real = {opaque_run_id(r): r for r in run_ids}
@@ -160,3 +282,27 @@ def read_labels(path: str | Path, run_ids: Sequence[str] = ()) -> pd.DataFrame:
                       run_id=rows["run_id"].map(lambda r: real.get(r, r)))
     return out[["run_id", "item_index", "item_type", "item_text", "prompt", "verdict", "labeler"]].reset_index(
         drop=True)
+
+
+def inter_human(labels: pd.DataFrame) -> pd.DataFrame:
+    """Agreement between labelers, the ceiling any judge can reach on these items.
+
+    Args:
+        labels: :func:`read_labels` rows (an item once per labeler).
+
+    Returns:
+        :func:`~skillbench.calibration.agreement.agreement_rows` rows: comparison ``human vs human`` per item
+        type for each labeler pair (raters are the labeler names, the first in name order the reference), and
+        with three or more labelers ``human vs human (all)`` (Fleiss' κ, α). Empty with fewer than two.
+    """
+    from skillbench.calibration.agreement import AGREEMENT_COLUMNS, _typed, agreement_rows, multi_rows
+    from skillbench.calibration.run import human_grades
+
+    # Bare labeler names: the comparison already says both are people, and ``human:<labeler>`` stays the name
+    # of the judge-vs-human rows (a table indexed by rater A keeps one row per labeler there).
+    grades = human_grades(labels).assign(rater=labels["labeler"].to_numpy())
+    raters = sorted(grades["rater"].unique())
+    rows = [agreement_rows(grades, INTER_HUMAN, a, b) for a, b in itertools.combinations(raters, 2)]
+    if len(raters) >= 3:
+        rows.append(multi_rows(grades, INTER_HUMAN_ALL, raters))
+    return _typed(pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=AGREEMENT_COLUMNS))

@@ -1,7 +1,8 @@
 """Running a calibration: grade the week's answers again, compare raters, write the three files.
 
 :func:`calibrate` grades each answer ``repeat`` times with the ledger's judge (self-agreement), once with a second
-judge, and/or reads human labels; it writes ``calibration.csv``, ``calibration-grades.csv`` and
+judge, and/or reads human labels (two or more labelers are also compared with each other, "human vs human": the
+ceiling any judge can reach); it writes ``calibration.csv``, ``calibration-grades.csv`` and
 ``calibration.md`` into the run directory. :func:`calibration_current` is the one "calibration is current" rule:
 the chain reuses a calibration written after the scores it measured last changed.
 """
@@ -162,7 +163,7 @@ def calibrate(
         ValueError: nothing to calibrate (no repeats, no other judge, no labels), or labels that match no
             graded item.
     """
-    from skillbench.calibration.labels import read_labels
+    from skillbench.calibration.labels import INTER_HUMAN, inter_human, read_labels
     from skillbench.calibration.report import write_calibration
     from skillbench.judge.answers import select_runs
     from skillbench.judge.client import DEFAULT_JUDGE_MODEL, JudgeClient
@@ -233,8 +234,12 @@ def calibrate(
             rows.append(agreement_rows(pd.concat([humans, ledger]), "judge vs human", h, "ledger"))
         if len(labelers) >= 2:
             rows.append(multi_rows(pd.concat([humans, ledger]), "judge + humans", [*labelers, "ledger"]))
+            rows.append(inter_human(labels))
         notes.append(f"human labels: {labels['verdict'].ne('').sum()} from {len(labelers)} labeler(s); the judge "
                      "side is the ledger's final verdict (scores.csv)")
+        if len(labelers) >= 2:
+            notes.append(f"{INTER_HUMAN}: the labelers against each other — the ceiling any judge can reach on "
+                         "these items (a judge vs human κ near it is as good as the labels allow)")
     if not frames:
         raise ValueError("nothing to calibrate: use --repeat 2 or more, --other-judge M, or --human FILE")
     grades = pd.concat(frames, ignore_index=True)

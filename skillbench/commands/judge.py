@@ -1,8 +1,9 @@
-"""``skillbench judge``, ``judge-pairs``, ``calibrate`` and ``labels export``: grading a week's answers."""
+"""``skillbench judge``, ``judge-pairs``, ``calibrate`` and ``labels export``/``merge``: grading a week's answers."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -81,13 +82,43 @@ def register(sub: argparse._SubParsersAction) -> None:
     actions = lab.add_subparsers(dest="labels_command", metavar="ACTION", required=True)
     e = actions.add_parser("export", help="write a stratified sheet of rubric items for people to label",
                            description="Write RUN_DIR/labels.csv: N graded rubric items stratified by arm and item "
-                           "type, with the prompt and the answer, and blank verdict/labeler columns.")
+                           "type, with the prompt and the answer, and blank verdict/labeler columns (no judge "
+                           "verdict), and its companion labels.json (how the sheet was drawn). --disagreements "
+                           "over-samples the items the raters of gradings files disagree on; --same-as writes a "
+                           "sheet's items again for a second labeler.")
     e.add_argument("run_dir", metavar="RUN_DIR", help="a judged week's output folder")
     e.add_argument("--n", type=positive_int, default=60, metavar="N", help="items to export (default 60)")
     e.add_argument("--seed", type=int, default=0, help="seed of the sample and its order")
     e.add_argument("--out", metavar="FILE", help="where to write (default RUN_DIR/labels.csv)")
     e.add_argument("--force", action="store_true", help="replace an existing file")
+    e.add_argument("--labeler", default="", metavar="NAME", help="pre-fill the labeler column with NAME")
+    e.add_argument("--disagreements", nargs="+", action="extend", default=[], metavar="GRADES_CSV",
+                   help="gradings files (calibration-grades.csv, judge-study/study-grades.csv): the items their "
+                   "raters are not unanimous on are over-sampled")
+    e.add_argument("--disagreement-share", type=_share, default=0.5, metavar="S",
+                   help="the most of the sheet the disagreement items take (0 < S <= 1; default 0.5)")
+    e.add_argument("--same-as", metavar="SHEET", help="write the items of SHEET (same order, blank verdicts) for "
+                   "another labeler; needs --labeler and --out")
     e.set_defaults(func=run_labels_export)
+    m = actions.add_parser("merge", help="combine one filled sheet per labeler into one sheet",
+                           description="Check that every file is a labels sheet of one labeler, that the labelers "
+                           "differ and that each item (run_id, item_index) has the same type and text in every "
+                           "file; write one row per item per labeler (what calibrate --human reads) and print how "
+                           "many items all/some labelers labelled and the items they disagree on.")
+    m.add_argument("sheets", nargs="+", metavar="SHEET", help="filled labels sheets, one labeler each")
+    m.add_argument("--out", required=True, metavar="FILE", help="the merged sheet")
+    m.add_argument("--force", action="store_true", help="replace an existing file")
+    m.set_defaults(func=run_labels_merge)
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text}: must be a number above 0 and at most 1")
+    return value
 
 
 def _run_dir(text: str) -> Path:
@@ -191,16 +222,56 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 
 def run_labels_export(args: argparse.Namespace) -> int:
-    from skillbench.calibration.labels import LabelsError, export_labels
+    from skillbench.calibration.labels import LabelsError, companion_path, export_labels
     from skillbench.cli import UsageError
 
     run_dir = _run_dir(args.run_dir)
+    if args.same_as and args.disagreements:
+        raise UsageError("--same-as repeats a sheet's items; it takes no --disagreements")
+    if args.same_as and not (args.labeler and args.out):
+        raise UsageError("--same-as needs --labeler NAME (the second person) and --out FILE (e.g. labels-b.csv)")
+    for f in [args.same_as or "", *args.disagreements]:
+        if f and not Path(f).is_file():
+            raise UsageError(f"{f}: not a file")
     try:
-        path, sheet = export_labels(run_dir, args.n, seed=args.seed, out=args.out, overwrite=args.force)
+        path, sheet = export_labels(run_dir, args.n, seed=args.seed, out=args.out, overwrite=args.force,
+                                    labeler=args.labeler, disagreements=args.disagreements,
+                                    disagreement_share=args.disagreement_share, same_as=args.same_as)
     except LabelsError as exc:
         raise UsageError(str(exc)) from exc
-    print(f"{len(sheet)} item(s) to label ({sheet.groupby('item_type').size().to_dict()}); fill 'verdict' "
-          "(must: met/missing, bonus: met/absent, avoid: violated/clean) and 'labeler', then run "
+    companion = companion_path(path)
+    if args.disagreements:
+        picked = json.loads(companion.read_text())["disagreements"]
+        print(f"{picked['picked']} of the {len(sheet)} item(s) are ones the raters disagree on "
+              f"({picked['disagreement_items']} such item(s) in {len(args.disagreements)} file(s); share up to "
+              f"{args.disagreement_share:.0%})")
+    fill = "'verdict'" if args.labeler else "'verdict' and 'labeler'"
+    print(f"{len(sheet)} item(s) to label ({sheet.groupby('item_type').size().to_dict()}); fill {fill} "
+          "(must: met/missing, bonus: met/absent, avoid: violated/clean), then run "
           f"skillbench calibrate {run_dir} --human {path}")
+    print(f"how it was drawn: {companion}")
     print(path)
+    return 0
+
+
+def run_labels_merge(args: argparse.Namespace) -> int:
+    from skillbench.calibration.labels import LabelsError
+    from skillbench.calibration.labels_merge import merge_labels
+    from skillbench.cli import UsageError
+
+    for f in args.sheets:
+        if not Path(f).is_file():
+            raise UsageError(f"{f}: not a file")
+    try:
+        merged = merge_labels(args.sheets, args.out, overwrite=args.force)
+    except LabelsError as exc:
+        raise UsageError(str(exc)) from exc
+    print(f"{merged.items} item(s) from {len(merged.labelers)} labeler(s) ({', '.join(merged.labelers)}): "
+          f"{merged.by_all} labelled by all, {merged.by_some} by some; {len(merged.disagreements)} on which they "
+          "disagree")
+    for row in merged.disagreements.to_dict("records"):
+        verdicts = ", ".join(f"{n}: {row[n] if isinstance(row[n], str) else '-'}" for n in merged.labelers)
+        print(f"  {row['run_id']} item {row['item_index']} ({row['item_type']}) {row['item_text'][:60]!r}: "
+              f"{verdicts}")
+    print(merged.path)
     return 0
