@@ -22,15 +22,15 @@ from skillbench.ledgers.files import (
     STUDY_DIR,
     STUDY_FILE,
     STUDY_GRADES_FILE,
+    STUDY_HTML,
     STUDY_JSON,
     STUDY_JUDGES_FILE,
     STUDY_MD,
+    STUDY_NOTEBOOK,
+    STUDY_PAIRS_FILE,
 )
 from skillbench.report.markdown import cell_text, frame_table, is_missing, md_table
 
-STUDY_HTML = "study.html"
-STUDY_PAIRS_FILE = "study-pairs.csv"
-STUDY_NOTEBOOK = "judge_study.ipynb"
 STUDY_FILES = (STUDY_GRADES_FILE, STUDY_FILE, STUDY_JUDGES_FILE, STUDY_JSON, STUDY_MD, STUDY_PAIRS_FILE,
                PAIRWISE_BIAS_FILE, STUDY_NOTEBOOK, STUDY_HTML)
 FALLBACK_MARK = "†"  # an interval that is not BCa (the percentile fallback, or degenerate)

@@ -71,10 +71,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from skillbench.calibration.labels import LabelsError
     from skillbench.calibration.study import StudyOptions, judge_study, plan_study
-    from skillbench.calibration.study_report import STUDY_HTML, execute_study_notebook, study_dir
+    from skillbench.calibration.study_report import execute_study_notebook, study_dir
     from skillbench.cli import UsageError
     from skillbench.generation.backend import BackendError, model_endpoint
-    from skillbench.ledgers.files import STUDY_JSON, STUDY_MD
+    from skillbench.ledgers.files import STUDY_HTML, STUDY_JSON, STUDY_MD
     from skillbench.ledgers.lock import run_dir_lock
 
     run_dir = Path(args.run_dir)
