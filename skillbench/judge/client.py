@@ -40,11 +40,12 @@ class JudgeCallError(RuntimeError):
 
 @dataclass
 class CallResult:
-    """A successful call: the reply and what it cost."""
+    """A successful call: the reply, what it cost, and the model snapshot that answered (the reply's ``model``)."""
 
     message: Any
     usage: dict[str, int]
     cost_usd: float
+    snapshot: str = ""
 
 
 class JudgeClient:
@@ -70,6 +71,9 @@ class JudgeClient:
         self.sdk = anthropic.Anthropic(base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout)
         self._cool_until = 0.0
         self._lock = threading.Lock()
+        # The snapshots that answered (each reply's ``model``): an alias resolves to a dated build on the real API,
+        # and a pass records which one graded, so a silent upgrade between weeks can be seen.
+        self.snapshots: set[str] = set()
 
     def close(self) -> None:
         self.sdk.close()
@@ -110,7 +114,17 @@ class JudgeClient:
         use = getattr(message, "usage", None)
         usage = {k: int(getattr(use, k, 0) or 0) for k in ("input_tokens", "output_tokens",
                                                            "cache_read_input_tokens", "cache_creation_input_tokens")}
-        return CallResult(message, usage, usage_cost(self.model, usage))
+        snapshot = str(getattr(message, "model", "") or "")
+        if snapshot:
+            with self._lock:
+                self.snapshots.add(snapshot)
+        return CallResult(message, usage, usage_cost(self.model, usage), snapshot)
+
+    @property
+    def snapshot(self) -> str:
+        """The resolved snapshot(s) that answered so far, comma-joined ("" before the first reply)."""
+        with self._lock:
+            return ", ".join(sorted(self.snapshots))
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:

@@ -157,6 +157,7 @@ class PairsReport:
     cost_usd: float
     outcomes: dict[str, int]
     arms: ArmPair = DEFAULT_PAIR
+    judge_snapshot: str = ""  # the resolved snapshot(s) that answered this pass
 
 
 def judge_pairs(
@@ -228,10 +229,14 @@ def judge_pairs(
                 bar.update(1)
     finally:
         client.close()
+    from skillbench.judge.run import record_pairs_pass
+
+    record_pairs_pass(run_dir, {"judge_model": judge_model, "judge_snapshot": client.snapshot,
+                                "judged": len(new_rows), "seed": seed})
     final = ledger.read()
     counts = pd.Series([r["outcome"] or "error" for r in final], dtype=str).value_counts()
     return PairsReport(len(pairs), len(pairs) - len(todo), len(new_rows), int(counts.get("error", 0)), spent,
-                       {k: int(counts.get(k, 0)) for k in OUTCOMES}, arms)
+                       {k: int(counts.get(k, 0)) for k in OUTCOMES}, arms, client.snapshot)
 
 
 def pairs_frame(run_dir: str | Path) -> pd.DataFrame:

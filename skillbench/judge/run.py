@@ -34,6 +34,8 @@ from skillbench.ledgers.files import JUDGE_COST_FILE, JUDGE_SKIPS_FILE, PASS_FIL
 from skillbench.signals.manifest import run_dirs
 from skillbench.vocab import UNGRADED
 
+PAIRS_PASSES = "pairs_passes"  # judge.json: the pairwise judge's passes (kept by every rubric pass)
+
 
 @dataclass
 class JudgeOptions:
@@ -67,6 +69,7 @@ class JudgeReport:
     evidence: dict[str, Any]
     started: str
     finished: str = ""
+    judge_snapshot: str = ""  # the resolved snapshot(s) that answered this pass (the replies' ``model``)
 
     @property
     def ok(self) -> bool:
@@ -185,6 +188,7 @@ def judge_run_dir(
                 bar.update(1)
     finally:
         client.close()
+    report.judge_snapshot = client.snapshot
 
     final = ledger.resume({r.run_id: len(r.items) for r in runs})
     failed = _failed_runs({k: v for k, v in final.items() if k in {r.run_id for r in runs}},
@@ -226,6 +230,7 @@ def _write_pass(run_dir: Path, report: JudgeReport, runs: Sequence[RunAnswer], o
         "started": report.started, "finished": report.finished, "graded": report.graded, "already": report.already,
         "samples": options.samples, "seed": options.seed, "cost_usd": round(report.cost_usd, 8),
         "retry_ungraded": options.retry_ungraded, "endpoint": endpoint_kind,
+        "judge_snapshot": report.judge_snapshot,
     }]
     atomic_write_json(path, {
         "judge_model": options.judge_model,
@@ -240,5 +245,25 @@ def _write_pass(run_dir: Path, report: JudgeReport, runs: Sequence[RunAnswer], o
         "skipped_runs": report.skipped,
         "evidence": report.evidence,
         "judge_cost_usd": round(sum(costs), 8),
+        # A pass that graded nothing saw no reply: the week's snapshot stays the one that last answered.
+        "judge_snapshot": report.judge_snapshot or old.get("judge_snapshot", ""),
         "passes": passes,
+        **({PAIRS_PASSES: old[PAIRS_PASSES]} if PAIRS_PASSES in old else {}),
     })
+
+
+def record_pairs_pass(run_dir: str | Path, entry: Mapping[str, Any]) -> None:
+    """Append a pairwise pass's provenance (its judge model and snapshot) to ``judge.json``'s ``pairs_passes``."""
+    path = Path(run_dir) / PASS_FILE
+    old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    old[PAIRS_PASSES] = [*old.get(PAIRS_PASSES, []), dict(entry)]
+    atomic_write_json(path, old)
+
+
+def week_judge_snapshot(run_dir: str | Path) -> str:
+    """The resolved snapshot of the week's rubric judge as ``judge.json`` records it ("" when unknown)."""
+    path = Path(run_dir) / PASS_FILE
+    try:
+        return str(json.loads(path.read_text(encoding="utf-8")).get("judge_snapshot", "") or "")
+    except (OSError, ValueError):
+        return ""

@@ -70,6 +70,7 @@ RUN_STATE_REASONS = {HARNESS_INVALID: "harness-invalid: the harness could not se
                                       "command; see its metadata.json) — never a skill loss, rerun by the next pass"}
 
 DISAGREES_WITH_TRUTH = "MEASUREMENT DISAGREES WITH TRUTH"
+JUDGE_DRIFT = "JUDGE DRIFT"
 
 # Larger models first, as qdrant lists them; unknown labels follow alphabetically.
 MODEL_RANK = ("opus", "sonnet", "haiku")
@@ -124,6 +125,12 @@ class ScorecardData:
     pair: ArmPair = DEFAULT_PAIR  # the arms compared: lift = treatment − control
     simulation: SimulationCheck | None = None  # a simulated week against its truth.csv (None: not one)
     controls: Controls | None = None  # placebo and A/A comparisons (None: the week ran neither arm)
+    sentinel: dict[str, Any] | None = None  # the judge drift sentinel's sentinel.json (None: not run this week)
+
+    @property
+    def judge_drift(self) -> bool:
+        """The judge drift sentinel flagged the week (drift, or a changed judge): re-certify before reading it."""
+        return bool(self.sentinel and self.sentinel.get("flagged"))
 
     @property
     def keeps_history(self) -> bool:
@@ -158,6 +165,8 @@ class ScorecardData:
             title += f" — {self.endpoint} endpoint"
         if self.disagrees_with_truth:
             title += f" — {DISAGREES_WITH_TRUTH}"
+        if self.judge_drift:
+            title += f" — {JUDGE_DRIFT}"
         if self.incomplete:
             title += " — INCOMPLETE"
         return title
@@ -177,6 +186,8 @@ class ScorecardData:
         for part in (self.simulation, self.controls):
             if part is not None:
                 out.update(part.frames())
+        if self.sentinel is not None:
+            out["sentinel"] = pd.DataFrame(self.sentinel.get("comparison") or [])
         return out
 
 
@@ -328,8 +339,9 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
     endpoint = endpoint_kind(manifest)
     stamps = manifest["started_at"].dropna()
     window_end = format_timestamp(stamps.max()) if len(stamps) else ""
+    sentinel = read_week_sentinel(ledgers.run_dir)
     # A model without a lift this week (nothing graded in both arms) gets no history row: history carries lifts.
-    rows = hist.history_rows(run_key, window_end, lift[lift["must_lift"].notna()], endpoint)
+    rows = hist.history_rows(run_key, window_end, lift[lift["must_lift"].notna()], endpoint, sentinel)
     coverage, dropped = _coverage(manifest, scores, ledgers.judge_skips, scores_file=ledgers.scores_present,
                                   pair=pair)
     complete = ledgers.reconciliation is None or ledgers.reconciliation.is_complete
@@ -378,7 +390,27 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
         controls=control_checks(prompts, prompt_reps, cells, manifest, pair, reconciliation_complete=complete,
                                 check_stimuli=objective.get("check_stimuli"), models=models,
                                 n_resamples=n_resamples, seed=seed),
+        sentinel=sentinel,
     )
+
+
+def read_week_sentinel(run_dir: Any) -> dict[str, Any] | None:
+    """The week's ``sentinel.json`` (the calibration stage's drift sentinel), None when absent or unreadable.
+
+    Read as a ledger here (the scorecard never imports the judge or calibration code that wrote it).
+    """
+    import json
+    from pathlib import Path
+
+    from skillbench.ledgers.files import SENTINEL_FILE
+
+    if run_dir is None:
+        return None
+    try:
+        data = json.loads((Path(run_dir) / SENTINEL_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def objective_frames(checks: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR,

@@ -9,6 +9,12 @@ with no record in the sidecar reads ``real`` (qdrant's runner only ever called t
 written *before* the history whenever any row is not real or the sidecar already exists: a simulated week is
 never in a history file without its sidecar record, even after a crash between the two writes.
 
+The sidecar also carries each week's **judge drift sentinel** (:mod:`skillbench.calibration.sentinel`) next to
+the lift, on every model's row of the week: ``judge_model, judge_snapshot, sentinel_agreement,
+sentinel_must_credit, sentinel_flag`` (:data:`SENTINEL_HISTORY_COLUMNS`). A sidecar written before them (three
+columns) still reads, its rows' sentinel values empty; the next write adds the columns. A week with sentinel
+values writes the sidecar even when every row is real.
+
 Files of ours that carry a 9th ``endpoint`` column still read (the column is the row's endpoint; a sidecar
 record that disagrees with it is refused); the next write migrates them to 8 columns + sidecar.
 
@@ -37,8 +43,10 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -52,6 +60,11 @@ from skillbench.scorecard.stats import DEFAULT_CONFIDENCE
 from skillbench.vocab import ENDPOINT_UNKNOWN, REAL
 
 NUMERIC_COLUMNS: tuple[str, ...] = QDRANT_HISTORY_COLUMNS[3:]
+# The week's judge drift sentinel, kept in the sidecar beside the row's endpoint (qdrant's 8 columns stay as they are).
+SENTINEL_HISTORY_COLUMNS: tuple[str, ...] = ("judge_model", "judge_snapshot", "sentinel_agreement",
+                                             "sentinel_must_credit", "sentinel_flag")
+SIDECAR_COLUMNS: tuple[str, ...] = (*HISTORY_ENDPOINT_COLUMNS, *SENTINEL_HISTORY_COLUMNS)
+FRAME_COLUMNS: tuple[str, ...] = (*HISTORY_COLUMNS, *SENTINEL_HISTORY_COLUMNS)  # what read_history returns
 LEGACY_ENDPOINT = REAL
 WOW_MIN_RUNS = 4
 KEY = ["run_key", "model"]
@@ -74,7 +87,7 @@ def keeps_history(pair: ArmPair) -> bool:
 
 def empty_history() -> pd.DataFrame:
     """A history with no rows."""
-    return pd.DataFrame({c: pd.Series(dtype=str) for c in HISTORY_COLUMNS})
+    return pd.DataFrame({c: pd.Series(dtype=str) for c in FRAME_COLUMNS})
 
 
 def endpoints_path(path: str | Path) -> Path:
@@ -113,23 +126,30 @@ def _records(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
     return header, rows
 
 
-def _read_endpoints(path: Path) -> dict[tuple[str, str], tuple[int, str]]:
-    """The sidecar's records: (run key, model) → (line, endpoint); empty when there is no sidecar."""
+def _read_endpoints(path: Path) -> dict[tuple[str, str], tuple[int, str, dict[str, str]]]:
+    """The sidecar's records: (run key, model) → (line, endpoint, sentinel values); empty without a sidecar.
+
+    A sidecar without (some of) the sentinel columns reads them empty.
+    """
     _not_a_folder(path)
     if not path.is_file():
         return {}
     header, rows = _records(path)
-    if header != list(HISTORY_ENDPOINT_COLUMNS):
+    extra = header[len(HISTORY_ENDPOINT_COLUMNS):]
+    if header[: len(HISTORY_ENDPOINT_COLUMNS)] != list(HISTORY_ENDPOINT_COLUMNS) or \
+            any(c not in SENTINEL_HISTORY_COLUMNS for c in extra) or len(set(extra)) != len(extra):
         raise HistoryError(f"{path}: columns are {', '.join(header)}, expected {', '.join(HISTORY_ENDPOINT_COLUMNS)}"
-                           f" — {_RESTORE}")
-    out: dict[tuple[str, str], tuple[int, str]] = {}
-    for line, (run_key, model, endpoint) in rows:
+                           f" (then any of {', '.join(SENTINEL_HISTORY_COLUMNS)}) — {_RESTORE}")
+    out: dict[tuple[str, str], tuple[int, str, dict[str, str]]] = {}
+    for line, cells in rows:
+        run_key, model, endpoint = cells[:3]
         if not (run_key.strip() and model.strip() and endpoint.strip()):
             raise HistoryError(f"{path}: line {line}: an empty run_key, model or endpoint — {_RESTORE}")
         if (run_key, model) in out:
             raise HistoryError(f"{path}: line {line}: ({run_key}, {model}) again (first on line "
                                f"{out[(run_key, model)][0]}) — {_RESTORE}")
-        out[(run_key, model)] = (line, endpoint.strip())
+        values = dict.fromkeys(SENTINEL_HISTORY_COLUMNS, "") | dict(zip(extra, cells[3:], strict=True))
+        out[(run_key, model)] = (line, endpoint.strip(), values)
     return out
 
 
@@ -137,8 +157,8 @@ def read_history(path: str | Path) -> pd.DataFrame:
     """Read ``scorecard-history.csv`` and its endpoint sidecar as strings (so rewriting never reformats a row).
 
     Returns:
-        One row per run key × model with :data:`HISTORY_COLUMNS` (qdrant's 8, then ``endpoint``); empty when
-        the file is absent.
+        One row per run key × model with :data:`FRAME_COLUMNS` (qdrant's 8, ``endpoint``, then the sentinel's
+        :data:`SENTINEL_HISTORY_COLUMNS` from the sidecar, empty where it has none); empty when the file is absent.
 
     Raises:
         HistoryError: one line naming the file and line: the path is a folder, the file is unreadable, one of
@@ -188,15 +208,17 @@ def read_history(path: str | Path) -> pd.DataFrame:
                                    f"{line} says {row['endpoint']!r} — correct one of them")
         else:
             row["endpoint"] = note[1] if note is not None else LEGACY_ENDPOINT
+        row.update(note[2] if note is not None else dict.fromkeys(SENTINEL_HISTORY_COLUMNS, ""))
         out.append(row)
-    return pd.DataFrame(out, columns=list(HISTORY_COLUMNS)) if out else empty_history()
+    return pd.DataFrame(out, columns=list(FRAME_COLUMNS)) if out else empty_history()
 
 
 def _num(value: float) -> str:
     return "" if value is None or pd.isna(value) else f"{value:.6f}"
 
 
-def history_rows(run_key: str, window_end: str, lift: pd.DataFrame, endpoint: str) -> pd.DataFrame:
+def history_rows(run_key: str, window_end: str, lift: pd.DataFrame, endpoint: str,
+                 sentinel: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """This week's history rows, formatted as qdrant formats them.
 
     Args:
@@ -205,28 +227,47 @@ def history_rows(run_key: str, window_end: str, lift: pd.DataFrame, endpoint: st
         lift: :func:`skillbench.scorecard.lift_table` output (``model, must_lift, must_lift_se, composite_lift,
             cost_delta, turns_delta``), in the order the rows should be written.
         endpoint: ``real``, ``simulated``, …
+        sentinel: the week's ``sentinel.json`` (None: the week ran no sentinel; its columns stay empty).
     """
     rows = pd.DataFrame({"run_key": run_key, "window_end": window_end, "model": lift["model"].astype(str)})
     for column in NUMERIC_COLUMNS:
         rows[column] = [_num(v) for v in lift[column]]
     rows["endpoint"] = endpoint
-    return rows[list(HISTORY_COLUMNS)].reset_index(drop=True)
+    for column, value in sentinel_cells(sentinel).items():
+        rows[column] = value
+    return rows[list(FRAME_COLUMNS)].reset_index(drop=True)
+
+
+def sentinel_cells(sentinel: Mapping[str, Any] | None) -> dict[str, str]:
+    """The sidecar's sentinel cells of a week from its ``sentinel.json`` (all empty without one)."""
+    if not sentinel:
+        return dict.fromkeys(SENTINEL_HISTORY_COLUMNS, "")
+    return {"judge_model": str(sentinel.get("judge_model") or ""),
+            "judge_snapshot": str(sentinel.get("judge_snapshot") or ""),
+            "sentinel_agreement": _num(sentinel.get("agreement")),
+            "sentinel_must_credit": _num(sentinel.get("must_credit")),
+            "sentinel_flag": str(sentinel.get("flag") or "")}
 
 
 def upsert(history: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     """Replace rows keyed on (run key, model) in place and append new keys; idempotent."""
-    history = history.reset_index(drop=True).copy()
+    history = _framed(history).reset_index(drop=True).copy()
     position = {(k, m): i for i, (k, m) in enumerate(zip(history["run_key"], history["model"], strict=True))}
     extra = []
-    for row in rows[list(HISTORY_COLUMNS)].itertuples(index=False):
+    for row in _framed(rows).itertuples(index=False):
         i = position.get((row.run_key, row.model))
         if i is None:
             extra.append(row._asdict())
         else:
-            history.loc[i, list(HISTORY_COLUMNS)] = list(row)
+            history.loc[i, list(FRAME_COLUMNS)] = list(row)
     if extra:
-        history = pd.concat([history, pd.DataFrame(extra, columns=list(HISTORY_COLUMNS))], ignore_index=True)
+        history = pd.concat([history, pd.DataFrame(extra, columns=list(FRAME_COLUMNS))], ignore_index=True)
     return history
+
+
+def _framed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with :data:`FRAME_COLUMNS`: a frame of the 9 columns gets empty sentinel cells."""
+    return frame.reindex(columns=list(FRAME_COLUMNS), fill_value="")
 
 
 def _csv(columns: tuple[str, ...], rows: pd.DataFrame) -> str:
@@ -240,8 +281,9 @@ def _csv(columns: tuple[str, ...], rows: pd.DataFrame) -> str:
 def write_history(path: str | Path, history: pd.DataFrame) -> None:
     """Write the history with qdrant's 8 columns, and the endpoint of every row into the sidecar first.
 
-    The sidecar is written when a row is not ``real`` or the sidecar already exists (a real-only history needs
-    none: an absent record reads ``real``); it always lists every row. A 9-column file of ours becomes 8
+    The sidecar is written when a row is not ``real``, a row has sentinel values, or the sidecar already exists
+    (a real-only history without a sentinel needs none: an absent record reads ``real``); it always lists every
+    row, with the sentinel's columns. A 9-column file of ours becomes 8
     columns + sidecar here.
 
     Raises:
@@ -252,10 +294,11 @@ def write_history(path: str | Path, history: pd.DataFrame) -> None:
     _not_a_folder(path)
     _not_a_folder(sidecar)
     path.parent.mkdir(parents=True, exist_ok=True)
-    frame = history[list(HISTORY_COLUMNS)]
-    if sidecar.exists() or frame["endpoint"].ne(REAL).any():
+    frame = _framed(history).fillna("")
+    sentinel = frame[list(SENTINEL_HISTORY_COLUMNS)].astype(str).ne("").any(axis=None)
+    if sidecar.exists() or frame["endpoint"].ne(REAL).any() or sentinel:
         # First: a crash between the two writes must never leave a simulated row without its record.
-        atomic_write_text(sidecar, _csv(HISTORY_ENDPOINT_COLUMNS, frame))
+        atomic_write_text(sidecar, _csv(SIDECAR_COLUMNS, frame))
     atomic_write_text(path, _csv(QDRANT_HISTORY_COLUMNS, frame))
 
 
@@ -268,8 +311,8 @@ def update_history(path: str | Path, rows: pd.DataFrame) -> pd.DataFrame:
 
 def numeric_history(history: pd.DataFrame) -> pd.DataFrame:
     """The history with numeric columns as floats and ``window_end`` kept as text (tidy, for notebooks)."""
-    out = history.copy()
-    for column in NUMERIC_COLUMNS:
+    out = _framed(history).copy()
+    for column in (*NUMERIC_COLUMNS, "sentinel_agreement", "sentinel_must_credit"):
         out[column] = pd.to_numeric(out[column].where(out[column] != ""), errors="coerce").astype(float)
     return out
 

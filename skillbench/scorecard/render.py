@@ -7,6 +7,7 @@ labels name the week's pair (:func:`skillbench.scorecard.labels.arm_names`): a w
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -279,8 +280,59 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+# The judge drift sentinel's banner (skillbench.calibration.sentinel.DRIFT_BANNER; the scorecard does not import it).
+DRIFT_BANNER = "judge drift — re-certify before reading this week's lift"
+SENTINEL_TITLE = "Judge drift sentinel"
+MEASURE_NAMES = {"must_credit": "mean must credit", "agreement": "agreement with the gold labels"}
+
+
+def sentinel_markdown(s: dict[str, Any] | None) -> str:
+    """The "Judge drift sentinel" section of a week's ``sentinel.json`` ("" when the week ran no sentinel).
+
+    The scorecard shows it before Coverage; ``04_calibration`` shows it too.
+    """
+    if s is None:
+        return ""
+    kappa = fmt(s.get("kappa"))
+    lines = [f"## {SENTINEL_TITLE}", "",
+             f"The week's judge re-graded the frozen gold set (`{Path(str(s.get('gold', ''))).name}`, "
+             f"{s.get('n_items', 0)} items of {s.get('n_answers', 0)} answers, sha `{s.get('gold_sha', '')}`): judge "
+             f"`{s.get('judge_model', '')}`, resolved snapshot `{s.get('judge_snapshot') or 'unknown'}`. Agreement "
+             f"with the gold labels {fmt(s.get('agreement'))} (Cohen's κ {kappa}), mean must credit "
+             f"{fmt(s.get('must_credit'))}.", ""]
+    rows = [[MEASURE_NAMES.get(r["measure"], r["measure"]), r["n_paired"], fmt(r["now"]), fmt(r["previous"]),
+             signed(r["move"]), fmt(r["within"]), fmt(r["between"]), fmt(r["threshold"]), r["moved"]]
+            for r in s.get("comparison") or []]
+    if rows:
+        prev = s.get("previous") or {}
+        lines += [f"Against {prev.get('run_key', 'the previous week')} (the most recent earlier week with this gold "
+                  "set and endpoint kind): the move is the mean of the paired per-item differences, within = t(n−1)·SE "
+                  "of those differences, between = the spread of the earlier weeks' values, threshold = the larger.",
+                  "", md_table(["measure", "paired items", "this week", "previous", "move", "within", "between",
+                                "threshold", "moved?"], rows), ""]
+    flag = str(s.get("flag", ""))
+    verdict = f"**{DRIFT_BANNER}**" if s.get("flagged") else f"**{flag}**"
+    lines += [f"Flag: {verdict} — {'; '.join(s.get('reasons') or []) or flag}.", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _with_sentinel(d: ScorecardData, markdown: str) -> str:
+    """The banner at the top (after the title's other banners) when flagged, and the section before Coverage."""
+    section = sentinel_markdown(d.sentinel)
+    if not section:
+        return markdown
+    if d.judge_drift:
+        reasons = "; ".join((d.sentinel or {}).get("reasons") or [])
+        banner = f"> **{DRIFT_BANNER}** — {reasons}; see {SENTINEL_TITLE}. Read no lift below as a clean week.\n\n"
+        head = markdown.find("\n## ")
+        markdown = markdown[: head + 1] + banner + markdown[head + 1:] if head >= 0 else banner + markdown
+    at = markdown.find("\n## Coverage\n")
+    return markdown[: at + 1] + section + markdown[at + 1:] if at >= 0 else markdown + "\n" + section
+
+
 def render_markdown(d: ScorecardData) -> str:
-    """Render ``scorecard.md`` from computed data through ``templates/scorecard.md.j2``."""
+    """Render ``scorecard.md`` from computed data through ``templates/scorecard.md.j2``; a week with a drift
+    sentinel gets its section before Coverage, and a flagged one the drift banner at the top."""
     counts = d.activation_counts
     ns_runs = int((d.manifest["condition"].astype(str).map(arm_kind).eq(NO_SKILL) & ~d.manifest["dormancy"]).sum())
     cov = d.coverage
@@ -309,4 +361,4 @@ def render_markdown(d: ScorecardData) -> str:
         "snapshot_table": _snapshot_table(d), "prov": d.provenance,
         "floating": sorted({v for s in d.provenance["snapshots"].values() for v in s if not DATED.search(v)}),
     }
-    return _environment().get_template(TEMPLATE).render(**context)
+    return _with_sentinel(d, _environment().get_template(TEMPLATE).render(**context))

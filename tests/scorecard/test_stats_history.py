@@ -22,7 +22,13 @@ from skillbench.scorecard import (
     update_history,
     week_over_week,
 )
-from skillbench.scorecard.history import HistoryError, endpoints_path, history_rows, upsert
+from skillbench.scorecard.history import (
+    SENTINEL_HISTORY_COLUMNS,
+    HistoryError,
+    endpoints_path,
+    history_rows,
+    upsert,
+)
 from tests.helpers.shared import QDRANT, TINY_WEEK, require
 
 
@@ -49,7 +55,8 @@ def test_upsert_is_idempotent_and_keyed_on_run_and_model(tmp_path: Path) -> None
     hist = update_history(path, changed)
     assert hist[["run_key", "model"]].values.tolist() == [["w1", "sonnet"], ["w1", "haiku"], ["w2", "sonnet"]]
     assert hist.loc[1, "must_lift"] == "0.500000"
-    assert list(read_history(path).columns) == list(HISTORY_COLUMNS)
+    # qdrant's 8, the endpoint, then the sentinel's columns from the sidecar (empty here: no sentinel)
+    assert list(read_history(path).columns) == [*HISTORY_COLUMNS, *SENTINEL_HISTORY_COLUMNS]
 
 
 def test_missing_values_are_empty_not_zero() -> None:
