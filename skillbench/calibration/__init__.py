@@ -1,4 +1,5 @@
-"""Judge calibration: agreement statistics, the calibration run, human labels, and its report.
+"""Judge calibration: agreement statistics, the calibration run, human labels, the pairwise judge's bias, judge
+studies (several judges, intervals, a recommendation) and the weekly drift sentinel on a frozen gold set.
 """
 
 from __future__ import annotations
@@ -17,8 +18,21 @@ _EXPORTS: dict[str, str] = {
         "Calibration", "CalibrationOptions", "calibrate", "calibration_current",
         "grade_repeats", "ledger_grades", "human_grades"
     ), "run"),
-    **dict.fromkeys(("export_labels", "read_labels", "LabelsError",), "labels"),
-    **dict.fromkeys(("render_markdown", "write_calibration",), "report"),
+    **dict.fromkeys(("export_labels", "read_labels", "LabelsError", "inter_human", "INTER_HUMAN",
+                     "INTER_HUMAN_ALL", "companion_path"), "labels"),
+    **dict.fromkeys(("merge_labels", "MergedLabels", "read_grades", "disagreement_items"), "labels_merge"),
+    **dict.fromkeys(("render_markdown", "write_calibration", "bias_section"), "report"),
+    **dict.fromkeys(("pairwise_bias", "week_pairwise_bias", "pair_facts", "empty_bias", "BIAS_COLUMNS"), "bias"),
+    **dict.fromkeys(("Interval", "cluster_interval", "paired_interval", "confusion_by_run", "unanimity_by_run",
+                     "lenient_by_run", "STATISTICS"), "intervals"),
+    **dict.fromkeys(("StudyOptions", "StudyPlan", "JudgeStudy", "plan_study", "judge_study"), "study"),
+    **dict.fromkeys(("study_pairwise",), "study_pairs"),
+    **dict.fromkeys(("Recommendation", "recommend", "rule_text", "DEFAULT_MARGIN"), "recommendation"),
+    **dict.fromkeys(("write_study", "render_study", "study_frames", "plot_kappas", "execute_study_notebook"),
+                    "study_report"),
+    **dict.fromkeys(("GoldAnswer", "GoldError", "build_gold", "read_gold", "write_gold", "gold_sha",
+                     "suite_gold_path"), "gold"),
+    **dict.fromkeys(("Sentinel", "run_sentinel", "read_sentinel", "sentinel_current", "DRIFT_BANNER"), "sentinel"),
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -38,12 +52,54 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         pair_agreement,
         self_agreement,
     )
+    from skillbench.calibration.bias import (
+        BIAS_COLUMNS,
+        empty_bias,
+        pair_facts,
+        pairwise_bias,
+        week_pairwise_bias,
+    )
+    from skillbench.calibration.gold import (
+        GoldAnswer,
+        GoldError,
+        build_gold,
+        gold_sha,
+        read_gold,
+        suite_gold_path,
+        write_gold,
+    )
+    from skillbench.calibration.intervals import (
+        STATISTICS,
+        Interval,
+        cluster_interval,
+        confusion_by_run,
+        lenient_by_run,
+        paired_interval,
+        unanimity_by_run,
+    )
     from skillbench.calibration.labels import (
+        INTER_HUMAN,
+        INTER_HUMAN_ALL,
         LabelsError,
+        companion_path,
         export_labels,
+        inter_human,
         read_labels,
     )
+    from skillbench.calibration.labels_merge import (
+        MergedLabels,
+        disagreement_items,
+        merge_labels,
+        read_grades,
+    )
+    from skillbench.calibration.recommendation import (
+        DEFAULT_MARGIN,
+        Recommendation,
+        recommend,
+        rule_text,
+    )
     from skillbench.calibration.report import (
+        bias_section,
         render_markdown,
         write_calibration,
     )
@@ -55,4 +111,28 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         grade_repeats,
         human_grades,
         ledger_grades,
+    )
+    from skillbench.calibration.sentinel import (
+        DRIFT_BANNER,
+        Sentinel,
+        read_sentinel,
+        run_sentinel,
+        sentinel_current,
+    )
+    from skillbench.calibration.study import (
+        JudgeStudy,
+        StudyOptions,
+        StudyPlan,
+        judge_study,
+        plan_study,
+    )
+    from skillbench.calibration.study_pairs import (
+        study_pairwise,
+    )
+    from skillbench.calibration.study_report import (
+        execute_study_notebook,
+        plot_kappas,
+        render_study,
+        study_frames,
+        write_study,
     )

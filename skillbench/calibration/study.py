@@ -8,7 +8,7 @@ simulation's answer key of each run's final attempt (labelled "simulated truth" 
 judge, so each answer's rubric order is the same for all of them — and computes, per judge × item type, the
 self-agreement, the agreement with the reference and the judge-against-judge κ, each with a run-clustered
 bootstrap interval (:mod:`skillbench.calibration.intervals`), the hallucinated-evidence rate and the cost per
-graded run; then :func:`skillbench.calibration.recommend.recommend` applies the rule. Every grading of a judge
+graded run; then :func:`skillbench.calibration.recommendation.recommend` applies the rule. Every grading of a judge
 counts as one answer (the ``repeat`` gradings of an item are pooled; the bootstrap resamples runs, so pooling
 does not narrow the interval). When the week has ``pairs.csv``,
 :func:`skillbench.calibration.study_pairs.study_pairwise` runs every judge as the
@@ -38,7 +38,7 @@ from skillbench.calibration.intervals import (
     unanimity_by_run,
 )
 from skillbench.calibration.intervals import cluster_interval as _cluster
-from skillbench.calibration.recommend import DEFAULT_MARGIN, Recommendation, recommend
+from skillbench.calibration.recommendation import DEFAULT_MARGIN, Recommendation, recommend
 from skillbench.vocab import ITEM_TYPES
 
 HUMAN, TRUTH, NO_REFERENCE = "human labels", "simulated truth", "none"

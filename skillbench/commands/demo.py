@@ -7,15 +7,16 @@ import sys
 from pathlib import Path
 
 from skillbench.commands import listed, model_names, positive_int
-from skillbench.weekly.demo_story import DEFAULT_DRIFT
+from skillbench.weekly.demo_story import DEFAULT_DRIFT, DEFAULT_JUDGE_LENIENCY
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "demo-history", help="run N simulated weeks with scripted moves (a skill edit, a model drift)",
         description="Run the weekly chain for N simulated weeks on a copy of the suite, with a scripted story: a "
-        "skill edit that raises one family's lift (week --edit-week) and a model-build drift that moves one "
-        "model's baseline (week --drift-week). Writes REPORTS/demo-history/demo.md (which moves were scripted and "
+        "skill edit that raises one family's lift (week --edit-week), a judge that turns lenient (week "
+        "--judge-week; the drift sentinel should flag it) and a model-build drift that moves one model's baseline "
+        "(week --drift-week). Writes REPORTS/demo-history/demo.md (which moves were scripted and "
         "whether the week-over-week rule caught them), demo.html and explore_weeks.html, and each week's report "
         "in REPORTS/demo-wNN/. Rerunning resumes. Prints the page's path. Exit 0 every week complete, 1 a week "
         "failed, 2 usage error.")
@@ -36,6 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="model that drifts (default: the one the skill helps most in the profiles)")
     p.add_argument("--drift", type=float, default=DEFAULT_DRIFT, metavar="X",
                    help=f"rise of the drifting model's baseline must coverage (default {DEFAULT_DRIFT})")
+    p.add_argument("--judge-week", type=int, default=6, metavar="W",
+                   help="week the judge becomes more lenient, for the drift sentinel to flag (0: none)")
+    p.add_argument("--judge-leniency", type=float, default=DEFAULT_JUDGE_LENIENCY, metavar="X",
+                   help=f"the judge's added leniency from that week (default {DEFAULT_JUDGE_LENIENCY})")
     p.add_argument("--draft-gain", type=float, default=0.25, metavar="X",
                    help="share of the skill's effect the edited family's draft is worth (default 0.25)")
     p.add_argument("--profiles", metavar="FILE",
@@ -61,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     opts = DemoOptions(weekly=weekly, weeks=args.weeks, out_dir=Path(args.out_dir) if args.out_dir else None,
                        edit_week=args.edit_week, drift_week=args.drift_week, edit_family=args.edit_family,
                        drift_model=args.drift_model, drift=args.drift,
+                       judge_week=args.judge_week, judge_leniency=args.judge_leniency,
                        before_gain=args.draft_gain, base_profiles=Path(args.profiles) if args.profiles else None)
     try:
         result = run_demo(opts, log=terminal.line, progress=terminal.progress)

@@ -198,12 +198,16 @@ class Profiles(BaseModel):
         return _pick(self.judges, model) or JudgeProfile()
 
 
-def _pick(table: Mapping[str, Any], model: str) -> Any:
+def pick_key(table: Mapping[str, Any], model: str) -> str:
+    """The key of ``table`` a model name selects: the longest key found in the name (case-insensitive), else
+    ``default``."""
     name = model.lower()
     hits = [k for k in table if k != "default" and k.lower() in name]
-    if hits:
-        return table[max(hits, key=len)]
-    return table.get("default")
+    return max(hits, key=len) if hits else "default"
+
+
+def _pick(table: Mapping[str, Any], model: str) -> Any:
+    return table.get(pick_key(table, model))
 
 
 DEFAULT_PROFILES = "sim_profiles.yaml"

@@ -24,20 +24,30 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from skillbench.calibration.sentinel import read_sentinel
 from skillbench.ledgers.atomic import atomic_write_text
-from skillbench.ledgers.files import HISTORY_FILE, WEEKLY_DIR
+from skillbench.ledgers.files import GOLD_DIR, HISTORY_FILE, WEEKLY_DIR
 from skillbench.report.markdown import md_table, signed
 from skillbench.suite.format import SKILL_FILE
-from skillbench.weekly.demo_story import DEFAULT_DRIFT, SKILL_EDIT, UP, DemoStory, enact_week, plan_story
+from skillbench.weekly.demo_story import (
+    DEFAULT_DRIFT,
+    DEFAULT_JUDGE_LENIENCY,
+    JUDGE_DRIFT,
+    SKILL_EDIT,
+    UP,
+    DemoStory,
+    enact_week,
+    plan_story,
+)
 
 DEMO_DIR = "demo-history"  # REPORTS/demo-history/: the suite copy, the profiles, the story and the page
 STORY_FILE, PAGE_FILE = "demo-story.json", "demo.md"
 WEEK_KEY = "demo-w{week:02d}"
 WEEK_COLUMNS = ["week", "run_key", "model", "must_lift", "true_lift", "reps", "delta", "threshold", "actionable",
-                "moves"]
+                "sentinel", "moves"]
 CAUGHT_COLUMNS = ["week", "move", "target", "model", "expected", "delta", "true_delta", "threshold", "reps_to_see",
                   "rule", "caught"]
-SUITE_PARTS = ("skillbench.toml", "test-prompts", "fixtures", "solutions")
+SUITE_PARTS = ("skillbench.toml", "test-prompts", "fixtures", "solutions", GOLD_DIR)
 
 
 @dataclass
@@ -53,6 +63,8 @@ class DemoOptions:
     drift_model: str = ""
     before_gain: float = 0.25
     drift: float = DEFAULT_DRIFT
+    judge_week: int = 6
+    judge_leniency: float = DEFAULT_JUDGE_LENIENCY
     base_profiles: Path | None = None  # the simulated endpoint's profile file the story starts from (None: shipped)
 
 
@@ -130,7 +142,8 @@ def run_demo(opts: DemoOptions, *, log: Callable[[str], None] = print,
         base = yaml.safe_load(Path(opts.base_profiles).read_text(encoding="utf-8"))
     story = plan_story(kept, weeks=opts.weeks, models=models, edit_week=opts.edit_week,  # checked before writing
                        drift_week=opts.drift_week, family=opts.edit_family, drift_model=opts.drift_model,
-                       before_gain=opts.before_gain, drift=opts.drift, profiles=base)
+                       before_gain=opts.before_gain, drift=opts.drift, profiles=base, judge_week=opts.judge_week,
+                       judge_leniency=opts.judge_leniency)
     _same_story(out, story)
     out.mkdir(parents=True, exist_ok=True)
     suite = load_suite(copy_suite(Path(w.suite_dir), out / "suite", w.families or ()))
@@ -203,6 +216,7 @@ def evaluate(story: DemoStory, weekly_dir: Path) -> tuple[pd.DataFrame, pd.DataF
         truth = (data.simulation.lift.set_index("model")["true_lift"] if data.simulation is not None
                  else pd.Series(dtype=float))
         reps = int(pd.to_numeric(data.manifest["rep"], errors="coerce").max()) if len(data.manifest) else 0
+        sentinel = read_sentinel(run_dir) or {}
         for rec in data.lift.itertuples(index=False):
             verdict = wow.loc[rec.model] if wow is not None and rec.model in wow.index else None
             rows.append({"week": week, "run_key": data.run_key, "model": rec.model, "must_lift": rec.must_lift,
@@ -210,10 +224,14 @@ def evaluate(story: DemoStory, weekly_dir: Path) -> tuple[pd.DataFrame, pd.DataF
                          "delta": verdict["delta"] if verdict is not None else float("nan"),
                          "threshold": verdict["threshold"] if verdict is not None else float("nan"),
                          "actionable": verdict["actionable"] if verdict is not None else "not ready",
+                         "sentinel": str(sentinel.get("flag") or "not run"),
                          "moves": "; ".join(f"{m.kind} ({m.target})" for m in story.moves if m.week == week)})
     weeks = pd.DataFrame(rows, columns=WEEK_COLUMNS)
     caught = []
     for move in story.moves:
+        if move.kind == JUDGE_DRIFT:
+            caught.append(_sentinel_caught(move, weeks))
+            continue
         for model in move.models:
             mine = weeks[weeks["model"] == model].set_index("week")
             rec = mine.loc[move.week] if move.week in mine.index else None
@@ -230,6 +248,17 @@ def evaluate(story: DemoStory, weekly_dir: Path) -> tuple[pd.DataFrame, pd.DataF
                                            else reps_to_see(true_delta, rec["threshold"], int(rec["reps"]))),
                            "rule": verdict, "caught": hit})
     return weeks, pd.DataFrame(caught, columns=CAUGHT_COLUMNS)
+
+
+def _sentinel_caught(move: Any, weeks: pd.DataFrame) -> dict[str, Any]:
+    """A judge drift is caught when the drift sentinel flags its week (``drift`` or ``judge changed``)."""
+    from skillbench.calibration.sentinel import DRIFT, JUDGE_CHANGED
+
+    hit = weeks[weeks["week"] == move.week]
+    flag = str(hit["sentinel"].iloc[0]) if len(hit) else "week not run"
+    return {"week": move.week, "move": move.kind, "target": move.target, "model": "(the judge)",
+            "expected": move.expected, "delta": float("nan"), "true_delta": float("nan"), "threshold": float("nan"),
+            "reps_to_see": float("nan"), "rule": f"sentinel: {flag}", "caught": flag in (DRIFT, JUDGE_CHANGED)}
 
 
 def reps_to_see(true_delta: float, threshold: float, reps: int) -> float:
@@ -259,9 +288,11 @@ def render_demo(story: DemoStory, weeks: pd.DataFrame, caught: pd.DataFrame, *, 
         lines.append(f"- Left out: {note}")
     if story.left_out:
         lines.append("")
-    lines += ["## Did the week-over-week rule catch them?", "",
-              "The rule compares a week's lift with the previous week's against the larger of the within-week "
-              "noise and the spread of the earlier weeks; it needs four weeks of history.", ""]
+    lines += ["## Did the measurement catch them?", "",
+              "The week-over-week rule compares a week's lift with the previous week's against the larger of the "
+              "within-week noise and the spread of the earlier weeks; it needs four weeks of history. A judge drift "
+              "is the drift sentinel's to catch: it re-grades the suite's frozen gold set every week and flags a move "
+              "beyond its own noise band (a lift read in a flagged week says \"re-certify\" on its scorecard).", ""]
     rows = [[r.week, r.move, r.target, r.model, r.expected, signed(r.delta), signed(r.true_delta),
              _num(r.threshold), r.rule, "caught" if r.caught else "missed" + _power(r)]
             for r in caught.itertuples(index=False)]
@@ -274,10 +305,17 @@ def render_demo(story: DemoStory, weeks: pd.DataFrame, caught: pd.DataFrame, *, 
                   "as one over the square root of the runs per cell. A skill edit moves one family of the "
                   "headline; `skillbench compare --base REF` runs only the changed families, paired, and is the "
                   "instrument for it.", ""]
+    false_alarms = [int(w) for w in weeks.drop_duplicates("week").query(
+        "sentinel in ('drift', 'judge changed')")["week"] if not any(
+        m.kind == JUDGE_DRIFT and m.week == w for m in story.moves)]
+    if false_alarms:
+        lines += [f"The sentinel also flagged week(s) {', '.join(map(str, false_alarms))}, where no judge drift was "
+                  "scripted (false alarms).", ""]
     lines += ["## Every week", ""]
     rows = [[r.run_key, r.model, signed(r.must_lift), signed(r.true_lift), signed(r.delta), _num(r.threshold),
-             r.actionable, r.moves or ""] for r in weeks.itertuples(index=False)]
+             r.actionable, r.sentinel, r.moves or ""] for r in weeks.itertuples(index=False)]
     lines += [md_table(["week", "model", "must lift", "true lift", "Δ vs previous", "threshold", "moved beyond noise?",
+                        "judge sentinel",
                         "scripted this week"], rows) if rows else "No week finished.", ""]
     lines += ["Each week's report: " + ", ".join(f"[{k}](../{k}/index.html)" for k in dict.fromkeys(weeks["run_key"]))
               if len(weeks) else "", "", "The weeks side by side: [explore_weeks](explore_weeks.html).", ""]

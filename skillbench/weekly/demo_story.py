@@ -6,6 +6,10 @@ Two kinds of move, both recorded before the first week runs (``demo-story.json``
   ``(draft)``, and the simulated endpoint's profile (``skill_versions``, :mod:`skillbench.sim.versions`) gives
   that version only ``before_gain`` of the skill's effect; from that week on the demo's copy of the suite holds
   the real SKILL.md, worth its full effect. The family's lift rises, and so does the model's headline lift.
+* **judge drift** (week ``judge_week``): from that week on the judge's profile is ``judge_leniency`` more lenient
+  (:class:`skillbench.sim.profiles.JudgeProfile` ``leniency``: an unfavourable reading given the favourable
+  verdict), as a judge model upgrade might be; the drift sentinel (:mod:`skillbench.calibration.sentinel`), which
+  re-grades the suite's frozen gold set every week, should flag that week.
 * **model drift** (week ``drift_week``): from that week on one model's baseline (its ``must`` coverage without the
   skill) is ``drift`` higher, as a model build that learned the topic would be; its lift falls. The default model
   is the one the skill helps most (the largest ``must`` gap in the profiles), so the drift moves a lift that the
@@ -29,13 +33,14 @@ import yaml
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.suite.format import SKILL_FILE, Suite
 
-SKILL_EDIT, MODEL_DRIFT = "skill edit", "model drift"
-UP, DOWN = "up", "down"
+SKILL_EDIT, MODEL_DRIFT, JUDGE_DRIFT = "skill edit", "model drift", "judge drift"
+UP, DOWN, FLAG = "up", "down", "flag"
 DRAFT_SUFFIX = " (draft)"
 MAX_BASELINE = 0.95  # a drifted baseline stays a probability short of certainty
 # Large enough that the drift's move of the lift clears the rule's noise threshold at one rep of the bundled suite
 # (about 0.17 there); a smaller one is a lesson in power, not a demo.
 DEFAULT_DRIFT = 0.45
+DEFAULT_JUDGE_LENIENCY = 0.4  # moves the bundled gold set's agreement well beyond the sentinel's noise band
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,8 @@ class ScriptedMove:
         kind: :data:`SKILL_EDIT` or :data:`MODEL_DRIFT`.
         target: the family edited or the model that drifts.
         models: the models whose headline lift it moves.
-        expected: :data:`UP` or :data:`DOWN`, the direction of those lifts.
+        expected: :data:`UP` or :data:`DOWN`, the direction of those lifts (:data:`FLAG` for a judge drift: the
+            sentinel should flag the week).
         what: one sentence for the report.
     """
 
@@ -69,10 +75,12 @@ class DemoStory:
     left_out: list[str] = field(default_factory=list)
     before_gain: float = 0.25
     drift: float = DEFAULT_DRIFT
+    judge_leniency: float = DEFAULT_JUDGE_LENIENCY
 
     def as_json(self) -> dict[str, Any]:
         return {"weeks": self.weeks, "models": self.models, "moves": [asdict(m) for m in self.moves],
-                "left_out": self.left_out, "before_gain": self.before_gain, "drift": self.drift}
+                "left_out": self.left_out, "before_gain": self.before_gain, "drift": self.drift,
+                "judge_leniency": self.judge_leniency}
 
     def move(self, kind: str) -> ScriptedMove | None:
         return next((m for m in self.moves if m.kind == kind), None)
@@ -100,7 +108,8 @@ def default_drift_model(models: list[str], profiles: dict[str, Any] | None = Non
 
 def plan_story(suite: Suite, *, weeks: int, models: list[str], edit_week: int = 5, drift_week: int = 7,
                family: str = "", drift_model: str = "", before_gain: float = 0.25, drift: float = DEFAULT_DRIFT,
-               profiles: dict[str, Any] | None = None) -> DemoStory:
+               profiles: dict[str, Any] | None = None, judge_week: int = 6,
+               judge_leniency: float = DEFAULT_JUDGE_LENIENCY, judge_model: str = "") -> DemoStory:
     """The story for ``weeks`` weeks; a move whose week is 0 or after the last week is left out.
 
     Raises:
@@ -113,6 +122,8 @@ def plan_story(suite: Suite, *, weeks: int, models: list[str], edit_week: int = 
     if not 0.0 < drift <= 1.0:
         raise ValueError(f"--drift {drift}: the baseline's rise is above 0 (the story expects the lift to fall) "
                          "and at most 1")
+    if not 0.0 < judge_leniency <= 1.0:
+        raise ValueError(f"--judge-leniency {judge_leniency}: the judge's added leniency is above 0 and at most 1")
     family = family or default_family(suite)
     if family not in suite.families:
         raise ValueError(f"--edit-family {family}: not a skill family of {suite.suite_dir} "
@@ -120,7 +131,11 @@ def plan_story(suite: Suite, *, weeks: int, models: list[str], edit_week: int = 
     drift_model = drift_model or default_drift_model(models, profiles)
     if drift_model not in models:
         raise ValueError(f"--drift-model {drift_model}: not one of the demo's models ({', '.join(models)})")
-    story = DemoStory(weeks=weeks, models=list(models), before_gain=before_gain, drift=drift)
+    story = DemoStory(weeks=weeks, models=list(models), before_gain=before_gain, drift=drift,
+                      judge_leniency=judge_leniency)
+    from skillbench.judge.client import DEFAULT_JUDGE_MODEL
+
+    judge_model = judge_model or DEFAULT_JUDGE_MODEL
     candidates = [
         (edit_week, ScriptedMove(edit_week, SKILL_EDIT, family, tuple(models), UP,
                                  f"{family}'s SKILL.md goes from its draft to the real skill (the draft was worth "
@@ -128,7 +143,12 @@ def plan_story(suite: Suite, *, weeks: int, models: list[str], edit_week: int = 
         (drift_week, ScriptedMove(drift_week, MODEL_DRIFT, drift_model, (drift_model,), DOWN,
                                   f"{drift_model}'s model build drifts: its baseline must coverage rises by "
                                   f"{drift:+.2f}, so its lift falls")),
+        (judge_week, ScriptedMove(judge_week, JUDGE_DRIFT, judge_model, (), FLAG,
+                                  f"the judge ({judge_model}) turns lenient, as a judge model upgrade might: its "
+                                  f"leniency (an unfavourable reading given the favourable verdict) rises by "
+                                  f"{judge_leniency:+.2f}; the drift sentinel should flag the week")),
     ]
+    candidates.sort(key=lambda c: c[0])
     for week, move in candidates:
         if 1 <= week <= weeks:
             story.moves.append(move)
@@ -164,10 +184,11 @@ def shipped_profiles() -> dict[str, Any]:
     return yaml.safe_load(resources.files("skillbench").joinpath("data", "sim_profiles.yaml").read_text("utf-8"))
 
 
-def profile_key(profiles: dict[str, Any], model: str) -> str:
-    """The profile a model name selects: the longest key in it, else ``default`` (the sim's own rule)."""
-    keys = [k for k in profiles.get("models", {}) if k != "default" and k in model]
-    return max(keys, key=len) if keys else "default"
+def profile_key(profiles: dict[str, Any], model: str, section: str = "models") -> str:
+    """The profile of ``section`` (``models`` or ``judges``) a model name selects: the sim's own rule."""
+    from skillbench.sim.profiles import pick_key
+
+    return pick_key(profiles.get(section) or {}, model)
 
 
 def week_profiles(story: DemoStory, week: int, draft_key: str, base: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -178,6 +199,14 @@ def week_profiles(story: DemoStory, week: int, draft_key: str, base: dict[str, A
     if edit is not None:
         profiles.setdefault("skill_versions", {})
         profiles["skill_versions"] = {**(profiles["skill_versions"] or {}), draft_key: {"gain": story.before_gain}}
+    judge = story.move(JUDGE_DRIFT)
+    if judge is not None and week >= judge.week:
+        judges = profiles.setdefault("judges", {})
+        key = profile_key(profiles, judge.target, "judges")
+        if key == "default" and "default" not in judges:
+            judges["default"] = {}
+        entry = judges.setdefault(key, {})
+        entry["leniency"] = min(1.0, float(entry.get("leniency", 0.0)) + story.judge_leniency)
     drift = story.move(MODEL_DRIFT)
     if drift is not None and week >= drift.week:
         models = profiles.setdefault("models", {})

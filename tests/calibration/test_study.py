@@ -26,7 +26,7 @@ from skillbench.calibration.intervals import (
     paired_interval,
     raw_agreement,
 )
-from skillbench.calibration.recommend import recommend, rule_text
+from skillbench.calibration.recommendation import recommend, rule_text
 from skillbench.calibration.study import HUMAN, TRUTH, StudyOptions, judge_study
 from skillbench.cli import main
 from skillbench.judge import JudgeOptions, judge_run_dir
