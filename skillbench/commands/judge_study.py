@@ -70,12 +70,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from skillbench.calibration.labels import LabelsError
-    from skillbench.calibration.study import StudyOptions, judge_study, plan_study
-    from skillbench.calibration.study_report import execute_study_notebook, study_dir
+    from skillbench.calibration.study import StudyOptions
     from skillbench.cli import UsageError
-    from skillbench.generation.backend import BackendError, model_endpoint
-    from skillbench.ledgers.files import STUDY_HTML, STUDY_JSON, STUDY_MD
-    from skillbench.ledgers.lock import run_dir_lock
+    from skillbench.generation.backend import BackendError
+    from skillbench.ledgers.lock import RunDirBusy
+    from skillbench.weekly.stages import study_week
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
@@ -90,32 +89,27 @@ def run(args: argparse.Namespace) -> int:
     def say(message: str) -> None:
         print(message, file=sys.stderr)
 
-    with run_dir_lock(run_dir, wait=args.wait, log=say):
-        try:
-            plan = plan_study(run_dir, opts)
-        except (LabelsError, ValueError) as exc:
-            raise UsageError(str(exc)) from exc
-        if (study_dir(run_dir) / STUDY_JSON).is_file():
-            say(f"judge-study: replacing the previous study in {study_dir(run_dir)}")
-        try:
-            with model_endpoint(args.backend, endpoint=args.endpoint or "", seed=args.seed) as ep:
-                study = judge_study(run_dir, opts, ep.base_url, ep.api_key, log=say, plan=plan,
-                                    notes=[SIM_NOTE] if ep.simulated else [])
-        except BackendError as exc:
-            raise UsageError(str(exc)) from exc
-        rec = study.recommendation
-        if rec is None:
-            say("judge-study: no reference labels, so no recommendation (judges compared with each other only)")
-        else:
-            say(f"judge-study: best {rec.best}; recommended {rec.recommended} (margin {rec.margin:.2f})")
-            for warning in rec.warnings:
-                say(f"judge-study: warning: {warning}")
-        if not args.no_notebook:
-            try:
-                execute_study_notebook(run_dir)
-            except RuntimeError as exc:
-                print(f"skillbench judge-study: the notebook failed: {exc}", file=sys.stderr)
-                return 1
-            say(str(study_dir(run_dir) / STUDY_HTML))
+    try:
+        study, html = study_week(run_dir, opts, backend=args.backend, endpoint=args.endpoint or "",
+                                 notebook=not args.no_notebook, wait=args.wait, log=say, sim_note=SIM_NOTE)
+    except (LabelsError, ValueError, BackendError) as exc:
+        raise UsageError(str(exc)) from exc
+    except RunDirBusy:
+        raise  # the CLI's one line naming the holder
+    except RuntimeError as exc:
+        print(f"skillbench judge-study: the notebook failed: {exc} (the study's files are written)", file=sys.stderr)
+        return 1
+    rec = study.recommendation
+    if rec is None:
+        say("judge-study: no reference labels, so no recommendation (judges compared with each other only)")
+    else:
+        say(f"judge-study: best {rec.best}; recommended {rec.recommended} (margin {rec.margin:.2f})")
+        for warning in rec.warnings:
+            say(f"judge-study: warning: {warning}")
+    if html is not None:
+        say(str(html))
+    from skillbench.calibration.study_report import study_dir
+    from skillbench.ledgers.files import STUDY_MD
+
     print(study_dir(run_dir) / STUDY_MD)
     return 0
