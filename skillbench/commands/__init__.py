@@ -11,6 +11,7 @@ import argparse
 import math
 import re
 from functools import lru_cache
+from pathlib import Path
 
 MODEL_ALIASES = ("opus", "sonnet", "haiku")  # what the pinned CLI resolves to its current claude-*-5-5 models
 _CLAUDE_MODEL = re.compile(r"^claude-[a-z0-9][a-z0-9.-]*(\[1m\])?$")  # e.g. claude-sonnet-4-5, …-4-5[1m]
@@ -96,6 +97,16 @@ def condition_names(text: str) -> str:
         except ConditionError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from exc
     return text
+
+
+def week_folder(text: str) -> Path:
+    """A RUN_DIR argument: an existing folder, else one usage line saying what RUN_DIR is."""
+    from skillbench.cli import UsageError
+
+    path = Path(text)
+    if not path.is_dir():
+        raise UsageError(f"{text}: not a folder (RUN_DIR is a week's output folder from skillbench generate)")
+    return path
 
 
 def listed(values: list[str] | None) -> list[str] | None:

@@ -16,6 +16,7 @@ from skillbench.commands import (
     nonnegative_int,
     positive_float,
     positive_int,
+    week_folder,
 )
 from skillbench.ledgers.files import CALIBRATION_MD, PAIRS_FILE, SCORES_FILE
 
@@ -121,15 +122,6 @@ def _share(text: str) -> float:
     return value
 
 
-def _run_dir(text: str) -> Path:
-    from skillbench.cli import UsageError
-
-    path = Path(text)
-    if not path.is_dir():
-        raise UsageError(f"{text}: not a folder (RUN_DIR is a week's output folder from skillbench generate)")
-    return path
-
-
 def run_judge(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
     from skillbench.generation.backend import BackendError
@@ -139,7 +131,7 @@ def run_judge(args: argparse.Namespace) -> int:
     from skillbench.ledgers.append import LedgerConflict
     from skillbench.weekly.stages import grade_week
 
-    run_dir = _run_dir(args.run_dir)
+    run_dir = week_folder(args.run_dir)
     opts = JudgeOptions(judge_model=args.judge_model or DEFAULT_JUDGE_MODEL, samples=args.samples, fresh=args.fresh,
                         jobs=args.jobs, include_plugin=args.include_plugin, seed=args.seed,
                         retry_ungraded=args.retry_ungraded, max_retries=args.max_retries, timeout=args.timeout,
@@ -171,7 +163,7 @@ def run_pairs(args: argparse.Namespace) -> int:
     from skillbench.ledgers.append import LedgerConflict
     from skillbench.weekly.stages import pair_week
 
-    run_dir = _run_dir(args.run_dir)
+    run_dir = week_folder(args.run_dir)
     try:
         report = pair_week(run_dir, backend=args.backend, endpoint=args.endpoint or "",
                            judge_model=args.judge_model or "", fresh=args.fresh, jobs=args.jobs, seed=args.seed,
@@ -195,7 +187,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from skillbench.generation.backend import BackendError
     from skillbench.weekly.stages import calibrate_week
 
-    run_dir = _run_dir(args.run_dir)
+    run_dir = week_folder(args.run_dir)
     if args.human and not Path(args.human).is_file():
         raise UsageError(f"--human {args.human}: not a file")
     try:
@@ -225,7 +217,7 @@ def run_labels_export(args: argparse.Namespace) -> int:
     from skillbench.calibration.labels import LabelsError, companion_path, export_labels
     from skillbench.cli import UsageError
 
-    run_dir = _run_dir(args.run_dir)
+    run_dir = week_folder(args.run_dir)
     if args.same_as and args.disagreements:
         raise UsageError("--same-as repeats a sheet's items; it takes no --disagreements")
     if args.same_as and not (args.labeler and args.out):

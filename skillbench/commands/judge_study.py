@@ -15,6 +15,7 @@ from skillbench.commands import (
     nonnegative_int,
     positive_float,
     positive_int,
+    week_folder,
 )
 
 SIM_NOTE = ("simulated endpoint: its judges draw their errors from the same random numbers for the same answer, "
@@ -76,9 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from skillbench.ledgers.lock import RunDirBusy
     from skillbench.weekly.stages import study_week
 
-    run_dir = Path(args.run_dir)
-    if not run_dir.is_dir():
-        raise UsageError(f"{args.run_dir}: not a folder (RUN_DIR is a week's output folder from skillbench generate)")
+    run_dir = week_folder(args.run_dir)
     if args.human and not Path(args.human).is_file():
         raise UsageError(f"--human {args.human}: not a file (a filled sheet from skillbench labels export)")
     opts = StudyOptions(judges=listed(args.judges) or [], repeat=args.repeat,

@@ -13,6 +13,7 @@ from skillbench.commands import (
     nonnegative_int,
     positive_float,
     positive_int,
+    week_folder,
 )
 
 
@@ -52,22 +53,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=run_check)
 
 
-def _run_dir(text: str) -> Path:
-    from skillbench.cli import UsageError
-
-    path = Path(text)
-    if not path.is_dir():
-        raise UsageError(f"{text}: not a folder (RUN_DIR is a week's output folder from skillbench generate)")
-    return path
-
-
 def run_build(args: argparse.Namespace) -> int:
     from skillbench.calibration.gold import GoldError, build_gold, write_gold
     from skillbench.calibration.labels import LabelsError
     from skillbench.cli import UsageError
     from skillbench.weekly.stages import gold_path
 
-    run_dir = _run_dir(args.run_dir)
+    run_dir = week_folder(args.run_dir)
     if args.human and not Path(args.human).is_file():
         raise UsageError(f"--human {args.human}: not a file")
     out = Path(args.out) if args.out else gold_path(run_dir)
@@ -96,7 +88,7 @@ def run_check(args: argparse.Namespace) -> int:
     from skillbench.ledgers.files import SENTINEL_FILE
     from skillbench.weekly.stages import gold_path, sentinel_week
 
-    run_dir = _run_dir(args.run_dir)
+    run_dir = week_folder(args.run_dir)
     gold = gold_path(run_dir, args.suite or "", args.gold or "")
     if not gold.is_file():
         raise UsageError(f"no gold set: {gold} — build one with skillbench sentinel build")

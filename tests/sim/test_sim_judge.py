@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator
 
 import anthropic
 import pytest
@@ -34,7 +33,6 @@ from skillbench.judge.protocol import (
     tool_input,
 )
 from skillbench.judge.quotes import quote_in_answer
-from skillbench.sim import SIM_API_KEY, SimServer
 from skillbench.sim.answers import compose
 from tests.helpers.sim import PROMPTS
 
@@ -55,21 +53,6 @@ def _truth(stated: list[int]) -> dict[int, str]:
 
 def _within_binomial(k: int, n: int, p: float, sds: float = 4.0) -> bool:
     return abs(k - n * p) <= sds * math.sqrt(n * p * (1 - p)) + 1
-
-
-@pytest.fixture
-def endpoint() -> Iterator[callable]:
-    """``make(judges=…)`` → an SDK client on a fresh endpoint with that judge profile."""
-    servers: list[SimServer] = []
-
-    def make(**judge: float) -> anthropic.Anthropic:
-        server = SimServer(None, seed=3, profiles={"judges": {"default": judge}}).start()
-        servers.append(server)
-        return anthropic.Anthropic(base_url=server.base_url, api_key=SIM_API_KEY, max_retries=0)
-
-    yield make
-    for server in servers:
-        server.stop()
 
 
 def _grade(client: anthropic.Anthropic, answer: str, sample: int = 1, seed: int = 0, stream: bool = False):

@@ -13,7 +13,6 @@ import hashlib
 import json
 import math
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import anthropic
@@ -23,7 +22,6 @@ import pytest
 from skillbench.calibration import grade_repeats
 from skillbench.judge import JudgeClient, build_judge_request, build_pair_request, judge_headers, select_runs
 from skillbench.judge.protocol import PREFERENCE_TOOL, VERDICTS_TOOL, tool_input
-from skillbench.sim import SIM_API_KEY, SimServer
 from skillbench.sim.answers import compose
 from tests.helpers.judge import judge_endpoint, truth
 from tests.helpers.sim import PROMPTS
@@ -39,21 +37,6 @@ PINNED = {1: "173a457aab69de09", 0: "99a1d7c416644ac6"}
 
 def _answer(stated: list[int], seed: int = 0, verbosity: float = 1.0) -> str:
     return compose([(k, t) for _, k, t in ITEMS], stated, random.Random(seed), verbosity)
-
-
-@pytest.fixture
-def endpoint() -> Iterator[callable]:
-    """``make(**judge)`` → an SDK client on a fresh endpoint (seed 3) whose default judge has that profile."""
-    servers: list[SimServer] = []
-
-    def make(**judge: float) -> anthropic.Anthropic:
-        server = SimServer(None, seed=3, profiles={"judges": {"default": judge}}).start()
-        servers.append(server)
-        return anthropic.Anthropic(base_url=server.base_url, api_key=SIM_API_KEY, max_retries=0)
-
-    yield make
-    for server in servers:
-        server.stop()
 
 
 def _outputs(client: anthropic.Anthropic) -> str:
