@@ -4,7 +4,10 @@ The shipped file is ``skillbench/data/sim_profiles.yaml``. A profile is chosen b
 name: the longest profile key that occurs in the name wins (``claude-haiku-4-5-20251001`` → ``haiku``),
 else ``default``. Tests force behaviour with their own file (probabilities of 0 and 1), never by
 special cases in the server. The ``skill_versions`` section changes a skill family's effect by the version
-installed (:mod:`skillbench.sim.versions`); without it every run behaves as the profiles alone say.
+installed (:mod:`skillbench.sim.versions`); without it every run behaves as the profiles alone say. The
+``batches`` section paces the Message Batches routes (:mod:`skillbench.sim.batches`), ``cache`` says whose
+``cache_control`` blocks are honoured in the usage (:mod:`skillbench.sim.usage`), and ``rate_limit`` (absent:
+off) puts token buckets in front of ``/v1/messages`` (:mod:`skillbench.sim.ratelimit`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from skillbench.sim.versions import KEY_LENGTH, is_version_key
@@ -173,6 +176,65 @@ class SkillVersion(BaseModel):
 VersionKey = Annotated[str, AfterValidator(_version_key)]
 
 
+class BatchSpec(BaseModel):
+    """How the simulated Message Batches API processes a batch."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    delay_s: float = Field(default=0.5, ge=0, description="seconds a batch waits in_progress before processing")
+    per_request_s: float = Field(default=0.0, ge=0,
+                                 description="seconds each request takes once processing starts (so a cancel can "
+                                             "land mid-batch)")
+    expire_rate: Probability = Field(default=0.0, ge=0, le=1,
+                                     description="p(a request ends expired), drawn per custom_id and submission")
+    error_rate: Probability = Field(default=0.0, ge=0, le=1,
+                                    description="p(a request that did not expire ends errored), drawn likewise")
+
+
+class CacheSpec(BaseModel):
+    """Prompt caching in the reported usage (``cache_control`` breakpoints)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # The judge only by default: the CLI marks its system prompt, and honouring that would make a run's cost depend
+    # on which run wrote the shared prefix first (scheduling), where today every run's usage is its own.
+    roles: list[Literal["agent", "judge"]] = Field(default_factory=lambda: ["judge"],
+                                                   description="request roles whose cache_control is honoured")
+    ttl_s: float = Field(default=300.0, gt=0, description="lifetime of a 5-minute entry (refreshed on each read)")
+    ttl_1h_s: float = Field(default=3600.0, gt=0, description='lifetime of a ttl "1h" entry')
+    min_tokens: dict[str, int] = Field(default_factory=dict,
+                                       description="model-name key -> minimum cacheable prefix, over the docs' "
+                                                   "table (skillbench.sim.usage.MIN_CACHEABLE)")
+
+
+class RateLimitSpec(BaseModel):
+    """Token buckets per requested model in front of ``POST /v1/messages`` (continuous refill)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0, description="input + output tokens")
+    input_tokens_per_minute: float | None = Field(default=None, gt=0,
+                                                  description="input + cache-write tokens (cache reads are free)")
+    output_tokens_per_minute: float | None = Field(default=None, gt=0)
+    retry_after_s: float | None = Field(default=None, ge=0,
+                                        description="retry-after of a 429; None: whole seconds until the empty "
+                                                    "bucket holds enough again")
+
+    @model_validator(mode="after")
+    def _some_limit(self) -> RateLimitSpec:
+        if not self.limits():
+            raise PydanticCustomError("no_limit", "give at least one of requests_per_minute, tokens_per_minute, "
+                                      "input_tokens_per_minute, output_tokens_per_minute (or drop rate_limit)")
+        return self
+
+    def limits(self) -> dict[str, float]:
+        """Per-minute limit by bucket name (``requests``, ``tokens``, ``input-tokens``, ``output-tokens``), set ones."""
+        named = {"requests": self.requests_per_minute, "tokens": self.tokens_per_minute,
+                 "input-tokens": self.input_tokens_per_minute, "output-tokens": self.output_tokens_per_minute}
+        return {k: v for k, v in named.items() if v is not None}
+
+
 class Profiles(BaseModel):
     """The whole profile file."""
 
@@ -183,6 +245,9 @@ class Profiles(BaseModel):
     faults: list[FaultSpec] = Field(default_factory=list)
     skill_versions: dict[VersionKey, SkillVersion] = Field(
         default_factory=dict, description="version key of a listed description -> that version's gain")
+    batches: BatchSpec = Field(default_factory=BatchSpec)
+    cache: CacheSpec = Field(default_factory=CacheSpec)
+    rate_limit: RateLimitSpec | None = Field(default=None, description="absent or null: no rate limit")
 
     @field_validator("skill_versions", mode="before")
     @classmethod

@@ -9,6 +9,12 @@ Routes:
         only the URL.
     ``GET /skillbench/truth?run_id=…&run_id=…``: those runs' truth rows as CSV (read-only; the endpoint keeps
         truth itself and writes no file a request names).
+    ``/v1/messages/batches…``: the Message Batches API (:mod:`skillbench.sim.batches`), answered by the same
+        code path as ``POST /v1/messages``; batches live in this object's memory for the endpoint's lifetime.
+
+The usage honours ``cache_control`` for the profile's ``cache.roles`` (:class:`skillbench.sim.usage.PromptCache`),
+and the profile's ``rate_limit`` section (off when absent) puts token buckets and the ``anthropic-ratelimit-*``
+headers on ``POST /v1/messages`` (:mod:`skillbench.sim.ratelimit`).
 
 Request headers it reads: ``X-Skillbench-Run-Id`` and ``X-Skillbench-Attempt`` (draw keys; without them the
 CLI's ``X-Claude-Code-Session-Id`` stands in), ``X-Skillbench-Role``, ``X-Skillbench-Sample``,
@@ -33,12 +39,13 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from skillbench.generation.cli_call import ATTEMPT_HEADER, ROLE_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
 from skillbench.judge.protocol import PREFERENCE_TOOL, VERDICTS_TOOL, ProtocolError
-from skillbench.sim import draws, usage, wire
+from skillbench.sim import batches, draws, usage, wire
 from skillbench.sim.agent import Agent, Reply
 from skillbench.sim.conversation import parse_request
 from skillbench.sim.faults import FaultPlan
 from skillbench.sim.judge import SimJudge
 from skillbench.sim.profiles import FaultSpec, Profiles, load_profiles, parse_fault_option
+from skillbench.sim.ratelimit import RateLimiter, retry_after_header
 from skillbench.sim.truth import TRUTH_ROUTE, TruthSink, truth_csv
 from skillbench.suite.format import Suite
 
@@ -112,6 +119,10 @@ class SimServer:
         self._counters: Counter[tuple[Any, ...]] = Counter()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self.cache = usage.PromptCache(self.profiles.cache)
+        self.rate_limits = RateLimiter(self.profiles.rate_limit) if self.profiles.rate_limit else None
+        self.batches = batches.BatchStore(self.profiles.batches, seed, self.base_url, self.answer_batched,
+                                          self.stopping, lambda cid: self.next_count("batch-custom-id", cid))
 
     # -- lifecycle --------------------------------------------------------------------------------
     def start(self) -> SimServer:
@@ -153,7 +164,8 @@ class SimServer:
         model = str(body.get("model") or "unknown-model")
         run_id = h.get(RUN_ID_HEADER.lower()) or h.get(SESSION_HEADER.lower()) or "anonymous"
         attempt = _int(h.get(ATTEMPT_HEADER.lower()), 1)
-        if request_role(h, body) == "judge":
+        role = request_role(h, body)
+        if role == "judge":
             sample = _int(h.get(SAMPLE_HEADER.lower()), 1)
             digest = hashlib.blake2b(json.dumps(body.get("messages"), sort_keys=True).encode(),
                                      digest_size=8).hexdigest()
@@ -175,10 +187,24 @@ class SimServer:
             in_tokens = usage.crossing_input_tokens(model, usage.budget_left(texts), out_tokens)
         use: dict[str, Any] = {"input_tokens": in_tokens, "output_tokens": out_tokens,
                                "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        # A forced budget crossing keeps its exact input count; a role outside cache.roles reports as before caching.
+        if not reply.cross_budget and role in self.profiles.cache.roles:
+            use.update(self.cache.usage(body, model, in_tokens) or {})
         if reply.web_search_requests:
             use["server_tool_use"] = {"web_search_requests": reply.web_search_requests}
         msg_id = "msg_" + draws.short_id(self.seed, "msg", run_id, attempt, time.monotonic_ns())
         return wire.message(msg_id, model, reply.content, reply.stop_reason, use), reply
+
+    def answer_batched(self, body: dict[str, Any], headers: Mapping[str, str]) -> dict[str, Any]:
+        """A batched request's message: :meth:`answer` on the body the SDK would have sent synchronously.
+
+        Raises:
+            ValueError: a request the synchronous route answers 400 (protocol or cache_control errors).
+        """
+        raw_len = len(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())  # the SDK's encoding
+        msg, reply = self.answer(body, headers, raw_len)
+        self.truth.record(reply.truth)
+        return msg
 
 
 def request_role(lower_headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
@@ -199,6 +225,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out as separate writes; do not wait for ACKs
     server: _HTTPServer
+    rate_model: str | None = None  # the model whose anthropic-ratelimit-* headers this response carries
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         return  # one line per request is written by _log instead
@@ -214,10 +241,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("request-id", "req_sim")
-        for k, v in (extra or {}).items():
+        for k, v in {**self._rate_headers(), **(extra or {})}.items():
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(data)
+
+    def _rate_headers(self) -> dict[str, str]:
+        limiter = self.server.sim.rate_limits
+        return limiter.headers(self.rate_model) if limiter is not None and self.rate_model is not None else {}
+
+    def _batches(self, method: str, raw: bytes = b"") -> None:
+        parts = urlsplit(self.path)
+        status, content_type, data = batches.handle(self.server.sim.batches, method, parts.path, parts.query, raw)
+        self._send_bytes(status, data, content_type)
+        self._log(f"{method} {parts.path} -> {status}")
 
     def _send_json(self, status: int, obj: Any, extra: Mapping[str, str] | None = None) -> None:
         self._send_bytes(status, json.dumps(obj).encode(), "application/json", extra)
@@ -229,6 +266,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         sim = self.server.sim
         path = urlsplit(self.path).path
+        self.rate_model = None
+        if path.startswith(batches.ROUTE):
+            self._batches("GET")
+            return
         if path == "/skillbench/info":
             self._send_json(200, sim.info())
         elif path == TRUTH_ROUTE:
@@ -264,6 +305,10 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         length = _int(self.headers.get("Content-Length"), 0)
         raw = self.rfile.read(length) if length > 0 else b""
+        self.rate_model = None
+        if path.startswith(batches.ROUTE):
+            self._batches("POST", raw)
+            return
         if path.rstrip("/") != "/v1/messages":
             self._error(404, f"no route {path}")
             return
@@ -279,6 +324,7 @@ class _Handler(BaseHTTPRequestHandler):
         h = {k.lower(): v for k, v in headers.items()}
         model = str(body.get("model") or "")
         role = request_role(h, body)
+        self.rate_model = model if sim.rate_limits is not None else None
         run_id = h.get(RUN_ID_HEADER.lower()) or h.get(SESSION_HEADER.lower()) or "anonymous"
         attempt = _int(h.get(ATTEMPT_HEADER.lower()), 1)
         counter = sim.next_count("request", run_id, attempt)
@@ -295,6 +341,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._log(f"POST {path} run={run_id} attempt={attempt} n={counter} model={model}"
                   + (f" fault={fault.kind}" if fault else ""))
         try:
+            if sim.rate_limits is not None:
+                wait = sim.rate_limits.admit(model)
+                if wait is not None:  # the API's gate comes before anything the request would do
+                    record["rate_limited"] = True
+                    self._error(429, "simulated rate limit: this model's per-minute bucket is empty",
+                                {"retry-after": retry_after_header(wait)})
+                    return
             if fault is not None and self._fault_before(fault, body):
                 return
             try:
@@ -302,6 +355,13 @@ class _Handler(BaseHTTPRequestHandler):
             except ProtocolError as exc:
                 self._error(400, f"judge request does not follow the protocol: {exc}")
                 return
+            except usage.CacheRequestError as exc:
+                self._error(400, str(exc))
+                return
+            if sim.rate_limits is not None:
+                use = msg["usage"]
+                sim.rate_limits.charge(model, use["input_tokens"] + use["cache_creation_input_tokens"],
+                                       use["output_tokens"])
             def delivered() -> None:
                 # Called before the last bytes go out: a client that has the answer also finds its truth.
                 sim.truth.record(reply.truth)
@@ -313,6 +373,13 @@ class _Handler(BaseHTTPRequestHandler):
             sim.timings.append((run_id, time.perf_counter() - t0))
         except (_Abort, BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+    def do_DELETE(self) -> None:  # noqa: N802 - http.server's naming
+        self.rate_model = None
+        if urlsplit(self.path).path.startswith(batches.ROUTE):
+            self._batches("DELETE")
+        else:
+            self._error(404, f"no route {urlsplit(self.path).path}")
 
     # -- faults -----------------------------------------------------------------------------------
     def _fault_before(self, fault: FaultSpec, body: dict[str, Any]) -> bool:
@@ -370,6 +437,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("request-id", "req_sim")
+        for k, v in self._rate_headers().items():
+            self.send_header(k, v)
         self.end_headers()
         events = list(wire.sse_events(msg))
         kind = fault.kind if fault is not None else None

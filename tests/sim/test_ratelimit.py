@@ -1,0 +1,119 @@
+"""The simulated endpoint's ``rate_limit`` profile: token buckets, 429s and the ``anthropic-ratelimit-*`` headers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+import anthropic
+import pytest
+
+from skillbench.sim import SIM_API_KEY, SimServer
+
+MODEL = "claude-sonnet-4-6"
+BODY: dict[str, Any] = {"model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": "Wax a chain?"}]}
+BUCKETS = ("requests", "tokens", "input-tokens", "output-tokens")
+
+
+class Clock:
+    """A monotonic clock the test moves by hand, so refill is exact."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def make() -> Iterator[Callable[..., tuple[SimServer, anthropic.Anthropic, Clock]]]:
+    servers: list[SimServer] = []
+
+    def _make(**rate_limit: float) -> tuple[SimServer, anthropic.Anthropic, Clock]:
+        server = SimServer(None, seed=2, profiles={"rate_limit": rate_limit} if rate_limit else None).start()
+        servers.append(server)
+        clock = Clock()
+        if server.rate_limits is not None:
+            server.rate_limits.clock = clock
+        return server, anthropic.Anthropic(base_url=server.base_url, api_key=SIM_API_KEY, max_retries=0), clock
+
+    yield _make
+    for server in servers:
+        server.stop()
+
+
+def _call(client: anthropic.Anthropic, body: dict[str, Any] = BODY) -> tuple[int, Any, Any]:
+    """``(status, headers, usage or error body)`` of one raw call."""
+    try:
+        raw = client.messages.with_raw_response.create(**body)
+    except anthropic.APIStatusError as exc:
+        return exc.status_code, exc.response.headers, exc.body
+    return raw.status_code, raw.headers, raw.parse().usage
+
+
+def test_off_by_default_no_headers(make):
+    _, client, _ = make()
+    status, headers, _ = _call(client)
+    assert status == 200 and not [k for k in headers if k.startswith("anthropic-ratelimit-")]
+
+
+def test_requests_bucket_429_then_continuous_refill(make):
+    server, client, clock = make(requests_per_minute=3)
+    seen = [_call(client) for _ in range(3)]
+    assert [s for s, _, _ in seen] == [200, 200, 200]
+    assert [h["anthropic-ratelimit-requests-remaining"] for _, h, _ in seen] == ["2", "1", "0"]
+    assert all(h["anthropic-ratelimit-requests-limit"] == "3" for _, h, _ in seen)
+    status, headers, body = _call(client)
+    assert status == 429 and body["error"]["type"] == "rate_limit_error"
+    assert headers["retry-after"] == "20"  # one request refills in 60/3 s
+    assert headers["anthropic-ratelimit-requests-remaining"] == "0"
+    clock.t += 19.0
+    assert _call(client)[0] == 429  # not yet: 0.95 of a request
+    clock.t += 1.0
+    assert _call(client)[0] == 200  # refilled continuously, not at a window's edge
+    assert server.rate_limits.rejected == 2
+
+
+def test_tokens_bucket_headers_are_consistent(make):
+    _, client, clock = make(tokens_per_minute=1000, input_tokens_per_minute=800, output_tokens_per_minute=400)
+    status, headers, use = _call(client)
+    assert status == 200
+    assert headers["anthropic-ratelimit-tokens-remaining"] == str(1000 - use.input_tokens - use.output_tokens)
+    assert headers["anthropic-ratelimit-input-tokens-remaining"] == str(800 - use.input_tokens)
+    assert headers["anthropic-ratelimit-output-tokens-remaining"] == str(400 - use.output_tokens)
+    assert "anthropic-ratelimit-requests-limit" not in headers  # only the limits the profile sets
+    for bucket in ("tokens", "input-tokens", "output-tokens"):
+        reset = datetime.fromisoformat(headers[f"anthropic-ratelimit-{bucket}-reset"].replace("Z", "+00:00"))
+        assert headers[f"anthropic-ratelimit-{bucket}-reset"].endswith("Z")
+        date = datetime.strptime(headers["date"], "%a, %d %b %Y %H:%M:%S GMT").timestamp()
+        assert 0 <= reset.timestamp() - date <= 61  # full again within the minute (RFC 3339, UTC)
+    n = 1
+    while (result := _call(client))[0] == 200:  # the buckets go empty after a few calls, never mid-call
+        n += 1
+        assert n < 20
+    status, headers, body = result
+    assert status == 429 and int(headers["retry-after"]) >= 1
+    assert headers["anthropic-ratelimit-output-tokens-remaining"] == "0"
+    clock.t += int(headers["retry-after"])
+    assert _call(client)[0] == 200  # retry-after was enough
+
+
+def test_buckets_are_per_model_and_streams_carry_the_headers(make):
+    _, client, _ = make(requests_per_minute=1, retry_after_s=7)
+    assert _call(client)[0] == 200
+    status, headers, _ = _call(client)
+    assert status == 429 and headers["retry-after"] == "7"  # the profile's fixed value
+    other = {**BODY, "model": "claude-haiku-4-5"}
+    raw = client.messages.with_raw_response.create(**other, stream=True)
+    assert raw.status_code == 200 and raw.headers["content-type"].startswith("text/event-stream")
+    assert raw.headers["anthropic-ratelimit-requests-remaining"] == "0"  # haiku's own bucket, just taken
+    assert raw.headers["anthropic-ratelimit-requests-limit"] == "1"
+    assert [e.type for e in raw.parse()][-1] == "message_stop"
+
+
+def test_batch_routes_are_not_limited(make):
+    _, client, _ = make(requests_per_minute=1)
+    assert _call(client)[0] == 200
+    page = client.messages.batches.list()
+    assert page.data == []
