@@ -220,6 +220,9 @@ class RateLimitSpec(BaseModel):
     retry_after_s: float | None = Field(default=None, ge=0,
                                         description="retry-after of a 429; None: whole seconds until the empty "
                                                     "bucket holds enough again")
+    burst_s: float = Field(default=60.0, gt=0,
+                           description="bucket capacity in seconds of refill (60: a full minute's limit, the API's "
+                                       "rule; smaller: a short burst, so a test or benchmark meets 429s quickly)")
 
     @model_validator(mode="after")
     def _some_limit(self) -> RateLimitSpec:

@@ -3,16 +3,18 @@
 Each limit the profile sets (``requests_per_minute``, ``tokens_per_minute`` = input + output,
 ``input_tokens_per_minute`` = input + cache writes, cache reads being free as on the API for current models,
 ``output_tokens_per_minute``) is a bucket per requested model name that starts full and refills continuously at
-limit/60 per second, the API's token-bucket rule. A request is admitted when every bucket holds at least 1; its
+limit/60 per second, the API's token-bucket rule; it holds ``burst_s`` seconds of refill (60 by default: the
+minute's whole limit, as on the API). A request is admitted when every bucket holds at least 1; its
 request is taken then, and its tokens once the answer's usage is known (so a bucket may go below zero and the
 next requests wait for it to refill). An empty bucket answers 429 ``rate_limit_error`` with ``retry-after``
 (whole seconds until every bucket holds 1 again, or the profile's fixed ``retry_after_s``).
 
-While the section is on, every ``/v1/messages`` response (200, 429, and every error) carries the API's headers
-for each limit that is set: ``anthropic-ratelimit-<bucket>-limit`` (the per-minute limit), ``-remaining`` (whole
-units left, never negative) and ``-reset`` (RFC 3339 UTC time at which the bucket is full again), where
-``<bucket>`` is ``requests``, ``tokens``, ``input-tokens`` or ``output-tokens``. Batch routes are not limited
-(the API limits them separately). The CLI calls the same route, so generation sees these 429s too.
+While the section is on, every ``/v1/messages`` response to a well-formed request (200, 429, faults) carries the
+API's headers for each limit that is set: ``anthropic-ratelimit-<bucket>-limit`` (the per-minute limit),
+``-remaining`` (whole units left, never negative) and ``-reset`` (RFC 3339 UTC time at which the bucket is full
+again), where ``<bucket>`` is ``requests``, ``tokens``, ``input-tokens`` or ``output-tokens``.
+Batch routes are not limited (the API limits them separately). The CLI calls the same route, so generation
+sees these 429s too.
 """
 
 from __future__ import annotations
@@ -35,14 +37,14 @@ def rfc3339(at_epoch: float) -> str:
 
 
 class _Bucket:
-    def __init__(self, limit: float, now: float):
-        self.limit = limit
+    def __init__(self, limit: float, burst_s: float, now: float):
         self.rate = limit / 60.0  # units per second
-        self.level = limit
+        self.capacity = self.rate * burst_s
+        self.level = self.capacity
         self.at = now
 
     def refill(self, now: float) -> None:
-        self.level = min(self.limit, self.level + (now - self.at) * self.rate)
+        self.level = min(self.capacity, self.level + (now - self.at) * self.rate)
         self.at = now
 
     def wait_for(self, need: float) -> float:
@@ -72,7 +74,7 @@ class RateLimiter:
     def _bucket(self, model: str, name: str, now: float) -> _Bucket:
         key = (model.lower(), name)
         if key not in self._buckets:
-            self._buckets[key] = _Bucket(self.limits[name], now)
+            self._buckets[key] = _Bucket(self.limits[name], self.spec.burst_s, now)
         bucket = self._buckets[key]
         bucket.refill(now)
         return bucket
@@ -109,7 +111,7 @@ class RateLimiter:
                 b = self._bucket(model, name, now)
                 out[f"{HEADER_PREFIX}{name}-limit"] = f"{limit:g}"
                 out[f"{HEADER_PREFIX}{name}-remaining"] = str(max(0, math.floor(b.level)))
-                out[f"{HEADER_PREFIX}{name}-reset"] = rfc3339(wall + b.wait_for(b.limit))
+                out[f"{HEADER_PREFIX}{name}-reset"] = rfc3339(wall + b.wait_for(b.capacity))
         return out
 
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import anthropic
 import pytest
 
 from skillbench.sim import SIM_API_KEY, SimServer
+from tests.helpers.sim import CliOptions, run_cli
 
 MODEL = "claude-sonnet-4-6"
 BODY: dict[str, Any] = {"model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": "Wax a chain?"}]}
@@ -117,3 +120,25 @@ def test_batch_routes_are_not_limited(make):
     assert _call(client)[0] == 200
     page = client.messages.batches.list()
     assert page.data == []
+
+
+def test_a_short_burst_meets_429s_quickly(make):
+    _, client, clock = make(requests_per_minute=120, burst_s=1)  # holds 2 requests, refills 2 per second
+    assert [_call(client)[0] for _ in range(3)] == [200, 200, 429]
+    status, headers, _ = _call(client)
+    assert status == 429 and headers["retry-after"] == "1"
+    clock.t += 0.5
+    status, headers, _ = _call(client)
+    assert status == 200 and headers["anthropic-ratelimit-requests-limit"] == "120"
+
+
+def test_the_cli_meets_the_429_and_retries(make, tmp_path: Path):
+    server, client, _ = make(requests_per_minute=20, burst_s=3)  # one request, then one per 3 s
+    server.rate_limits.clock = time.monotonic  # real time: the CLI's retry must find the bucket refilled
+    model = "claude-sonnet-5-5"  # what the pinned CLI sends for --model sonnet (a bucket per requested name)
+    assert _call(client, {**BODY, "model": model})[0] == 200  # empties sonnet's bucket
+    run = run_cli(CliOptions(prompt="How do I wax a chain?", timeout=60), server.base_url, tmp_path)
+    retries = [e for e in run.events if e.get("subtype") == "api_retry"]
+    assert run.result is not None and not run.result.get("is_error"), run.summary()
+    assert retries and retries[0]["error_status"] == 429 and retries[0]["error"] == "rate_limit"
+    assert any(r.get("rate_limited") for r in server.received if r["model"] == model)
