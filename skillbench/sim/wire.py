@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+SIM_API_KEY = "sk-skillbench-sim"  # the key the simulated endpoint hands out; a request carrying it is ours
+
 ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
