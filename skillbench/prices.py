@@ -10,8 +10,12 @@ priced like the default opus model and marked as not known, as the CLI does.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+# The Message Batches API charges half the list price for every token kind, and prompt caching's multipliers
+# stack with it (a batched cache read costs half a synchronous one).
+BATCH_DISCOUNT = 0.5
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,24 @@ class Price:
         return (get("input_tokens") * self.input + get("output_tokens") * self.output
                 + get("cache_read_input_tokens") * self.cache_read
                 + get("cache_creation_input_tokens") * self.cache_write) / 1e6
+
+    def batch(self) -> Price:
+        """The price of the same model through the Message Batches API (:data:`BATCH_DISCOUNT` of each rate)."""
+        return replace(self, input=self.input * BATCH_DISCOUNT, output=self.output * BATCH_DISCOUNT,
+                       cache_read=self.cache_read * BATCH_DISCOUNT, cache_write=self.cache_write * BATCH_DISCOUNT)
+
+    def cache_saving(self, usage: Mapping[str, Any] | Any) -> float:
+        """Dollars prompt caching saved on one response: its cached tokens priced as plain input, minus their cost.
+
+        Negative when the cache writes cost more than the reads saved (a write is dearer than plain input).
+        """
+
+        def get(key: str) -> int:
+            value = usage.get(key) if isinstance(usage, Mapping) else getattr(usage, key, None)
+            return int(value or 0)
+
+        read, write = get("cache_read_input_tokens"), get("cache_creation_input_tokens")
+        return (read * (self.input - self.cache_read) - write * (self.cache_write - self.input)) / 1e6
 
 
 # Most specific first. Where only "1 M input + 1 M output" was measured, the split is the public list price
@@ -65,6 +87,7 @@ def price(model: str) -> Price:
     return DEFAULT_PRICE
 
 
-def usage_cost(model: str, usage: Mapping[str, Any] | Any) -> float:
-    """Dollars for one response of ``model`` with ``usage``."""
-    return price(model).cost(usage)
+def usage_cost(model: str, usage: Mapping[str, Any] | Any, *, batch: bool = False) -> float:
+    """Dollars for one response of ``model`` with ``usage`` (``batch``: answered through a Message Batch)."""
+    p = price(model)
+    return (p.batch() if batch else p).cost(usage)

@@ -50,6 +50,10 @@ class CalibrationOptions:
     jobs: int = 2
     max_retries: int = 4
     timeout: float = 120.0
+    batch: bool = False  # --batch: the gradings through Message Batches (half price)
+    batch_wait_s: float | None = None  # the longest wait for one round of batches (None: until they end)
+    cache: bool = False  # --cache: sample 1 resends the judge pass's requests; read them from the prompt cache
+    endpoint_kind: str = ""  # ``simulated``: a batch carries the sim's draw keys as metadata
 
 
 @dataclass
@@ -71,7 +75,7 @@ class Calibration:
 
 
 def grade_repeats(runs: Sequence[Any], client: Any, samples: Sequence[int], rater: str, *, seed: int = 0,
-                  jobs: int = 2) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+                  jobs: int = 2, cache: bool = False, batch: Any = None) -> tuple[pd.DataFrame, pd.DataFrame, float]:
     """Grade each run's items once per sample number (independent samples), evidence verified as in scoring.
 
     Args:
@@ -81,6 +85,8 @@ def grade_repeats(runs: Sequence[Any], client: Any, samples: Sequence[int], rate
         rater: name prefix of the rater (``<rater>#<sample>``).
         seed: rubric-order seed.
         jobs: runs at once.
+        cache: a prompt-cache breakpoint on sample 1 (:class:`~skillbench.judge.rubric.RubricJudge`).
+        batch: a :class:`skillbench.judge.batch.BatchClient` around ``client``: the same calls, batched.
 
     Returns:
         ``(grades, evidence, cost)``: tidy gradings (:data:`GRADE_COLUMNS`), the judge's evidence counts
@@ -89,7 +95,7 @@ def grade_repeats(runs: Sequence[Any], client: Any, samples: Sequence[int], rate
     from skillbench.judge.protocol import judge_prompt_sha
     from skillbench.judge.rubric import RubricJudge, RunGrading, Vote
 
-    judge = RubricJudge(client, seed=seed)
+    judge = RubricJudge(batch or client, seed=seed, cache=cache)
 
     def work(run: Any) -> tuple[list[dict[str, Any]], RunGrading]:
         log = RunGrading(run.run_id, client.model, len(samples), seed, run.rubric_sha, judge_prompt_sha())
@@ -106,8 +112,11 @@ def grade_repeats(runs: Sequence[Any], client: Any, samples: Sequence[int], rate
                              "flagged": bool(graded and vote.flagged), "reason": "" if graded else str(vote)})
         return rows, log
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        results = list(pool.map(work, runs))
+    if batch is not None:
+        results = batch.run(list(runs), work, lambda r: ("calibration", r.run_id))
+    else:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            results = list(pool.map(work, runs))
     grades = pd.DataFrame([r for rows, _ in results for r in rows], columns=[c for c in GRADE_COLUMNS
                                                                               if c != "positive"])
     grades["positive"] = positive(grades["verdict"])
@@ -191,7 +200,8 @@ def calibrate(
             + (f", 1 by {options.other_judge}" if options.other_judge else ""))
         client = JudgeClient(base_url, api_key, primary, max_retries=options.max_retries, timeout=options.timeout)
         try:
-            g, ev, c = grade_repeats(runs, client, repeats, primary, seed=options.seed, jobs=options.jobs)
+            g, ev, c = grade_repeats(runs, client, repeats, primary, seed=options.seed, jobs=options.jobs,
+                                     cache=options.cache, batch=_batcher(run_dir, client, options, say))
         finally:
             client.close()
         frames.append(g)
@@ -211,7 +221,8 @@ def calibrate(
             try:
                 # Its own sample number: a second judge's errors are its own, not a replay of sample 1's.
                 g2, ev2, c2 = grade_repeats(runs, other, [repeats[-1] + 1], options.other_judge,
-                                            seed=options.seed, jobs=options.jobs)
+                                            seed=options.seed, jobs=options.jobs,
+                                            batch=_batcher(run_dir, other, options, say))
             finally:
                 other.close()
             frames.append(g2)
@@ -247,7 +258,22 @@ def calibrate(
     cal = Calibration(grades, self_table, flips, agreement,
                       pd.concat(evidence, ignore_index=True) if evidence else pd.DataFrame(), cost, notes)
     write_calibration(run_dir, cal, options, primary)
+    if options.batch:
+        from skillbench.judge.batch_store import BatchStore
+
+        BatchStore(run_dir).close(["calibration"])  # complete: the next calibration asks again
     return cal
+
+
+def _batcher(run_dir: Path, client: Any, options: CalibrationOptions, log: Any) -> Any:
+    """The batch client of a ``--batch`` calibration (None: synchronous)."""
+    if not options.batch:
+        return None
+    from skillbench.judge.batch import BatchClient
+    from skillbench.judge.batch_store import BatchStore
+
+    return BatchClient(client, BatchStore(run_dir), "calibration", simulated=options.endpoint_kind == "simulated",
+                       wait_s=options.batch_wait_s, log=log)
 
 
 def _ledger_judge(run_dir: Path) -> str | None:

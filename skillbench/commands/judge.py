@@ -34,6 +34,26 @@ def _client_args(p: argparse.ArgumentParser) -> None:
     add_wait_arg(p)
 
 
+def _batch_args(p: argparse.ArgumentParser, *, cache: bool = True) -> None:
+    p.add_argument("--batch", action="store_true",
+                   help="send every judge call through Message Batches (half the price; replies can take hours; "
+                   "a killed pass rerun polls the same batches, RUN_DIR/judge-batches.json)")
+    p.add_argument("--batch-wait", type=positive_float, metavar="S",
+                   help="with --batch: stop after S seconds of waiting for a batch ('judge pending', exit 3); "
+                   "rerun to continue (default: wait until the batches end)")
+    if cache:
+        p.add_argument("--cache", action="store_true",
+                       help="prompt-cache the first sample's requests (calibration sends them again)")
+
+
+def _pending(command: str, exc: Exception) -> int:
+    print(f"skillbench {command}: {exc}", file=sys.stderr)
+    return PENDING_EXIT
+
+
+PENDING_EXIT = 3  # a batched pass stopped waiting (--batch-wait); a rerun continues
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("judge", help="grade each run's final answer against its rubric (blind, resumable)",
                        description="Grade the no-skill and with-skill runs (a comparison week: its treatment, "
@@ -51,6 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="grade again the runs that have ungraded items (e.g. after a judge outage)")
     p.add_argument("--limit", type=positive_int, metavar="N", help="grade at most N runs in this pass")
     add_selection_args(p, what="grade")
+    _batch_args(p)
     p.set_defaults(func=run_judge)
 
     q = sub.add_parser("judge-pairs", help="pairwise judge: with-skill vs no-skill answers, both orders",
@@ -61,6 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _client_args(q)
     q.add_argument("--fresh", action="store_true", help="discard pairs.csv and judge every pair again")
     add_selection_args(q, what="judge the pairs of")
+    _batch_args(q, cache=False)
     q.set_defaults(func=run_pairs)
 
     c = sub.add_parser("calibrate", help="judge self-agreement, agreement with another judge or with people",
@@ -77,6 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--human", metavar="FILE", help="filled labels file (from skillbench labels export)")
     c.add_argument("--other-judge", type=model_names, metavar="M", help="a second judge model to compare with")
     c.add_argument("--include-plugin", action="store_true", help="include plugin-arm runs")
+    _batch_args(c)
     c.set_defaults(func=run_calibrate)
 
     lab = sub.add_parser("labels", help="human labels for judge calibration")
@@ -126,6 +149,8 @@ def run_judge(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.judge.answers import WeekSelectionError
+    from skillbench.judge.batch import JudgePending
+    from skillbench.judge.batch_store import BatchStoreError
     from skillbench.judge.client import DEFAULT_JUDGE_MODEL
     from skillbench.judge.run import JudgeOptions
     from skillbench.ledgers.append import LedgerConflict
@@ -135,12 +160,14 @@ def run_judge(args: argparse.Namespace) -> int:
     opts = JudgeOptions(judge_model=args.judge_model or DEFAULT_JUDGE_MODEL, samples=args.samples, fresh=args.fresh,
                         jobs=args.jobs, include_plugin=args.include_plugin, seed=args.seed,
                         retry_ungraded=args.retry_ungraded, max_retries=args.max_retries, timeout=args.timeout,
-                        limit=args.limit)
+                        limit=args.limit, batch=args.batch, batch_wait_s=args.batch_wait, cache=args.cache)
     try:
         report = grade_week(run_dir, opts, backend=args.backend, endpoint=args.endpoint or "",
                             prompts=listed(args.prompts) or (), families=listed(args.families) or (), wait=args.wait)
-    except (BackendError, LedgerConflict, WeekSelectionError) as exc:
+    except (BackendError, LedgerConflict, WeekSelectionError, BatchStoreError) as exc:
         raise UsageError(str(exc)) from exc
+    except JudgePending as exc:
+        return _pending("judge", exc)
     ev = report.evidence.get(opts.judge_model, {})
     rate = ev.get("hallucinated_evidence_rate")
     print(f"graded {report.graded} run(s) now, {report.already} before; {report.skipped} not gradeable "
@@ -160,6 +187,7 @@ def run_judge(args: argparse.Namespace) -> int:
 def run_pairs(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
     from skillbench.generation.backend import BackendError
+    from skillbench.judge.batch import JudgePending
     from skillbench.ledgers.append import LedgerConflict
     from skillbench.weekly.stages import pair_week
 
@@ -168,7 +196,10 @@ def run_pairs(args: argparse.Namespace) -> int:
         report = pair_week(run_dir, backend=args.backend, endpoint=args.endpoint or "",
                            judge_model=args.judge_model or "", fresh=args.fresh, jobs=args.jobs, seed=args.seed,
                            max_retries=args.max_retries, timeout=args.timeout, prompts=listed(args.prompts) or (),
-                           families=listed(args.families) or (), wait=args.wait)
+                           families=listed(args.families) or (), wait=args.wait, batch=args.batch,
+                           batch_wait_s=args.batch_wait)
+    except JudgePending as exc:
+        return _pending("judge-pairs", exc)
     except (BackendError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     except LedgerConflict as exc:
@@ -185,18 +216,30 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from skillbench.calibration.labels import LabelsError
     from skillbench.cli import UsageError
     from skillbench.generation.backend import BackendError
-    from skillbench.weekly.stages import calibrate_week
+    from skillbench.judge.batch import JudgePending
+    from skillbench.weekly.stages import calibrate_batched, calibrate_week
 
     run_dir = week_folder(args.run_dir)
     if args.human and not Path(args.human).is_file():
         raise UsageError(f"--human {args.human}: not a file")
     try:
-        cal = calibrate_week(run_dir, backend=args.backend, endpoint=args.endpoint or "", repeat=args.repeat,
-                             sample=args.sample or 0, other_judge=args.other_judge or "",
-                             human_labels=args.human or "", jobs=args.jobs, seed=args.seed, fresh=True,
-                             judge_model=args.judge_model or "", include_plugin=args.include_plugin,
-                             max_retries=args.max_retries, timeout=args.timeout,
-                             log=lambda m: print(m, file=sys.stderr), collapse_progress=False, wait=args.wait)
+        if args.batch or args.cache:
+            cal = calibrate_batched(run_dir, backend=args.backend, endpoint=args.endpoint or "",
+                                    repeat=args.repeat, sample=args.sample or 0, other_judge=args.other_judge or "",
+                                    human_labels=args.human or "", jobs=args.jobs, seed=args.seed,
+                                    judge_model=args.judge_model or "", include_plugin=args.include_plugin,
+                                    max_retries=args.max_retries, timeout=args.timeout, batch=args.batch,
+                                    batch_wait_s=args.batch_wait, cache=args.cache, wait=args.wait,
+                                    log=lambda m: print(m, file=sys.stderr))
+        else:
+            cal = calibrate_week(run_dir, backend=args.backend, endpoint=args.endpoint or "", repeat=args.repeat,
+                                 sample=args.sample or 0, other_judge=args.other_judge or "",
+                                 human_labels=args.human or "", jobs=args.jobs, seed=args.seed, fresh=True,
+                                 judge_model=args.judge_model or "", include_plugin=args.include_plugin,
+                                 max_retries=args.max_retries, timeout=args.timeout,
+                                 log=lambda m: print(m, file=sys.stderr), collapse_progress=False, wait=args.wait)
+    except JudgePending as exc:
+        return _pending("calibrate", exc)
     except (BackendError, LabelsError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     if not cal.self_agreement.empty:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from skillbench.ledgers.atomic import atomic_write_json, atomic_write_text
 from skillbench.ledgers.files import COST_PARTS_FILE, JUDGE_COST_FILE
+from skillbench.prices import price
 
 _COST_LOCK = threading.Lock()
 
@@ -58,3 +60,26 @@ def _write_cost_parts(folder: Path, parts: Mapping[str, float]) -> float:
     total = sum(parts.values())
     atomic_write_text(folder / JUDGE_COST_FILE, f"{total:.8f}\n")
     return total
+
+
+def cache_summary(model: str, usages: Iterable[Mapping[str, Any]], *, batch: bool = False) -> dict[str, Any]:
+    """Prompt-cache provenance of a pass, from the usage the endpoint reported on each reply.
+
+    Args:
+        model: the judge model (priced from :mod:`skillbench.prices`, the one table).
+        usages: each reply's usage.
+        batch: the replies came through Message Batches (the batch price).
+
+    Returns:
+        ``cache_read_tokens``, ``cache_write_tokens`` and ``saved_usd`` (what the cached tokens would have cost
+        as plain input, minus what their reads and writes cost; negative when writes were not read back).
+    """
+    p = price(model)
+    p = p.batch() if batch else p
+    read = write = 0
+    saved = 0.0
+    for u in usages:
+        read += int(u.get("cache_read_input_tokens", 0) or 0)
+        write += int(u.get("cache_creation_input_tokens", 0) or 0)
+        saved += p.cache_saving(u)
+    return {"cache_read_tokens": read, "cache_write_tokens": write, "saved_usd": round(saved, 8)}

@@ -173,11 +173,20 @@ def judge_pairs(
     timeout: float = 120.0,
     selection: RunSelection | None = None,
     log: Log = stderr_log,
+    batch: bool = False,
+    batch_wait_s: float | None = None,
+    simulated: bool = False,
 ) -> PairsReport:
     """Judge every pair of ``run_dir`` that ``pairs.csv`` does not have yet (see the module docstring).
 
+    ``batch``: every call through Message Batches (:mod:`skillbench.judge.batch`; ``batch_wait_s`` bounds the
+    wait for a round, ``simulated`` sends the sim's draw keys as metadata).
+
     Returns:
         Counts of pairs, outcomes and errors, and this pass's spend.
+
+    Raises:
+        JudgePending: batched, and ``batch_wait_s`` passed with a batch still processing (rerun to continue).
     """
     run_dir = Path(run_dir)
     ledger = AppendLedger(run_dir / PAIRS_FILE, PAIRS_COLUMNS, "prompt")
@@ -206,7 +215,14 @@ def judge_pairs(
     if not ledger.path.is_file():
         ledger.rewrite([])  # the header: "judged, nothing to judge" must not read as "never judged"
     client = JudgeClient(base_url, api_key, judge_model, max_retries=max_retries, timeout=timeout)
-    judge = PairJudge(client, seed=seed)
+    batcher = None
+    if batch:
+        from skillbench.judge.batch import BatchClient
+        from skillbench.judge.batch_store import BatchStore
+
+        batcher = BatchClient(client, BatchStore(run_dir), "pairs", simulated=simulated, wait_s=batch_wait_s, log=log,
+                              request_kind=lambda sample: f"pair:{ORDERS[sample - 1]}")
+    judge = PairJudge(batcher or client, seed=seed)
     spent = 0.0
     new_rows: list[dict[str, str]] = []
 
@@ -220,23 +236,31 @@ def judge_pairs(
     from tqdm.auto import tqdm
 
     try:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
-                tqdm(total=len(todo), desc="judge-pairs", unit="pair", file=sys.stderr, disable=not todo) as bar:
-            for future in [pool.submit(work, p) for p in todo]:
-                row, cost = future.result()
+        if batcher is not None:
+            for row, cost in batcher.run(todo, work, lambda p: ("pairs", p.pair_id)):
                 new_rows.append(row)
                 spent += cost
-                bar.update(1)
+            batcher.store.close(["pairs"])
+        else:
+            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
+                    tqdm(total=len(todo), desc="judge-pairs", unit="pair", file=sys.stderr, disable=not todo) as bar:
+                for future in [pool.submit(work, p) for p in todo]:
+                    row, cost = future.result()
+                    new_rows.append(row)
+                    spent += cost
+                    bar.update(1)
     finally:
         client.close()
-    from skillbench.judge.run import record_pairs_pass
+    from skillbench.judge.run import batch_provenance, record_pairs_pass
 
-    record_pairs_pass(run_dir, {"judge_model": judge_model, "judge_snapshot": client.snapshot,
-                                "judged": len(new_rows), "seed": seed})
+    snapshot = (batcher or client).snapshot
+    record_pairs_pass(run_dir, {"judge_model": judge_model, "judge_snapshot": snapshot,
+                                "judged": len(new_rows), "seed": seed,
+                                **({"batch": batch_provenance(batcher)} if batcher is not None else {})})
     final = ledger.read()
     counts = pd.Series([r["outcome"] or "error" for r in final], dtype=str).value_counts()
     return PairsReport(len(pairs), len(pairs) - len(todo), len(new_rows), int(counts.get("error", 0)), spent,
-                       {k: int(counts.get(k, 0)) for k in OUTCOMES}, arms, client.snapshot)
+                       {k: int(counts.get(k, 0)) for k in OUTCOMES}, arms, snapshot)
 
 
 def pairs_frame(run_dir: str | Path) -> pd.DataFrame:

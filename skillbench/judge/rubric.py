@@ -49,6 +49,7 @@ from skillbench.judge.protocol import (
     judge_prompt_sha,
     parse_verdicts,
     tool_input,
+    with_cache_breakpoint,
 )
 from skillbench.judge.quotes import quote_in_answer
 from skillbench.ledgers.append import AppendLedger, LedgerConflict
@@ -119,13 +120,18 @@ class RubricJudge:
     """Grades answers with one judge model, following the module's rules.
 
     Args:
-        client: the judge client.
+        client: the judge client (or a :class:`~skillbench.judge.batch.BatchClient`: the same calls, batched).
         seed: seed of the rubric orders (each call's seed is derived from it and recorded).
+        cache: put a prompt-cache breakpoint on sample 1's calls — the requests calibration's first repeat sends
+            again byte for byte (same seed, run, sample and attempt), so its reads pay for the writes.
     """
 
-    def __init__(self, client: JudgeClient, *, seed: int = 0):
+    CACHED_SAMPLES = frozenset({1})
+
+    def __init__(self, client: JudgeClient, *, seed: int = 0, cache: bool = False):
         self.client = client
         self.seed = seed
+        self.cache = cache
 
     @property
     def model(self) -> str:
@@ -143,8 +149,10 @@ class RubricJudge:
             seed = shuffle_seed(self.seed, run.run_id, sample, attempt)
             log.calls.append({"purpose": purpose, "sample": sample, "attempt": attempt, "shuffle_seed": seed,
                               "items": [i for i, _, _ in items]})
-            return (build_judge_request(run.prompt_text, run.answer, items, seed),
-                    judge_headers(sample, run_id=opaque_run_id(run.run_id), attempt=attempt))
+            request = build_judge_request(run.prompt_text, run.answer, items, seed)
+            if self.cache and sample in self.CACHED_SAMPLES:
+                request = with_cache_breakpoint(request)
+            return request, judge_headers(sample, run_id=opaque_run_id(run.run_id), attempt=attempt)
 
         def observe(_attempt: int, result: CallResult | None, error: str) -> None:
             if result is not None:

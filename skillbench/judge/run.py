@@ -10,6 +10,7 @@ and row) rather than keep or drop a row it cannot trust; ``fresh`` starts over.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import sys
@@ -23,7 +24,7 @@ from typing import Any
 
 from skillbench.judge.answers import RunAnswer, RunSelection, Skip, select_runs
 from skillbench.judge.client import DEFAULT_JUDGE_MODEL, JudgeClient, Log, stderr_log
-from skillbench.judge.costs import clear_judge_cost, record_judge_cost
+from skillbench.judge.costs import cache_summary, clear_judge_cost, record_judge_cost
 from skillbench.judge.evidence import evidence_summary
 from skillbench.judge.protocol import judge_prompt_sha
 from skillbench.judge.rubric import RubricJudge, ScoresLedger, score_rows
@@ -52,6 +53,9 @@ class JudgeOptions:
     timeout: float = 120.0
     limit: int | None = None
     selection: RunSelection | None = None  # --prompts/--families: grade only these runs (None: all)
+    batch: bool = False  # --batch: every call through Message Batches (half price; judge.batch)
+    batch_wait_s: float | None = None  # the longest wait for one round of batches (None: until they end)
+    cache: bool = False  # --cache: a prompt-cache breakpoint on sample 1's calls (calibration resends them)
 
 
 @dataclass
@@ -70,6 +74,8 @@ class JudgeReport:
     started: str
     finished: str = ""
     judge_snapshot: str = ""  # the resolved snapshot(s) that answered this pass (the replies' ``model``)
+    usages: list[dict[str, int]] = dataclasses.field(default_factory=list, repr=False)  # each reply's usage
+    batches: dict[str, Any] = dataclasses.field(default_factory=dict)  # a batched pass: ids and request counts
 
     @property
     def ok(self) -> bool:
@@ -165,7 +171,16 @@ def judge_run_dir(
 
     client = JudgeClient(base_url, api_key, options.judge_model, max_retries=options.max_retries,
                          timeout=options.timeout)
-    judge = RubricJudge(client, seed=options.seed)
+    batcher = None
+    if options.batch:
+        from skillbench.judge.batch import BatchClient
+        from skillbench.judge.batch_store import BatchStore
+
+        # Even with --fresh an unfinished pass's accepted requests are polled, not sent again: they are the very
+        # requests this pass would send, and none of their answers reached the ledger.
+        batcher = BatchClient(client, BatchStore(run_dir), "rubric", simulated=endpoint_kind == "simulated",
+                              wait_s=options.batch_wait_s, log=log)
+    judge = RubricJudge(batcher or client, seed=options.seed, cache=options.cache)
     spent = [0.0]
     lock = threading.Lock()
 
@@ -177,18 +192,25 @@ def judge_run_dir(
         with lock:
             spent[0] += grading.cost_usd
             report.graded += 1
+            report.usages.extend(c["usage"] for c in grading.calls if "usage" in c)
 
     from tqdm.auto import tqdm
 
     try:
-        with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool, \
-                tqdm(total=len(todo), desc="judge", unit="run", file=sys.stderr, disable=not todo) as bar:
-            for future in [pool.submit(work, r) for r in todo]:
-                future.result()
-                bar.update(1)
+        if batcher is not None:
+            batcher.run(todo, work, lambda r: ("rubric", r.run_id))
+            batcher.store.close(["rubric"])  # the pass is complete: its requests are answered and committed
+        else:
+            with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool, \
+                    tqdm(total=len(todo), desc="judge", unit="run", file=sys.stderr, disable=not todo) as bar:
+                for future in [pool.submit(work, r) for r in todo]:
+                    future.result()
+                    bar.update(1)
     finally:
         client.close()
-    report.judge_snapshot = client.snapshot
+    report.judge_snapshot = (batcher or client).snapshot
+    if batcher is not None:
+        report.batches = batch_provenance(batcher)
 
     final = ledger.resume({r.run_id: len(r.items) for r in runs})
     failed = _failed_runs({k: v for k, v in final.items() if k in {r.run_id for r in runs}},
@@ -231,6 +253,11 @@ def _write_pass(run_dir: Path, report: JudgeReport, runs: Sequence[RunAnswer], o
         "samples": options.samples, "seed": options.seed, "cost_usd": round(report.cost_usd, 8),
         "retry_ungraded": options.retry_ungraded, "endpoint": endpoint_kind,
         "judge_snapshot": report.judge_snapshot,
+        # Only a batched or cached pass records these, so a plain pass's provenance reads as before.
+        **({"batch": report.batches} if options.batch else {}),
+        **({"cache": cache_summary(options.judge_model, report.usages, batch=options.batch)}
+           if options.cache or any(u.get("cache_read_input_tokens") or u.get("cache_creation_input_tokens")
+                                   for u in report.usages) else {}),
     }]
     atomic_write_json(path, {
         "judge_model": options.judge_model,
@@ -250,6 +277,12 @@ def _write_pass(run_dir: Path, report: JudgeReport, runs: Sequence[RunAnswer], o
         "passes": passes,
         **({PAIRS_PASSES: old[PAIRS_PASSES]} if PAIRS_PASSES in old else {}),
     })
+
+
+def batch_provenance(batcher: Any) -> dict[str, Any]:
+    """A batched pass's record: its batch ids, requests sent and reused, and how each request ended."""
+    return {"batch_ids": list(batcher.batch_ids), "submitted": batcher.submitted, "reused": batcher.reused,
+            "results": {k: v for k, v in batcher.counts.items() if v}}
 
 
 def record_pairs_pass(run_dir: str | Path, entry: Mapping[str, Any]) -> None:

@@ -60,13 +60,24 @@ class RunSettings(BaseModel):
     max_budget_usd: float = Field(default=2.0, gt=0)
 
 
+class JudgeSettings(BaseModel):
+    """How the weekly chain's judges call the model (the judging stage and calibration)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    batch: bool = Field(default=False, description="judge through Message Batches (half the price, not at once)")
+    batch_wait_s: float = Field(default=60.0, ge=0, description="the longest the judging stage waits for a "
+                                "batch; then it stops 'judge pending' and a rerun of the run key continues")
+
+
 class SuiteConfig(BaseModel):
-    """The whole `skillbench.toml`: a ``[suite]`` and a ``[run]`` table."""
+    """The whole `skillbench.toml`: a ``[suite]``, a ``[run]`` and a ``[judge]`` table."""
 
     model_config = ConfigDict(extra="forbid")
 
     suite: SuiteSettings = Field(default_factory=SuiteSettings)
     run: RunSettings = Field(default_factory=RunSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
 
 def load_config(suite_dir: str | Path) -> SuiteConfig:

@@ -57,6 +57,9 @@ KERNEL_NAME = "skillbench"
 DEFAULT_JOBS = 3  # the generator's recommended range is 2–3 (≥ 4 warns about rate limits)
 
 
+JUDGE_PENDING = "judge pending (batch ids"  # how skillbench.judge.batch.JudgePending begins
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
@@ -314,6 +317,9 @@ def _run_chain(opts: WeeklyOptions, *, suite_dir: Path, backend: str, run_dir: P
                     f"({rpt.format_seconds(stages[i].seconds)})")
                 if stages[i].status == "failed":
                     state.update(status="failed", failed_stage=stage.id, error=stages[i].error)
+                    # A batched judge that stopped waiting is not broken: a rerun of the run key continues.
+                    if JUDGE_PENDING in (stages[i].error or ""):
+                        state["judge_pending"] = True
                     break
             else:
                 state["status"] = "complete"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from skillbench.ledgers.files import RUN_FILE
 from skillbench.ledgers.lock import run_dir_lock
 from skillbench.weekly.calibration_stage import (  # the 04 stage's functions live there; re-exported here
     calibrate_week as calibrate_week,
@@ -257,8 +259,12 @@ def grade_week(run_dir: str | Path, options: Any, *, backend: str | None = None,
 def pair_week(run_dir: str | Path, *, backend: str | None = None, endpoint: str = "", judge_model: str = "",
               fresh: bool = False, jobs: int = 2, seed: int = 0, max_retries: int = 4, timeout: float = 120.0,
               prompts: Sequence[str] = (), families: Sequence[str] = (), wait: bool = False,
-              holder: str | None = None, log: Log = _stderr):
+              holder: str | None = None, log: Log = _stderr, batch: bool = False,
+              batch_wait_s: float | None = None):
     """Judge the week's pairs in both orders (resumes); what ``skillbench judge-pairs`` does.
+
+    ``batch``: through Message Batches (``batch_wait_s`` bounds the wait; then
+    :class:`skillbench.judge.batch.JudgePending`).
 
     Returns:
         :class:`skillbench.judge.PairsReport`.
@@ -275,7 +281,8 @@ def pair_week(run_dir: str | Path, *, backend: str | None = None, endpoint: str 
                   holder=holder, log=log) as (ep, selection):
         return judge_pairs(folder, base_url=ep.base_url, api_key=ep.api_key,
                            judge_model=judge_model or DEFAULT_JUDGE_MODEL, fresh=fresh, jobs=jobs, seed=seed,
-                           max_retries=max_retries, timeout=timeout, selection=selection or None, log=log)
+                           max_retries=max_retries, timeout=timeout, selection=selection or None, log=log,
+                           batch=batch, batch_wait_s=batch_wait_s, simulated=ep.simulated)
 
 
 @dataclass
@@ -286,33 +293,89 @@ class JudgeOutcome:
     pairs: Any = None
 
 
+def judge_settings(run_dir: str | Path) -> Any:
+    """The ``[judge]`` table of the suite a week was generated from (``run.json``'s ``suite_dir``; defaults
+    when the week or its suite has none)."""
+    from skillbench.suite.config import ConfigError, JudgeSettings, load_config
+
+    path = _path(run_dir) / RUN_FILE
+    try:
+        suite_dir = json.loads(path.read_text(encoding="utf-8")).get("suite_dir") or ""
+    except (OSError, ValueError):
+        suite_dir = ""
+    if not suite_dir or not Path(suite_dir).is_dir():
+        return JudgeSettings()
+    try:
+        return load_config(suite_dir).judge
+    except ConfigError as exc:
+        raise StageError(str(exc)) from exc
+
+
 def judge_week(run_dir: str | Path, *, backend: str = "sim", endpoint: str = "", judge_model: str = "",
                samples: int = 1, jobs: int = 2, seed: int = 0, retry_ungraded: bool = True,
-               prompts: Sequence[str] = (), families: Sequence[str] = ()) -> JudgeOutcome:
+               prompts: Sequence[str] = (), families: Sequence[str] = (), batch: bool | None = None,
+               batch_wait_s: float | None = None, cache: bool = False) -> JudgeOutcome:
     """The chain's judging stage: :func:`grade_week`, then :func:`pair_week`; both skip what is already graded.
 
     One lock is held across both, so no other pass slips in between the rubric and the pairwise judge.
+    ``batch``, ``batch_wait_s``: None reads the suite's ``[judge]`` table (:func:`judge_settings`). ``cache``:
+    prompt-cache sample 1 (pays only when calibration follows with caching on).
+    Batched, the stage waits at most ``batch_wait_s`` for a round of batches, then stops "judge pending" — the
+    kernel is not held for a batch that can take hours; rerunning the run key polls the same batches.
 
     Raises:
         StageError: items stay ungraded or pairs errored after retries (a judge failure must never read as a
-            skill loss); rerunning the run key grades them again.
+            skill loss), or batches are still pending; rerunning the run key continues.
     """
+    from skillbench.judge.batch import JudgePending
     from skillbench.judge.client import DEFAULT_JUDGE_MODEL
     from skillbench.judge.run import JudgeOptions
 
+    settings = judge_settings(run_dir)
+    batch = settings.batch if batch is None else batch
+    wait_s = settings.batch_wait_s if batch_wait_s is None else batch_wait_s
     model = judge_model or DEFAULT_JUDGE_MODEL
-    opts = JudgeOptions(judge_model=model, samples=samples, jobs=jobs, seed=seed, retry_ungraded=retry_ungraded)
-    with collapsed_progress(), run_dir_lock(_path(run_dir), log=print):
-        rubric = grade_week(run_dir, opts, backend=backend, endpoint=endpoint, prompts=prompts, families=families,
-                            log=print)
-        pairs = pair_week(run_dir, backend=backend, endpoint=endpoint, judge_model=model, jobs=jobs, seed=seed,
-                          prompts=prompts, families=families, log=print)
+    opts = JudgeOptions(judge_model=model, samples=samples, jobs=jobs, seed=seed, retry_ungraded=retry_ungraded,
+                        batch=batch, batch_wait_s=wait_s if batch else None,
+                        cache=cache)
+    try:
+        with collapsed_progress(), run_dir_lock(_path(run_dir), log=print):
+            rubric = grade_week(run_dir, opts, backend=backend, endpoint=endpoint, prompts=prompts,
+                                families=families, log=print)
+            pairs = pair_week(run_dir, backend=backend, endpoint=endpoint, judge_model=model, jobs=jobs, seed=seed,
+                              prompts=prompts, families=families, log=print, batch=batch,
+                              batch_wait_s=opts.batch_wait_s)
+    except JudgePending as exc:
+        raise StageError(str(exc)) from exc
     if not rubric.ok:
         raise StageError(f"{rubric.ungraded_items} rubric item(s) could not be graded (reasons in each run's "
                          "judge.json) — rerun the same run key to grade them again")
     if pairs.errors:
         raise StageError(f"{pairs.errors} pair(s) could not be judged — rerun the same run key to judge them again")
     return JudgeOutcome(rubric, pairs)
+
+
+def calibrate_batched(run_dir: str | Path, *, backend: str | None = "sim", endpoint: str = "", repeat: int = 3,
+                      sample: int = 0, other_judge: str = "", human_labels: str = "", jobs: int = 2, seed: int = 0,
+                      judge_model: str = "", include_plugin: bool = False, max_retries: int = 4,
+                      timeout: float = 120.0, batch: bool = True, batch_wait_s: float | None = None,
+                      cache: bool = False, wait: bool = False, log: Log = _stderr):
+    """``skillbench calibrate --batch``/``--cache``: a fresh calibration, its gradings batched and/or cached.
+
+    Raises:
+        JudgePending: ``batch_wait_s`` passed with a batch still processing (rerun to continue).
+    """
+    from skillbench.calibration.run import CalibrationOptions, calibrate
+    from skillbench.generation.backend import model_endpoint
+
+    folder = _path(run_dir)
+    opts = CalibrationOptions(repeat=repeat, sample=sample or None, judge_model=judge_model or None,
+                              other_judge=other_judge or None, human=_path(human_labels) if human_labels else None,
+                              include_plugin=include_plugin, seed=seed, jobs=jobs, max_retries=max_retries,
+                              timeout=timeout, batch=batch, batch_wait_s=batch_wait_s, cache=cache)
+    with run_dir_lock(folder, wait=wait, log=log), model_endpoint(backend, endpoint=endpoint, seed=seed) as ep:
+        opts.endpoint_kind = ep.kind
+        return calibrate(folder, opts, base_url=ep.base_url, api_key=ep.api_key, log=log)
 
 
 # -- 04 calibration: skillbench/weekly/calibration_stage.py (calibrate, the drift sentinel, the judge study) ----
