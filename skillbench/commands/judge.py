@@ -217,27 +217,19 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.judge.batch import JudgePending
-    from skillbench.weekly.stages import calibrate_batched, calibrate_week
+    from skillbench.weekly.stages import calibrate_week
 
     run_dir = week_folder(args.run_dir)
     if args.human and not Path(args.human).is_file():
         raise UsageError(f"--human {args.human}: not a file")
     try:
-        if args.batch or args.cache:
-            cal = calibrate_batched(run_dir, backend=args.backend, endpoint=args.endpoint or "",
-                                    repeat=args.repeat, sample=args.sample or 0, other_judge=args.other_judge or "",
-                                    human_labels=args.human or "", jobs=args.jobs, seed=args.seed,
-                                    judge_model=args.judge_model or "", include_plugin=args.include_plugin,
-                                    max_retries=args.max_retries, timeout=args.timeout, batch=args.batch,
-                                    batch_wait_s=args.batch_wait, cache=args.cache, wait=args.wait,
-                                    log=lambda m: print(m, file=sys.stderr))
-        else:
-            cal = calibrate_week(run_dir, backend=args.backend, endpoint=args.endpoint or "", repeat=args.repeat,
-                                 sample=args.sample or 0, other_judge=args.other_judge or "",
-                                 human_labels=args.human or "", jobs=args.jobs, seed=args.seed, fresh=True,
-                                 judge_model=args.judge_model or "", include_plugin=args.include_plugin,
-                                 max_retries=args.max_retries, timeout=args.timeout,
-                                 log=lambda m: print(m, file=sys.stderr), collapse_progress=False, wait=args.wait)
+        cal = calibrate_week(run_dir, backend=args.backend, endpoint=args.endpoint or "", repeat=args.repeat,
+                             sample=args.sample or 0, other_judge=args.other_judge or "",
+                             human_labels=args.human or "", jobs=args.jobs, seed=args.seed, fresh=True,
+                             judge_model=args.judge_model or "", include_plugin=args.include_plugin,
+                             max_retries=args.max_retries, timeout=args.timeout,
+                             log=lambda m: print(m, file=sys.stderr), collapse_progress=False, wait=args.wait,
+                             batch=args.batch, batch_wait_s=args.batch_wait, cache=args.cache)
     except JudgePending as exc:
         return _pending("calibrate", exc)
     except (BackendError, LabelsError, ValueError) as exc:

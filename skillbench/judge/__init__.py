@@ -30,6 +30,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("evidence_summary", "evidence_counts", "evidence_frame",), "evidence"),
     **dict.fromkeys(("normalize_quote", "quote_in_answer"), "quotes"),
     **dict.fromkeys(("JudgeOptions", "JudgeReport", "judge_run_dir",), "run"),
+    **dict.fromkeys(("BatchClient", "JudgePending"), "batch"),
+    **dict.fromkeys(("BatchStore", "BatchStoreError", "RequestInfo", "custom_id"), "batch_store"),
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -40,6 +42,16 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         Skip,
         read_run_answer,
         select_runs,
+    )
+    from skillbench.judge.batch import (
+        BatchClient,
+        JudgePending,
+    )
+    from skillbench.judge.batch_store import (
+        BatchStore,
+        BatchStoreError,
+        RequestInfo,
+        custom_id,
     )
     from skillbench.judge.client import (
         DEFAULT_JUDGE_MODEL,
@@ -82,7 +94,10 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         parse_preference,
         parse_verdicts,
     )
-    from skillbench.judge.quotes import normalize_quote, quote_in_answer
+    from skillbench.judge.quotes import (
+        normalize_quote,
+        quote_in_answer,
+    )
     from skillbench.judge.rubric import (
         ItemGrade,
         RubricJudge,

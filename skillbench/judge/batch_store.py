@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from skillbench.ledgers.atomic import atomic_write_json
+from skillbench.ledgers.files import JUDGE_BATCHES_FILE
 
-JUDGE_BATCHES_FILE = "judge-batches.json"  # to move to ledgers/files.py
 STORE_VERSION = 1
 CUSTOM_ID_PREFIX = "sb"
 

@@ -33,6 +33,7 @@ SCORES_FILE = "scores.csv"  # judge: one row per graded rubric item
 CHECKS_FILE = "checks.csv"  # generate: one row per run x deterministic check
 JUDGE_SKIPS_FILE = "judge-skips.csv"  # judge: gradeable runs that were not graded, and why
 PASS_FILE = "judge.json"  # judge: the passes' provenance
+JUDGE_BATCHES_FILE = "judge-batches.json"  # judge/judge-pairs/calibrate --batch: accepted batch ids, custom_id → run
 PAIRS_FILE = "pairs.csv"  # judge-pairs: one row per (prompt, model, rep)
 CALIBRATION_FILE = "calibration.csv"  # calibrate: agreement statistics
 CALIBRATION_GRADES_FILE = "calibration-grades.csv"  # calibrate: every grading, tidy

@@ -25,12 +25,19 @@ def calibrate_week(run_dir: str | Path, *, backend: str | None = "sim", endpoint
                    sample: int = 0, other_judge: str = "", human_labels: str = "", jobs: int = 2, seed: int = 0,
                    fresh: bool = False, judge_model: str = "", include_plugin: bool = False, max_retries: int = 4,
                    timeout: float = 120.0, log: Log = print, collapse_progress: bool = True, wait: bool = False,
-                   holder: str | None = None, sentinel: bool = False, suite_dir: str = "", gold: str = ""):
+                   holder: str | None = None, sentinel: bool = False, suite_dir: str = "", gold: str = "",
+                   batch: bool | None = None, batch_wait_s: float | None = None, cache: bool = False):
     """Calibrate the judge on the week's answers, unless the calibration on disk is current and not ``fresh``;
     with ``sentinel``, then run the drift sentinel (:func:`sentinel_week`'s rules) in the same pass.
 
     What ``skillbench calibrate`` (always ``fresh``, no sentinel) and ``04_calibration`` (resumes, with the
     sentinel) run, under the run directory's lock (``wait``: wait for another pass instead of refusing).
+    ``batch`` None reads the suite's ``[judge] batch`` (and ``batch_wait_s``); ``cache`` prompt-caches the
+    gradings that repeat the judge pass's requests.
+
+    Raises:
+        skillbench.judge.batch.JudgePending: a batched pass's wait ran out with a batch still processing (a rerun
+            polls the same batches).
 
     Returns:
         The :class:`skillbench.calibration.Calibration`, or None when it reused ``calibration.csv`` or there was
@@ -41,7 +48,8 @@ def calibrate_week(run_dir: str | Path, *, backend: str | None = "sim", endpoint
         cal = _calibrate_locked(folder, backend=backend, endpoint=endpoint, repeat=repeat, sample=sample,
                                 other_judge=other_judge, human_labels=human_labels, jobs=jobs, seed=seed, fresh=fresh,
                                 judge_model=judge_model, include_plugin=include_plugin, max_retries=max_retries,
-                                timeout=timeout, log=log, collapse_progress=collapse_progress)
+                                timeout=timeout, log=log, collapse_progress=collapse_progress, batch=batch,
+                                batch_wait_s=batch_wait_s, cache=cache)
         if sentinel:
             _sentinel_locked(folder, gold_path(folder, suite_dir, gold), backend=backend, endpoint=endpoint,
                              judge_model=judge_model, jobs=jobs, seed=seed, fresh=fresh, max_retries=max_retries,
@@ -51,7 +59,8 @@ def calibrate_week(run_dir: str | Path, *, backend: str | None = "sim", endpoint
 
 def _calibrate_locked(folder: Path, *, backend: str | None, endpoint: str, repeat: int, sample: int,
                       other_judge: str, human_labels: str, jobs: int, seed: int, fresh: bool, judge_model: str,
-                      include_plugin: bool, max_retries: int, timeout: float, log: Log, collapse_progress: bool):
+                      include_plugin: bool, max_retries: int, timeout: float, log: Log, collapse_progress: bool,
+                      batch: bool | None = None, batch_wait_s: float | None = None, cache: bool = False):
     from skillbench.calibration.run import CalibrationOptions, calibrate, calibration_current
     from skillbench.generation.backend import model_endpoint
     from skillbench.judge.answers import select_runs
@@ -59,16 +68,23 @@ def _calibrate_locked(folder: Path, *, backend: str | None, endpoint: str, repea
     if calibration_current(folder) and not fresh and not human_labels:
         log("calibration.csv is newer than scores.csv: reusing it (pass fresh=True to grade again)")
         return None
+    from skillbench.weekly.stages import judge_settings
+
+    settings = judge_settings(folder)
     opts = CalibrationOptions(repeat=repeat, sample=sample or None, judge_model=judge_model or None,
                               other_judge=other_judge or None, human=_path(human_labels) if human_labels else None,
                               include_plugin=include_plugin, seed=seed, jobs=jobs, max_retries=max_retries,
-                              timeout=timeout)
+                              timeout=timeout, batch=settings.batch if batch is None else batch,
+                              batch_wait_s=settings.batch_wait_s if batch_wait_s is None else batch_wait_s,
+                              cache=cache)
     calls = repeat >= 2 or bool(other_judge)
     if calls and not human_labels and not fresh and not select_runs(folder)[0]:
         log("no gradeable run with an answer this week: nothing to calibrate (see 03_judge's skips)")
         return None
     with collapsed_progress() if collapse_progress else contextlib.nullcontext(), \
             (model_endpoint(backend, endpoint=endpoint, seed=seed) if calls else contextlib.nullcontext()) as ep:
+        if ep is not None:
+            opts.endpoint_kind = ep.kind
         return calibrate(folder, opts, base_url=ep.base_url if ep else None, api_key=ep.api_key if ep else None,
                          log=log)
 

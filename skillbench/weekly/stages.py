@@ -355,29 +355,6 @@ def judge_week(run_dir: str | Path, *, backend: str = "sim", endpoint: str = "",
     return JudgeOutcome(rubric, pairs)
 
 
-def calibrate_batched(run_dir: str | Path, *, backend: str | None = "sim", endpoint: str = "", repeat: int = 3,
-                      sample: int = 0, other_judge: str = "", human_labels: str = "", jobs: int = 2, seed: int = 0,
-                      judge_model: str = "", include_plugin: bool = False, max_retries: int = 4,
-                      timeout: float = 120.0, batch: bool = True, batch_wait_s: float | None = None,
-                      cache: bool = False, wait: bool = False, log: Log = _stderr):
-    """``skillbench calibrate --batch``/``--cache``: a fresh calibration, its gradings batched and/or cached.
-
-    Raises:
-        JudgePending: ``batch_wait_s`` passed with a batch still processing (rerun to continue).
-    """
-    from skillbench.calibration.run import CalibrationOptions, calibrate
-    from skillbench.generation.backend import model_endpoint
-
-    folder = _path(run_dir)
-    opts = CalibrationOptions(repeat=repeat, sample=sample or None, judge_model=judge_model or None,
-                              other_judge=other_judge or None, human=_path(human_labels) if human_labels else None,
-                              include_plugin=include_plugin, seed=seed, jobs=jobs, max_retries=max_retries,
-                              timeout=timeout, batch=batch, batch_wait_s=batch_wait_s, cache=cache)
-    with run_dir_lock(folder, wait=wait, log=log), model_endpoint(backend, endpoint=endpoint, seed=seed) as ep:
-        opts.endpoint_kind = ep.kind
-        return calibrate(folder, opts, base_url=ep.base_url, api_key=ep.api_key, log=log)
-
-
 # -- 04 calibration: skillbench/weekly/calibration_stage.py (calibrate, the drift sentinel, the judge study) ----
 
 
