@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="model that drifts (default: the one the skill helps most in the profiles)")
     p.add_argument("--drift", type=float, default=DEFAULT_DRIFT, metavar="X",
                    help=f"rise of the drifting model's baseline must coverage (default {DEFAULT_DRIFT})")
-    p.add_argument("--judge-week", type=int, default=6, metavar="W",
+    p.add_argument("--judge-week", type=int, default=8, metavar="W",
                    help="week the judge becomes more lenient, for the drift sentinel to flag (0: none)")
     p.add_argument("--judge-leniency", type=float, default=DEFAULT_JUDGE_LENIENCY, metavar="X",
                    help=f"the judge's added leniency from that week (default {DEFAULT_JUDGE_LENIENCY})")

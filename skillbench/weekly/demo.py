@@ -63,7 +63,7 @@ class DemoOptions:
     drift_model: str = ""
     before_gain: float = 0.25
     drift: float = DEFAULT_DRIFT
-    judge_week: int = 6
+    judge_week: int = 8
     judge_leniency: float = DEFAULT_JUDGE_LENIENCY
     base_profiles: Path | None = None  # the simulated endpoint's profile file the story starts from (None: shipped)
 
@@ -300,9 +300,10 @@ def render_demo(story: DemoStory, weeks: pd.DataFrame, caught: pd.DataFrame, *, 
                         "rule said", "verdict"], rows) if rows else "No scripted move fell inside the demo's weeks.",
               ""]
     if (~caught["caught"]).any():
-        lines += ["*True Δ* is the change of the lift the simulated truth scores (truth.csv), so a miss whose true "
-                  "move is below the threshold is the design's power, not the rule's fault: the threshold falls "
-                  "as one over the square root of the runs per cell. A skill edit moves one family of the "
+        lines += ["*True Δ* is the change of the lift the simulated truth scores (truth.csv: what the answers "
+                  "really covered, before any judge error, so it carries the runs' own variation). A miss whose "
+                  "true move is below the threshold is the design's power, not the rule's fault: the threshold "
+                  "falls as one over the square root of the runs per cell. A skill edit moves one family of the "
                   "headline; `skillbench compare --base REF` runs only the changed families, paired, and is the "
                   "instrument for it.", ""]
     false_alarms = [int(w) for w in weeks.drop_duplicates("week").query(
@@ -323,10 +324,17 @@ def render_demo(story: DemoStory, weeks: pd.DataFrame, caught: pd.DataFrame, *, 
 
 
 def _power(r: Any) -> str:
-    """A missed move's note: the reps at which its true move would clear the threshold."""
+    """Why a move was missed, from its true move (the realised truth's change) and the threshold."""
+    if pd.isna(r.true_delta) or pd.isna(r.threshold):
+        return ""
+    if (r.true_delta > 0) != (r.expected == UP):
+        return " (the truth itself moved the other way: run-to-run variation swamped the scripted move)"
+    if abs(r.true_delta) > r.threshold:
+        return (" (the truth moved beyond the threshold but the measurement did not: judge error — see the "
+                "sentinel — or noise)")
     if pd.isna(r.reps_to_see):
         return ""
-    return f" (its true move would clear the threshold at about {int(r.reps_to_see)} reps)"
+    return f" (too small for this design: its true move would clear the threshold at about {int(r.reps_to_see)} reps)"
 
 
 def _num(x: Any) -> str:

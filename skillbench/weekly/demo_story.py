@@ -108,7 +108,7 @@ def default_drift_model(models: list[str], profiles: dict[str, Any] | None = Non
 
 def plan_story(suite: Suite, *, weeks: int, models: list[str], edit_week: int = 5, drift_week: int = 7,
                family: str = "", drift_model: str = "", before_gain: float = 0.25, drift: float = DEFAULT_DRIFT,
-               profiles: dict[str, Any] | None = None, judge_week: int = 6,
+               profiles: dict[str, Any] | None = None, judge_week: int = 8,
                judge_leniency: float = DEFAULT_JUDGE_LENIENCY, judge_model: str = "") -> DemoStory:
     """The story for ``weeks`` weeks; a move whose week is 0 or after the last week is left out.
 
