@@ -4,6 +4,12 @@ A run that hits the external timeout or ends in an API error is retried once, an
 ``retries.json`` as it happens; more than ``MAX_RETRIED_GROUPS`` retried runs in one model × condition leg stop
 that leg (a systemic failure must not read as a bad skill). A task whose setup failed is never retried: it is
 harness-invalid, and the next pass reruns it.
+
+Rate limits: the CLI retries a 429 or 529 itself and hides the response headers, so each attempt's stream-json
+is read for the CLI's ``api_retry`` events (:func:`skillbench.signals.manifest.rate_limit_retries`) and they feed
+the pass's :class:`skillbench.limiter.AdaptiveLimiter`, which gates run starts; ``retries.json`` records the
+limiter's ``concurrency`` section (ceiling, floor, the lowest limit reached, every change with time and reason)
+when the pass saw a rate limit.
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ from typing import Any
 
 from skillbench.generation.sandbox import SandboxResult
 from skillbench.ledgers.atomic import atomic_write_json
-from skillbench.signals.manifest import api_failure
+from skillbench.limiter import AdaptiveLimiter, Log, Slot
+from skillbench.signals.manifest import api_failure, rate_limit_retries
 from skillbench.signals.transcript import parse_transcript_text
 
 MAX_RETRIED_GROUPS = 3
@@ -44,6 +51,30 @@ def needs_retry(result: SandboxResult) -> str | None:
     return None
 
 
+def pass_limiter(jobs: int, *, adaptive: bool = True, log: Log | None = None) -> AdaptiveLimiter:
+    """The limiter that gates a pass's run starts: ``--jobs`` is its ceiling; a fixed pool when not adaptive."""
+    say = log or (lambda message: None)
+    if not adaptive:
+        return AdaptiveLimiter.fixed(max(1, jobs), say, name="generate")
+    return AdaptiveLimiter(max(1, jobs), log=say, name="generate")
+
+
+def note_rate_limits(limiter: AdaptiveLimiter, slot: Slot, result: SandboxResult, attempt: dict[str, Any]) -> int:
+    """Feed one attempt's rate-limit retries (or its success) to the limiter; returns how many there were.
+
+    The attempt's record gains ``rate_limit_retries`` only when there were some (a week without rate limits
+    writes the same metadata as before). An attempt that ended in another failure says nothing either way.
+    """
+    seen = rate_limit_retries(parse_transcript_text(result.stdout.decode("utf-8", "replace")).events)
+    if seen:
+        attempt["rate_limit_retries"] = len(seen)
+        kinds = sorted({str(e.get("error") or e.get("error_status")) for e in seen})
+        limiter.on_rate_limited(slot=slot, reason=f"{len(seen)} CLI api_retry ({', '.join(kinds)})")
+    elif not result.timed_out and not attempt.get("retry_reason"):
+        limiter.on_success(slot=slot)
+    return len(seen)
+
+
 class RetryLog:
     """``retries.json``, rewritten (atomically) each time a run is retried, so a kill never under-counts.
 
@@ -58,11 +89,16 @@ class RetryLog:
         self.new: list[dict[str, Any]] = []
         self.legs: dict[str, dict[str, Any]] = {}
         old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        self.old: list[dict[str, Any]] = list(old.get("retried_runs", [])) if isinstance(old, dict) else []
+        old = old if isinstance(old, dict) else {}
+        self.old: list[dict[str, Any]] = list(old.get("retried_runs", []))
+        # an earlier pass's concurrency section is kept (under ``earlier_passes``) when this one has its own
+        self.concurrency: dict[str, Any] | None = old.get("concurrency")
 
     def _write(self) -> None:
-        atomic_write_json(self.path, {"max_retried_groups": MAX_RETRIED_GROUPS,
-                                      "retried_runs": self.old + self.new, "legs": self.legs})
+        data = {"max_retried_groups": MAX_RETRIED_GROUPS, "retried_runs": self.old + self.new, "legs": self.legs}
+        if self.concurrency is not None:
+            data["concurrency"] = self.concurrency
+        atomic_write_json(self.path, data)
 
     def record(self, entry: dict[str, Any], legs: dict[tuple[str, str], LegState]) -> None:
         """Add one retried run and the legs' state, and write the file before the retry starts."""
@@ -71,10 +107,16 @@ class RetryLog:
             self.legs = _legs_json(legs)
             self._write()
 
-    def finish(self, legs: dict[tuple[str, str], LegState]) -> None:
-        """The pass is over: write the final state of its legs."""
+    def finish(self, legs: dict[tuple[str, str], LegState], limiter: AdaptiveLimiter | None = None,
+               rate_limited_runs: list[str] | None = None) -> None:
+        """The pass is over: write the final state of its legs, and the limiter's when it saw a rate limit."""
         with self._lock:
             self.legs = _legs_json(legs)
+            if limiter is not None and limiter.signals:
+                earlier = [] if self.concurrency is None else [
+                    *self.concurrency.pop("earlier_passes", []), self.concurrency]
+                self.concurrency = {**limiter.summary(), "rate_limited_runs": sorted(rate_limited_runs or []),
+                                    **({"earlier_passes": earlier} if earlier else {})}
             self._write()
 
 

@@ -11,6 +11,9 @@ read as a bad skill). ``--max-total-usd`` stops starting runs once finished runs
 ``--prompts`` and ``--families`` keep runs out of the pass; the reconciliation lists every such run. When the
 sandbox itself fails the pass stops, records the run as ``sandbox_failure``, and still writes the manifest and
 a (failed-closed) reconciliation. A pass holds the run directory's lock (:mod:`skillbench.ledgers.lock`).
+Runs start through one :class:`skillbench.limiter.AdaptiveLimiter` whose ceiling is ``--jobs``: the CLI's own
+rate-limit retries, read from each attempt's stream-json, lower it, and runs without them raise it back slowly
+(``GenerateOptions.adaptive = False``: a fixed pool); ``retries.json`` records its changes.
 """
 
 from __future__ import annotations
@@ -41,7 +44,14 @@ from skillbench.generation.folders import (
 from skillbench.generation.image import RUNNER_HOME
 from skillbench.generation.plan import PlanError, make_plan, run_names, selected, write_plan
 from skillbench.generation.reconciliation import reconcile
-from skillbench.generation.retries import MAX_RETRIED_GROUPS, LegState, RetryLog, needs_retry
+from skillbench.generation.retries import (
+    MAX_RETRIED_GROUPS,
+    LegState,
+    RetryLog,
+    needs_retry,
+    note_rate_limits,
+    pass_limiter,
+)
 from skillbench.generation.sandbox import Sandbox, SandboxFailure, SandboxResult, choose_sandbox
 from skillbench.generation.task_phase import (
     rebuild_checks_ledger,
@@ -68,6 +78,7 @@ from skillbench.ledgers.files import (
 from skillbench.ledgers.lock import run_dir_lock
 from skillbench.ledgers.slugs import record_slugs
 from skillbench.ledgers.week import read_run_json
+from skillbench.limiter import Slot
 from skillbench.signals.manifest import HARNESS_INVALID, SANDBOX_FAILURE, write_manifest
 from skillbench.signals.transcript import parse_transcript_text
 from skillbench.suite.format import Suite
@@ -102,6 +113,7 @@ class GenerateOptions:
     allow_dirty: bool = False  # ``@HEAD`` may run a working tree that differs from HEAD (its diff hash recorded)
     arms: ArmPair | None = None  # the pair the week compares, recorded in run.json (None: with-skill vs no-skill)
     versions: dict[str, SkillsVersion] = field(default_factory=dict)  # conditions resolved by the caller
+    adaptive: bool = True  # --jobs is the ceiling of an AIMD limiter fed by the CLI's rate-limit retries
 
 
 def write_test_prompt(spec: Any, path: Path) -> None:
@@ -141,6 +153,8 @@ class Generator:
         self.stopping = False  # interrupted: start nothing more
         self.sha = skills_sha(suite)
         self.headers = endpoint.run_headers(faults=opts.faults)
+        self.limiter = pass_limiter(opts.jobs, adaptive=opts.adaptive, log=self._say)
+        self.rate_limited: list[str] = []  # runs of this pass whose CLI retried a 429/529
 
     @property
     def retries(self) -> list[dict[str, Any]]:
@@ -161,7 +175,7 @@ class Generator:
                 return "capped"
         return None
 
-    def run_one(self, row: pd.Series) -> None:
+    def run_one(self, row: pd.Series, slot: Slot | None = None) -> None:
         if self._claim(row):
             return
         spec = self.suite.prompt(row.prompt)
@@ -210,6 +224,9 @@ class Generator:
                              "seconds": round(result.ended - result.started, 3), "retry_reason": reason})
             attempts[-1]["total_cost_usd"] = (parse_transcript_text(result.stdout.decode("utf-8", "replace")).result
                                               or {}).get("total_cost_usd")
+            if slot is not None and note_rate_limits(self.limiter, slot, result, attempts[-1]):
+                with self.lock:
+                    self.rate_limited.append(row.run_id)
             if reason and attempt == 1:
                 with self.lock:
                     self.spent += float(attempts[-1]["total_cost_usd"] or 0.0)
@@ -298,7 +315,8 @@ class Generator:
 
         def work(row: pd.Series) -> None:
             try:
-                self.run_one(row)
+                with self.limiter.slot() as slot:  # the limit (≤ --jobs) may drop while runs are in flight
+                    self.run_one(row, slot)
             finally:
                 bar.update(1)
 
@@ -376,9 +394,12 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
         **({"arms": opts.arms.as_json()} if opts.arms is not None else {}),
         **({"versions": versions_json(versions)} if versions_json(versions) else {}),
     })
-    if opts.jobs >= RATE_LIMIT_JOBS:
+    if opts.jobs >= RATE_LIMIT_JOBS and not opts.adaptive:
         log(f"generate: warning: --jobs {opts.jobs} ≥ {RATE_LIMIT_JOBS} risks API rate limits, and a rate-limited "
             "run can change results; 2–3 is the recommended range")
+    elif opts.jobs >= RATE_LIMIT_JOBS:
+        log(f"generate: --jobs {opts.jobs} is a ceiling: concurrency drops when the API rate-limits a run "
+            "(retries.json's concurrency section, the manifest's rate_limited column)")
     done = finished_runs(out_dir) & set(plan.run_id)
     if not opts.dry_run:
         moved = move_partials_aside(out_dir, done, set(plan.run_id))
@@ -416,7 +437,8 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
                 gen.run(pending)
     except SandboxFailure as exc:  # fail closed: the week's ledgers say what happened before the error does
         failure = exc
-    retry_log.finish(gen.legs if gen else {})
+    retry_log.finish(gen.legs if gen else {}, gen.limiter if gen else None,
+                     sorted(set(gen.rate_limited)) if gen else None)
     write_manifest(out_dir)
     rebuild_checks_ledger(out_dir)
     extra: dict[str, Any] = {}

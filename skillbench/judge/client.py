@@ -1,13 +1,18 @@
-"""The judge's client: the real ``anthropic`` SDK, a cooldown shared by every worker, and the retry-once rule.
+"""The judge's client: the real ``anthropic`` SDK, its own retries through the limiter, and the retry-once rule.
 
 Every judge (rubric, pairwise, calibration) calls a model through :class:`JudgeClient` and retries a failed or
 invalid reply exactly once through :func:`ask_validated`, so a judge failure is handled the same way everywhere
-and is never read as a skill loss.
+and is never read as a skill loss. The SDK's own retries are off (``max_retries=0``) so every 429 and 529 reaches
+the client: it retries them itself (the same budget, exponential backoff with jitter, honouring ``retry-after``),
+each attempt through a slot of the pass's :class:`skillbench.limiter.AdaptiveLimiter`, which cuts concurrency on a
+rate limit, holds new slots for its ``retry-after``, and holds them too when an ``anthropic-ratelimit-*`` quota
+is about to run out.
 """
 
 from __future__ import annotations
 
 import hashlib
+import random
 import sys
 import threading
 import time
@@ -18,10 +23,19 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from skillbench.judge.protocol import ProtocolError
+from skillbench.limiter import MAX_HOLD_S, AdaptiveLimiter, Slot, quota_hold_s, retry_after_s
 from skillbench.prices import usage_cost
 
 DEFAULT_JUDGE_MODEL = "claude-opus-5-5"
-MAX_RETRY_AFTER_S = 120.0
+MAX_RETRY_AFTER_S = MAX_HOLD_S
+# A client made without a limiter gets its own, this wide: the pass's worker pool is then the real ceiling, and a
+# cut halves the slots in use (skillbench.limiter), so the two agree. Pass ``limiter=AdaptiveLimiter(jobs)``.
+DEFAULT_CEILING = 16
+# The SDK's backoff, which these retries replace: 0.5 s doubling up to 8 s, minus up to 25 % jitter.
+INITIAL_RETRY_DELAY_S = 0.5
+MAX_RETRY_DELAY_S = 8.0
+RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx (529 included), as the SDK retries them
+RATE_LIMIT_STATUSES = frozenset({429, 529})
 Log = Callable[[str], None]
 T = TypeVar("T")
 
@@ -31,7 +45,7 @@ def stderr_log(message: str) -> None:
 
 
 class JudgeCallError(RuntimeError):
-    """A judge call that failed after the SDK's retries; the message is the reason recorded."""
+    """A judge call that failed after the client's retries; the message is the reason recorded."""
 
     def __init__(self, reason: str, retry_after: float | None = None):
         super().__init__(reason)
@@ -49,27 +63,31 @@ class CallResult:
 
 
 class JudgeClient:
-    """The ``anthropic`` SDK client of one judge model, with a cooldown shared by every worker.
+    """The ``anthropic`` SDK client of one judge model; every worker's calls go through one limiter.
 
-    The SDK retries 429/5xx/529 and connection errors with backoff and honours ``Retry-After``; when a call
-    still ends rate-limited, every worker waits out its ``Retry-After`` before the next call, so concurrent
-    slots do not keep hitting the limit.
+    The client retries 408/409/429/5xx/529, timeouts and connection errors itself (``max_retries`` times, with
+    the SDK's backoff or the ``retry-after`` the endpoint asked for); a 429 or 529 cuts the limiter and holds
+    every worker's next call for its ``retry-after``, and a reply whose ``anthropic-ratelimit-*-remaining`` is near
+    0 holds new calls until that quota has refilled a little, so concurrent slots do not keep hitting the limit.
 
     Args:
         base_url: the Messages endpoint (``Endpoint.base_url``).
         api_key: its key.
         model: the judge model name.
-        max_retries: SDK retries per call.
+        max_retries: retries per call (the client's; the SDK's own are off).
         timeout: seconds per request (a stalled response ends as a timeout, then a retry).
+        limiter: the pass's limiter (``AdaptiveLimiter(jobs)``); None: one of :data:`DEFAULT_CEILING` slots.
     """
 
-    def __init__(self, base_url: str, api_key: str, model: str, *, max_retries: int = 4, timeout: float = 120.0):
+    def __init__(self, base_url: str, api_key: str, model: str, *, max_retries: int = 4, timeout: float = 120.0,
+                 limiter: AdaptiveLimiter | None = None):
         import anthropic
 
         self.model = model
         self.max_retries = max_retries
-        self.sdk = anthropic.Anthropic(base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout)
-        self._cool_until = 0.0
+        # max_retries=0: the SDK would otherwise absorb 429/529 and the limiter would never see them
+        self.sdk = anthropic.Anthropic(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout)
+        self.limiter = limiter or AdaptiveLimiter(DEFAULT_CEILING, log=stderr_log, name=f"judge {model}")
         self._lock = threading.Lock()
         # The snapshots that answered (each reply's ``model``): an alias resolves to a dated build on the real API,
         # and a pass records which one graded, so a silent upgrade between weeks can be seen.
@@ -78,39 +96,54 @@ class JudgeClient:
     def close(self) -> None:
         self.sdk.close()
 
-    def _wait_cooldown(self) -> None:
-        with self._lock:
-            wait = self._cool_until - time.monotonic()
-        if wait > 0:
-            time.sleep(wait)
-
     def create(self, request: Mapping[str, Any], headers: Mapping[str, str]) -> CallResult:
-        """One ``messages.create`` call.
+        """One ``messages.create`` call, retried up to ``max_retries`` times, each attempt in a limiter slot.
 
         Raises:
-            JudgeCallError: the call failed after the SDK's retries (reason and any ``Retry-After`` attached).
+            JudgeCallError: the call failed after the client's retries (reason and any ``retry-after`` attached).
         """
+        for retry in range(self.max_retries + 1):
+            with self.limiter.slot() as slot:
+                outcome = self._attempt(request, headers, retry, slot)
+            if isinstance(outcome, CallResult):
+                return outcome
+            time.sleep(outcome)  # outside the slot: a backoff never holds one
+        raise AssertionError("unreachable: the last attempt raises")  # pragma: no cover
+
+    def _attempt(self, request: Mapping[str, Any], headers: Mapping[str, str], retry: int,
+                 slot: Slot) -> CallResult | float:
+        """One HTTP attempt: the result, or the seconds to wait before the next; raises when it was the last."""
         import anthropic
 
-        self._wait_cooldown()
+        last = retry >= self.max_retries
         try:
-            message = self.sdk.messages.create(model=self.model, extra_headers=dict(headers), **request)
+            raw = self.sdk.messages.with_raw_response.create(model=self.model, extra_headers=dict(headers), **request)
+            message = raw.parse()
         except anthropic.APIStatusError as exc:
-            retry_after = _retry_after(exc.response.headers)
-            if exc.status_code == 429 and retry_after:
-                with self._lock:
-                    self._cool_until = max(self._cool_until, time.monotonic() + retry_after)
+            status, answer = exc.status_code, exc.response.headers
+            retry_after = retry_after_s(answer)
+            self.limiter.hold(quota_hold_s(answer), "")
+            if status in RATE_LIMIT_STATUSES:
+                self.limiter.on_rate_limited(retry_after, slot=slot, reason=f"HTTP {status}")
             body = exc.body if isinstance(exc.body, dict) else {}
             kind = (body.get("error") or {}).get("type") or type(exc).__name__
-            reason = f"HTTP {exc.status_code} {kind} after {self.max_retries} retries"
-            raise JudgeCallError(reason, retry_after) from exc
+            should = answer.get("x-should-retry")
+            retryable = should == "true" or (should != "false" and (status in RETRY_STATUSES or status >= 500))
+            if last or not retryable:
+                raise JudgeCallError(f"HTTP {status} {kind} after {retry} retries", retry_after) from exc
+            return retry_after or _backoff(retry)
         except anthropic.APITimeoutError as exc:
-            raise JudgeCallError(f"timeout after {self.max_retries} retries") from exc
+            if last:
+                raise JudgeCallError(f"timeout after {retry} retries") from exc
+            return _backoff(retry)
         except anthropic.APIConnectionError as exc:
-            raise JudgeCallError(f"connection error after {self.max_retries} retries ({exc.__cause__ or exc})"
-                                 ) from exc
+            if last:
+                raise JudgeCallError(f"connection error after {retry} retries ({exc.__cause__ or exc})") from exc
+            return _backoff(retry)
         except (anthropic.APIError, ValueError) as exc:  # e.g. a body that is not a message
             raise JudgeCallError(f"unreadable reply ({type(exc).__name__}: {str(exc)[:120]})") from exc
+        self.limiter.on_success(slot=slot)
+        self.limiter.hold(quota_hold_s(raw.headers), "")  # a quota nearly used up: let it refill a little
         use = getattr(message, "usage", None)
         usage = {k: int(getattr(use, k, 0) or 0) for k in ("input_tokens", "output_tokens",
                                                            "cache_read_input_tokens", "cache_creation_input_tokens")}
@@ -127,12 +160,9 @@ class JudgeClient:
             return ", ".join(sorted(self.snapshots))
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    try:
-        value = float(headers.get("retry-after", ""))
-    except (TypeError, ValueError):
-        return None
-    return min(value, MAX_RETRY_AFTER_S) if value > 0 else None
+def _backoff(retry: int) -> float:
+    """The SDK's exponential backoff with jitter, for the ``retry``-th retry (0-based)."""
+    return min(INITIAL_RETRY_DELAY_S * 2.0 ** retry, MAX_RETRY_DELAY_S) * (1 - 0.25 * random.random())
 
 
 def opaque_run_id(run_id: str) -> str:
@@ -168,7 +198,7 @@ def ask_validated(
     """One judge slot: a call whose reply must validate, retried once when the call fails or the reply is invalid.
 
     Args:
-        client: the judge client (the SDK has already retried transport errors inside each call).
+        client: the judge client (it has already retried transport errors and rate limits inside each call).
         build: ``attempt -> (request, headers)``; the attempt number seeds the rubric order.
         parse: validates the reply message and returns what it says; raises ProtocolError or ValidationError.
         next_attempt: the slot's next attempt number (a re-ask continues the count of its sample).

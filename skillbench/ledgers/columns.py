@@ -19,7 +19,7 @@ QDRANT_MANIFEST_COLUMNS: tuple[str, ...] = (
 )
 OUR_MANIFEST_COLUMNS: tuple[str, ...] = (
     "dormancy", "sandbox", "is_error", "terminal_reason", "denials", "attempts", "endpoint", "run_state",
-    "trigger_only", *VERSION_COLUMNS,
+    "trigger_only", *VERSION_COLUMNS, "rate_limited",
 )
 MANIFEST_COLUMNS: tuple[str, ...] = (*QDRANT_MANIFEST_COLUMNS, *OUR_MANIFEST_COLUMNS)
 # Our optional manifest columns and the value an absent column reads as (qdrant's runner only called the real API).
@@ -27,6 +27,8 @@ MANIFEST_DEFAULTS: dict[str, object] = {
     "dormancy": False, "sandbox": "", "is_error": False, "terminal_reason": "", "denials": 0, "attempts": 1,
     "endpoint": "real", "run_state": "", "trigger_only": False,
     **dict.fromkeys(VERSION_COLUMNS, ""),  # weeks before version arms read as unknown
+    # the CLI retried a 429/529 in the run (skillbench.signals.manifest.rate_limit_retries); older weeks: no
+    "rate_limited": False,
 }
 
 # scores.csv: one row per graded rubric item (the judge appends it).

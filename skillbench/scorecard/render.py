@@ -269,6 +269,10 @@ def _timing_lines(d: ScorecardData) -> list[str]:
             lines.append(f"- wall-clock: {t['wall_min']:.1f} min  (parallel speedup ~{t['speedup']:.1f}×)")
         else:
             lines.append("- wall-clock: unknown (no run timestamps)")
+    limited = d.manifest.get("rate_limited", pd.Series(dtype=str)).astype(str).str.strip().isin({"1", "True", "true"})
+    if limited.any():  # a week without rate limits renders as before
+        lines.append(f"- rate-limited runs (the CLI retried a 429 or 529; see retries.json): {int(limited.sum())} "
+                     f"of {len(d.manifest)}")
     return lines
 
 

@@ -11,7 +11,9 @@
 * ``budget_hit`` from ``error_max_budget_usd`` or ``budget_exhausted``; API errors by ``is_error`` (the CLI
   reports subtype ``success`` for them); ``signals_ok`` = 0 when init or result is missing or a line did not parse;
 * ``run_state`` is :func:`run_state`, the one decision (ARCHITECTURE.md, "Run states") that resume,
-  reconciliation and the scorecard read; a run without a result event names its state in ``terminal_reason``.
+  reconciliation and the scorecard read; a run without a result event names its state in ``terminal_reason``;
+* ``rate_limited``: an attempt of the run (its transcript, or a retried first attempt's) has a CLI ``api_retry``
+  event for a 429 or 529 (:func:`rate_limit_retries`, the one rule generation's limiter reads too).
 """
 
 from __future__ import annotations
@@ -43,7 +45,10 @@ from skillbench.vocab import (  # noqa: F401 - re-exported: the state names trav
 )
 
 SKILLS_DIR_MARK = "/.claude/skills/"
-
+# The CLI's own retry events (stream-json ``system``/``api_retry``) that mean the API asked it to slow down:
+# ``rate_limit`` for a 429, ``overloaded`` for a 529 (``server_error`` and ``unknown`` are not rate limits).
+RATE_LIMIT_ERRORS: frozenset[str] = frozenset({"rate_limit", "overloaded"})
+RATE_LIMIT_STATUSES: frozenset[int] = frozenset({429, 529})
 
 
 def _site_bases(meta: dict[str, Any]) -> list[str]:
@@ -113,6 +118,24 @@ def activation_signals(transcript: Transcript, family: str, leaf: str, site_base
         "fetched_site": int(bool(reaches)),
         "fetched_count": len(reaches),
     }
+
+
+def is_rate_limit_retry(event: Any) -> bool:
+    """A stream-json event is the CLI retrying because of a rate limit (429) or an overload (529)."""
+    if not isinstance(event, dict) or event.get("type") != "system" or event.get("subtype") != "api_retry":
+        return False
+    return event.get("error") in RATE_LIMIT_ERRORS or event.get("error_status") in RATE_LIMIT_STATUSES
+
+
+def rate_limit_retries(events: Iterable[Any]) -> list[dict[str, Any]]:
+    """The CLI's ``api_retry`` events of a transcript that were rate limits or overloads, in order."""
+    return [e for e in events if is_rate_limit_retry(e)]
+
+
+def was_rate_limited(run_dir: Path) -> bool:
+    """Any attempt of the run folder (its transcript, a retried first attempt's) saw a rate-limit retry."""
+    paths = [run_dir / TRANSCRIPT_FILE, *sorted(run_dir.glob(f"attempt-*.{TRANSCRIPT_FILE}"))]
+    return any(rate_limit_retries(read_transcript(p).events) for p in paths if p.is_file())
 
 
 class SignalsError(ValueError):
@@ -236,6 +259,7 @@ def run_signals(run_dir: str | Path) -> dict[str, Any]:
         "endpoint": meta.get("endpoint", ""),
         "run_state": state,  # ARCHITECTURE.md, "Run states"
         **{key: str(meta.get(key) or "") for key in VERSION_COLUMNS},
+        "rate_limited": int(was_rate_limited(run_dir)),
     }
     return row
 
