@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.limiter import AdaptiveLimiter, Slot
+from skillbench.limiter import AdaptiveLimiter, Slot, quota_hold_s, retry_after_s
 
 CASES = json.loads((Path(__file__).parent / "data" / "limiter_cases.json").read_text(encoding="utf-8"))["cases"]
 
@@ -141,3 +141,33 @@ def test_fixed_pool_honours_retry_after_but_never_moves() -> None:
     with limiter.slot() as s:
         limiter.on_rate_limited(0.05, slot=s)
     assert limiter.limit == 3 and not limiter.events and limiter.summary()["holds"] == 1
+
+
+@pytest.mark.parametrize(("headers", "expected"), [
+    ({"retry-after": "2"}, 2.0), ({"retry-after-ms": "1500", "retry-after": "9"}, 1.5), ({"retry-after": "0"}, None),
+    ({"retry-after": "soon"}, None), ({}, None), ({"retry-after": "9999"}, 120.0),
+])
+def test_retry_after_from_the_headers(headers: dict, expected: float | None) -> None:
+    assert retry_after_s(headers) == expected
+
+
+NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+IN_60 = "2023-11-14T22:14:20Z"
+
+
+@pytest.mark.parametrize(("headers", "expected"), [
+    # 2 % of the requests left, full again in 60 s: back to 5 % in 60 · (0.05 − 0.02) / 0.98 s
+    ({"anthropic-ratelimit-requests-limit": "100", "anthropic-ratelimit-requests-remaining": "2",
+      "anthropic-ratelimit-requests-reset": IN_60}, 60 * 0.03 / 0.98),
+    # none left of the tokens: 5 % of the minute's refill
+    ({"anthropic-ratelimit-tokens-limit": "1000", "anthropic-ratelimit-tokens-remaining": "0",
+      "anthropic-ratelimit-tokens-reset": IN_60}, 3.0),
+    # plenty left, or nothing to read: no wait
+    ({"anthropic-ratelimit-requests-limit": "100", "anthropic-ratelimit-requests-remaining": "50",
+      "anthropic-ratelimit-requests-reset": IN_60}, None),
+    ({"anthropic-ratelimit-requests-limit": "100", "anthropic-ratelimit-requests-remaining": "0"}, None),
+    ({}, None),
+])
+def test_a_quota_near_zero_holds_new_slots(headers: dict, expected: float | None) -> None:
+    got = quota_hold_s(headers, now=NOW)
+    assert got == pytest.approx(expected) if expected is not None else got is None
