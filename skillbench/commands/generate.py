@@ -42,7 +42,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="let with-skill@HEAD run a working tree whose skills or prompts differ from HEAD (the "
                         "diff's hash is recorded with every run)")
     add_selection_args(p, what="run")
-    p.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="runs at once (2–3 recommended)")
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
+                   help="runs at once, at most: the ceiling of the adaptive limiter, which lowers it on the CLI's "
+                        "rate-limit retries and raises it back slowly")
+    p.add_argument("--no-adaptive", action="store_true",
+                   help="a fixed pool of --jobs runs (no lowering on rate limits; 4 or more risk them)")
     p.add_argument("--limit", type=positive_int, metavar="N", help="run at most N of the pending runs")
     p.add_argument("--dry-run", action="store_true", help="write plan.csv and show the commands; run nothing")
     p.add_argument("--sandbox", choices=["docker", "local"], help="default docker when the engine answers")
@@ -94,7 +98,8 @@ def run_generate(args: argparse.Namespace) -> int:
             models=listed(args.models) or (), reps=args.reps or 0, conditions=listed(args.conditions) or (),
             jobs=args.jobs, sandbox=args.sandbox or "", seed=args.seed, timeout_s=args.timeout, limit=args.limit,
             dry_run=args.dry_run, max_total_usd=args.max_total_usd, prompts=listed(args.prompts) or (),
-            families=listed(args.families) or (), wait=args.wait, allow_dirty=args.allow_dirty)
+            families=listed(args.families) or (), wait=args.wait, allow_dirty=args.allow_dirty,
+            adaptive=not args.no_adaptive)
     except SelectionError as exc:
         raise UsageError(str(exc)) from exc
     except SandboxFailure as exc:

@@ -25,14 +25,12 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from skillbench.arms import ArmPair
 from skillbench.generation.cli_call import CliCall, cli_args, cli_env
 from skillbench.generation.folders import (
     finished_runs,
@@ -42,6 +40,7 @@ from skillbench.generation.folders import (
     write_truth,
 )
 from skillbench.generation.image import RUNNER_HOME
+from skillbench.generation.options import GenerateOptions
 from skillbench.generation.plan import PlanError, make_plan, run_names, selected, write_plan
 from skillbench.generation.reconciliation import reconcile
 from skillbench.generation.retries import (
@@ -87,33 +86,6 @@ from skillbench.suite.versions import SkillsVersion
 RATE_LIMIT_JOBS = 4
 __all__ = ["MAX_RETRIED_GROUPS", "GenerateOptions", "LegState", "RetryLog", "default_out_dir", "finished_runs",
            "generate", "move_partials_aside"]
-
-
-@dataclass
-class GenerateOptions:
-    """What ``skillbench generate`` was asked to do (defaults come from the suite config)."""
-
-    run_key: str
-    out_dir: Path
-    models: list[str]
-    conditions: list[str]
-    reps: int
-    jobs: int = 1
-    limit: int | None = None
-    dry_run: bool = False
-    sandbox: str | None = None  # docker | local | None = docker when the engine answers
-    max_total_usd: float | None = None
-    seed: int = 0
-    timeout_s: float = 900.0
-    extra_env: dict[str, str] = field(default_factory=dict)  # e.g. CLAUDE_CODE_MAX_RETRIES in tests
-    faults: list[str] = field(default_factory=list)  # simulated endpoint only: ``kind[=rate]`` per request
-    prompts: list[str] = field(default_factory=list)  # run only these prompts (the rest of the plan is limited)
-    families: list[str] = field(default_factory=list)  # run only these skill families
-    wait: bool = False  # another pass holds the run directory: wait for it instead of refusing
-    allow_dirty: bool = False  # ``@HEAD`` may run a working tree that differs from HEAD (its diff hash recorded)
-    arms: ArmPair | None = None  # the pair the week compares, recorded in run.json (None: with-skill vs no-skill)
-    versions: dict[str, SkillsVersion] = field(default_factory=dict)  # conditions resolved by the caller
-    adaptive: bool = True  # --jobs is the ceiling of an AIMD limiter fed by the CLI's rate-limit retries
 
 
 def write_test_prompt(spec: Any, path: Path) -> None:

@@ -93,7 +93,7 @@ from skillbench.vocab import (
 _MANIFEST_INT = ("exit_code", "skill_available", "reached_leaf", "fetched_site", "fetched_count", "budget_hit",
                  "signals_ok", "denials", "attempts")
 _MANIFEST_FLOAT = ("total_cost_usd", "num_turns", "duration_ms")
-_MANIFEST_BOOL = ("dormancy", "is_error", "trigger_only")
+_MANIFEST_BOOL = ("dormancy", "is_error", "trigger_only", "rate_limited")
 _TRUE = frozenset({"1", "true", "True", "TRUE", "yes"})
 _FALSE = frozenset({"0", "false", "False", "FALSE", "no", ""})
 
