@@ -39,6 +39,7 @@ from typing import Any
 import pandas as pd
 
 from skillbench.judge.answers import RunAnswer
+from skillbench.judge.cache import with_cache_breakpoint
 from skillbench.judge.client import CallResult, JudgeClient, SlotFailed, ask_validated, opaque_run_id, shuffle_seed
 from skillbench.judge.evidence import REASK_FAILED
 from skillbench.judge.protocol import (
@@ -49,7 +50,6 @@ from skillbench.judge.protocol import (
     judge_prompt_sha,
     parse_verdicts,
     tool_input,
-    with_cache_breakpoint,
 )
 from skillbench.judge.quotes import quote_in_answer
 from skillbench.ledgers.append import AppendLedger, LedgerConflict

@@ -13,12 +13,12 @@ import pytest
 from skillbench.calibration.run import CalibrationOptions, calibrate
 from skillbench.generation import model_endpoint
 from skillbench.judge import JudgeOptions, judge_run_dir
+from skillbench.judge.cache import with_cache_breakpoint
 from skillbench.judge.costs import cache_summary
 from skillbench.judge.protocol import (
     build_judge_request,
     judge_prompt_sha,
     parse_judge_message,
-    with_cache_breakpoint,
 )
 from skillbench.prices import BATCH_DISCOUNT, price, usage_cost
 from tests.helpers.judge import scores
