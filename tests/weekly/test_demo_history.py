@@ -75,7 +75,7 @@ def test_the_edit_is_in_the_runs_and_the_rule_catches_it(demo):
     assert move["rule"] == "yes" and move["caught"], move
     assert (result.weeks[result.weeks["week"] < 4]["actionable"] == "not ready").all()
     page = result.page.read_text()
-    assert "## Did the week-over-week rule catch them?" in page and "| caught" in page
+    assert "## Did the measurement catch them?" in page and "| caught" in page
     assert (result.out_dir / "demo.html").is_file() and (result.out_dir / "explore_weeks.html").is_file()
 
 
