@@ -29,7 +29,11 @@ from tests.helpers.sim import forced, make_suite, require_cli, write_profiles
 
 JOBS = 6
 RUNS = 16
-MAX_429_SHARE = 0.5  # of all requests the week made: the limiter keeps the CLI from hammering an empty bucket
+# Of all requests the week made. A pool that never backs off approaches CLI_RETRIES / (CLI_RETRIES + 1) ≈ 0.83 (each
+# run spending its retries on the empty bucket); the limiter must keep the week well below that. The first JOBS runs
+# start before any signal can reach it (the CLI's events are read when a run ends), so on a fast machine they meet
+# the bucket together: measured 16–50 % over CI runs.
+MAX_429_SHARE = 2 / 3
 RATE = {"requests_per_minute": 90, "burst_s": 1}  # 1.5 in the bucket and a second: six CLIs at once want more
 JUDGE_RATE = {"requests_per_minute": 120, "burst_s": 2}  # 4 in the bucket, 2 a second: 16 calls at 6 meet 429s
 CLI_RETRIES = "5"  # the CLI's backoff (0.6 … 9 s, about 18 s in all) outlasts a wait for the bucket

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -134,9 +135,20 @@ def test_a_short_burst_meets_429s_quickly(make):
 
 def test_the_cli_meets_the_429_and_retries(make, tmp_path: Path):
     server, client, _ = make(requests_per_minute=20, burst_s=3)  # one request, then one per 3 s
-    server.rate_limits.clock = time.monotonic  # real time: the CLI's retry must find the bucket refilled
+    now = [time.monotonic()]
+    server.rate_limits.clock = lambda: now[0]  # frozen: the bucket stays empty until the CLI has met the 429
     model = "claude-sonnet-5-5"  # what the pinned CLI sends for --model sonnet (a bucket per requested name)
     assert _call(client, {**BODY, "model": model})[0] == 200  # empties sonnet's bucket
+
+    def refill_after_the_429() -> None:  # however long the CLI takes to start, its first request finds no token
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if any(r.get("rate_limited") for r in list(server.received) if r.get("model") == model):
+                now[0] += 60  # a minute later: the retry finds the bucket full
+                return
+            time.sleep(0.05)
+
+    threading.Thread(target=refill_after_the_429, daemon=True).start()
     run = run_cli(CliOptions(prompt="How do I wax a chain?", timeout=60), server.base_url, tmp_path)
     retries = [e for e in run.events if e.get("subtype") == "api_retry"]
     assert run.result is not None and not run.result.get("is_error"), run.summary()
