@@ -126,6 +126,16 @@ def add_backend_args(p: argparse.ArgumentParser, *, endpoint: bool = True) -> No
     p.add_argument("--seed", type=int, default=0, help="seed of the plan order and of the simulated endpoint")
 
 
+def add_judge_call_args(p: argparse.ArgumentParser) -> None:
+    """``--jobs``, ``--max-retries`` and ``--timeout``, for every command that calls a judge."""
+    p.add_argument("--jobs", type=positive_int, default=2, metavar="N",
+                   help="judge calls at once, at most (the ceiling of the adaptive limiter; default 2)")
+    p.add_argument("--max-retries", type=nonnegative_int, default=4, metavar="N",
+                   help="retries per call (429/5xx/529, honouring retry-after; default 4)")
+    p.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
+                   help="seconds per request (default 120)")
+
+
 def add_wait_arg(p: argparse.ArgumentParser) -> None:
     """``--wait``, for every command that writes a week's ledgers under the run directory's lock."""
     p.add_argument("--wait", action="store_true",

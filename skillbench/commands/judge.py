@@ -9,11 +9,11 @@ from pathlib import Path
 
 from skillbench.commands import (
     add_backend_args,
+    add_judge_call_args,
     add_selection_args,
     add_wait_arg,
     listed,
     model_names,
-    nonnegative_int,
     positive_float,
     positive_int,
     week_folder,
@@ -26,11 +26,7 @@ def _client_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge-model", type=model_names, metavar="M",
                    help="judge model (default claude-opus-5-5; calibrate: the ledger's judge); an unknown model "
                    "exits 2")
-    p.add_argument("--jobs", type=positive_int, default=2, metavar="N", help="judge calls at once (default 2)")
-    p.add_argument("--max-retries", type=nonnegative_int, default=4, metavar="N",
-                   help="SDK retries per call (429/5xx/529, honouring Retry-After; default 4)")
-    p.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
-                   help="seconds per request (default 120)")
+    add_judge_call_args(p)
     add_wait_arg(p)
 
 

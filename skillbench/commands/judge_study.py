@@ -9,11 +9,10 @@ from pathlib import Path
 
 from skillbench.commands import (
     add_backend_args,
+    add_judge_call_args,
     add_wait_arg,
     listed,
     model_names,
-    nonnegative_int,
-    positive_float,
     positive_int,
     week_folder,
 )
@@ -60,9 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--margin", type=margin, default=0.10, metavar="X",
                    help="non-inferiority margin on κ (default 0.10)")
     p.add_argument("--include-plugin", action="store_true", help="include plugin-arm runs")
-    p.add_argument("--jobs", type=positive_int, default=2, metavar="N", help="judge calls at once (default 2)")
-    p.add_argument("--max-retries", type=nonnegative_int, default=4, metavar="N", help="SDK retries per call")
-    p.add_argument("--timeout", type=positive_float, default=120.0, metavar="S", help="seconds per request")
+    add_judge_call_args(p)
     p.add_argument("--no-notebook", action="store_true", help="write study.md only, not study.html")
     add_backend_args(p)
     add_wait_arg(p)

@@ -8,10 +8,9 @@ from pathlib import Path
 
 from skillbench.commands import (
     add_backend_args,
+    add_judge_call_args,
     add_wait_arg,
     model_names,
-    nonnegative_int,
-    positive_float,
     positive_int,
     week_folder,
 )
@@ -46,9 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--suite", metavar="SUITE_DIR", help="the suite whose gold set to use (default RUN_DIR/../..)")
     add_backend_args(c)
     c.add_argument("--judge-model", type=model_names, metavar="M", help="judge model (default: the week's judge)")
-    c.add_argument("--jobs", type=positive_int, default=2, metavar="N", help="judge calls at once (default 2)")
-    c.add_argument("--max-retries", type=nonnegative_int, default=4, metavar="N", help="SDK retries per call")
-    c.add_argument("--timeout", type=positive_float, default=120.0, metavar="S", help="seconds per request")
+    add_judge_call_args(c)
     add_wait_arg(c)
     c.set_defaults(func=run_check)
 
