@@ -136,6 +136,35 @@ def add_judge_call_args(p: argparse.ArgumentParser) -> None:
                    help="seconds per request (default 120)")
 
 
+def shard_spec(text: str):
+    """An argparse type: ``i/N`` (1 ≤ i ≤ N), a leg of a CI matrix (:class:`skillbench.ledgers.shards.Shard`)."""
+    from skillbench.ledgers.shards import ShardError, parse_shard
+
+    try:
+        return parse_shard(text)
+    except ShardError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_shard_arg(p: argparse.ArgumentParser, *, what: str) -> None:
+    """``--shard i/N``: this leg of a CI matrix takes a stable slice of the week (a hash of each run id)."""
+    p.add_argument("--shard", type=shard_spec, metavar="i/N",
+                   help=f"{what} only the runs leg i of N owns (a hash of the run id: stable when other legs fail) "
+                        "and write shard-i-of-N.json; `skillbench consolidate` merges the legs")
+
+
+EXECUTORS = ("local", "dask")
+
+
+def add_executor_args(p: argparse.ArgumentParser) -> None:
+    """``--executor`` and ``--scheduler``: where the work runs (this process's threads, or a Dask cluster)."""
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="local = threads of this process (default); dask = the workers of --scheduler's "
+                        "dask.distributed cluster (each needs Docker and the runner image: `skillbench worker check`)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="with --executor dask: the scheduler's address, e.g. tcp://127.0.0.1:8786")
+
+
 def add_wait_arg(p: argparse.ArgumentParser) -> None:
     """``--wait``, for every command that writes a week's ledgers under the run directory's lock."""
     p.add_argument("--wait", action="store_true",

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from skillbench.commands import (
     add_backend_args,
+    add_executor_args,
     add_selection_args,
+    add_shard_arg,
     add_wait_arg,
     condition_names,
     listed,
@@ -58,6 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--skip-missing", action="store_true",
                    help="run tasks without the workspace files the tree lacks and without what uses them (recorded "
                         "with each run, listed in the scorecard's coverage)")
+    add_shard_arg(p, what="run")
+    add_executor_args(p)
     add_wait_arg(p)
     p.set_defaults(func=run_generate)
 
@@ -99,7 +103,7 @@ def run_generate(args: argparse.Namespace) -> int:
             jobs=args.jobs, sandbox=args.sandbox or "", seed=args.seed, timeout_s=args.timeout, limit=args.limit,
             dry_run=args.dry_run, max_total_usd=args.max_total_usd, prompts=listed(args.prompts) or (),
             families=listed(args.families) or (), wait=args.wait, allow_dirty=args.allow_dirty,
-            adaptive=not args.no_adaptive)
+            adaptive=not args.no_adaptive, shard=args.shard, executor=args.executor, scheduler=args.scheduler)
     except SelectionError as exc:
         raise UsageError(str(exc)) from exc
     except SandboxFailure as exc:

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from skillbench.commands import (
     add_backend_args,
+    add_executor_args,
     add_judge_call_args,
     add_selection_args,
+    add_shard_arg,
     add_wait_arg,
     listed,
     model_names,
@@ -67,6 +69,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="grade again the runs that have ungraded items (e.g. after a judge outage)")
     p.add_argument("--limit", type=positive_int, metavar="N", help="grade at most N runs in this pass")
     add_selection_args(p, what="grade")
+    add_shard_arg(p, what="grade")
+    add_executor_args(p)
     _batch_args(p)
     p.set_defaults(func=run_judge)
 
@@ -156,7 +160,8 @@ def run_judge(args: argparse.Namespace) -> int:
     opts = JudgeOptions(judge_model=args.judge_model or DEFAULT_JUDGE_MODEL, samples=args.samples, fresh=args.fresh,
                         jobs=args.jobs, include_plugin=args.include_plugin, seed=args.seed,
                         retry_ungraded=args.retry_ungraded, max_retries=args.max_retries, timeout=args.timeout,
-                        limit=args.limit, batch=args.batch, batch_wait_s=args.batch_wait, cache=args.cache)
+                        limit=args.limit, batch=args.batch, batch_wait_s=args.batch_wait, cache=args.cache,
+                        shard=args.shard, executor=args.executor, scheduler=args.scheduler)
     try:
         report = grade_week(run_dir, opts, backend=args.backend, endpoint=args.endpoint or "",
                             prompts=listed(args.prompts) or (), families=listed(args.families) or (), wait=args.wait)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillbench.arms import ArmPair
+from skillbench.ledgers.shards import Shard
 from skillbench.suite.versions import SkillsVersion
 
 
@@ -35,3 +36,6 @@ class GenerateOptions:
     arms: ArmPair | None = None  # the pair the week compares, recorded in run.json (None: with-skill vs no-skill)
     versions: dict[str, SkillsVersion] = field(default_factory=dict)  # conditions resolved by the caller
     adaptive: bool = True  # --jobs is the ceiling of an AIMD limiter fed by the CLI's rate-limit retries
+    shard: Shard | None = None  # --shard i/N: run only the runs this leg of a CI matrix owns (ledgers.shards)
+    executor: str = "local"  # --executor: local (this process's threads) or dask (--scheduler's workers)
+    scheduler: str | None = None  # --scheduler: the dask.distributed scheduler's address (executor dask)

@@ -52,6 +52,7 @@ from skillbench.generation.retries import (
     pass_limiter,
 )
 from skillbench.generation.sandbox import Sandbox, SandboxFailure, SandboxResult, choose_sandbox
+from skillbench.generation.shard_summary import write_generate_summary
 from skillbench.generation.task_phase import (
     rebuild_checks_ledger,
     record_checks,
@@ -127,6 +128,7 @@ class Generator:
         self.headers = endpoint.run_headers(faults=opts.faults)
         self.limiter = pass_limiter(opts.jobs, adaptive=opts.adaptive, log=self._say)
         self.rate_limited: list[str] = []  # runs of this pass whose CLI retried a 429/529
+        self.written: list[str] = []  # run folders this pass committed (any state)
 
     @property
     def retries(self) -> list[dict[str, Any]]:
@@ -264,6 +266,8 @@ class Generator:
         if truth is not None:
             truth()
         os.replace(tmp_dir, self.opts.out_dir / row.run_id)
+        with self.lock:
+            self.written.append(row.run_id)
 
     def _say(self, message: str) -> None:
         """A log line on its own line, never glued to the progress bar."""
@@ -349,6 +353,8 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
     plan = make_plan(suite, opts.run_key, models=opts.models, conditions=opts.conditions, reps=opts.reps,
                      seed=opts.seed)
     keep = selected(plan, suite, prompts=opts.prompts, families=opts.families)
+    if opts.shard is not None:  # another leg of the matrix owns the rest: limited here, merged by consolidate
+        keep &= plan.run_id.map(opts.shard.holds).astype(bool)
     try:
         previous = read_run_json(out_dir)
     except ValueError as exc:  # LedgerError: a damaged run.json must not be silently replaced
@@ -416,11 +422,16 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
     extra: dict[str, Any] = {}
     if selection:
         extra["selection"] = selection
+    if opts.shard is not None:
+        extra["shard"] = str(opts.shard)
     if failure is not None:
         extra["sandbox_failure"] = str(failure)
     report = reconcile(out_dir, capped=gen.capped if gen else [], limited=limited,
                        not_started=gen.not_started if gen else [],
                        stopped_legs=[k for k, v in retry_log.legs.items() if v["stopped"]], extra=extra)
+    if opts.shard is not None:
+        write_generate_summary(out_dir, opts.shard, suite, plan, written=gen.written if gen else [],
+                               retry_log=retry_log, failure=str(failure or ""))
     if failure is not None:
         raise failure
     return report

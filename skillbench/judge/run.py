@@ -31,7 +31,17 @@ from skillbench.judge.rubric import RubricJudge, ScoresLedger, score_rows
 from skillbench.ledgers.append import LedgerConflict, csv_text
 from skillbench.ledgers.atomic import atomic_write_json, atomic_write_text
 from skillbench.ledgers.columns import JUDGE_SKIPS_COLUMNS
-from skillbench.ledgers.files import JUDGE_COST_FILE, JUDGE_SKIPS_FILE, PASS_FILE, RUN_JUDGE_FILE, SCORES_FILE
+from skillbench.ledgers.files import (
+    JUDGE_COST_FILE,
+    JUDGE_SKIPS_FILE,
+    MANIFEST_FILE,
+    PASS_FILE,
+    PLAN_FILE,
+    RUN_JUDGE_FILE,
+    SCORES_FILE,
+)
+from skillbench.ledgers.shards import Shard, file_sha, git_commit, write_summary
+from skillbench.paths import PROJECT_ROOT
 from skillbench.signals.manifest import run_dirs
 from skillbench.vocab import UNGRADED
 
@@ -56,6 +66,9 @@ class JudgeOptions:
     batch: bool = False  # --batch: every call through Message Batches (half price; judge.batch)
     batch_wait_s: float | None = None  # the longest wait for one round of batches (None: until they end)
     cache: bool = False  # --cache: a prompt-cache breakpoint on sample 1's calls (calibration resends them)
+    shard: Shard | None = None  # --shard i/N: grade only the runs this leg of a CI matrix owns (ledgers.shards)
+    executor: str = "local"  # --executor: local (this process's threads) or dask (--scheduler's workers)
+    scheduler: str | None = None  # --scheduler: the dask.distributed scheduler's address (executor dask)
 
 
 @dataclass
@@ -150,6 +163,9 @@ def judge_run_dir(
     if options.fresh:
         reset(run_dir)
     runs, skips = select_runs(run_dir, include_plugin=options.include_plugin, selection=options.selection)
+    if options.shard is not None:  # another leg of the matrix grades the rest; consolidate merges the legs
+        runs = [r for r in runs if options.shard.holds(r.run_id)]
+        skips = [s for s in skips if options.shard.holds(s.run_id)]
     ledger = ScoresLedger(run_dir)
     existing = ledger.read()
     _check_compatible(existing, options.judge_model, judge_prompt_sha(), ledger.path)
@@ -225,7 +241,35 @@ def judge_run_dir(
                        for row in evidence.itertuples(index=False)}
     report.finished = _now()
     _write_pass(run_dir, report, runs, options, endpoint_kind)
+    if options.shard is not None:
+        write_judge_summary(run_dir, options.shard, report, runs, final)
     return report
+
+
+def write_judge_summary(run_dir: Path, shard: Shard, report: JudgeReport, runs: Sequence[RunAnswer],
+                        final: Mapping[str, list[dict[str, str]]]) -> Path:
+    """``shard-i-of-N.json`` of a judge leg: the gradeable runs it owns, those with every item graded, and which
+    generation and judge they came from (consolidate merges only legs that graded the same week the same way)."""
+    own = {r.run_id for r in runs}
+    graded = sorted(run_id for run_id, rows in final.items()
+                    if run_id in own and rows and all(row["verdict"] != UNGRADED for row in rows))
+    return write_summary(run_dir, shard, "judge", {
+        "run_key": report_run_key(run_dir), "expected": len(own), "observed": len(graded), "written": report.graded,
+        "retries": report.ungraded_items, "expected_runs": sorted(own), "observed_runs": graded,
+        "judge_model": report.judge_model, "judge_snapshot": report.judge_snapshot, "samples": report.samples,
+        "judge_prompt_sha": judge_prompt_sha(), "skillbench_commit": git_commit(PROJECT_ROOT),
+        "plan_sha": file_sha(run_dir / PLAN_FILE), "manifest_sha": file_sha(run_dir / MANIFEST_FILE),
+        "finished": _now(),
+    })
+
+
+def report_run_key(run_dir: Path) -> str:
+    from skillbench.ledgers.week import week_run_key
+
+    try:
+        return week_run_key(run_dir)
+    except (OSError, ValueError):
+        return ""
 
 
 def _check_compatible(rows: Sequence[Mapping[str, str]], judge_model: str, prompt_sha: str, path: Path) -> None:

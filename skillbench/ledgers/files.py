@@ -54,6 +54,17 @@ STUDY_NOTEBOOK = "judge_study.ipynb"  # judge-study: the executed notebook (note
 SCORECARD_FILE = "scorecard.md"  # scorecard
 LOCK_FILE = ".skillbench.lock"  # held (OS file lock) by the pass working on the week; names its PID and command
 SLUGS_FILE = "slugs.json"  # names that had to change to become folder names or short ids, mapped back
+SHARD_SUMMARY_FORMAT = "shard-{index}-of-{count}.json"  # generate/judge --shard i/N: the leg's summary
+SHARD_SUMMARY_GLOB = "shard-*-of-*.json"
+CONSOLIDATION_FILE = "consolidation.json"  # consolidate: the shards merged, the checks made, COMPLETE or INCOMPLETE
+SKILL_QUALITY_FILE = "skill-quality.csv"  # lint-skills: one row per skill x finding or dimension (static and judged)
+SKILL_QUALITY_JSON = "skill-quality.json"  # lint-skills: options, judges, kappa per dimension, composite weights
+SKILL_QUALITY_MD = "skill-quality.md"  # lint-skills: the page
+TRIGGER_F1_FILE = "trigger-f1.csv"  # signals/quality: measured activation per family (precision, recall, F1, counts)
+OPTIMIZE_DIR = "optimize"  # optimize-description: <out-dir>/<family>-<stamp>/ holds the files below
+OPTIMIZE_CANDIDATES_FILE = "candidates.csv"  # optimize-description: every candidate's train/test trigger rates and F1
+OPTIMIZE_TRIGGER_SET = "trigger-set.json"  # optimize-description: the queries, should/should-not, split and seed
+OPTIMIZE_REPORT_MD = "optimize.md"  # optimize-description: the page (table, winner, diff)
 
 # -- a run folder (RUN_DIR/<run_id>/) -------------------------------------------------------------------------
 METADATA_FILE = "metadata.json"  # generate: the run's identity and settings

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from skillbench.generation.cli_call import ATTEMPT_HEADER, ROLE_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
 from skillbench.judge.protocol import PREFERENCE_TOOL, VERDICTS_TOOL, ProtocolError
-from skillbench.sim import batches, usage, wire
+from skillbench.sim import batches, roles, usage, wire
 from skillbench.sim.profiles import FaultSpec
 from skillbench.sim.ratelimit import retry_after_header
 from skillbench.sim.truth import TRUTH_ROUTE, truth_csv
@@ -31,10 +31,13 @@ _JUDGE_TOOLS = {VERDICTS_TOOL, PREFERENCE_TOOL}
 
 
 def request_role(lower_headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
-    """``judge`` for ``X-Skillbench-Role: judge`` or a forced judge tool, else ``agent``."""
+    """``judge`` for ``X-Skillbench-Role: judge`` or a forced judge tool, a skill-quality role for its forced tool
+    (:mod:`skillbench.sim.roles`), else ``agent``."""
     choice = body.get("tool_choice")
     forced = choice.get("name") if isinstance(choice, Mapping) else None
-    return "judge" if lower_headers.get(ROLE_HEADER.lower()) == "judge" or forced in _JUDGE_TOOLS else "agent"
+    if lower_headers.get(ROLE_HEADER.lower()) == "judge" or forced in _JUDGE_TOOLS:
+        return "judge"
+    return roles.forced_role(body) or "agent"
 
 
 class _Abort(Exception):

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from skillbench.generation.cli_call import ATTEMPT_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
-from skillbench.sim import batches, draws, usage, wire
+from skillbench.sim import batches, draws, roles, usage, wire
 from skillbench.sim.agent import Agent, Reply
 from skillbench.sim.conversation import parse_request
 from skillbench.sim.faults import FaultPlan
@@ -167,6 +167,8 @@ class SimServer:
             tool_id = "toolu_" + draws.short_id(self.seed, "judge", digest, sample, ask)
             reply = Reply([{"type": "tool_use", "id": tool_id, "name": name, "input": data}], "tool_use")
             texts: list[str] = []
+        elif role in roles.ROLE_MODULES:  # lint-skills' anchored judge, optimize-description's rewriter
+            reply, texts = roles.respond(role, self, body, headers), []
         else:
             conv = parse_request(body)
             texts = conv.texts

@@ -112,7 +112,8 @@ def run_generation(suite: Any, run_key: str, *, out_dir: str | Path | None = Non
                    prompts: Sequence[str] = (), families: Sequence[str] = (), wait: bool = False,
                    holder: str | None = None, log: Log = _stderr, allow_dirty: bool = False,
                    arms: Any = None, versions: dict[str, Any] | None = None,
-                   adaptive: bool = True) -> dict[str, Any]:
+                   adaptive: bool = True, shard: Any = None, executor: str = "local",
+                   scheduler: str | None = None) -> dict[str, Any]:
     """Run (or resume) a week's generation for a loaded suite; what ``skillbench generate`` does.
 
     ``jobs`` is the ceiling of the adaptive limiter (``adaptive``; False: a fixed pool of ``jobs``).
@@ -142,7 +143,8 @@ def run_generation(suite: Any, run_key: str, *, out_dir: str | Path | None = Non
                            models=models, conditions=conditions, reps=reps, jobs=jobs, limit=limit,
                            dry_run=dry_run, sandbox=sandbox or None, max_total_usd=max_total_usd, seed=seed,
                            timeout_s=timeout_s, prompts=list(prompts), families=list(families), wait=wait,
-                           allow_dirty=allow_dirty, arms=arms, versions=dict(versions or {}), adaptive=adaptive)
+                           allow_dirty=allow_dirty, arms=arms, versions=dict(versions or {}), adaptive=adaptive,
+                           shard=shard, executor=executor, scheduler=scheduler)
     plan = make_plan(suite, run_key, models=models, conditions=conditions, reps=reps, seed=seed)
     selected(plan, suite, prompts=opts.prompts, families=opts.families)  # a bad name writes nothing, not even a folder
     arm_versions(suite, conditions, None, allow_dirty=allow_dirty, given=opts.versions)  # a bad ref: likewise

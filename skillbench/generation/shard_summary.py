@@ -1,0 +1,54 @@
+"""The summary a generate leg of a CI matrix writes: ``shard-i-of-N.json`` (:mod:`skillbench.ledgers.shards`)."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from skillbench.generation.provenance import pass_provenance
+from skillbench.generation.retries import RetryLog
+from skillbench.ledgers.shards import Shard, write_summary
+from skillbench.signals.manifest import COMPLETE_STATES, run_dirs, run_state
+from skillbench.suite.format import Suite
+
+
+def write_generate_summary(out_dir: Path, shard: Shard, suite: Suite, plan: pd.DataFrame, *,
+                           written: Sequence[str], retry_log: RetryLog, failure: str = "") -> Path:
+    """Write what the leg owns (expected), has complete (observed), committed this pass (written) and retried.
+
+    ``observed`` counts complete run folders of the leg's own slice only; a folder of another leg's slice in this
+    directory is listed under ``foreign`` (consolidate refuses it: a run must come from exactly one leg).
+    """
+    expected = shard.select(plan.run_id)
+    states = {d.name: run_state(d) for d in run_dirs(out_dir)}
+    complete = {run_id for run_id, state in states.items() if state in COMPLETE_STATES}
+    own = set(expected)
+    retried = [r for r in retry_log.old + retry_log.new if r.get("run_id") in own]
+    images = sorted({str(m) for m in _image_ids(out_dir, sorted(complete & own)) if m})
+    fields: dict[str, Any] = {
+        "expected": len(expected), "observed": len(complete & own), "written": len(set(written) & own),
+        "retries": len(retried), "expected_runs": expected, "observed_runs": sorted(complete & own),
+        "foreign_runs": sorted(set(states) - own), "image_ids": images, "sandbox_failure": failure,
+        "host": socket.gethostname(), "finished": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        **pass_provenance(out_dir, suite.suite_dir),
+    }
+    return write_summary(out_dir, shard, "generate", fields)
+
+
+def _image_ids(out_dir: Path, run_ids: Sequence[str]) -> list[str]:
+    import json
+
+    from skillbench.ledgers.files import METADATA_FILE
+
+    ids = []
+    for run_id in run_ids:
+        try:
+            ids.append(json.loads((out_dir / run_id / METADATA_FILE).read_text(encoding="utf-8")).get("image_id", ""))
+        except (OSError, ValueError):
+            continue
+    return ids
