@@ -1,0 +1,74 @@
+"""Measured trigger F1 from the committed tiny week (tests/data/tiny-week), counts checked by hand.
+
+Week 20261130 (2 models × 2 reps; with-skill and plugin arms count; manifest.csv's ``skill_activation``):
+
+* csv-io, should trigger — csv-garbled-names in with-skill (haiku none, none; sonnet skill_tool, skill_tool) and
+  plugin (haiku skill_tool, none; sonnet none, file_read): 8 runs, 4 activations. Should not — the plugin runs of
+  dates-day-month-swapped (4) and of dormancy-dates-sql-interval (4), in which csv-io was installed: their
+  transcripts call the Skill tool for ``dates`` only and read only ``skills/dates/SKILL.md`` → 8 runs, 0 false.
+* dates, should trigger — dates-day-month-swapped: with-skill 4 × skill_tool, plugin haiku skill_tool, none,
+  sonnet none, none: 8 runs, 5 activations. Should not — its dormancy prompt in with-skill (4 × none) and plugin
+  (sonnet r2 file_read): 8 runs, 1 false; plus csv-garbled-names' 4 plugin runs, which never touch dates: 12, 1.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from skillbench.ledgers.files import TRIGGER_F1_FILE
+from skillbench.quality.trigger_f1 import TRIGGER_F1_COLUMNS, measured_triggering, write_trigger_f1
+
+WEEKS = Path(__file__).resolve().parents[1] / "data" / "tiny-week"
+
+
+def _row(frame: pd.DataFrame, family: str) -> dict:
+    return frame.set_index("family").loc[family].to_dict()
+
+
+def test_counts_of_the_complete_week_match_the_hand_count() -> None:
+    frame = measured_triggering(WEEKS / "20261130")
+    assert list(frame.columns) == TRIGGER_F1_COLUMNS
+    csv_io, dates = _row(frame, "csv-io"), _row(frame, "dates")
+    assert {k: csv_io[k] for k in ("should_n", "tp", "fn", "should_not_n", "fp", "tn")} == {
+        "should_n": 8, "tp": 4, "fn": 4, "should_not_n": 8, "fp": 0, "tn": 8}
+    assert {k: dates[k] for k in ("should_n", "tp", "fn", "should_not_n", "fp", "tn")} == {
+        "should_n": 8, "tp": 5, "fn": 3, "should_not_n": 12, "fp": 1, "tn": 11}
+    assert csv_io["precision"] == 1.0 and csv_io["recall"] == 0.5 and csv_io["f1"] == pytest.approx(2 / 3)
+    assert dates["precision"] == pytest.approx(5 / 6) and dates["recall"] == pytest.approx(5 / 8)
+    assert dates["f1"] == pytest.approx(2 * (5 / 6) * (5 / 8) / (5 / 6 + 5 / 8))
+    assert csv_io["unread_plugin_runs"] == 0 and dates["unread_plugin_runs"] == 0
+
+
+def test_a_week_without_run_folders_counts_its_unread_plugin_runs_never_as_negatives() -> None:
+    """Week 20261109 kept its manifest only: plugin runs cannot be read for other families' activation."""
+    frame = measured_triggering(WEEKS / "20261109")
+    csv_io = _row(frame, "csv-io")
+    assert csv_io["should_not_n"] == 0 and pd.isna(csv_io["precision"]) and pd.isna(csv_io["f1"])
+    assert csv_io["unread_plugin_runs"] == 4  # csv-garbled-names' 4 plugin runs
+    assert _row(frame, "dates")["should_not_n"] == 8  # its dormancy runs (manifest) only
+
+
+def test_another_familys_activation_in_a_plugin_run_is_a_false_trigger(tmp_path: Path) -> None:
+    """A csv-garbled-names plugin run that also calls the Skill tool for ``dates`` is a false trigger of dates."""
+    week = Path(shutil.copytree(WEEKS / "20261130", tmp_path / "week"))
+    transcript = week / "csv-garbled-names-haiku-plugin-r1-20261130" / "transcript.jsonl"
+    lines = transcript.read_text(encoding="utf-8").splitlines()
+    call = {"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_extra_dates", "name": "Skill", "input": {"skill": "dates"}}]}}
+    transcript.write_text("\n".join([lines[0], json.dumps(call), *lines[1:]]) + "\n", encoding="utf-8")
+    dates = _row(measured_triggering(week), "dates")
+    assert (dates["should_not_n"], dates["fp"], dates["tn"]) == (12, 2, 10)
+    assert dates["precision"] == pytest.approx(5 / 7)
+
+
+def test_write_trigger_f1_writes_the_frame(tmp_path: Path) -> None:
+    week = Path(shutil.copytree(WEEKS / "20261130", tmp_path / "week"))
+    path = write_trigger_f1(week)
+    assert path == week / TRIGGER_F1_FILE
+    written = pd.read_csv(path)
+    assert written[["family", "tp", "fp"]].values.tolist() == [["csv-io", 4, 0], ["dates", 5, 1]]
