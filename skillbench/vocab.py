@@ -55,7 +55,9 @@ INVALID_INCONCLUSIVE = "INVALID_INCONCLUSIVE"
 # planned runs without a folder and come from the pass.
 FINISHED, BUDGET_HIT, API_ERROR, TIMEOUT, HARNESS_INVALID, SANDBOX_FAILURE = (
     "finished", "budget_hit", "api_error", "timeout", "harness_invalid", "sandbox_failure")
-RUN_STATES: tuple[str, ...] = (FINISHED, BUDGET_HIT, API_ERROR, TIMEOUT, HARNESS_INVALID, SANDBOX_FAILURE)
+WORKER_LOST = "worker_lost"  # both attempts' Dask worker died under the run (skillbench.cluster): rerun it
+RUN_STATES: tuple[str, ...] = (FINISHED, BUDGET_HIT, API_ERROR, TIMEOUT, HARNESS_INVALID, SANDBOX_FAILURE,
+                               WORKER_LOST)
 COMPLETE_STATES: frozenset[str] = frozenset({FINISHED, BUDGET_HIT})  # resume keeps them; reconciliation counts them
 PLAN_STATES: tuple[str, ...] = ("limited", "capped", "not_started")
 

@@ -160,9 +160,13 @@ def add_executor_args(p: argparse.ArgumentParser) -> None:
     """``--executor`` and ``--scheduler``: where the work runs (this process's threads, or a Dask cluster)."""
     p.add_argument("--executor", choices=EXECUTORS, default="local",
                    help="local = threads of this process (default); dask = the workers of --scheduler's "
-                        "dask.distributed cluster (each needs Docker and the runner image: `skillbench worker check`)")
+                        "dask.distributed cluster, one task per run or judge request (each worker needs Docker and "
+                        "the runner image: `skillbench worker check`); generate's --jobs then defaults to the "
+                        "cluster's worker threads. With --backend sim every worker must be on this machine")
     p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="with --executor dask: the scheduler's address, e.g. tcp://127.0.0.1:8786")
+                   help="with --executor dask: the scheduler's address, e.g. tcp://127.0.0.1:8786 (started with "
+                        "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=0, so Dask never re-runs a run); without it, "
+                        "a local cluster of this machine's cores for the pass")
 
 
 def add_wait_arg(p: argparse.ArgumentParser) -> None:

@@ -44,9 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="let with-skill@HEAD run a working tree whose skills or prompts differ from HEAD (the "
                         "diff's hash is recorded with every run)")
     add_selection_args(p, what="run")
-    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
+    p.add_argument("--jobs", type=positive_int, metavar="N",
                    help="runs at once, at most: the ceiling of the adaptive limiter, which lowers it on the CLI's "
-                        "rate-limit retries and raises it back slowly")
+                        "rate-limit retries and raises it back slowly (default 1; --executor dask: the cluster's "
+                        "worker threads)")
     p.add_argument("--no-adaptive", action="store_true",
                    help="a fixed pool of --jobs runs (no lowering on rate limits; 4 or more risk them)")
     p.add_argument("--limit", type=positive_int, metavar="N", help="run at most N of the pending runs")
@@ -76,6 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_generate(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
+    from skillbench.cluster.executor import ExecutorError, check_executor_args
     from skillbench.generation.backend import BackendError
     from skillbench.generation.image import ImageBuildError
     from skillbench.generation.plan import PlanError, SelectionError
@@ -91,6 +93,10 @@ def run_generate(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the folder that contains test-prompts/, "
                          "or a dotnet tree's tests/ and plugins/)")
     try:
+        check_executor_args(args.executor, args.scheduler, args.sandbox)
+    except ExecutorError as exc:
+        raise UsageError(str(exc)) from exc
+    try:
         suite = load_suite(args.suite_dir, skip_missing=args.skip_missing)
     except SuiteError as exc:
         print(f"skillbench generate: suite has errors: {exc}", file=sys.stderr)
@@ -100,7 +106,7 @@ def run_generate(args: argparse.Namespace) -> int:
         report = run_generation(
             suite, args.run_key, out_dir=out_dir, backend=args.backend, endpoint=args.endpoint or "",
             models=listed(args.models) or (), reps=args.reps or 0, conditions=listed(args.conditions) or (),
-            jobs=args.jobs, sandbox=args.sandbox or "", seed=args.seed, timeout_s=args.timeout, limit=args.limit,
+            jobs=args.jobs or 0, sandbox=args.sandbox or "", seed=args.seed, timeout_s=args.timeout, limit=args.limit,
             dry_run=args.dry_run, max_total_usd=args.max_total_usd, prompts=listed(args.prompts) or (),
             families=listed(args.families) or (), wait=args.wait, allow_dirty=args.allow_dirty,
             adaptive=not args.no_adaptive, shard=args.shard, executor=args.executor, scheduler=args.scheduler)
@@ -111,7 +117,7 @@ def run_generate(args: argparse.Namespace) -> int:
         print(f"skillbench generate: {exc} — the manifest and an incomplete reconciliation are written "
               f"({out_dir / RECONCILIATION_FILE}); rerun the same command to resume", file=sys.stderr)
         return 1
-    except (PlanError, BackendError, ImageBuildError, ToolMissing, SignalsError) as exc:
+    except (PlanError, BackendError, ExecutorError, ImageBuildError, ToolMissing, SignalsError) as exc:
         print(f"skillbench generate: {exc}", file=sys.stderr)
         return 1
     if report.get("dry_run"):

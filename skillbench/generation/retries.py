@@ -1,9 +1,10 @@
 """Retries of a generate pass: which attempts are retried, the legs' bookkeeping, and ``retries.json``.
 
-A run that hits the external timeout or ends in an API error is retried once, and the retry is recorded in
-``retries.json`` as it happens; more than ``MAX_RETRIED_GROUPS`` retried runs in one model × condition leg stop
-that leg (a systemic failure must not read as a bad skill). A task whose setup failed is never retried: it is
-harness-invalid, and the next pass reruns it.
+A run that hits the external timeout, ends in an API error or loses its Dask worker (``worker_lost``) is retried
+once, and the retry is recorded in ``retries.json`` as it happens; more than ``MAX_RETRIED_GROUPS`` retried runs in
+one model × condition leg stop that leg (a systemic failure must not read as a bad skill). A task whose setup failed
+is never retried: it is harness-invalid, and the next pass reruns it. A run whose retry lost its worker too is
+committed ``worker_lost`` (not complete; the next pass reruns it).
 
 Rate limits: the CLI retries a 429 or 529 itself and hides the response headers, so each attempt's stream-json
 is read for the CLI's ``api_retry`` events (:func:`skillbench.signals.manifest.rate_limit_retries`) and they feed
@@ -25,6 +26,7 @@ from skillbench.ledgers.atomic import atomic_write_json
 from skillbench.limiter import AdaptiveLimiter, Log, Slot
 from skillbench.signals.manifest import api_failure, rate_limit_retries
 from skillbench.signals.transcript import parse_transcript_text
+from skillbench.vocab import WORKER_LOST  # the retry reason and, when the retry lost its worker too, the run state
 
 MAX_RETRIED_GROUPS = 3
 
@@ -38,7 +40,10 @@ class LegState:
 
 
 def needs_retry(result: SandboxResult) -> str | None:
-    """Why an attempt should be retried: the external timeout, or an API error, else None (a failed setup too)."""
+    """Why an attempt should be retried: its Dask worker was lost, the external timeout, or an API error, else
+    None (a failed setup too)."""
+    if result.worker_lost:  # the run's output died with its worker: never a result, always worth one retry
+        return WORKER_LOST
     if result.setup_failed:
         return None
     if result.timed_out:

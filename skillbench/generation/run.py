@@ -4,8 +4,8 @@ Every planned run gets its own folder ``OUT_DIR/<run_id>/`` (transcript, stderr,
 written under a temporary name and renamed into place when the run is over, so an interrupted generate
 leaves either a finished run or a partial folder that the next call moves aside and reruns — never a
 duplicate. Which folders count as finished is :func:`skillbench.generation.run_state` (ARCHITECTURE.md,
-"Run states"), the same rule the reconciliation and the manifest use. A run that hits the external timeout or
-ends in an API error is retried once, and the retry is recorded in ``retries.json`` as it happens; more than
+"Run states"), the same rule the reconciliation and the manifest use. A run that hits the external timeout, ends
+in an API error or loses its Dask worker is retried once, and the retry is recorded in ``retries.json``; more than
 ``MAX_RETRIED_GROUPS`` retried runs in one model × condition leg stop that leg (a systemic failure must not
 read as a bad skill). ``--max-total-usd`` stops starting runs once finished runs cost that much; ``--limit``,
 ``--prompts`` and ``--families`` keep runs out of the pass; the reconciliation lists every such run. When the
@@ -13,7 +13,8 @@ sandbox itself fails the pass stops, records the run as ``sandbox_failure``, and
 a (failed-closed) reconciliation. A pass holds the run directory's lock (:mod:`skillbench.ledgers.lock`).
 Runs start through one :class:`skillbench.limiter.AdaptiveLimiter` whose ceiling is ``--jobs``: the CLI's own
 rate-limit retries, read from each attempt's stream-json, lower it, and runs without them raise it back slowly
-(``GenerateOptions.adaptive = False``: a fixed pool); ``retries.json`` records its changes.
+(``GenerateOptions.adaptive = False``: a fixed pool); ``retries.json`` records its changes. ``--executor dask``
+runs each sandbox run on a Dask worker (:mod:`skillbench.cluster`); everything else stays here, in this process.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from skillbench.generation.folders import (
 from skillbench.generation.image import RUNNER_HOME
 from skillbench.generation.options import GenerateOptions
 from skillbench.generation.plan import PlanError, make_plan, run_names, selected, write_plan
+from skillbench.generation.prompt_copy import write_test_prompt
 from skillbench.generation.reconciliation import reconcile
 from skillbench.generation.retries import (
     MAX_RETRIED_GROUPS,
@@ -51,7 +53,7 @@ from skillbench.generation.retries import (
     note_rate_limits,
     pass_limiter,
 )
-from skillbench.generation.sandbox import Sandbox, SandboxFailure, SandboxResult, choose_sandbox
+from skillbench.generation.sandbox import Sandbox, SandboxFailure, SandboxResult
 from skillbench.generation.shard_summary import write_generate_summary
 from skillbench.generation.task_phase import (
     rebuild_checks_ledger,
@@ -63,7 +65,7 @@ from skillbench.generation.task_phase import (
 )
 from skillbench.generation.versions import arm_versions, install_dirs, version_metadata, versions_json
 from skillbench.generation.workspace import TaskError, prepare_task
-from skillbench.ledgers.atomic import atomic_write_json, atomic_write_text
+from skillbench.ledgers.atomic import atomic_write_json
 from skillbench.ledgers.files import (
     ASIDE_DIR,
     METADATA_FILE,
@@ -79,7 +81,7 @@ from skillbench.ledgers.lock import run_dir_lock
 from skillbench.ledgers.slugs import record_slugs
 from skillbench.ledgers.week import read_run_json
 from skillbench.limiter import Slot
-from skillbench.signals.manifest import HARNESS_INVALID, SANDBOX_FAILURE, write_manifest
+from skillbench.signals.manifest import HARNESS_INVALID, SANDBOX_FAILURE, WORKER_LOST, write_manifest
 from skillbench.signals.transcript import parse_transcript_text
 from skillbench.suite.format import Suite
 from skillbench.suite.versions import SkillsVersion
@@ -87,20 +89,6 @@ from skillbench.suite.versions import SkillsVersion
 RATE_LIMIT_JOBS = 4
 __all__ = ["MAX_RETRIED_GROUPS", "GenerateOptions", "LegState", "RetryLog", "default_out_dir", "finished_runs",
            "generate", "move_partials_aside"]
-
-
-def write_test_prompt(spec: Any, path: Path) -> None:
-    """The prompt as run: a JSON prompt file byte for byte; an imported spec as JSON, each must's grading decided.
-
-    The judge reads this copy and honours explicit ``absence`` values only, so an imported spec's absence rule
-    (:mod:`skillbench.suite.absence`) is decided here, once, for whoever grades the run later.
-    """
-    from skillbench.suite.absence import resolve_absence, rule_applies
-
-    if not rule_applies(spec.path):
-        shutil.copy2(spec.path, path)
-        return
-    atomic_write_text(path, resolve_absence(spec.test, rule=True).model_dump_json(indent=2, exclude_none=True) + "\n")
 
 
 def utc_stamp(ts: float) -> str:
@@ -193,9 +181,12 @@ class Generator:
                 self._commit(row, spec, tmp_dir, argv, families, attempts, task_meta=task_meta,
                              harness_invalid=result.setup.detail)
                 return
+            if result.worker:  # a Dask worker ran it: the metadata names the executor and the last attempt's worker
+                task_meta.update(executor=getattr(self.sandbox, "executor", ""), worker=result.worker)
             reason = needs_retry(result)
             attempts.append({"attempt": attempt, "exit_code": result.exit_code, "start": utc_stamp(result.started),
-                             "seconds": round(result.ended - result.started, 3), "retry_reason": reason})
+                             "seconds": round(result.ended - result.started, 3), "retry_reason": reason,
+                             **({"worker": result.worker} if result.worker else {})})
             attempts[-1]["total_cost_usd"] = (parse_transcript_text(result.stdout.decode("utf-8", "replace")).result
                                               or {}).get("total_cost_usd")
             if slot is not None and note_rate_limits(self.limiter, slot, result, attempts[-1]):
@@ -220,6 +211,10 @@ class Generator:
                               f"{MAX_RETRIED_GROUPS} runs needed a retry (systemic failure)")
                 continue
             break
+        if result.worker_lost:  # the retry lost its worker too: no output to read; the next pass reruns the run
+            (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
+            self._commit(row, spec, tmp_dir, argv, families, attempts, result=result, task_meta=task_meta)
+            return
         cost = (parse_transcript_text(result.stdout.decode("utf-8", "replace")).result or {}).get("total_cost_usd")
         (tmp_dir / TRANSCRIPT_FILE).write_bytes(result.stdout)
         (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
@@ -252,8 +247,9 @@ class Generator:
             "end": utc_stamp(result.ended if result else time.time()),
             "exit_code": result.exit_code if result else None, "timed_out": bool(result and result.timed_out),
             "attempts": attempts, "flags": argv[1:-2], "installed_families": [f.name for f in families],
-            "sandbox": self.sandbox.name,
-            "network": getattr(self.sandbox, "network", ""), "image_id": result.image_id if result else "",
+            "sandbox": self.sandbox.name, "network": (result.network if result and result.network else
+                                                      getattr(self.sandbox, "network", "")),
+            "image_id": result.image_id if result else "",
             "endpoint": self.endpoint.kind, "site_base": self.endpoint.site_base,
             "suite_site_base": self.suite.site_base, "skills_sha": self.sha, "rubric_sha": spec.test.rubric_sha(),
         }
@@ -262,6 +258,8 @@ class Generator:
             meta[SANDBOX_FAILURE] = sandbox_failure
         if harness_invalid:
             meta[HARNESS_INVALID] = harness_invalid
+        if result is not None and result.worker_lost:
+            meta[WORKER_LOST] = result.worker_lost
         atomic_write_json(tmp_dir / METADATA_FILE, meta)
         if truth is not None:
             truth()
@@ -407,9 +405,12 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
     retry_log = RetryLog(out_dir / RETRIES_FILE)
     try:
         if len(pending):
-            with endpoint_factory() as endpoint:
-                sandbox = choose_sandbox(opts.sandbox, endpoint, out_dir, log)
+            from skillbench.cluster.executor import open_executor  # the cluster sits beside: imported when used
+
+            with endpoint_factory() as endpoint, open_executor(opts.executor, opts.scheduler, log=log) as executor:
+                sandbox = executor.sandbox(opts.sandbox, endpoint, out_dir)  # local: choose_sandbox's
                 refuse_local_workspace_checks(suite, pending.prompt, sandbox.name)  # local by fallback
+                opts = executor.sized(opts)  # --jobs 0: the executor's own width (one, or the cluster's threads)
                 gen = Generator(suite, opts, sandbox, endpoint, log, retry_log=retry_log, versions=versions)
                 gen.spent = spent_so_far(out_dir, done)  # the cap is per week, not per call
                 gen.run(pending)

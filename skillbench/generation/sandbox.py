@@ -105,6 +105,9 @@ class SandboxResult:
     image_id: str = ""
     setup: SetupOutcome | None = None
     probes: dict[str, ProbeResult] = field(default_factory=dict)
+    worker: str = ""  # the Dask worker that ran it ("" on this machine)
+    network: str = ""  # how the worker's sandbox treated the network ("": the sandbox's own ``network``)
+    worker_lost: str = ""  # the Dask worker was lost mid-run: why (no output; retried once, never read as a result)
 
     @property
     def setup_failed(self) -> bool:
@@ -230,9 +233,6 @@ def _skills_tar(families: Sequence[Path], uid: int) -> bytes:
     return buf.getvalue()
 
 
-# -- the sealed network's relay --------------------------------------------------------------------------
-
-
 # -- the sandboxes ---------------------------------------------------------------------------------------
 
 
@@ -296,9 +296,7 @@ class DockerSandbox:
     def _create(self, command: list[str], env: Mapping[str, str], label: str, network: dict[str, Any]) -> Any:
         return self.client.containers.create(
             self.image.id, command=command, environment=dict(env), user=str(RUNNER_UID),
-            working_dir=WORKSPACE, labels={LABEL: self.out_dir, "skillbench.run_id": label}, detach=True,
-            **network,
-        )
+            working_dir=WORKSPACE, labels={LABEL: self.out_dir, "skillbench.run_id": label}, detach=True, **network)
 
     @staticmethod
     def _relay_check(stderr: bytes) -> None:
@@ -309,9 +307,14 @@ class DockerSandbox:
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], families: Sequence[Path], timeout: float,
             label: str, task: TaskRun | None = None) -> SandboxResult:
+        tar = self._tar(families) if families else None  # a bad skill link refuses the run before a container
+        return self.run_prepared(argv, env, tar, timeout, label, task)
+
+    def run_prepared(self, argv: Sequence[str], env: Mapping[str, str], tar: bytes | None, timeout: float,
+                     label: str, task: TaskRun | None = None) -> SandboxResult:
+        """:meth:`run` with the skills packed by the caller (:func:`_skills_tar`): what a Dask worker runs."""
         import requests
 
-        tar = self._tar(families) if families else None  # a bad skill link refuses the run before a container
         relay = EndpointRelay(*self.sealed) if self.sealed else None
         network = {"network_mode": "none", "volumes": {str(relay.folder): {"bind": RELAY_DIR, "mode": "ro"}}} \
             if relay else {"network_mode": "host" if self.network == NETWORK_HOST else None}

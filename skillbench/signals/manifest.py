@@ -42,6 +42,7 @@ from skillbench.vocab import (  # noqa: F401 - re-exported: the state names trav
     RUN_STATES,
     SANDBOX_FAILURE,
     TIMEOUT,
+    WORKER_LOST,
 )
 
 SKILLS_DIR_MARK = "/.claude/skills/"
@@ -185,6 +186,8 @@ def _state(meta: dict[str, Any] | None, transcript: Transcript) -> str:
         return SANDBOX_FAILURE
     if meta.get(HARNESS_INVALID):
         return HARNESS_INVALID
+    if meta.get(WORKER_LOST):
+        return WORKER_LOST
     if not transcript.complete:  # no result event last: the CLI never finished
         return TIMEOUT if meta.get("timed_out") else HARNESS_INVALID
     if api_failure(transcript.result):
@@ -197,6 +200,7 @@ def run_state(run_folder: str | Path) -> str:
 
     * ``sandbox_failure`` / ``harness_invalid``: generation recorded that the sandbox failed, or that it could
       not set the run up, in ``metadata.json``; unreadable metadata is ``harness_invalid`` too;
+    * ``worker_lost``: the Dask worker of both attempts died under the run (``metadata.json``'s ``worker_lost``);
     * ``timeout``: no final result event and the external timeout fired; without the timeout, ``harness_invalid``
       (the CLI never ran to its end);
     * ``api_error``: the result event is an API error (after its one retry);

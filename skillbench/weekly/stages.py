@@ -116,7 +116,9 @@ def run_generation(suite: Any, run_key: str, *, out_dir: str | Path | None = Non
                    scheduler: str | None = None) -> dict[str, Any]:
     """Run (or resume) a week's generation for a loaded suite; what ``skillbench generate`` does.
 
-    ``jobs`` is the ceiling of the adaptive limiter (``adaptive``; False: a fixed pool of ``jobs``).
+    ``jobs`` is the ceiling of the adaptive limiter (``adaptive``; False: a fixed pool of ``jobs``); 0 is the
+    executor's width: 1 locally, the cluster's worker threads with ``executor="dask"`` (``scheduler``: its
+    address; :mod:`skillbench.cluster`).
 
     The run key, the matrix, the ``prompts``/``families`` selection and every version arm's ref (``@HEAD`` on a
     dirty tree without ``allow_dirty``) are checked before anything is written; then the pass holds the run
