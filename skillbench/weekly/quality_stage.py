@@ -1,0 +1,150 @@
+"""The skill-quality stage: what ``skillbench lint-skills`` and the "Skill quality" section of ``00_preflight`` run.
+
+The only module that wires lint-skills' options and endpoint (as :mod:`skillbench.weekly.stages` does for the other
+stages): it reads the suite (:func:`skillbench.suite.validation.preflight`, so prompt defects never stop a lint of
+the skills — ``skillbench validate`` reports them), builds the units, runs the static checks, opens the endpoint
+with :func:`skillbench.generation.model_endpoint` for the anchored judge, adds measured triggering from a week, and
+writes the files.
+
+**Where it writes** (:func:`quality_out_dir`): ``--out DIR`` when given; else the week's run directory with
+``--week RUN_DIR`` (under the run directory's lock, :func:`skillbench.ledgers.run_dir_lock`); else
+``SUITE_DIR/quality/``. A destination that cannot be written (a read-only suite, such as the shared qdrant copy) is
+refused in one line before any model call, naming ``--out``; nothing is written into a read-only suite.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from skillbench.ledgers.files import MANIFEST_FILE
+
+QUALITY_DIR = "quality"  # SUITE_DIR/quality/: lint-skills' default output folder
+PREFLIGHT_JUDGES = 3  # the weekly preflight's judge samples (on the sim: Fleiss' κ, a few seconds)
+Log = Callable[[str], None]
+
+
+class QualityError(ValueError):
+    """lint-skills cannot run as asked; the message is one line saying what to fix (a usage error)."""
+
+
+def quality_out_dir(suite_dir: str | Path, week: str | Path = "", out: str | Path = "") -> Path:
+    """Where the files go (module docstring), checked writable.
+
+    Raises:
+        QualityError: the destination (or its nearest existing parent) cannot be written.
+    """
+    target = Path(out) if out else Path(week) if week else Path(suite_dir) / QUALITY_DIR
+    probe = target
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not os.access(probe, os.W_OK):
+        where = "the suite is read-only" if not out and not week else "it is not writable"
+        raise QualityError(f"{target}: cannot write skill-quality files there ({where}) — pass --out DIR")
+    return target
+
+
+def _measured(week: Path, required: bool):
+    """The week's measured triggering (E's module, imported only here), or None."""
+    if not (week / MANIFEST_FILE).is_file():
+        if required:
+            raise QualityError(f"{week}: no {MANIFEST_FILE} — run `skillbench signals {week}` (or generate) first, "
+                               "or drop --week")
+        return None
+    from skillbench.quality.trigger_f1 import measured_triggering
+
+    return measured_triggering(week)
+
+
+def lint_skills(suite_dir: str | Path, *, judge: bool = False, judges: int = 1, judge_model: str = "",
+                backend: str | None = None, endpoint: str = "", seed: int = 0, week: str | Path = "",
+                out: str | Path = "", measured: bool | None = None, site_base: str | None = None,
+                skills_root: str | Path | None = None, families: Sequence[str] = (), jobs: int = 2,
+                max_retries: int = 4, timeout: float = 120.0, write: bool = True, html: bool = True,
+                log: Log | None = None):
+    """Lint a suite's skills; with ``judge``, score them with the anchored judge (``judges`` samples).
+
+    Args:
+        suite_dir: the suite (the folder with ``test-prompts/``).
+        week: a week's run directory: the default destination, and the source of measured triggering.
+        measured: add measured triggering from ``week`` — None: when the week has a manifest; True: required.
+        site_base: the published site base links may use (None: the suite's, else inferred from a skill_url).
+        families: lint only these families (empty: all).
+        write: write the files (False: compute only, e.g. the preflight notebook outside the chain).
+
+    Returns:
+        ``(LintResult, {kind: path})`` (no paths when not ``write``).
+
+    Raises:
+        QualityError: no skills to read, an unknown family, a malformed ``[quality]`` table, an unwritable
+            destination, or a week without a manifest when measured triggering is required.
+        RunDirBusy: another pass holds the week's run directory.
+        BackendError: the endpoint cannot be used.
+    """
+    from skillbench.quality.categories import CategoryError, quality_settings
+    from skillbench.quality.lint import lint_suite, write_quality
+    from skillbench.quality.units import site_base_of, skill_units
+    from skillbench.suite.validation import preflight
+
+    suite_dir = Path(suite_dir)
+    out_dir = quality_out_dir(suite_dir, week, out) if write else None
+    report = preflight(suite_dir, skills_root=skills_root, site_base=site_base)
+    suite = report.suite
+    if not suite.skills:
+        raise QualityError(f"{suite_dir}: no SKILL.md could be read under {suite.skills_root} — check --skills-root "
+                           "(`skillbench validate` lists the defects)")
+    unknown = sorted(set(families) - set(suite.families))
+    if unknown:
+        raise QualityError(f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)} (the suite has: "
+                           f"{', '.join(suite.families)})")
+    try:
+        settings = quality_settings(suite_dir)
+    except CategoryError as exc:
+        raise QualityError(str(exc)) from exc
+    base, base_source = (site_base, "--site-base") if site_base else site_base_of(suite)
+    units = skill_units(suite, settings, list(families) or None, site_base=base)
+    want_measured = measured if measured is not None else bool(week)
+    found = _measured(Path(week), measured is True) if week and want_measured else None
+    options = {"judge": judge, "judges": judges if judge else 0, "judge_model": judge_model, "seed": seed,
+               "week": str(week), "families": list(families), "site_base": base, "site_base_source": base_source,
+               "preflight_errors": len(report.errors), "out_dir": str(out_dir or "")}
+    passed = None
+    if judge:
+        from skillbench.generation.backend import model_endpoint
+        from skillbench.judge.client import DEFAULT_JUDGE_MODEL
+        from skillbench.quality.anchored_judge import judge_units
+
+        model = judge_model or DEFAULT_JUDGE_MODEL
+        options["judge_model"] = model
+        with model_endpoint(backend, endpoint=endpoint or None, seed=seed) as ep:
+            options["endpoint_kind"] = ep.kind
+            passed = judge_units(units, base_url=ep.base_url, api_key=ep.api_key, judge_model=model, samples=judges,
+                                 jobs=jobs, max_retries=max_retries, timeout=timeout, log=log)
+    result = lint_suite(suite_dir, units, judge=passed, measured=found, options=options)
+    if out_dir is None:
+        return result, {}
+    if week and out_dir.resolve() == Path(week).resolve():
+        from skillbench.ledgers.lock import run_dir_lock
+
+        with run_dir_lock(out_dir, log=log or print):
+            return result, write_quality(result, out_dir, html=html)
+    return result, write_quality(result, out_dir, html=html)
+
+
+def preflight_quality(suite_dir: str | Path, run_dir: str | Path = "", *, backend: str = "sim", endpoint: str = "",
+                      seed: int = 0, write: bool = False, judges: int = PREFLIGHT_JUDGES):
+    """The weekly preflight's "Skill quality" section: the static lint, and the anchored judge when the week runs
+    on the simulation (``judges`` samples; a real week's judge costs money and is ``lint-skills --judge``'s call).
+
+    With ``write`` and a ``run_dir`` the files go into the week's run directory (no measured triggering yet: the
+    runs come later; 02_signals sets it beside the prediction).
+
+    Returns:
+        The :class:`~skillbench.quality.lint.LintResult`.
+    """
+    on_sim = backend == "sim"
+    result, _ = lint_skills(suite_dir, judge=on_sim, judges=judges, backend=backend, endpoint=endpoint, seed=seed,
+                            week=run_dir if write and run_dir else "", measured=False,
+                            write=bool(write and run_dir), html=False, log=print)
+    return result
