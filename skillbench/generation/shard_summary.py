@@ -1,4 +1,10 @@
-"""The summary a generate leg of a CI matrix writes: ``shard-i-of-N.json`` (:mod:`skillbench.ledgers.shards`)."""
+"""The summary a generate leg of a CI matrix writes: ``shard-i-of-N.json`` (:mod:`skillbench.ledgers.shards`).
+
+Besides the counts and run lists, it records what the leg ran with (:func:`~skillbench.generation.provenance.
+pass_provenance`) and, from its complete runs' metadata, the sandboxes and endpoint kinds they ran in
+(``sandboxes``, ``endpoints``): a leg that fell back to the local sandbox, or ran on another backend, did not run
+the same thing as its siblings, and ``skillbench consolidate`` refuses to merge it.
+"""
 
 from __future__ import annotations
 
@@ -29,26 +35,32 @@ def write_generate_summary(out_dir: Path, shard: Shard, suite: Suite, plan: pd.D
     complete = {run_id for run_id, state in states.items() if state in COMPLETE_STATES}
     own = set(expected)
     retried = [r for r in retry_log.old + retry_log.new if r.get("run_id") in own]
-    images = sorted({str(m) for m in _image_ids(out_dir, sorted(complete & own)) if m})
+    metas = _metadata(out_dir, sorted(complete & own))
+    images = sorted({str(m.get("image_id", "")) for m in metas} - {""})
     fields: dict[str, Any] = {
         "expected": len(expected), "observed": len(complete & own), "written": len(set(written) & own),
         "retries": len(retried), "expected_runs": expected, "observed_runs": sorted(complete & own),
         "foreign_runs": sorted(set(states) - own), "image_ids": images, "sandbox_failure": failure,
+        "sandboxes": sorted({str(m.get("sandbox", "")) for m in metas} - {""}),
+        "endpoints": sorted({str(m.get("endpoint", "")) for m in metas} - {""}),
         "host": socket.gethostname(), "finished": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         **pass_provenance(out_dir, suite.suite_dir),
     }
     return write_summary(out_dir, shard, "generate", fields)
 
 
-def _image_ids(out_dir: Path, run_ids: Sequence[str]) -> list[str]:
+def _metadata(out_dir: Path, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The readable ``metadata.json`` of each run (a complete run has one; an unreadable one is skipped)."""
     import json
 
     from skillbench.ledgers.files import METADATA_FILE
 
-    ids = []
+    metas = []
     for run_id in run_ids:
         try:
-            ids.append(json.loads((out_dir / run_id / METADATA_FILE).read_text(encoding="utf-8")).get("image_id", ""))
+            meta = json.loads((out_dir / run_id / METADATA_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-    return ids
+        if isinstance(meta, dict):
+            metas.append(meta)
+    return metas

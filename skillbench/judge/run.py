@@ -253,11 +253,16 @@ def write_judge_summary(run_dir: Path, shard: Shard, report: JudgeReport, runs: 
     own = {r.run_id for r in runs}
     graded = sorted(run_id for run_id, rows in final.items()
                     if run_id in own and rows and all(row["verdict"] != UNGRADED for row in rows))
+    try:  # the pass's own record, written just before: which arms it graded
+        include_plugin = bool(json.loads((run_dir / PASS_FILE).read_text(encoding="utf-8")).get("include_plugin"))
+    except (OSError, ValueError):
+        include_plugin = False
     return write_summary(run_dir, shard, "judge", {
         "run_key": report_run_key(run_dir), "expected": len(own), "observed": len(graded), "written": report.graded,
         "retries": report.ungraded_items, "expected_runs": sorted(own), "observed_runs": graded,
         "judge_model": report.judge_model, "judge_snapshot": report.judge_snapshot, "samples": report.samples,
-        "judge_prompt_sha": judge_prompt_sha(), "skillbench_commit": git_commit(PROJECT_ROOT),
+        "judge_prompt_sha": judge_prompt_sha(), "include_plugin": include_plugin,
+        "skillbench_commit": git_commit(PROJECT_ROOT),
         "plan_sha": file_sha(run_dir / PLAN_FILE), "manifest_sha": file_sha(run_dir / MANIFEST_FILE),
         "finished": _now(),
     })

@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from skillbench.ledgers.atomic import atomic_write_json
-from skillbench.ledgers.files import SHARD_SUMMARY_FORMAT, SHARD_SUMMARY_GLOB
+from skillbench.ledgers.files import CONSOLIDATION_FILE, SHARD_SUMMARY_FORMAT, SHARD_SUMMARY_GLOB
 
 SHARD_RE = re.compile(r"^(\d+)/(\d+)$")
 SUMMARY_RE = re.compile(r"^shard-(\d+)-of-(\d+)\.json$")
 SUMMARY_SCHEMA = 1  # bump when a field below changes meaning
 SHARD_KINDS = ("generate", "judge")
+COMPLETE, INCOMPLETE = "COMPLETE", "INCOMPLETE"  # consolidation.json's status
 
 
 class ShardError(ValueError):
@@ -120,6 +121,35 @@ def read_summary(path: str | Path) -> dict[str, Any]:
 def summaries_in(folder: str | Path) -> list[Path]:
     """The shard summaries at the top of ``folder``, by name."""
     return sorted(Path(folder).glob(SHARD_SUMMARY_GLOB))
+
+
+def consolidation_status(run_dir: str | Path) -> str | None:
+    """The ``status`` of ``RUN_DIR/consolidation.json`` (written by ``skillbench consolidate``).
+
+    Returns:
+        None when the week is no consolidation (no file); else the file's status — ``COMPLETE``, ``INCOMPLETE``,
+        or whatever else it says, ``unreadable`` when it cannot be read. Anything but ``COMPLETE`` is a damaged or
+        partial merge (the scorecard keeps such a week INCOMPLETE, whatever its reconciliation says).
+    """
+    path = Path(run_dir) / CONSOLIDATION_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return "unreadable"
+    status = data.get("status") if isinstance(data, dict) else None
+    return str(status) if status else "unreadable"
+
+
+def consolidation_incomplete(run_dir: str | Path | None) -> str:
+    """Why a merge of shards is not a complete week ("" when ``run_dir`` is no consolidation, or a COMPLETE one).
+
+    One rule, read by the scorecard: a ``consolidation.json`` whose status is anything but ``COMPLETE`` keeps the
+    week INCOMPLETE even if its reconciliation was edited to read complete.
+    """
+    status = consolidation_status(run_dir) if run_dir is not None else None
+    return "" if status in (None, COMPLETE) else f"{CONSOLIDATION_FILE} says the merge of the shards is {status}"
 
 
 # -- what a leg ran with (shared by the generate and judge summaries) ---------------------------------------

@@ -6,10 +6,10 @@ inserted beside the section they qualify: the lift's bootstrap CI and minimum de
 table, trigger health after activation, the preference gate after the avoid violations, then — only when the week
 has them — the simulation check (a simulated week against its ``truth.csv``,
 :mod:`skillbench.scorecard.simulation`) and the controls (placebo and A/A arms,
-:mod:`skillbench.scorecard.controls`). A week whose
-reconciliation is incomplete (:func:`skillbench.ledgers.load_week` also holds it against the manifest, the plan
-and the run folders), or whose gradeable runs are not all graded yet, says **INCOMPLETE** in its title, says
-why, and writes no history row; a week on the simulated endpoint says so too, and one whose measurement
+:mod:`skillbench.scorecard.controls`). A week whose reconciliation is incomplete (:func:`skillbench.ledgers.
+load_week` also holds it against the manifest, the plan and the run folders), whose gradeable runs are not all
+graded yet, or whose merge of CI shards is not COMPLETE (``consolidation.json``), says **INCOMPLETE** in its
+title, says why, and writes no history row; a week on the simulated endpoint says so too, and one whose measurement
 disagrees with its truth beyond its stated uncertainty says **MEASUREMENT DISAGREES WITH TRUTH**. A week with no
 ``reconciliation.json`` and no ``plan.csv`` (qdrant's published layout) is scored as it is and labelled "not
 reconciled".
@@ -36,6 +36,7 @@ import pandas as pd
 from skillbench.arms import DEFAULT_PAIR, ArmPair, arm_kind
 from skillbench.ledgers.readers import format_timestamp
 from skillbench.ledgers.reconciliation import Reconciliation
+from skillbench.ledgers.shards import consolidation_incomplete
 from skillbench.ledgers.truth import read_truth
 from skillbench.ledgers.week import WeekLedgers
 from skillbench.scorecard import history as hist
@@ -345,7 +346,7 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
     coverage, dropped = _coverage(manifest, scores, ledgers.judge_skips, scores_file=ledgers.scores_present,
                                   pair=pair)
     complete = ledgers.reconciliation is None or ledgers.reconciliation.is_complete
-    reasons = incomplete_reasons(ledgers.reconciliation, coverage)
+    reasons = incomplete_reasons(ledgers.reconciliation, coverage, consolidation_incomplete(ledgers.run_dir))
     if hist.keeps_history(pair):
         history = history if history is not None else hist.empty_history()
         if not reasons:  # a partial week must not feed later weeks' noise floor
@@ -432,12 +433,14 @@ def objective_frames(checks: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair
             "tool_violations": obj.tool_violations(checks), "check_errors": obj.unrunnable_checks(checks)}
 
 
-def incomplete_reasons(reconciliation: Reconciliation | None, coverage: pd.DataFrame) -> list[str]:
-    """Why a week is INCOMPLETE (empty when it is not): its reconciliation, and runs not graded yet.
+def incomplete_reasons(reconciliation: Reconciliation | None, coverage: pd.DataFrame,
+                       consolidation: str = "") -> list[str]:
+    """Why a week is INCOMPLETE (empty when it is not): its reconciliation, runs not graded yet, and a merge of CI
+    shards that is not COMPLETE (``consolidation``: :func:`skillbench.ledgers.shards.consolidation_incomplete`).
 
     A week without a reconciliation (qdrant's layout) is not reconciled, which is said, but not incomplete.
     """
-    reasons = []
+    reasons = [consolidation] if consolidation else []
     if reconciliation is not None and not reconciliation.is_complete:
         reasons.append("the reconciliation does not account for every planned run")
     waiting = int((coverage["gradeable"] & coverage["reason"].astype(str).str.startswith(NOT_GRADED_YET)).sum())
