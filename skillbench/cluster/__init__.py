@@ -10,6 +10,6 @@ worker must be on this machine; a multi-host cluster uses the Anthropic backend.
 
 Modules: ``executor`` (``open_executor``: the client's lifetime for a pass, the local and Dask executors, the
 refusals), ``sandbox`` (``DaskSandbox``: the ``Sandbox`` protocol over the cluster), ``transport``
-(``DaskTransport``: an httpx transport for the judge's SDK client), ``worker`` (what runs on a worker), ``checks``
+(``DaskTransport``: an ``httpx2`` transport for the judge's SDK client), ``worker`` (what runs on a worker), ``checks``
 (``skillbench worker check``: Docker, the runner image's tag and socat on every worker).
 """

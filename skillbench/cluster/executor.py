@@ -13,7 +13,8 @@ loopback for the pass) and refuses, in one line, what would break skillbench's g
 
 A generate pass's executor hands the generator its sandbox (:meth:`DaskExecutor.sandbox`, a
 :class:`~skillbench.cluster.sandbox.DaskSandbox`) and its default width (``--jobs`` unset: the cluster's worker
-threads); a judge pass's hands the SDK client an httpx transport (:class:`~skillbench.cluster.transport.DaskTransport`).
+threads); a judge pass's hands the SDK client an ``httpx2`` transport
+(:class:`~skillbench.cluster.transport.DaskTransport`).
 """
 
 from __future__ import annotations

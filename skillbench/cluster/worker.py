@@ -2,7 +2,7 @@
 
 The client ships these functions (by reference: the worker imports ``skillbench``) with everything they need as
 arguments, and they return plain data — nothing here writes a file of the week. A worker process keeps one
-:class:`~skillbench.generation.sandbox.DockerSandbox` per (image tag, sealed endpoint, week) and one httpx client,
+:class:`~skillbench.generation.sandbox.DockerSandbox` per (image tag, sealed endpoint, week) and one ``httpx2`` client,
 so a pass pays the engine's connection once per worker, not once per run. A failure of the sandbox itself (engine
 gone, image missing) is raised as :class:`~skillbench.generation.sandbox.SandboxFailure` naming the worker: the
 client stops the pass, as it does for its own sandbox.
@@ -128,35 +128,35 @@ class HttpReply:
 
 
 def _http_client() -> Any:
-    """This process's httpx client (thread-safe; keeps connections to the endpoint between calls)."""
+    """This process's ``httpx2`` client (thread-safe; keeps connections to the endpoint between calls)."""
     global _http
-    import httpx
+    import httpx2
 
     with _http_lock:
         if _http is None:
-            _http = httpx.Client(follow_redirects=False)  # the client's own httpx follows redirects, not us
+            _http = httpx2.Client(follow_redirects=False)  # the client's own follows redirects, not us
         return _http
 
 
 def send_http(method: str, url: str, headers: list[tuple[str, str]], body: bytes,
               timeout: dict[str, float | None] | None) -> HttpReply:
     """Send one request from this worker and return the answer with its body undecoded (the client decodes)."""
-    import httpx
+    import httpx2
 
     client, here = _http_client(), worker_address()
     request = client.build_request(method, url, headers=headers, content=body,
-                                   timeout=httpx.Timeout(**timeout) if timeout else httpx.Timeout(None))
+                                   timeout=httpx2.Timeout(**timeout) if timeout else httpx2.Timeout(None))
     try:
         response = client.send(request, stream=True)
         try:
             raw = b"".join(response.iter_raw())
         finally:
             response.close()
-    except httpx.TimeoutException as exc:
+    except httpx2.TimeoutException as exc:
         return HttpReply(error="timeout", message=f"{type(exc).__name__} on worker {here}: {exc}", worker=here)
-    except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+    except (httpx2.ConnectError, httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:
         return HttpReply(error="connect", message=f"{type(exc).__name__} on worker {here}: {exc}", worker=here)
-    except httpx.TransportError as exc:
+    except httpx2.TransportError as exc:
         return HttpReply(error="transport", message=f"{type(exc).__name__} on worker {here}: {exc}", worker=here)
     return HttpReply(response.status_code, list(response.headers.multi_items()), raw, worker=here)
 

@@ -147,6 +147,7 @@ def _share(text: str) -> float:
 
 def run_judge(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
+    from skillbench.cluster.executor import ExecutorError, check_executor_args
     from skillbench.generation.backend import BackendError
     from skillbench.judge.answers import WeekSelectionError
     from skillbench.judge.batch import JudgePending
@@ -157,6 +158,10 @@ def run_judge(args: argparse.Namespace) -> int:
     from skillbench.weekly.stages import grade_week
 
     run_dir = week_folder(args.run_dir)
+    try:
+        check_executor_args(args.executor, args.scheduler)
+    except ExecutorError as exc:
+        raise UsageError(str(exc)) from exc
     opts = JudgeOptions(judge_model=args.judge_model or DEFAULT_JUDGE_MODEL, samples=args.samples, fresh=args.fresh,
                         jobs=args.jobs, include_plugin=args.include_plugin, seed=args.seed,
                         retry_ungraded=args.retry_ungraded, max_retries=args.max_retries, timeout=args.timeout,
@@ -165,7 +170,7 @@ def run_judge(args: argparse.Namespace) -> int:
     try:
         report = grade_week(run_dir, opts, backend=args.backend, endpoint=args.endpoint or "",
                             prompts=listed(args.prompts) or (), families=listed(args.families) or (), wait=args.wait)
-    except (BackendError, LedgerConflict, WeekSelectionError, BatchStoreError) as exc:
+    except (BackendError, ExecutorError, LedgerConflict, WeekSelectionError, BatchStoreError) as exc:
         raise UsageError(str(exc)) from exc
     except JudgePending as exc:
         return _pending("judge", exc)

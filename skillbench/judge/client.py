@@ -77,16 +77,21 @@ class JudgeClient:
         max_retries: retries per call (the client's; the SDK's own are off).
         timeout: seconds per request (a stalled response ends as a timeout, then a retry).
         limiter: the pass's limiter (``AdaptiveLimiter(jobs)``); None: one of :data:`DEFAULT_CEILING` slots.
+        transport: an ``httpx2`` transport (the SDK's httpx) for every request (``--executor dask``:
+            :class:`skillbench.cluster.transport.DaskTransport`); None: the SDK's own.
     """
 
     def __init__(self, base_url: str, api_key: str, model: str, *, max_retries: int = 4, timeout: float = 120.0,
-                 limiter: AdaptiveLimiter | None = None):
+                 limiter: AdaptiveLimiter | None = None, transport: Any = None):
         import anthropic
 
         self.model = model
         self.max_retries = max_retries
+        # trust_env off: a proxy from the environment would be mounted ahead of the transport and bypass it
+        http = anthropic.DefaultHttpxClient(transport=transport, trust_env=False) if transport is not None else None
         # max_retries=0: the SDK would otherwise absorb 429/529 and the limiter would never see them
-        self.sdk = anthropic.Anthropic(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout)
+        self.sdk = anthropic.Anthropic(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout,
+                                       http_client=http)
         self.limiter = limiter or AdaptiveLimiter(DEFAULT_CEILING, log=stderr_log, name=f"judge {model}")
         self._lock = threading.Lock()
         # The snapshots that answered (each reply's ``model``): an alias resolves to a dated build on the real API,

@@ -5,11 +5,14 @@
 gradeable runs that were not graded), ``judge.json`` (the pass's provenance: judge model, samples, seeds, rubric
 and judge-prompt hashes, evidence rates, cost), and per run folder ``judge.json`` (every call) and
 ``judge_cost.txt``. A rerun skips runs whose rows are all present and refuses a damaged ledger (naming the file
-and row) rather than keep or drop a row it cannot trust; ``fresh`` starts over.
+and row) rather than keep or drop a row it cannot trust; ``fresh`` starts over. ``JudgeOptions.executor``
+``dask`` sends every judge request from a worker of ``scheduler``'s cluster (:mod:`skillbench.cluster`); the
+grading, the ledger and the retries stay in this process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import random
@@ -185,8 +188,18 @@ def judge_run_dir(
         f"({options.judge_model}, {options.samples} sample{'s' if options.samples > 1 else ''}); "
         f"{len(skips)} not gradeable")
 
+    from skillbench.cluster.executor import open_executor  # the cluster sits beside: imported when used
+
+    # --executor dask: every judge request is one Dask task (nothing to grade: no cluster is opened)
+    passing = contextlib.ExitStack()
+    executor = passing.enter_context(open_executor(options.executor if todo else "local", options.scheduler, log=log))
+    try:
+        transport = executor.http_transport(simulated=endpoint_kind == "simulated")
+    except BaseException:
+        passing.close()
+        raise
     client = JudgeClient(base_url, api_key, options.judge_model, max_retries=options.max_retries,
-                         timeout=options.timeout)
+                         timeout=options.timeout, transport=transport)
     batcher = None
     if options.batch:
         from skillbench.judge.batch import BatchClient
@@ -224,6 +237,7 @@ def judge_run_dir(
                     bar.update(1)
     finally:
         client.close()
+        passing.close()
     report.judge_snapshot = (batcher or client).snapshot
     if batcher is not None:
         report.batches = batch_provenance(batcher)
