@@ -120,6 +120,9 @@ def optimize(suite: Suite, tset: TriggerSet, work: Path, *, iterations: int, spe
     for i in range(1, iterations + 1):
         if best_m is None or capped:
             break
+        if left() is not None and left() <= 0:  # no rewriter call either once the cap is spent
+            capped = True
+            break
         missed, false = failures(best_m, tset)
         if not missed and not false:
             log(f"optimize-description: iteration {i}: no train failures left — stopping")
