@@ -39,7 +39,8 @@ def quality_out_dir(suite_dir: str | Path, week: str | Path = "", out: str | Pat
     probe = target
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
-    if not os.access(probe, os.W_OK):
+    # The mode bits too: root may write anywhere, but a folder marked read-only (the shared qdrant copy) stays so.
+    if not os.access(probe, os.W_OK) or not probe.stat().st_mode & 0o222:
         where = "the suite is read-only" if not out and not week else "it is not writable"
         raise QualityError(f"{target}: cannot write skill-quality files there ({where}) — pass --out DIR")
     return target
