@@ -81,6 +81,10 @@ def judged(merged, tmp_path_factory) -> Path:
     return week
 
 
+def judge_legs(judged: Path) -> list[Path]:
+    return [judged.parent.parent / f"judge-leg{i}" for i in range(1, N + 1)]
+
+
 def copy_legs(matrix: dict[str, Path], tmp_path: Path) -> list[Path]:
     return [Path(shutil.copytree(matrix[f"leg{i}"], tmp_path / f"leg{i}")) for i in range(1, N + 1)]
 
@@ -213,3 +217,21 @@ def test_an_incomplete_leg_merges_labelled_incomplete_and_stays_out_of_the_histo
         scored.stderr
     history = week.parent / HISTORY_FILE
     assert not history.exists() or "t1" not in set(pd.read_csv(history, dtype=str)["run_key"])
+
+
+def test_a_judge_leg_that_graded_part_of_its_slice_merges_incomplete(merged, judged, tmp_path):
+    legs = [Path(shutil.copytree(leg, tmp_path / leg.name)) for leg in judge_legs(judged)]
+    big = max(legs, key=lambda leg: read_summary(next(leg.glob("shard-*-of-*.json")))["expected"])
+    index = int(big.name[-1])
+    regraded = cli("judge", str(big), "--backend", "sim", "--shard", f"{index}/{N}", "--fresh", "--limit", "1")
+    assert regraded.returncode == 0, regraded.stderr
+    week = Path(shutil.copytree(merged, tmp_path / "weekly" / "t1"))
+    done = cli("consolidate", *map(str, legs), "--out", str(week))
+    assert done.returncode == 1, done.stderr
+    assert f"incomplete: shard {index}/{N} ({big}):" in done.stderr and "not fully graded" in done.stderr
+    record = json.loads((week / CONSOLIDATION_FILE).read_text())
+    assert record["status"] == "INCOMPLETE" and record["judge"]["status"] == "INCOMPLETE"
+    assert record["generate"]["status"] == "COMPLETE"
+    scored = cli("scorecard", str(week), "--bootstrap", "200")
+    assert scored.returncode == 1 and "not graded yet" in scored.stderr, scored.stderr
+    assert not (week.parent / HISTORY_FILE).exists() or "t1" not in (week.parent / HISTORY_FILE).read_text()
