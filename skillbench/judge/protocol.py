@@ -248,7 +248,7 @@ def absence_requirement(line_text: str) -> str | None:
 # -- building requests ------------------------------------------------------------------------------------
 
 
-def _token(parts: Iterable[str], forbidden: Sequence[str]) -> str:
+def delimiter_token(parts: Iterable[str], forbidden: Sequence[str]) -> str:
     """A 16-hex delimiter token derived from the content that occurs in none of ``forbidden``."""
     base = hashlib.sha256("\x00".join(parts).encode()).hexdigest()
     for n in range(1000):
@@ -282,7 +282,7 @@ def _rubric_block(items: Sequence[RubricLine], shuffle_seed: int) -> str:
 
 def judge_user_message(prompt_text: str, answer: str, items: Sequence[RubricLine], shuffle_seed: int) -> str:
     """The user message of a rubric-judge call (see the module docstring for the layout)."""
-    token = _token([prompt_text, answer, str(shuffle_seed)], [answer, prompt_text])
+    token = delimiter_token([prompt_text, answer, str(shuffle_seed)], [answer, prompt_text])
     return (
         f"PROMPT\n{prompt_text.strip()}\n\n"
         f"ANSWER\n{_ANSWER_NOTE.format(token=token)}\n<<<ANSWER {token}>>>\n{answer}\n<<<END ANSWER {token}>>>\n\n"
@@ -324,7 +324,7 @@ def pair_user_message(
 ) -> str:
     """The user message of a pairwise call: ``ANSWER A`` and ``ANSWER B`` blocks, then the rubric."""
     forbidden = [answer_a, answer_b, prompt_text]
-    token = _token([prompt_text, answer_a, answer_b, str(shuffle_seed)], forbidden)
+    token = delimiter_token([prompt_text, answer_a, answer_b, str(shuffle_seed)], forbidden)
     blocks = []
     for label, answer in (("A", answer_a), ("B", answer_b)):
         blocks.append(f"ANSWER {label}\n{_PAIR_NOTE.format(label=label, token=token)}\n"

@@ -40,7 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from skillbench.judge.protocol import ProtocolError, _token
+from skillbench.judge.protocol import ProtocolError, delimiter_token
 from skillbench.quality.tools import SKILL_QUALITY_TOOL
 
 ANCHORS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -216,7 +216,7 @@ def user_message(family: str, category: str, target: tuple[int, int], docs: Sequ
         if dim_id not in _BY_ID:
             raise ProtocolError(f"unknown dimension {dim_id!r}")
     texts = [t for _, t in docs]
-    token = _token([family, *texts], texts)
+    token = delimiter_token([family, *texts], texts)
     size = sum(len(t.splitlines()) for t in texts)
     head = (f"SKILL {family}\nCATEGORY {category} (target {target[0]}–{target[1]} lines)\n"
             f"SIZE {size} lines (the hub and {len(docs) - 1} sub-skills)\n\n")

@@ -13,7 +13,7 @@ finding                   on                     rule
                                                  warning when ``category:`` names no known category
 ``trigger-contexts``      hub, sub-skills        "Use when" contexts and quoted trigger phrases, split by the
                                                  simulated model's reading rule
-                                                 (:func:`skillbench.sim.triggering.read_description`, the suite's
+                                                 (:func:`skillbench.suite.description.read_description`, the suite's
                                                  common words out); target ≥ 3; 0 is a warning on a hub
 ``negative-contexts``     hub                    "Do not use for" / "Not for" exclusions, split the same way;
                                                  target ≥ 1; 0 is info
@@ -47,7 +47,7 @@ import pandas as pd
 
 from skillbench.ledgers.files import SKILL_FILE
 from skillbench.quality.units import SkillDoc, SkillUnit
-from skillbench.sim.triggering import _segments, common_words, read_description
+from skillbench.suite.description import common_words, read_description, segments
 
 STATIC_COLUMNS = ["family", "skill", "level", "finding", "severity", "value", "target", "detail"]
 SEVERITIES = ("ok", "info", "warning", "error")
@@ -124,8 +124,8 @@ def _description_rows(unit: SkillUnit, doc: SkillDoc, common: frozenset[str]) ->
     hub = doc is unit.hub
     desc = doc.skill.description
     read = read_description(doc.skill.name, desc, common)
-    segments, _ = _segments(desc)
-    quoted = sum(len(re.findall(r"\x00\d+\x00", text)) for kind, text in segments if kind == "pos")
+    parts, _ = segments(desc)
+    quoted = sum(len(re.findall(r"\x00\d+\x00", text)) for kind, text in parts if kind == "pos")
     n = len(read.contexts)
     sev = "ok" if n >= MIN_CONTEXTS else ("warning" if n == 0 and hub else "info")
     rows = [_row(unit, doc, "trigger-contexts", sev, n, CONTEXTS_TARGET,

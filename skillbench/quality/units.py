@@ -20,7 +20,7 @@ import yaml
 
 from skillbench.ledgers.files import PROMPTS_DIR, SKILL_FILE
 from skillbench.quality.categories import Category, QualitySettings, skill_category
-from skillbench.suite.format import _FRONTMATTER, Skill, Suite
+from skillbench.suite.format import FRONTMATTER, Skill, Suite
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class SkillUnit:
 
 def frontmatter(text: str) -> dict[str, Any]:
     """The frontmatter mapping of a SKILL.md text ({} when it has none; the suite's preflight reports that)."""
-    match = _FRONTMATTER.match(text)
+    match = FRONTMATTER.match(text)
     if not match:
         return {}
     try:

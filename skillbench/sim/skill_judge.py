@@ -5,7 +5,7 @@ the category's target, the dimensions sent) and the requested judge model's prof
 Each dimension's **honest score** is an anchor decided by observable features of the documents:
 
 * **triggering accuracy** — the hub's description, split by the simulated model's reading rule
-  (:func:`skillbench.sim.triggering.read_description`): no context → 0 (0.25 when the description has at least
+  (:func:`skillbench.suite.description.read_description`): no context → 0 (0.25 when the description has at least
   12 words: a topic sentence); 1–2 contexts → 0.5; 3 or more → 0.75; 3 or more and at least one exclusion → 1.
   Evidence: the description's first "Use when" sentence (else its first sentence).
 * **orchestration fitness** — four contract features, each a line matching its pattern in any document: inputs
@@ -45,8 +45,8 @@ from skillbench.quality.tools import SKILL_QUALITY_TOOL
 from skillbench.sim import draws
 from skillbench.sim.agent import Reply
 from skillbench.sim.judge import fabricate
-from skillbench.sim.triggering import read_description
-from skillbench.suite.format import _FRONTMATTER
+from skillbench.suite.description import read_description
+from skillbench.suite.format import FRONTMATTER
 
 NOISE_PER_FLIP = 3.0
 MAX_NOISE = 0.5
@@ -64,7 +64,7 @@ _USE_WHEN = re.compile(r"\buse (?:it |this(?: skill)? )?(?:when|whenever|for|if)
 
 def _body_lines(text: str) -> list[str]:
     """The non-empty lines of a document after its frontmatter, stripped."""
-    match = _FRONTMATTER.match(text)
+    match = FRONTMATTER.match(text)
     body = text[match.end():] if match else text
     return [line.strip() for line in body.splitlines() if line.strip()]
 

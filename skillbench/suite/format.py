@@ -118,7 +118,8 @@ def parse_skill_url(url: str, site_base: str) -> tuple[str, str]:
     return parts[0], leaf
 
 
-_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
+FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)  # a SKILL.md's YAML head
+_FRONTMATTER = FRONTMATTER  # the older private name
 
 
 class FrontmatterError(ValueError):
@@ -147,7 +148,7 @@ def read_skill(path: Path, leaf: str) -> Skill:
         FrontmatterError: no ``---`` block, YAML that does not parse, or a missing/empty ``name`` or ``description``.
     """
     text = path.read_text(encoding="utf-8")
-    match = _FRONTMATTER.match(text)
+    match = FRONTMATTER.match(text)
     if not match:
         raise FrontmatterError("no YAML frontmatter (a leading '---' block)")
     try:

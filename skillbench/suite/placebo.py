@@ -38,7 +38,7 @@ import shutil
 import threading
 from pathlib import Path
 
-from skillbench.suite.format import _FRONTMATTER, SKILL_FILE
+from skillbench.suite.format import FRONTMATTER, SKILL_FILE
 from skillbench.suite.versions import tree_hash
 
 RECOGNISED_CHARS = 24  # the opening of a sentence that identifies a placebo's text (every opening is distinct)
@@ -93,7 +93,7 @@ def split_skill(text: str) -> tuple[str, str]:
     Raises:
         ValueError: the text has no leading ``---`` frontmatter block.
     """
-    match = _FRONTMATTER.match(text)
+    match = FRONTMATTER.match(text)
     if not match:
         raise ValueError("no YAML frontmatter (a leading '---' block)")
     return text[: match.end()], text[match.end():]
