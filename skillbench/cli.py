@@ -58,4 +58,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m skillbench.cli`: run the imported module's main, so its exception classes (UsageError) are the
+    # ones the commands raise, not this __main__ copy's
+    from skillbench.cli import main as _main
+
+    sys.exit(_main())

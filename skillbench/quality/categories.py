@@ -14,8 +14,8 @@ generator 100–200, diagnostic 200–400, integration 150–350, coordination 1
 case with spaces and underscores read as hyphens, so ``Code generator`` and ``code_generator`` are
 ``code-generator``; ``documentation`` is ``reference``.
 
-``[quality]`` is not (yet) a table of :class:`skillbench.suite.config.SuiteConfig`: :func:`quality_settings` reads
-it from the TOML file itself, tolerant of its absence, and refuses a malformed one in one line.
+``[quality]`` is a table of :class:`skillbench.suite.config.SuiteConfig` (so preflight accepts it);
+:func:`quality_settings` reads it tolerant of its absence and refuses an unknown category name in one line.
 """
 
 from __future__ import annotations

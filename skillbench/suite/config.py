@@ -70,14 +70,25 @@ class JudgeSettings(BaseModel):
                                 "batch; then it stops 'judge pending' and a rerun of the run key continues")
 
 
+class QualityConfig(BaseModel):
+    """How ``skillbench lint-skills`` sizes the suite's skills (the category names are checked by
+    :func:`skillbench.quality.categories.quality_settings`, the home of the categories and their line targets)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    categories: dict[str, str] = Field(default_factory=dict, description="family = category (e.g. workflow)")
+    default_category: str | None = Field(default=None, description="the category of a family not listed")
+
+
 class SuiteConfig(BaseModel):
-    """The whole `skillbench.toml`: a ``[suite]``, a ``[run]`` and a ``[judge]`` table."""
+    """The whole `skillbench.toml`: ``[suite]``, ``[run]``, ``[judge]`` and ``[quality]`` tables."""
 
     model_config = ConfigDict(extra="forbid")
 
     suite: SuiteSettings = Field(default_factory=SuiteSettings)
     run: RunSettings = Field(default_factory=RunSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    quality: QualityConfig = Field(default_factory=QualityConfig)
 
 
 def load_config(suite_dir: str | Path) -> SuiteConfig:
