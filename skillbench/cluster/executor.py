@@ -254,3 +254,15 @@ def open_executor(kind: str, scheduler: str | None = None, *, log: Log = print) 
         log(f"executor dask: {'local cluster ' if cluster else ''}{address}, {len(executor.workers())} worker(s), "
             f"{executor.threads} thread(s)" + (f"; dashboard {dashboard}" if dashboard else ""))
         yield executor
+
+
+@contextmanager
+def judge_transport(kind: str, scheduler: str | None = None, *, simulated: bool, log: Log = print) -> Iterator[Any]:
+    """A judge pass's ``httpx2`` transport: None (the SDK's own) locally; with ``dask`` a
+    :class:`~skillbench.cluster.transport.DaskTransport` over a client open for the ``with`` block.
+
+    Raises:
+        ExecutorError: as :func:`open_executor`, or the sim with a worker on another host.
+    """
+    with open_executor(kind, scheduler, log=log) as executor:
+        yield executor.http_transport(simulated=simulated)

@@ -82,6 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _client_args(q)
     q.add_argument("--fresh", action="store_true", help="discard pairs.csv and judge every pair again")
     add_selection_args(q, what="judge the pairs of")
+    add_executor_args(q)
     _batch_args(q, cache=False)
     q.set_defaults(func=run_pairs)
 
@@ -192,6 +193,7 @@ def run_judge(args: argparse.Namespace) -> int:
 
 def run_pairs(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
+    from skillbench.cluster.executor import ExecutorError, check_executor_args
     from skillbench.generation.backend import BackendError
     from skillbench.judge.batch import JudgePending
     from skillbench.ledgers.append import LedgerConflict
@@ -199,14 +201,18 @@ def run_pairs(args: argparse.Namespace) -> int:
 
     run_dir = week_folder(args.run_dir)
     try:
+        check_executor_args(args.executor, args.scheduler)
+    except ExecutorError as exc:
+        raise UsageError(str(exc)) from exc
+    try:
         report = pair_week(run_dir, backend=args.backend, endpoint=args.endpoint or "",
                            judge_model=args.judge_model or "", fresh=args.fresh, jobs=args.jobs, seed=args.seed,
                            max_retries=args.max_retries, timeout=args.timeout, prompts=listed(args.prompts) or (),
                            families=listed(args.families) or (), wait=args.wait, batch=args.batch,
-                           batch_wait_s=args.batch_wait)
+                           batch_wait_s=args.batch_wait, executor=args.executor, scheduler=args.scheduler)
     except JudgePending as exc:
         return _pending("judge-pairs", exc)
-    except (BackendError, ValueError) as exc:
+    except (BackendError, ExecutorError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     except LedgerConflict as exc:
         print(f"skillbench judge-pairs: {exc}", file=sys.stderr)

@@ -17,6 +17,7 @@ A week without a single complete pair still gets ``pairs.csv`` (its header only)
 
 from __future__ import annotations
 
+import contextlib
 import random
 import sys
 from collections.abc import Mapping
@@ -176,11 +177,14 @@ def judge_pairs(
     batch: bool = False,
     batch_wait_s: float | None = None,
     simulated: bool = False,
+    executor: str = "local",
+    scheduler: str | None = None,
 ) -> PairsReport:
     """Judge every pair of ``run_dir`` that ``pairs.csv`` does not have yet (see the module docstring).
 
     ``batch``: every call through Message Batches (:mod:`skillbench.judge.batch`; ``batch_wait_s`` bounds the
-    wait for a round, ``simulated`` sends the sim's draw keys as metadata).
+    wait for a round, ``simulated`` sends the sim's draw keys as metadata). ``executor`` ``dask``: every request
+    is sent from a worker of ``scheduler``'s cluster (:mod:`skillbench.cluster`).
 
     Returns:
         Counts of pairs, outcomes and errors, and this pass's spend.
@@ -214,7 +218,12 @@ def judge_pairs(
             f"{arms.treatment}), so {ledger.path.name} gets no rows")
     if not ledger.path.is_file():
         ledger.rewrite([])  # the header: "judged, nothing to judge" must not read as "never judged"
-    client = JudgeClient(base_url, api_key, judge_model, max_retries=max_retries, timeout=timeout)
+    from skillbench.cluster.executor import judge_transport  # the cluster sits beside: imported when used
+
+    passing = contextlib.ExitStack()  # --executor dask: every request one Dask task (nothing to judge: no cluster)
+    transport = passing.enter_context(judge_transport(executor if todo else "local", scheduler, simulated=simulated,
+                                                      log=log))
+    client = JudgeClient(base_url, api_key, judge_model, max_retries=max_retries, timeout=timeout, transport=transport)
     batcher = None
     if batch:
         from skillbench.judge.batch import BatchClient
@@ -251,6 +260,7 @@ def judge_pairs(
                     bar.update(1)
     finally:
         client.close()
+        passing.close()
     from skillbench.judge.run import batch_provenance, record_pairs_pass
 
     snapshot = (batcher or client).snapshot

@@ -188,16 +188,12 @@ def judge_run_dir(
         f"({options.judge_model}, {options.samples} sample{'s' if options.samples > 1 else ''}); "
         f"{len(skips)} not gradeable")
 
-    from skillbench.cluster.executor import open_executor  # the cluster sits beside: imported when used
+    from skillbench.cluster.executor import judge_transport  # the cluster sits beside: imported when used
 
     # --executor dask: every judge request is one Dask task (nothing to grade: no cluster is opened)
     passing = contextlib.ExitStack()
-    executor = passing.enter_context(open_executor(options.executor if todo else "local", options.scheduler, log=log))
-    try:
-        transport = executor.http_transport(simulated=endpoint_kind == "simulated")
-    except BaseException:
-        passing.close()
-        raise
+    transport = passing.enter_context(judge_transport(options.executor if todo else "local", options.scheduler,
+                                                      simulated=endpoint_kind == "simulated", log=log))
     client = JudgeClient(base_url, api_key, options.judge_model, max_retries=options.max_retries,
                          timeout=options.timeout, transport=transport)
     batcher = None

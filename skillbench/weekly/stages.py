@@ -267,11 +267,12 @@ def pair_week(run_dir: str | Path, *, backend: str | None = None, endpoint: str 
               fresh: bool = False, jobs: int = 2, seed: int = 0, max_retries: int = 4, timeout: float = 120.0,
               prompts: Sequence[str] = (), families: Sequence[str] = (), wait: bool = False,
               holder: str | None = None, log: Log = _stderr, batch: bool = False,
-              batch_wait_s: float | None = None):
+              batch_wait_s: float | None = None, executor: str = "local", scheduler: str | None = None):
     """Judge the week's pairs in both orders (resumes); what ``skillbench judge-pairs`` does.
 
     ``batch``: through Message Batches (``batch_wait_s`` bounds the wait; then
-    :class:`skillbench.judge.batch.JudgePending`).
+    :class:`skillbench.judge.batch.JudgePending`). ``executor`` ``dask``: every request from a worker of
+    ``scheduler``'s cluster.
 
     Returns:
         :class:`skillbench.judge.PairsReport`.
@@ -289,7 +290,8 @@ def pair_week(run_dir: str | Path, *, backend: str | None = None, endpoint: str 
         return judge_pairs(folder, base_url=ep.base_url, api_key=ep.api_key,
                            judge_model=judge_model or DEFAULT_JUDGE_MODEL, fresh=fresh, jobs=jobs, seed=seed,
                            max_retries=max_retries, timeout=timeout, selection=selection or None, log=log,
-                           batch=batch, batch_wait_s=batch_wait_s, simulated=ep.simulated)
+                           batch=batch, batch_wait_s=batch_wait_s, simulated=ep.simulated, executor=executor,
+                           scheduler=scheduler)
 
 
 @dataclass
@@ -321,7 +323,8 @@ def judge_settings(run_dir: str | Path) -> Any:
 def judge_week(run_dir: str | Path, *, backend: str = "sim", endpoint: str = "", judge_model: str = "",
                samples: int = 1, jobs: int = 2, seed: int = 0, retry_ungraded: bool = True,
                prompts: Sequence[str] = (), families: Sequence[str] = (), batch: bool | None = None,
-               batch_wait_s: float | None = None, cache: bool = False) -> JudgeOutcome:
+               batch_wait_s: float | None = None, cache: bool = False, executor: str = "local",
+               scheduler: str | None = None) -> JudgeOutcome:
     """The chain's judging stage: :func:`grade_week`, then :func:`pair_week`; both skip what is already graded.
 
     One lock is held across both, so no other pass slips in between the rubric and the pairwise judge.
@@ -344,14 +347,14 @@ def judge_week(run_dir: str | Path, *, backend: str = "sim", endpoint: str = "",
     model = judge_model or DEFAULT_JUDGE_MODEL
     opts = JudgeOptions(judge_model=model, samples=samples, jobs=jobs, seed=seed, retry_ungraded=retry_ungraded,
                         batch=batch, batch_wait_s=wait_s if batch else None,
-                        cache=cache)
+                        cache=cache, executor=executor, scheduler=scheduler)
     try:
         with collapsed_progress(), run_dir_lock(_path(run_dir), log=print):
             rubric = grade_week(run_dir, opts, backend=backend, endpoint=endpoint, prompts=prompts,
                                 families=families, log=print)
             pairs = pair_week(run_dir, backend=backend, endpoint=endpoint, judge_model=model, jobs=jobs, seed=seed,
                               prompts=prompts, families=families, log=print, batch=batch,
-                              batch_wait_s=opts.batch_wait_s)
+                              batch_wait_s=opts.batch_wait_s, executor=executor, scheduler=scheduler)
     except JudgePending as exc:
         raise StageError(str(exc)) from exc
     if not rubric.ok:

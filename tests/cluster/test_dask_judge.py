@@ -1,6 +1,6 @@
 """``skillbench judge --executor dask`` (every judge request one Dask task, through the SDK's real client) grades the
-same items, with the same verdicts and evidence, as the local pass; a lost worker is a connection error the judge
-client retries."""
+same items, with the same verdicts and evidence, as the local pass, and ``judge-pairs`` judges the same pairs — by
+the Messages API and by Message Batches; a lost worker is a connection error the judge client retries."""
 
 from __future__ import annotations
 
@@ -21,6 +21,11 @@ def _scores(week: Path) -> pd.DataFrame:
     return pd.read_csv(week / "scores.csv", dtype=str, keep_default_na=False).sort_values(KEY).reset_index(drop=True)
 
 
+def _pairs(week: Path) -> pd.DataFrame:
+    frame = pd.read_csv(week / "pairs.csv", dtype=str, keep_default_na=False)
+    return frame.sort_values(["prompt", "model", "rep"]).reset_index(drop=True)
+
+
 @pytest.mark.parametrize("batch", [False, True], ids=["messages", "batches"])
 def test_dask_judge_grades_what_the_local_judge_grades(dask_cluster, dask_week: Path, tmp_path: Path, batch: bool):
     weeks = {kind: Path(shutil.copytree(dask_week, tmp_path / kind)) for kind in ("local", "dask")}
@@ -31,6 +36,12 @@ def test_dask_judge_grades_what_the_local_judge_grades(dask_cluster, dask_week: 
     local, dask = _scores(weeks["local"]), _scores(weeks["dask"])
     assert len(local) == 40 and set(local.verdict) - {"ungraded"} == set(local.verdict)
     pd.testing.assert_frame_equal(dask, local)
+    assert main(["judge-pairs", str(weeks["local"]), "--backend", "sim", *extra]) == 0
+    assert main(["judge-pairs", str(weeks["dask"]), "--backend", "sim", "--executor", "dask", "--scheduler",
+                 dask_cluster.scheduler_address, *extra]) == 0
+    pairs = {kind: _pairs(week) for kind, week in weeks.items()}
+    assert len(pairs["local"]) == 4 and pairs["local"].outcome.ne("").all()
+    pd.testing.assert_frame_equal(pairs["dask"], pairs["local"])
 
 
 class _LostFuture:
