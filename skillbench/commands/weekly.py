@@ -7,7 +7,15 @@ import signal
 import sys
 from pathlib import Path
 
-from skillbench.commands import add_backend_args, add_selection_args, listed, model_names, positive_int, run_key
+from skillbench.commands import (
+    add_backend_args,
+    add_executor_args,
+    add_selection_args,
+    listed,
+    model_names,
+    positive_int,
+    run_key,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out-dir", default=None, metavar="DIR",
                    help="where the weeks' ledgers and history go (default: SUITE/weekly/; for a read-only suite)")
     p.add_argument("--sandbox", choices=["docker", "local"], help="default docker when the engine answers")
+    add_executor_args(p)
     p.add_argument("--quiet", action="store_true",
                    help="do not relay the notebooks' output to the terminal (stage and progress lines still show)")
     p.set_defaults(func=run)
@@ -96,17 +105,23 @@ class TerminalLines:
 
 def run(args: argparse.Namespace) -> int:
     from skillbench.cli import UsageError
+    from skillbench.cluster.executor import ExecutorError, check_executor_args
     from skillbench.ledgers.keys import utc_run_key
     from skillbench.paths import DEFAULT_SUITE, REPORTS_DIR
     from skillbench.weekly.chain import DEFAULT_JOBS, WeeklyOptions, run_weekly
     from skillbench.weekly.stage_run import WeeklyError
 
+    try:
+        check_executor_args(args.executor, args.scheduler, args.sandbox)
+    except ExecutorError as exc:
+        raise UsageError(str(exc)) from exc
     opts = WeeklyOptions(
         suite_dir=Path(args.suite) if args.suite else DEFAULT_SUITE, run_key=args.run_key or utc_run_key(),
         backend=args.backend, models=listed(args.models), reps=args.reps, prompts=listed(args.prompts),
         families=listed(args.families), jobs=args.jobs or DEFAULT_JOBS, seed=args.seed, sandbox=args.sandbox,
         reports_dir=Path(args.reports) if args.reports else REPORTS_DIR,
         weeks_dir=Path(args.out_dir) if args.out_dir else None, skip_missing=args.skip_missing,
+        executor=args.executor, scheduler=args.scheduler or "",
     )
     terminal = TerminalLines()
     opts.stream = None if args.quiet else terminal

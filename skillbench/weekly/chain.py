@@ -81,6 +81,8 @@ class WeeklyOptions:
         jobs: runs (and judge calls) at once.
         seed: plan order and simulated endpoint seed.
         sandbox: ``docker`` or ``local`` (None: docker when the engine answers).
+        executor, scheduler: where generation and judging run: ``local`` (the kernels' threads) or ``dask`` (the
+            workers of ``scheduler``'s cluster, "": a local cluster per stage; :mod:`skillbench.cluster`).
         calibration_repeat: gradings of each answer for judge self-agreement.
         calibration_sample: calibrate on that many runs (0: all gradeable runs).
         reports_dir: where ``<run_key>/`` and ``index.html`` go.
@@ -107,6 +109,8 @@ class WeeklyOptions:
     jobs: int = DEFAULT_JOBS
     seed: int = 0
     sandbox: str | None = None
+    executor: str = "local"
+    scheduler: str = ""
     calibration_repeat: int = 3
     calibration_sample: int = 0
     reports_dir: Path = REPORTS_DIR
@@ -176,7 +180,7 @@ def stage_parameters(opts: WeeklyOptions, *, suite_dir: Path, run_dir: Path, his
         "prompts": list(opts.prompts or []), "families": list(opts.families or []),
         "jobs": int(opts.jobs), "seed": int(opts.seed), "dry_run": False, "write": True, "strict": False,
         "repeat": int(opts.calibration_repeat), "sample": int(opts.calibration_sample),
-        "skip_missing": bool(opts.skip_missing),
+        "skip_missing": bool(opts.skip_missing), "executor": opts.executor, "scheduler": opts.scheduler or "",
     }
 
 

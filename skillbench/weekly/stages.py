@@ -161,10 +161,11 @@ def run_generation(suite: Any, run_key: str, *, out_dir: str | Path | None = Non
 def generate_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "", *, backend: str = "sim",
                   endpoint: str = "", models: Sequence[str] = (), reps: int = 0, conditions: Sequence[str] = (),
                   jobs: int = 2, sandbox: str = "", seed: int = 0, timeout_s: float = 900.0,
-                  prompts: Sequence[str] = (), families: Sequence[str] = (), skip_missing: bool = False
-                  ) -> dict[str, Any]:
+                  prompts: Sequence[str] = (), families: Sequence[str] = (), skip_missing: bool = False,
+                  executor: str = "local", scheduler: str = "") -> dict[str, Any]:
     """The chain's generation stage: :func:`run_generation` with progress collapsed for the notebook (and
-    relayed live to the chain's terminal, see :func:`skillbench.weekly.collapsed_progress`).
+    relayed live to the chain's terminal, see :func:`skillbench.weekly.collapsed_progress`); ``executor``,
+    ``scheduler`` as there ("": a local cluster for ``dask``).
 
     Raises:
         StageError: a planned run is unaccounted for (the week must not read as complete).
@@ -176,7 +177,7 @@ def generate_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "",
         report = run_generation(suite, run_key, out_dir=resolve_run_dir(suite_dir, run_key, run_dir),
                                 backend=backend, endpoint=endpoint, models=models, reps=reps, conditions=conditions,
                                 jobs=jobs, sandbox=sandbox, seed=seed, timeout_s=timeout_s, prompts=prompts,
-                                families=families, log=print)
+                                families=families, log=print, executor=executor, scheduler=scheduler or None)
     if not report.get("accounted", False):
         lists = {k: v for k, v in report.items() if isinstance(v, list) and v}
         raise StageError(f"generation left planned runs unaccounted for: {lists} — rerun the same run key to resume")
@@ -324,10 +325,11 @@ def judge_week(run_dir: str | Path, *, backend: str = "sim", endpoint: str = "",
                samples: int = 1, jobs: int = 2, seed: int = 0, retry_ungraded: bool = True,
                prompts: Sequence[str] = (), families: Sequence[str] = (), batch: bool | None = None,
                batch_wait_s: float | None = None, cache: bool = False, executor: str = "local",
-               scheduler: str | None = None) -> JudgeOutcome:
+               scheduler: str = "") -> JudgeOutcome:
     """The chain's judging stage: :func:`grade_week`, then :func:`pair_week`; both skip what is already graded.
 
     One lock is held across both, so no other pass slips in between the rubric and the pairwise judge.
+    ``executor`` ``dask``: every judge request from a worker of ``scheduler``'s cluster ("": a local cluster).
     ``batch``, ``batch_wait_s``: None reads the suite's ``[judge]`` table (:func:`judge_settings`). ``cache``:
     prompt-cache sample 1 (pays only when calibration follows with caching on).
     Batched, the stage waits at most ``batch_wait_s`` for a round of batches, then stops "judge pending" — the
@@ -347,14 +349,14 @@ def judge_week(run_dir: str | Path, *, backend: str = "sim", endpoint: str = "",
     model = judge_model or DEFAULT_JUDGE_MODEL
     opts = JudgeOptions(judge_model=model, samples=samples, jobs=jobs, seed=seed, retry_ungraded=retry_ungraded,
                         batch=batch, batch_wait_s=wait_s if batch else None,
-                        cache=cache, executor=executor, scheduler=scheduler)
+                        cache=cache, executor=executor, scheduler=scheduler or None)
     try:
         with collapsed_progress(), run_dir_lock(_path(run_dir), log=print):
             rubric = grade_week(run_dir, opts, backend=backend, endpoint=endpoint, prompts=prompts,
                                 families=families, log=print)
             pairs = pair_week(run_dir, backend=backend, endpoint=endpoint, judge_model=model, jobs=jobs, seed=seed,
                               prompts=prompts, families=families, log=print, batch=batch,
-                              batch_wait_s=opts.batch_wait_s, executor=executor, scheduler=scheduler)
+                              batch_wait_s=opts.batch_wait_s, executor=executor, scheduler=scheduler or None)
     except JudgePending as exc:
         raise StageError(str(exc)) from exc
     if not rubric.ok:
