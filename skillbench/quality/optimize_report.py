@@ -4,7 +4,9 @@ Contract of :func:`write_outputs`: every file is created new in the result folde
 file is never overwritten — the folder is new per call, named ``<family>-<UTC stamp>``). ``SKILL.md`` is the
 original hub file with only its description replaced by the winner's (the whole file); ``SKILL.md.diff`` the
 unified diff against the original; ``candidates.csv`` one row per candidate (its description, train and test
-rates and F1 — test only for the original and the winner, the only ones measured on test — cost, notes);
+rates and F1 — test only for the original and the winner, the only ones measured on test — and, counted apart,
+how many of the split's generated near-misses were measured and fired (``<split>_generated_n``/``_fp``), cost,
+notes);
 ``optimize.md`` the table, the winner, its test F1 against the original's, the split's counts, the seed, k, the
 model and the cap.
 """
@@ -41,11 +43,21 @@ def candidates_frame(result: OptimizeResult) -> pd.DataFrame:
         row = {"candidate": c.index, "winner": int(c is result.winner), "chars": len(c.description),
                "description": c.description}
         for split, scores in (("train", c.train), ("test", c.test)):
-            for key in ("tp", "fn", "fp", "tn", "precision", "recall", "f1"):
+            for key in ("tp", "fn", "fp", "tn", "precision", "recall", "f1", "generated_n", "generated_fp"):
                 row[f"{split}_{key}"] = scores.get(key)
         row.update({"cost_usd": round(c.cost_usd, 6), "capped": int(c.capped), "note": c.note})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _fired(fp: object, n: object) -> str:
+    return "—" if n is None or pd.isna(n) or not n else f"{int(fp)}/{int(n)}"
+
+
+def _near_misses(result: OptimizeResult) -> str:
+    asked = result.trigger_set.near_misses_requested
+    return ("none asked for" if not asked else
+            f"{asked} asked for with {result.rewriter_model or 'the rewriter model'}, ${result.near_miss_usd:.4f}")
 
 
 def _page(result: OptimizeResult, frame: pd.DataFrame, diff: str) -> str:
@@ -57,17 +69,21 @@ def _page(result: OptimizeResult, frame: pd.DataFrame, diff: str) -> str:
     lines = [
         f"# optimize-description: {result.family}", "",
         f"Trigger set: {counts['train_should']} + {counts['train_should_not']} train, {counts['test_should']} + "
-        f"{counts['test_should_not']} test (should + should-not), seed {result.trigger_set.seed}; "
+        f"{counts['test_should_not']} test (should + should-not), of the should-not {counts['train_generated']} "
+        f"train and {counts['test_generated']} test generated near-misses ({_near_misses(result)}); seed "
+        f"{result.trigger_set.seed}, the test side of each stratum rounded up (ceil 0.4 n); "
         f"k = {result.spec.k} runs per query with {result.spec.model} ({result.spec.backend or 'default'} backend); "
         f"a query triggered when its rate is ≥ {RATE_THRESHOLD}. Iterations: {result.iterations}. "
         f"Spent ${result.spent_usd:.4f}; cap: {cap}.", "",
-        "| # | chars | train P | train R | train F1 | test F1 | cost $ | note |",
-        "|---|---|---|---|---|---|---|---|",
+        "| # | chars | train P | train R | train F1 | test F1 | generated fired (train / test) | cost $ | note |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in frame.itertuples(index=False):
         mark = " **(winner)**" if r.winner else ""
+        fired = (f"{_fired(r.train_generated_fp, r.train_generated_n)} / "
+                 f"{_fired(r.test_generated_fp, r.test_generated_n)}")
         lines.append(f"| {r.candidate}{mark} | {r.chars} | {_fmt(r.train_precision)} | {_fmt(r.train_recall)} | "
-                     f"{_fmt(r.train_f1)} | {_fmt(r.test_f1)} | {r.cost_usd:.4f} | {r.note} |")
+                     f"{_fmt(r.train_f1)} | {_fmt(r.test_f1)} | {fired} | {r.cost_usd:.4f} | {r.note} |")
     verdict = ("the original kept the best train F1: no change proposed" if win is first else
                f"candidate {win.index}: test F1 {_fmt(win.test.get('f1'))} against the original's "
                f"{_fmt(first.test.get('f1'))}")

@@ -12,7 +12,8 @@ Contract of :func:`optimize`:
 4. The winner is the best train F1 among complete measurements (ties: the shorter description, then the earlier);
    it is then measured on test, once — selection never sees a test result. Its test F1 is reported against the
    original's.
-5. ``max_total_usd`` caps the spend (the runs' ``total_cost_usd`` plus the rewriter calls' cost): each pass gets
+5. ``max_total_usd`` caps the spend (the near-miss generator's call, ``spent_usd`` on entry, plus the runs'
+   ``total_cost_usd`` plus the rewriter calls' cost): each pass gets
    what is left as generate's ``--max-total-usd`` (which stops starting runs), no pass starts once it is spent,
    and a pass cut short is marked capped and cannot win.
 
@@ -67,6 +68,8 @@ class OptimizeResult:
     original_sha256: str
     spec: RunSpec
     iterations: int
+    near_miss_usd: float = 0.0  # the near-miss generator's call, part of spent_usd
+    rewriter_model: str = ""  # the model that proposed the near-misses and the rewrites
 
 
 def failures(m: Measurement, tset: TriggerSet) -> tuple[list[str], list[str]]:
@@ -83,13 +86,16 @@ def sha256(path: Path) -> str:
 
 
 def optimize(suite: Suite, tset: TriggerSet, work: Path, *, iterations: int, spec: RunSpec, rewriter: Rewriter,
-             max_total_usd: float | None = None, log: Log = print) -> OptimizeResult:
-    """Run the loop (module docstring); runs go under ``work`` (must not exist)."""
+             max_total_usd: float | None = None, spent_usd: float = 0.0, log: Log = print) -> OptimizeResult:
+    """Run the loop (module docstring); runs go under ``work`` (must not exist).
+
+    ``spent_usd`` is what was spent before the loop (the near-miss generator's call): it counts toward the cap.
+    """
     family = tset.family
     hub = suite.family_dir(family) / SKILL_FILE
     before = sha256(hub)
     original = suite.skills[f"{family}/{SKILL_FILE}"].description
-    spent, capped = 0.0, False
+    spent, capped = spent_usd, False
 
     def left() -> float | None:
         return None if max_total_usd is None else max_total_usd - spent
@@ -143,7 +149,8 @@ def optimize(suite: Suite, tset: TriggerSet, work: Path, *, iterations: int, spe
     if winner is not first and not winner.test:
         measure(winner, TEST)
     assert sha256(hub) == before, f"{hub}: the original SKILL.md changed during the run"
-    return OptimizeResult(family, tset, candidates, winner, spent, max_total_usd, capped, before, spec, iterations)
+    return OptimizeResult(family, tset, candidates, winner, spent, max_total_usd, capped, before, spec, iterations,
+                          near_miss_usd=spent_usd)
 
 
 def _better(c: Candidate, best: Candidate) -> bool:

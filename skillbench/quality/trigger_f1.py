@@ -19,6 +19,13 @@ counted in ``unread_plugin_runs`` instead, so a missing folder never reads as a 
 ``precision`` needs should-not runs (none → unknown, not 1) and at least one activation; ``recall`` needs
 should-trigger runs; ``f1`` needs both (0 when both are 0). ``trigger-f1.csv`` (:data:`TRIGGER_F1_FILE`) is
 this frame, written by :func:`write_trigger_f1`.
+
+**Measured next to predicted** (:func:`measured_vs_predicted`, the "Measured triggering" section of
+``02_signals``): the frame joined by family (outer: a family either side lacks keeps its row) to the anchored
+judge's *predicted* triggering — ``skill-quality.csv``'s (``RUN_DIR/skill-quality.csv``, written there by
+``00_preflight`` or ``lint-skills --week``) composite row of ``triggering_accuracy`` (sample ``mean``: the mean
+anchor over the judge samples, 0–1) — with ``gap = f1 − predicted``. :func:`disagreement_reading` reads it in one
+sentence: a family disagrees when ``|gap| ≥`` :data:`DISAGREEMENT` (one anchor band of the rubric, 0.25).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ import pandas as pd
 
 from skillbench.arms import arm_kind
 from skillbench.ledgers.atomic import atomic_write_text
-from skillbench.ledgers.files import MANIFEST_FILE, TRANSCRIPT_FILE, TRIGGER_F1_FILE
+from skillbench.ledgers.files import MANIFEST_FILE, SKILL_QUALITY_FILE, TRANSCRIPT_FILE, TRIGGER_F1_FILE
 from skillbench.ledgers.readers import read_manifest
 from skillbench.ledgers.week import week_arms
 from skillbench.signals.manifest import SignalsError, _site_bases, activation_signals, read_metadata
@@ -38,6 +45,8 @@ from skillbench.signals.trigger import NONE, activated, false_trigger_arms, reli
 from skillbench.suite.format import SKILL_FILE
 from skillbench.vocab import PLUGIN
 
+TRIGGERING_DIMENSION = "triggering_accuracy"  # quality.anchored's id of PluginEval's triggering dimension
+DISAGREEMENT = 0.25  # |measured F1 − predicted| at which the two disagree: one anchor band
 TRIGGER_F1_COLUMNS = ["family", "should_n", "should_not_n", "tp", "fn", "fp", "tn", "precision", "recall", "f1",
                       "unread_plugin_runs"]
 
@@ -123,4 +132,54 @@ def write_trigger_f1(run_dir: str | Path) -> Path:
     return path
 
 
-__all__ = ["TRIGGER_F1_COLUMNS", "measured_triggering", "write_trigger_f1"]
+def predicted_triggering(path: str | Path) -> pd.Series | None:
+    """The anchored judge's predicted triggering per family from ``skill-quality.csv``, or None without the file.
+
+    The composite rows of :data:`TRIGGERING_DIMENSION` (sample ``mean``); a family the judge did not grade reads
+    NaN.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    rows = frame[frame["source"].eq("composite") & frame["measure"].eq(TRIGGERING_DIMENSION)
+                 & frame["sample"].eq("mean")]
+    values = pd.to_numeric(rows["value"].replace("", None), errors="coerce")
+    return pd.Series(values.to_numpy(), index=pd.Index(rows["family"], name="family"), name="predicted")
+
+
+def measured_vs_predicted(run_dir: str | Path, quality_csv: str | Path | None = None) -> pd.DataFrame:
+    """:func:`measured_triggering` with ``predicted`` and ``gap`` (module docstring), one row per family.
+
+    ``quality_csv`` defaults to ``RUN_DIR/skill-quality.csv``; absent, ``predicted`` and ``gap`` are NaN.
+    """
+    run_dir = Path(run_dir)
+    measured = measured_triggering(run_dir).set_index("family")
+    predicted = predicted_triggering(quality_csv or run_dir / SKILL_QUALITY_FILE)
+    if predicted is None:
+        predicted = pd.Series(dtype=float, name="predicted")
+    out = measured.join(predicted.rename("predicted"), how="outer")
+    out["gap"] = out["f1"] - out["predicted"]
+    return out.rename_axis("family").reset_index()
+
+
+def disagreement_reading(frame: pd.DataFrame) -> str:
+    """One sentence on where measured F1 and predicted triggering disagree (``|gap| ≥`` :data:`DISAGREEMENT`)."""
+    both = frame.dropna(subset=["f1", "predicted"])
+    if both.empty:
+        missing = "no predicted triggering (no skill-quality.csv with judge scores)" if frame["predicted"].isna(
+        ).all() else "no family has both a measured F1 and a predicted score"
+        return f"Nothing to compare: {missing} — the measured F1 stands alone."
+    off = both[both["gap"].abs() >= DISAGREEMENT].sort_values("gap", key=abs, ascending=False)
+    if off.empty:
+        return (f"Measured F1 and the judge's predicted triggering agree within {DISAGREEMENT:g} for all "
+                f"{len(both)} families with both (largest gap {both['gap'].abs().max():.2f}).")
+    parts = [f"{r.family} (predicted {r.predicted:.2f}, measured {r.f1:.2f}: "
+             f"{'fires worse than it reads' if r.gap < 0 else 'fires better than it reads'})"
+             for r in off.itertuples(index=False)]
+    return (f"They disagree by {DISAGREEMENT:g} or more for {len(off)} of {len(both)} families: "
+            f"{'; '.join(parts)}.")
+
+
+__all__ = ["DISAGREEMENT", "TRIGGER_F1_COLUMNS", "TRIGGERING_DIMENSION", "disagreement_reading",
+           "measured_triggering", "measured_vs_predicted", "predicted_triggering", "write_trigger_f1"]

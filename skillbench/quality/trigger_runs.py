@@ -35,7 +35,7 @@ import pandas as pd
 
 from skillbench.ledgers.files import MANIFEST_FILE
 from skillbench.ledgers.readers import read_manifest
-from skillbench.quality.trigger_set import Query
+from skillbench.quality.trigger_set import GENERATED, Query
 from skillbench.signals.trigger import activated, reliable
 from skillbench.suite.format import _FRONTMATTER, SKILL_FILE, Suite, read_skill
 from skillbench.vocab import WITH_SKILL
@@ -188,9 +188,11 @@ def measure_description(suite: Suite, family: str, description: str, queries: Se
 def split_scores(rates: pd.DataFrame, queries: Sequence[Query], split: str) -> dict[str, float | int | None]:
     """Precision, recall, F1 and the confusion counts of the split's queries (a query triggered at rate ≥ 0.5).
 
-    Queries with no reliable run are left out (counted in ``unmeasured``).
+    Queries with no reliable run are left out (counted in ``unmeasured``). The generated near-misses are counted
+    apart as well: ``generated_n`` measured, ``generated_fp`` of them triggered (both already in ``fp``/``tn``).
     """
     side = {q.id: q.should_trigger for q in queries if q.split == split}
+    made = {q.id for q in queries if q.split == split and q.source == GENERATED}
     r = rates[rates["query_id"].isin(list(side))]
     measured = r[r["runs"] > 0]
     should = measured["query_id"].map(side).astype(bool)
@@ -201,8 +203,10 @@ def split_scores(rates: pd.DataFrame, queries: Sequence[Query], split: str) -> d
     recall = tp / (tp + fn) if tp + fn else None
     f1 = (2 * precision * recall / (precision + recall) if precision and recall else
           0.0 if recall is not None and (tp + fp + fn) else None)
+    generated = measured["query_id"].isin(list(made))
     return {"tp": tp, "fn": fn, "fp": fp, "tn": tn, "precision": precision, "recall": recall, "f1": f1,
-            "unmeasured": len(side) - len(measured)}
+            "unmeasured": len(side) - len(measured), "generated_n": int(generated.sum()),
+            "generated_fp": int((generated & hit).sum())}
 
 
 __all__ = ["RATE_THRESHOLD", "Measurement", "RunSpec", "assert_only_description_changed", "measure_description",

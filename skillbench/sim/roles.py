@@ -12,13 +12,14 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from skillbench.quality.tools import DESCRIPTION_TOOL, SKILL_QUALITY_TOOL
+from skillbench.quality.tools import DESCRIPTION_TOOL, NEAR_MISS_TOOL, SKILL_QUALITY_TOOL
 
 if TYPE_CHECKING:
     from skillbench.sim.agent import Reply
 
-TOOL_ROLES = {SKILL_QUALITY_TOOL: "skill_judge", DESCRIPTION_TOOL: "rewriter"}
-ROLE_MODULES = {"skill_judge": "skillbench.sim.skill_judge", "rewriter": "skillbench.sim.rewrite"}
+TOOL_ROLES = {SKILL_QUALITY_TOOL: "skill_judge", DESCRIPTION_TOOL: "rewriter", NEAR_MISS_TOOL: "near_miss"}
+ROLE_MODULES = {"skill_judge": "skillbench.sim.skill_judge", "rewriter": "skillbench.sim.rewrite",
+                "near_miss": "skillbench.sim.near_miss"}
 
 
 def forced_role(body: Mapping[str, Any]) -> str | None:

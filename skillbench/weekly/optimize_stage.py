@@ -1,12 +1,15 @@
-"""optimize-description's stage: the one place that wires its endpoints (the trigger runs' and the rewriter's).
+"""optimize-description's stage: the one place that wires its endpoints (the trigger runs', the model calls').
 
-:func:`run_optimize` builds the trigger set (refusing a family below 4/4 test queries before anything is written),
-creates ``OUT_DIR/<family>-<UTC stamp>/`` (never inside the suite's skills tree), runs the loop
-(:func:`skillbench.quality.optimizer.optimize`: the trigger runs are generate passes, each starting its endpoint
-as ``skillbench generate`` does), asks the rewriter through :class:`skillbench.judge.client.JudgeClient` (the real
-``anthropic`` SDK with the client's limiter and retries; a reply that does not validate is re-asked once) on an
-endpoint opened here — the simulated one (:mod:`skillbench.sim.rewrite`) or Anthropic's — and writes the files
-(:mod:`skillbench.quality.optimize_report`).
+:func:`run_optimize` refuses a family below 4/4 test queries and an ``--out-dir`` inside the skills tree before
+any model call or write (:func:`skillbench.quality.trigger_set.check_splittable`), then, on an endpoint opened
+here — the simulated one or Anthropic's — asks :class:`skillbench.judge.client.JudgeClient` (the real ``anthropic``
+SDK with the client's limiter and retries; a reply that does not validate is re-asked once) for ``near_misses``
+generated should-not queries (:mod:`skillbench.quality.near_miss`; simulated by :mod:`skillbench.sim.near_miss`;
+none when 0), builds the trigger set with them, creates ``OUT_DIR/<family>-<UTC stamp>/`` (never inside the
+suite's skills tree), runs the loop (:func:`skillbench.quality.optimizer.optimize`: the trigger runs are generate
+passes, each starting its endpoint as ``skillbench generate`` does; the near-miss call's cost counts toward
+``--max-total-usd``), asks the same client for the rewrites (:mod:`skillbench.sim.rewrite` on the sim) and writes
+the files (:mod:`skillbench.quality.optimize_report`).
 """
 
 from __future__ import annotations
@@ -16,14 +19,21 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from skillbench.generation.cli_call import ATTEMPT_HEADER, RUN_ID_HEADER
+from skillbench.quality.near_miss import near_miss_payload, near_miss_request, parse_near_misses
 from skillbench.quality.optimize_report import write_outputs
 from skillbench.quality.optimizer import OptimizeResult, optimize
 from skillbench.quality.rewriter import parse_description, rewrite_request
 from skillbench.quality.trigger_runs import RunSpec
-from skillbench.quality.trigger_set import build_trigger_set
+from skillbench.quality.trigger_set import build_trigger_set, check_splittable
 from skillbench.suite.format import Suite
+
+if TYPE_CHECKING:
+    from skillbench.judge.client import JudgeClient
+
+T = TypeVar("T")
 
 RUNS_DIR = "_runs"  # the trigger suites and the generate passes of each candidate, under the result folder
 DEFAULT_REWRITER_MODEL = "claude-opus-5-5"
@@ -37,8 +47,8 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def result_folder(suite: Suite, family: str, out_dir: Path) -> Path:
-    """``OUT_DIR/<family>-<UTC stamp>/``, created new (a second one in the same second gets ``-2``).
+def check_out_dir(suite: Suite, out_dir: Path) -> Path:
+    """``out_dir`` resolved, when it is outside the suite's skills tree (nothing is created).
 
     Raises:
         OptimizeError: ``out_dir`` is inside the suite's skills tree.
@@ -48,6 +58,16 @@ def result_folder(suite: Suite, family: str, out_dir: Path) -> Path:
     if out_dir == skills or skills in out_dir.parents:
         raise OptimizeError(f"--out-dir {out_dir}: inside the suite's skills tree {skills} — choose a folder "
                             "outside it (default: reports/optimize/)")
+    return out_dir
+
+
+def result_folder(suite: Suite, family: str, out_dir: Path) -> Path:
+    """``OUT_DIR/<family>-<UTC stamp>/``, created new (a second one in the same second gets ``-2``).
+
+    Raises:
+        OptimizeError: ``out_dir`` is inside the suite's skills tree.
+    """
+    out_dir = check_out_dir(suite, out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     for n in itertools.count(1):
@@ -60,47 +80,61 @@ def result_folder(suite: Suite, family: str, out_dir: Path) -> Path:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _ask(client: JudgeClient, request: dict, run_id: str, parse: Callable[[Any], T]) -> tuple[T, float]:
+    """One validated call (re-asked once) and what its attempts cost, the invalid ones included."""
+    from skillbench.judge.client import ask_validated
+
+    spent = [0.0]
+
+    def observe(_attempt: int, result: Any, _error: str) -> None:
+        spent[0] += result.cost_usd if result is not None else 0.0
+
+    value = ask_validated(client, lambda attempt: (request, {RUN_ID_HEADER: run_id, ATTEMPT_HEADER: str(attempt)}),
+                          parse, next_attempt=itertools.count(1).__next__, observe=observe)
+    return value, spent[0]
+
+
 def run_optimize(suite: Suite, family: str, out_dir: Path, *, iterations: int, spec: RunSpec,
                  rewriter_model: str = DEFAULT_REWRITER_MODEL, max_total_usd: float | None = None,
-                 trigger_set: Path | None = None, log: Callable[[str], None] = _stderr
-                 ) -> tuple[OptimizeResult, dict[str, Path]]:
-    """The whole command: trigger set, loop, files. Returns the result and the files written.
+                 trigger_set: Path | None = None, near_misses: int,
+                 log: Callable[[str], None] = _stderr) -> tuple[OptimizeResult, dict[str, Path]]:
+    """The whole command: near-misses, trigger set, loop, files. Returns the result and the files written.
 
     Raises:
-        TriggerSetError: the family cannot be split 4/4 (nothing written).
-        OptimizeError: ``out_dir`` inside the skills tree (nothing written).
-        BackendError: the rewriter's endpoint cannot be used.
-        SlotFailed: the rewriter failed twice.
+        TriggerSetError: the family cannot be split 4/4 (nothing written, no model call).
+        OptimizeError: ``out_dir`` inside the skills tree (nothing written, no model call).
+        BackendError: the endpoint cannot be used.
+        SlotFailed: the near-miss generator or the rewriter failed twice.
     """
     from skillbench.generation.backend import model_endpoint
-    from skillbench.judge.client import JudgeClient, ask_validated
+    from skillbench.judge.client import JudgeClient
 
-    tset = build_trigger_set(suite, family, spec.seed, trigger_set)
-    folder = result_folder(suite, family, out_dir)
+    check_splittable(suite, family, spec.seed, trigger_set, near_misses)
+    check_out_dir(suite, out_dir)
     with model_endpoint(spec.backend, endpoint=spec.endpoint or None, seed=spec.seed) as ep:
         client = JudgeClient(ep.base_url, ep.api_key, rewriter_model)
-        calls = itertools.count(1)
-
-        def rewriter(payload: dict) -> tuple[str, float]:
-            spent = [0.0]
-
-            def observe(_attempt: int, result, _error: str) -> None:
-                spent[0] += result.cost_usd if result is not None else 0.0
-
-            n = next(calls)
-            description = ask_validated(
-                client, lambda attempt: (rewrite_request(payload),
-                                         {RUN_ID_HEADER: f"optimize-{family}-{n}", ATTEMPT_HEADER: str(attempt)}),
-                lambda message: parse_description(message, int(payload["max_chars"])),
-                next_attempt=itertools.count(1).__next__, observe=observe)
-            return description, spent[0]
-
         try:
+            generated, near_miss_usd = [], 0.0
+            if near_misses:
+                payload = near_miss_payload(suite, family, near_misses)
+                generated, near_miss_usd = _ask(
+                    client, near_miss_request(payload), f"optimize-{family}-near-misses",
+                    lambda message: parse_near_misses(message, near_misses, int(payload["max_chars"])))
+                log(f"optimize-description: {len(generated)} generated near-misses (${near_miss_usd:.4f})")
+            tset = build_trigger_set(suite, family, spec.seed, trigger_set, generated, near_misses)
+            folder = result_folder(suite, family, out_dir)
+            calls = itertools.count(1)
+
+            def rewriter(payload: dict) -> tuple[str, float]:
+                return _ask(client, rewrite_request(payload), f"optimize-{family}-{next(calls)}",
+                            lambda message: parse_description(message, int(payload["max_chars"])))
+
             result = optimize(suite, tset, folder / RUNS_DIR, iterations=iterations, spec=spec, rewriter=rewriter,
-                              max_total_usd=max_total_usd, log=log)
+                              max_total_usd=max_total_usd, spent_usd=near_miss_usd, log=log)
         finally:
             client.close()
+    result.rewriter_model = rewriter_model
     return result, write_outputs(result, suite, folder)
 
 
-__all__ = ["OptimizeError", "result_folder", "run_optimize"]
+__all__ = ["OptimizeError", "check_out_dir", "result_folder", "run_optimize"]

@@ -7,11 +7,14 @@ falls to rule 3 with almost no overlap — p(trigger) near ``trigger × trigger_
 The simulated rewriter (:mod:`skillbench.sim.rewrite`) adds "Use when" contexts from the missed train queries'
 words; the held-out should-trigger queries share those words (resample, rolling, timestamp, daily …), which puts
 them under rule 2 (``use_when_gain``: p ≈ 1), so test F1 must rise — through the rule, from train failures only.
+The default four generated near-misses (:mod:`skillbench.sim.near_miss`) join the should-not side, labelled
+``generated`` and counted apart in the candidates' table.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -68,7 +71,14 @@ def test_a_weakened_description_improves_on_held_out_test_and_the_suite_is_untou
     new_hub = (folder / "SKILL.md").read_text(encoding="utf-8")
     assert new_hub == with_description(hub.read_text(encoding="utf-8"), winner["description"])
     assert "+description:" in (folder / "SKILL.md.diff").read_text(encoding="utf-8")
-    assert "test F1" in (folder / OPTIMIZE_REPORT_MD).read_text(encoding="utf-8")
+    page = (folder / OPTIMIZE_REPORT_MD).read_text(encoding="utf-8")
+    assert "test F1" in page and "generated near-misses (4 asked for" in page
+    tset = json.loads((folder / OPTIMIZE_TRIGGER_SET).read_text(encoding="utf-8"))
+    generated = [q for q in tset["queries"] if q["source"] == "generated"]
+    assert len(generated) == 4 and not any(q["should_trigger"] for q in generated)  # the default --near-misses
+    assert tset["counts"]["train_generated"] + tset["counts"]["test_generated"] == 4
+    assert original["train_generated_n"] == tset["counts"]["train_generated"]  # counted apart in the table
+    assert original["test_generated_n"] == tset["counts"]["test_generated"]
 
 
 def test_a_family_with_too_few_prompts_is_refused_before_anything_is_written(tmp_path: Path, capsys) -> None:
@@ -86,3 +96,22 @@ def test_an_out_dir_inside_the_skills_tree_is_refused(tmp_path: Path, capsys) ->
                  "--out-dir", str(suite / "skills" / "x")])
     assert code == 2 and "inside the suite's skills tree" in capsys.readouterr().err
     assert not (suite / "skills" / "x").exists()
+
+
+def test_the_near_miss_calls_cost_counts_toward_the_cap(tmp_path: Path) -> None:
+    """Spent before the loop (the near-miss call) at or above --max-total-usd: no run starts, no rewriter call."""
+    from skillbench.quality.optimizer import optimize
+    from skillbench.quality.trigger_runs import RunSpec
+    from skillbench.quality.trigger_set import build_trigger_set
+    from skillbench.suite.load import load_suite
+
+    suite = load_suite(ROOT / "evals")
+    tset = build_trigger_set(suite, FAMILY, generated=["Is my A/B test significant? It has resample in it too."])
+
+    def rewriter(payload: dict) -> tuple[str, float]:
+        raise AssertionError("the rewriter was called after the cap was spent")
+
+    result = optimize(suite, tset, tmp_path / "work", iterations=1, spec=RunSpec(), rewriter=rewriter,
+                      max_total_usd=0.01, spent_usd=0.02, log=lambda m: None)
+    assert result.capped and result.spent_usd == 0.02 and result.near_miss_usd == 0.02
+    assert result.candidates[0].note == "not measured: --max-total-usd spent" and not (tmp_path / "work").exists()

@@ -21,7 +21,14 @@ import pandas as pd
 import pytest
 
 from skillbench.ledgers.files import TRIGGER_F1_FILE
-from skillbench.quality.trigger_f1 import TRIGGER_F1_COLUMNS, measured_triggering, write_trigger_f1
+from skillbench.quality.trigger_f1 import (
+    TRIGGER_F1_COLUMNS,
+    TRIGGERING_DIMENSION,
+    disagreement_reading,
+    measured_triggering,
+    measured_vs_predicted,
+    write_trigger_f1,
+)
 
 WEEKS = Path(__file__).resolve().parents[1] / "data" / "tiny-week"
 
@@ -72,3 +79,35 @@ def test_write_trigger_f1_writes_the_frame(tmp_path: Path) -> None:
     assert path == week / TRIGGER_F1_FILE
     written = pd.read_csv(path)
     assert written[["family", "tp", "fp"]].values.tolist() == [["csv-io", 4, 0], ["dates", 5, 1]]
+
+
+def _quality_csv(path: Path, predicted: dict[str, str]) -> Path:
+    """A skill-quality.csv with lint-skills' columns: the composite triggering rows, plus rows that must be ignored."""
+    rows = [{"family": f, "skill": f, "level": "hub", "source": "composite", "measure": TRIGGERING_DIMENSION,
+             "sample": "mean", "value": v} for f, v in predicted.items()]
+    rows += [{"family": "csv-io", "skill": "csv-io", "level": "hub", "source": "judge", "measure": TRIGGERING_DIMENSION,
+              "sample": "1", "value": "0"},
+             {"family": "csv-io", "skill": "csv-io", "level": "hub", "source": "composite", "measure": "composite",
+              "sample": "mean", "value": "0.1"}]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_measured_next_to_predicted_joins_by_family_and_reads_the_disagreement(tmp_path: Path) -> None:
+    from skillbench.quality.anchored import DIMENSION_IDS
+
+    assert TRIGGERING_DIMENSION in DIMENSION_IDS
+    week = WEEKS / "20261130"
+    alone = measured_vs_predicted(week)  # the committed week has no skill-quality.csv
+    assert alone["predicted"].isna().all() and "Nothing to compare" in disagreement_reading(alone)
+    # measured F1: csv-io 2/3, dates 0.714; predicted 0.25 / 0.75; a third family only the judge graded
+    frame = measured_vs_predicted(week, _quality_csv(tmp_path / "q.csv",
+                                                     {"csv-io": "0.25", "dates": "0.75", "other": "1"}))
+    by = frame.set_index("family")
+    assert by.loc["csv-io", "predicted"] == 0.25 and by.loc["csv-io", "gap"] == pytest.approx(2 / 3 - 0.25)
+    assert by.loc["dates", "gap"] == pytest.approx(by.loc["dates", "f1"] - 0.75)
+    assert pd.isna(by.loc["other", "f1"]) and by.loc["other", "predicted"] == 1.0  # outer join keeps it
+    reading = disagreement_reading(frame)
+    assert reading.startswith("They disagree by 0.25 or more for 1 of 2 families: csv-io (predicted 0.25, "
+                              "measured 0.67: fires better than it reads)")
+    assert "\n" not in reading
