@@ -1,6 +1,6 @@
 """The run directory's contract: every file name (:mod:`~skillbench.ledgers.files`), every column list
 (:mod:`~skillbench.ledgers.columns`), typed readers, the append-only ledger, atomic writes, run keys and the
-reconciliation rule.
+reconciliation rule, and the shards of a CI matrix (the slice each leg owns, its summary, a consolidation's status).
 """
 
 from __future__ import annotations
@@ -29,6 +29,10 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
         "run_dir_lock", "RunDirBusy", "read_holder", "set_process_command", "process_command", "LOCK_FILE"
     ), "lock"),
+    **dict.fromkeys((
+        "Shard", "ShardError", "parse_shard", "owner", "write_summary", "read_summary", "summaries_in",
+        "consolidation_status", "consolidation_incomplete"
+    ), "shards"),
 }
 _DEPRECATED: dict[str, tuple[str, str]] = {
     "load_run": ("skillbench.ledgers.week", "load_week"),
@@ -77,6 +81,17 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         Reconciliation,
         cross_check,
         reconcile_runs,
+    )
+    from skillbench.ledgers.shards import (
+        Shard,
+        ShardError,
+        consolidation_incomplete,
+        consolidation_status,
+        owner,
+        parse_shard,
+        read_summary,
+        summaries_in,
+        write_summary,
     )
     from skillbench.ledgers.slugs import (
         SLUGS_FILE,

@@ -31,7 +31,7 @@ def dimension_means(scores: pd.DataFrame) -> pd.DataFrame:
     return wide.reindex(columns=list(RAW_WEIGHTS))
 
 
-def composite(means: pd.DataFrame) -> pd.Series:
+def composite_scores(means: pd.DataFrame) -> pd.Series:
     """The composite per family from :func:`dimension_means` (NaN when a dimension has no graded sample)."""
     weights = pd.Series(WEIGHTS)
     return means[weights.index].mul(weights, axis=1).sum(axis=1, min_count=len(weights)).where(

@@ -28,7 +28,7 @@ from skillbench.quality.composite import (
     RAW_WEIGHTS,
     WEIGHT_SUM,
     WEIGHTS,
-    composite,
+    composite_scores,
     dimension_means,
     normalisation_note,
 )
@@ -83,7 +83,7 @@ def lint_suite(suite_dir: Path, units: list[SkillUnit], *, judge: JudgePass | No
         result.scores["score"] = pd.to_numeric(result.scores["score"], errors="coerce")
         result.kappa = kappa_by_dimension(result.scores)
         result.means = dimension_means(result.scores).reindex([u.family for u in units])
-        result.composite = composite(result.means)
+        result.composite = composite_scores(result.means)
     return result
 
 
