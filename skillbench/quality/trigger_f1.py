@@ -39,7 +39,7 @@ from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import MANIFEST_FILE, SKILL_QUALITY_FILE, TRANSCRIPT_FILE, TRIGGER_F1_FILE
 from skillbench.ledgers.readers import read_manifest
 from skillbench.ledgers.week import week_arms
-from skillbench.signals.manifest import SignalsError, _site_bases, activation_signals, read_metadata
+from skillbench.signals.manifest import SignalsError, activation_signals, read_metadata, site_bases
 from skillbench.signals.transcript import read_transcript
 from skillbench.signals.trigger import NONE, activated, false_trigger_arms, reliable
 from skillbench.suite.format import SKILL_FILE
@@ -72,7 +72,7 @@ def _cross_family(run_dir: Path, plugin_runs: pd.DataFrame) -> tuple[pd.DataFram
         for family in meta.get("installed_families") or []:
             if family == run.skill_family:
                 continue
-            signals = activation_signals(transcript, family, f"{family}/{SKILL_FILE}", _site_bases(meta))
+            signals = activation_signals(transcript, family, f"{family}/{SKILL_FILE}", site_bases(meta))
             rows.append({"family": family, "activated": signals["skill_activation"] != NONE})
     return pd.DataFrame(rows, columns=["family", "activated"]), pd.Series(unread, dtype=int)
 

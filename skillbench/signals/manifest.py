@@ -52,7 +52,7 @@ RATE_LIMIT_ERRORS: frozenset[str] = frozenset({"rate_limit", "overloaded"})
 RATE_LIMIT_STATUSES: frozenset[int] = frozenset({429, 529})
 
 
-def _site_bases(meta: dict[str, Any]) -> list[str]:
+def site_bases(meta: dict[str, Any]) -> list[str]:
     bases = [meta.get("suite_site_base"), meta.get("site_base")]
     return [b.rstrip("/") + "/" for b in bases if b]
 
@@ -244,7 +244,7 @@ def run_signals(run_dir: str | Path) -> dict[str, Any]:
         "skills_sha": meta.get("skills_sha", ""),
         "timestamp": meta.get("timestamp", ""),
         "skill_available": int(family in ((init or {}).get("skills") or [])),
-        **activation_signals(transcript, family, leaf, _site_bases(meta)),
+        **activation_signals(transcript, family, leaf, site_bases(meta)),
         "model_snapshot": models[0] if models else (init or {}).get("model", ""),
         "cli_version": (init or {}).get("claude_code_version", meta.get("cli_version", "")),
         "total_cost_usd": result.get("total_cost_usd"),

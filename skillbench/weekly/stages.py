@@ -200,19 +200,21 @@ def signals_week(run_dir: str | Path, *, write: bool = False, wait: bool = False
 
 def write_signals(run_dir: str | Path, *, wait: bool = False, holder: str | None = None,
                   log: Log = _stderr) -> pd.DataFrame:
-    """Rewrite ``manifest.csv`` (and ``checks.csv``) from the run folders under the run directory's lock; returns
-    the manifest.
+    """Rewrite ``manifest.csv`` (and ``checks.csv``, and ``trigger-f1.csv``: the measured triggering per family)
+    from the run folders under the run directory's lock; returns the manifest.
 
     Raises:
         RunDirBusy: another pass holds the run directory (and not ``wait``).
         SignalsError: a run folder's metadata cannot be read.
     """
     from skillbench.checks.ledger import write_checks_ledger
+    from skillbench.quality.trigger_f1 import write_trigger_f1
     from skillbench.signals.manifest import write_manifest
 
     with run_dir_lock(_path(run_dir), command=holder, wait=wait, log=log) as folder:
         manifest = write_manifest(folder)
         write_checks_ledger(folder)
+        write_trigger_f1(folder)
         return manifest
 
 
