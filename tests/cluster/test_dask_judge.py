@@ -44,6 +44,15 @@ def test_dask_judge_grades_what_the_local_judge_grades(dask_cluster, dask_week: 
     pd.testing.assert_frame_equal(pairs["dask"], pairs["local"])
 
 
+def test_without_a_scheduler_a_local_cluster_serves_the_pass(dask_week: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]):
+    week = Path(shutil.copytree(dask_week, tmp_path / "auto"))
+    assert main(["judge", str(week), "--backend", "sim", "--executor", "dask", "--limit", "2"]) == 0
+    assert "executor dask: local cluster tcp://127.0.0.1:" in capsys.readouterr().err
+    graded = _scores(week)
+    assert graded.run_id.nunique() == 2 and graded.verdict.ne("ungraded").all()
+
+
 class _LostFuture:
     def result(self):
         from distributed import KilledWorker
