@@ -1,15 +1,44 @@
-"""Where the work runs: this process's threads (``--executor local``) or a dask.distributed cluster (``dask``).
-
-The contract (:mod:`skillbench.cluster.executor`): a Dask task is **one sandbox run** of generation (or **one HTTP
-request** of a judge call) on a worker, and returns what it produced to the client; the client writes every file
-with the same atomic writes, resume, retries and reconciliation as the local executor, so a worker that dies loses
-at most its in-flight runs and a rerun finishes them. Dask never re-runs a task behind skillbench's back (the
-scheduler's ``allowed-failures`` must be 0); a lost worker goes through skillbench's retry-once rule
-(``worker_lost``, recorded in ``retries.json``). The simulated endpoint is loopback-only, so with the sim every
-worker must be on this machine; a multi-host cluster uses the Anthropic backend.
-
-Modules: ``executor`` (``open_executor``: the client's lifetime for a pass, the local and Dask executors, the
-refusals), ``sandbox`` (``DaskSandbox``: the ``Sandbox`` protocol over the cluster), ``transport``
-(``DaskTransport``: an ``httpx2`` transport for the judge's SDK client), ``worker`` (what runs on a worker), ``checks``
-(``skillbench worker check``: Docker, the runner image's tag and socat on every worker).
+"""Where the work runs: this process's threads, or a dask.distributed cluster (one task per sandbox run or per judge
+HTTP request, Dask's re-runs off), what runs on a worker, and the worker check.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from skillbench._exports import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys((
+        "open_executor", "judge_transport", "ExecutorError", "check_executor_args", "LocalExecutor",
+        "DaskExecutor", "remote_workers", "refuse_remote_workers"
+    ), "executor"),
+    **dict.fromkeys(("DaskSandbox", "WORKER_LOST_EXIT"), "sandbox"),
+    **dict.fromkeys(("DaskTransport",), "transport"),
+    **dict.fromkeys(("check_workers", "WorkerStatus"), "checks"),
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # static analysers and IDEs see the real imports
+    from skillbench.cluster.checks import (
+        WorkerStatus,
+        check_workers,
+    )
+    from skillbench.cluster.executor import (
+        DaskExecutor,
+        ExecutorError,
+        LocalExecutor,
+        check_executor_args,
+        judge_transport,
+        open_executor,
+        refuse_remote_workers,
+        remote_workers,
+    )
+    from skillbench.cluster.sandbox import (
+        WORKER_LOST_EXIT,
+        DaskSandbox,
+    )
+    from skillbench.cluster.transport import (
+        DaskTransport,
+    )

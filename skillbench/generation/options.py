@@ -20,7 +20,7 @@ class GenerateOptions:
     models: list[str]
     conditions: list[str]
     reps: int
-    jobs: int = 1
+    jobs: int = 1  # runs at once, at most; 0: the executor's width (1 locally, the cluster's worker threads on Dask)
     limit: int | None = None
     dry_run: bool = False
     sandbox: str | None = None  # docker | local | None = docker when the engine answers
