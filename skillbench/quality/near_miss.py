@@ -12,15 +12,18 @@ else is an invalid reply, re-asked once (:func:`skillbench.judge.client.ask_vali
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from skillbench.judge.protocol import ProtocolError
+from skillbench.quality.payload import payload_request
+from skillbench.quality.payload import read_payload as read_tagged
 from skillbench.quality.tools import NEAR_MISS_TOOL
 from skillbench.suite.format import SKILL_FILE, Suite
 
 MAX_QUERY_CHARS = 400
 PAYLOAD_START, PAYLOAD_END = "<near-miss-request>", "</near-miss-request>"
+INTRO = ("Propose near-miss queries for this skill: they share its vocabulary, and it should not load for "
+         "them.")
 MAX_TOKENS = 2048
 
 SYSTEM = (
@@ -53,11 +56,8 @@ def near_miss_payload(suite: Suite, family: str, count: int) -> dict[str, Any]:
 
 def near_miss_request(payload: dict[str, Any]) -> dict[str, Any]:
     """The Messages request body, less ``model`` (the client adds its own; module docstring)."""
-    text = ("Propose near-miss queries for this skill: they share its vocabulary, and it should not load for "
-            f"them.\n{PAYLOAD_START}\n{json.dumps(payload, indent=2, ensure_ascii=False)}\n{PAYLOAD_END}")
-    return {"max_tokens": MAX_TOKENS, "system": SYSTEM, "tools": [TOOL],
-            "tool_choice": {"type": "tool", "name": NEAR_MISS_TOOL},
-            "messages": [{"role": "user", "content": text}]}
+    return payload_request(INTRO, payload, (PAYLOAD_START, PAYLOAD_END), tool=TOOL, system=SYSTEM,
+                           max_tokens=MAX_TOKENS)
 
 
 def read_payload(body: dict[str, Any]) -> dict[str, Any]:
@@ -66,14 +66,7 @@ def read_payload(body: dict[str, Any]) -> dict[str, Any]:
     Raises:
         ValueError: no payload block in the last user message (json.JSONDecodeError is one).
     """
-    messages = body.get("messages") or []
-    content = messages[-1].get("content") if messages else ""
-    if isinstance(content, list):
-        content = "".join(b.get("text", "") for b in content if isinstance(b, dict))
-    start, end = str(content).find(PAYLOAD_START), str(content).rfind(PAYLOAD_END)
-    if start < 0 or end < start:
-        raise ValueError("no near-miss payload in the request")
-    return json.loads(str(content)[start + len(PAYLOAD_START):end])
+    return read_tagged(body, (PAYLOAD_START, PAYLOAD_END), "near-miss")
 
 
 def parse_near_misses(message: Any, count: int, max_chars: int = MAX_QUERY_CHARS) -> list[str]:

@@ -12,15 +12,18 @@ characters (:func:`parse_description`); anything else is an invalid reply, re-as
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from skillbench.judge.protocol import ProtocolError
+from skillbench.quality.payload import payload_request
+from skillbench.quality.payload import read_payload as read_tagged
 from skillbench.quality.tools import DESCRIPTION_TOOL
 
 MAX_DESCRIPTION_CHARS = 1024  # the CLI's and the Agent Skills spec's limit on a description
 PAYLOAD_START, PAYLOAD_END = "<rewrite-request>", "</rewrite-request>"
+INTRO = ("These train queries show where the current description fails. 'missed' should have loaded the skill "
+         "and did not; 'false_triggers' should not have and did.")
 MAX_TOKENS = 1024
 
 SYSTEM = (
@@ -47,12 +50,8 @@ def rewrite_payload(skill: str, description: str, missed: Sequence[str], false_t
 
 def rewrite_request(payload: dict[str, Any]) -> dict[str, Any]:
     """The Messages request body, less ``model`` (the client adds its own; module docstring)."""
-    text = ("These train queries show where the current description fails. 'missed' should have loaded the skill "
-            "and did not; 'false_triggers' should not have and did.\n"
-            f"{PAYLOAD_START}\n{json.dumps(payload, indent=2, ensure_ascii=False)}\n{PAYLOAD_END}")
-    return {"max_tokens": MAX_TOKENS, "system": SYSTEM, "tools": [TOOL],
-            "tool_choice": {"type": "tool", "name": DESCRIPTION_TOOL},
-            "messages": [{"role": "user", "content": text}]}
+    return payload_request(INTRO, payload, (PAYLOAD_START, PAYLOAD_END), tool=TOOL, system=SYSTEM,
+                           max_tokens=MAX_TOKENS)
 
 
 def read_payload(body: dict[str, Any]) -> dict[str, Any]:
@@ -61,14 +60,7 @@ def read_payload(body: dict[str, Any]) -> dict[str, Any]:
     Raises:
         ValueError: no payload block in the last user message.
     """
-    messages = body.get("messages") or []
-    content = messages[-1].get("content") if messages else ""
-    if isinstance(content, list):
-        content = "".join(b.get("text", "") for b in content if isinstance(b, dict))
-    start, end = str(content).find(PAYLOAD_START), str(content).rfind(PAYLOAD_END)
-    if start < 0 or end < start:
-        raise ValueError("no rewrite payload in the request")
-    return json.loads(str(content)[start + len(PAYLOAD_START):end])
+    return read_tagged(body, (PAYLOAD_START, PAYLOAD_END), "rewrite")
 
 
 def parse_description(message: Any, max_chars: int = MAX_DESCRIPTION_CHARS) -> str:
