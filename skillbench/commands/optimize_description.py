@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from skillbench.judge.client import SlotFailed
     from skillbench.ledgers.files import OPTIMIZE_DIR, OPTIMIZE_REPORT_MD
     from skillbench.paths import REPORTS_DIR
+    from skillbench.quality.optimizer import score_text
     from skillbench.quality.trigger_runs import RunSpec
     from skillbench.quality.trigger_set import TriggerSetError
     from skillbench.suite.load import load_suite
@@ -81,8 +82,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"skillbench optimize-description: {exc}", file=sys.stderr)
         return 1
     first, win = result.candidates[0], result.winner
-    print(f"optimize-description {args.family}: winner candidate {win.index}, test F1 {win.test.get('f1')} vs "
-          f"original {first.test.get('f1')}; spent ${result.spent_usd:.4f}"
+    won, was = score_text(win.test.get("f1")), score_text(first.test.get("f1"))
+    print(f"optimize-description {args.family}: winner candidate {win.index}, test F1 {won} vs original {was}; "
+          f"spent ${result.spent_usd:.4f}"
           + (" (--max-total-usd hit)" if result.capped else ""))
     print(paths[OPTIMIZE_REPORT_MD])
     return 0
+

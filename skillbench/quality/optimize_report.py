@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from skillbench.ledgers.files import OPTIMIZE_CANDIDATES_FILE, OPTIMIZE_REPORT_MD, OPTIMIZE_TRIGGER_SET
-from skillbench.quality.optimizer import OptimizeResult
+from skillbench.quality.optimizer import OptimizeResult, score_text
 from skillbench.quality.trigger_runs import RATE_THRESHOLD, with_description
 from skillbench.quality.trigger_set import write_trigger_set
 from skillbench.suite.format import SKILL_FILE, Suite
@@ -30,11 +30,6 @@ DIFF_FILE = f"{SKILL_FILE}.diff"
 def _new(path: Path, text: str) -> None:
     with path.open("x", encoding="utf-8") as fh:
         fh.write(text)
-
-
-def _fmt(value: object) -> str:
-    return "—" if value is None or (isinstance(value, float) and pd.isna(value)) else (
-        f"{value:.3f}" if isinstance(value, float) else str(value))
 
 
 def candidates_frame(result: OptimizeResult) -> pd.DataFrame:
@@ -82,11 +77,11 @@ def _page(result: OptimizeResult, frame: pd.DataFrame, diff: str) -> str:
         mark = " **(winner)**" if r.winner else ""
         fired = (f"{_fired(r.train_generated_fp, r.train_generated_n)} / "
                  f"{_fired(r.test_generated_fp, r.test_generated_n)}")
-        lines.append(f"| {r.candidate}{mark} | {r.chars} | {_fmt(r.train_precision)} | {_fmt(r.train_recall)} | "
-                     f"{_fmt(r.train_f1)} | {_fmt(r.test_f1)} | {fired} | {r.cost_usd:.4f} | {r.note} |")
+        scores = " | ".join(score_text(v) for v in (r.train_precision, r.train_recall, r.train_f1, r.test_f1))
+        lines.append(f"| {r.candidate}{mark} | {r.chars} | {scores} | {fired} | {r.cost_usd:.4f} | {r.note} |")
     verdict = ("the original kept the best train F1: no change proposed" if win is first else
-               f"candidate {win.index}: test F1 {_fmt(win.test.get('f1'))} against the original's "
-               f"{_fmt(first.test.get('f1'))}")
+               f"candidate {win.index}: test F1 {score_text(win.test.get('f1'))} against the original's "
+               f"{score_text(first.test.get('f1'))}")
     lines += ["", f"**Winner**: {verdict}.", "", "Selection read train only; test was measured for the original "
               "and the winner alone.", "", "## Winner's description", "", f"> {win.description}", "",
               "## Diff", "", "```diff", diff.rstrip() or "(no change)", "```", ""]

@@ -142,7 +142,7 @@ def optimize(suite: Suite, tset: TriggerSet, work: Path, *, iterations: int, spe
             cand.note = "same as an earlier candidate: not run again"
             continue
         m = measure(cand, TRAIN)
-        log(f"optimize-description: candidate {i}: train F1 {cand.train.get('f1')}")
+        log(f"optimize-description: candidate {i}: train F1 {score_text(cand.train.get('f1'))}")
         if m is not None and _better(cand, best):
             best, best_m = cand, m
     winner = best
@@ -161,3 +161,10 @@ def _better(c: Candidate, best: Candidate) -> bool:
 
 
 __all__ = ["Candidate", "OptimizeResult", "Rewriter", "failures", "optimize"]
+
+
+def score_text(value: object) -> str:
+    """A score as the pages and the log print it: three decimals, "—" when not measured or undefined."""
+    if value is None or (isinstance(value, float) and value != value):
+        return "—"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
