@@ -54,6 +54,8 @@ class CalibrationOptions:
     batch_wait_s: float | None = None  # the longest wait for one round of batches (None: until they end)
     cache: bool = False  # --cache: sample 1 resends the judge pass's requests; read them from the prompt cache
     endpoint_kind: str = ""  # ``simulated``: a batch carries the sim's draw keys as metadata
+    executor: str = "local"  # --executor: local (this process's threads) or dask (--scheduler's workers)
+    scheduler: str | None = None  # --scheduler: the dask.distributed scheduler's address (None: a local cluster)
 
 
 @dataclass
@@ -168,7 +170,11 @@ def calibrate(
         api_key: its key.
         log: where progress lines go (default stderr).
 
+    ``options.executor`` ``dask``: every grading request (both judges') is sent from a worker of
+    ``options.scheduler``'s cluster (:mod:`skillbench.cluster`), opened once for the pass.
+
     Raises:
+        skillbench.cluster.executor.ExecutorError: ``dask`` and the cluster cannot be used (one line).
         ValueError: nothing to calibrate (no repeats, no other judge, no labels), or labels that match no
             graded item.
     """
@@ -198,15 +204,34 @@ def calibrate(
         repeats = list(range(1, max(options.repeat, 1) + 1))
         say(f"calibrate: {len(runs)} runs × {len(repeats)} gradings by {primary}"
             + (f", 1 by {options.other_judge}" if options.other_judge else ""))
-        client = JudgeClient(base_url, api_key, primary, max_retries=options.max_retries, timeout=options.timeout)
-        try:
-            g, ev, c = grade_repeats(runs, client, repeats, primary, seed=options.seed, jobs=options.jobs,
-                                     cache=options.cache, batch=_batcher(run_dir, client, options, say))
-        finally:
-            client.close()
-        frames.append(g)
-        evidence.append(ev)
-        cost += c
+        from skillbench.cluster.executor import judge_transport  # the cluster sits beside: imported when used
+
+        # --executor dask: every grading request is one Dask task, both judges through one cluster connection
+        with judge_transport(options.executor, options.scheduler, simulated=options.endpoint_kind == "simulated",
+                             log=say) as transport:
+            client = JudgeClient(base_url, api_key, primary, max_retries=options.max_retries, timeout=options.timeout,
+                                 transport=transport)
+            try:
+                g, ev, c = grade_repeats(runs, client, repeats, primary, seed=options.seed, jobs=options.jobs,
+                                         cache=options.cache, batch=_batcher(run_dir, client, options, say))
+            finally:
+                client.close()
+            frames.append(g)
+            evidence.append(ev)
+            cost += c
+            if options.other_judge:
+                other = JudgeClient(base_url, api_key, options.other_judge, max_retries=options.max_retries,
+                                    timeout=options.timeout, transport=transport)
+                try:
+                    # Its own sample number: a second judge's errors are its own, not a replay of sample 1's.
+                    g2, ev2, c2 = grade_repeats(runs, other, [repeats[-1] + 1], options.other_judge,
+                                                seed=options.seed, jobs=options.jobs,
+                                                batch=_batcher(run_dir, other, options, say))
+                finally:
+                    other.close()
+                frames.append(g2)
+                evidence.append(ev2)
+                cost += c2
         raters = [f"{primary}#{s}" for s in repeats]
         if len(raters) >= 2:
             self_table = self_agreement(g, raters)
@@ -216,18 +241,6 @@ def calibrate(
             if len(raters) >= 3:
                 rows.append(multi_rows(g, "samples (all)", raters))
         if options.other_judge:
-            other = JudgeClient(base_url, api_key, options.other_judge, max_retries=options.max_retries,
-                                timeout=options.timeout)
-            try:
-                # Its own sample number: a second judge's errors are its own, not a replay of sample 1's.
-                g2, ev2, c2 = grade_repeats(runs, other, [repeats[-1] + 1], options.other_judge,
-                                            seed=options.seed, jobs=options.jobs,
-                                            batch=_batcher(run_dir, other, options, say))
-            finally:
-                other.close()
-            frames.append(g2)
-            evidence.append(ev2)
-            cost += c2
             both = pd.concat([g, g2])
             rows.append(agreement_rows(both, "judges", f"{primary}#1", f"{options.other_judge}#{repeats[-1] + 1}"))
     if options.human is not None:

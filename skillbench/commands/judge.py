@@ -100,6 +100,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--human", metavar="FILE", help="filled labels file (from skillbench labels export)")
     c.add_argument("--other-judge", type=model_names, metavar="M", help="a second judge model to compare with")
     c.add_argument("--include-plugin", action="store_true", help="include plugin-arm runs")
+    add_executor_args(c)
     _batch_args(c)
     c.set_defaults(func=run_calibrate)
 
@@ -227,6 +228,7 @@ def run_pairs(args: argparse.Namespace) -> int:
 def run_calibrate(args: argparse.Namespace) -> int:
     from skillbench.calibration.labels import LabelsError
     from skillbench.cli import UsageError
+    from skillbench.cluster.executor import ExecutorError, check_executor_args
     from skillbench.generation.backend import BackendError
     from skillbench.judge.batch import JudgePending
     from skillbench.weekly.stages import calibrate_week
@@ -235,16 +237,21 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if args.human and not Path(args.human).is_file():
         raise UsageError(f"--human {args.human}: not a file")
     try:
+        check_executor_args(args.executor, args.scheduler)
+    except ExecutorError as exc:
+        raise UsageError(str(exc)) from exc
+    try:
         cal = calibrate_week(run_dir, backend=args.backend, endpoint=args.endpoint or "", repeat=args.repeat,
                              sample=args.sample or 0, other_judge=args.other_judge or "",
                              human_labels=args.human or "", jobs=args.jobs, seed=args.seed, fresh=True,
                              judge_model=args.judge_model or "", include_plugin=args.include_plugin,
                              max_retries=args.max_retries, timeout=args.timeout,
                              log=lambda m: print(m, file=sys.stderr), collapse_progress=False, wait=args.wait,
-                             batch=args.batch, batch_wait_s=args.batch_wait, cache=args.cache)
+                             batch=args.batch, batch_wait_s=args.batch_wait, cache=args.cache,
+                             executor=args.executor, scheduler=args.scheduler or "")
     except JudgePending as exc:
         return _pending("calibrate", exc)
-    except (BackendError, LabelsError, ValueError) as exc:
+    except (BackendError, ExecutorError, LabelsError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     if not cal.self_agreement.empty:
         must = cal.self_agreement.set_index("item_type").loc["must"]

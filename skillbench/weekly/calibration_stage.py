@@ -26,16 +26,19 @@ def calibrate_week(run_dir: str | Path, *, backend: str | None = "sim", endpoint
                    fresh: bool = False, judge_model: str = "", include_plugin: bool = False, max_retries: int = 4,
                    timeout: float = 120.0, log: Log = print, collapse_progress: bool = True, wait: bool = False,
                    holder: str | None = None, sentinel: bool = False, suite_dir: str = "", gold: str = "",
-                   batch: bool | None = None, batch_wait_s: float | None = None, cache: bool = False):
+                   batch: bool | None = None, batch_wait_s: float | None = None, cache: bool = False,
+                   executor: str = "local", scheduler: str = ""):
     """Calibrate the judge on the week's answers, unless the calibration on disk is current and not ``fresh``;
     with ``sentinel``, then run the drift sentinel (:func:`sentinel_week`'s rules) in the same pass.
 
     What ``skillbench calibrate`` (always ``fresh``, no sentinel) and ``04_calibration`` (resumes, with the
     sentinel) run, under the run directory's lock (``wait``: wait for another pass instead of refusing).
     ``batch`` None reads the suite's ``[judge] batch`` (and ``batch_wait_s``); ``cache`` prompt-caches the
-    gradings that repeat the judge pass's requests.
+    gradings that repeat the judge pass's requests. ``executor`` ``dask``: every grading request from a worker of
+    ``scheduler``'s cluster ("": a local cluster; :mod:`skillbench.cluster`).
 
     Raises:
+        skillbench.cluster.executor.ExecutorError: ``dask`` and the cluster cannot be used (one line).
         skillbench.judge.batch.JudgePending: a batched pass's wait ran out with a batch still processing (a rerun
             polls the same batches).
 
@@ -49,7 +52,8 @@ def calibrate_week(run_dir: str | Path, *, backend: str | None = "sim", endpoint
                                 other_judge=other_judge, human_labels=human_labels, jobs=jobs, seed=seed, fresh=fresh,
                                 judge_model=judge_model, include_plugin=include_plugin, max_retries=max_retries,
                                 timeout=timeout, log=log, collapse_progress=collapse_progress, batch=batch,
-                                batch_wait_s=batch_wait_s, cache=cache)
+                                batch_wait_s=batch_wait_s, cache=cache, executor=executor,
+                                scheduler=scheduler or None)
         if sentinel:
             _sentinel_locked(folder, gold_path(folder, suite_dir, gold), backend=backend, endpoint=endpoint,
                              judge_model=judge_model, jobs=jobs, seed=seed, fresh=fresh, max_retries=max_retries,
@@ -60,7 +64,8 @@ def calibrate_week(run_dir: str | Path, *, backend: str | None = "sim", endpoint
 def _calibrate_locked(folder: Path, *, backend: str | None, endpoint: str, repeat: int, sample: int,
                       other_judge: str, human_labels: str, jobs: int, seed: int, fresh: bool, judge_model: str,
                       include_plugin: bool, max_retries: int, timeout: float, log: Log, collapse_progress: bool,
-                      batch: bool | None = None, batch_wait_s: float | None = None, cache: bool = False):
+                      batch: bool | None = None, batch_wait_s: float | None = None, cache: bool = False,
+                      executor: str = "local", scheduler: str | None = None):
     from skillbench.calibration.run import CalibrationOptions, calibrate, calibration_current
     from skillbench.generation.backend import model_endpoint
     from skillbench.judge.answers import select_runs
@@ -76,7 +81,7 @@ def _calibrate_locked(folder: Path, *, backend: str | None, endpoint: str, repea
                               include_plugin=include_plugin, seed=seed, jobs=jobs, max_retries=max_retries,
                               timeout=timeout, batch=settings.batch if batch is None else batch,
                               batch_wait_s=settings.batch_wait_s if batch_wait_s is None else batch_wait_s,
-                              cache=cache)
+                              cache=cache, executor=executor, scheduler=scheduler)
     calls = repeat >= 2 or bool(other_judge)
     if calls and not human_labels and not fresh and not select_runs(folder)[0]:
         log("no gradeable run with an answer this week: nothing to calibrate (see 03_judge's skips)")

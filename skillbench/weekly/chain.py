@@ -81,8 +81,8 @@ class WeeklyOptions:
         jobs: runs (and judge calls) at once.
         seed: plan order and simulated endpoint seed.
         sandbox: ``docker`` or ``local`` (None: docker when the engine answers).
-        executor, scheduler: where generation and judging run: ``local`` (the kernels' threads) or ``dask`` (the
-            workers of ``scheduler``'s cluster, "": a local cluster per stage; :mod:`skillbench.cluster`).
+        executor, scheduler: where generation, judging and calibration run: ``local`` (the kernels' threads) or
+            ``dask`` (the workers of ``scheduler``'s cluster, "": a local cluster per stage; :mod:`skillbench.cluster`).
         calibration_repeat: gradings of each answer for judge self-agreement.
         calibration_sample: calibrate on that many runs (0: all gradeable runs).
         reports_dir: where ``<run_key>/`` and ``index.html`` go.
