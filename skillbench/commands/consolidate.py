@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from skillbench.consolidate.report import report_lines
     from skillbench.consolidate.run import consolidate
     from skillbench.ledgers.files import CONSOLIDATION_FILE
+    from skillbench.ledgers.readers import LedgerError
 
     def say(line: str) -> None:
         print(f"skillbench consolidate: {line}", file=sys.stderr)
@@ -51,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
         return 1
     except OutputRefused as exc:
         raise UsageError(str(exc)) from exc
+    except LedgerError as exc:  # a leg's ledger that cannot be read (its one line names file and field)
+        say(f"{exc} — rerun that leg; nothing was written")
+        return 1
     for line in report_lines(result.problems, written=True):
         say(line)
     print(result.run_dir / CONSOLIDATION_FILE)

@@ -21,8 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-
 from skillbench.consolidate.inputs import Leg
 from skillbench.consolidate.problems import Problem
 from skillbench.generation.provenance import config_sha
@@ -42,14 +40,6 @@ class LegRuns:
     folders: list[str] = field(default_factory=list)
     complete: list[str] = field(default_factory=list)
     expected: list[str] = field(default_factory=list)
-
-
-def read_plan_ids(folder: Path) -> list[str] | None:
-    """Run ids of a leg's ``plan.csv`` (None when it has none or it cannot be read)."""
-    try:
-        return list(pd.read_csv(folder / PLAN_FILE, dtype={"run_id": str}).run_id)
-    except (OSError, ValueError, AttributeError):
-        return None
 
 
 def check_generation_runs(legs: Sequence[Leg], plan_ids: Sequence[str]) -> tuple[list[LegRuns], list[Problem]]:

@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-
 from skillbench.consolidate.generation_checks import first_ids
 from skillbench.consolidate.inputs import Leg
 from skillbench.consolidate.problems import Problem
@@ -26,6 +24,7 @@ from skillbench.judge.answers import select_runs
 from skillbench.judge.rubric import ScoresLedger
 from skillbench.ledgers.append import LedgerConflict
 from skillbench.ledgers.files import JUDGE_SKIPS_FILE, MANIFEST_FILE, PLAN_FILE, RUN_JUDGE_FILE
+from skillbench.ledgers.readers import read_judge_skips
 from skillbench.ledgers.shards import file_sha
 from skillbench.vocab import UNGRADED
 
@@ -112,10 +111,7 @@ def _fully_graded(group: list[dict[str, str]], n_items: int) -> bool:
 
 
 def _skips(folder: Path, holds) -> list[tuple[str, str]]:
-    path = folder / JUDGE_SKIPS_FILE
-    if not path.is_file():
-        return []
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame = read_judge_skips(folder / JUDGE_SKIPS_FILE)  # an absent file is empty; a malformed one, one line
     return [(r, why) for r, why in zip(frame["run_id"], frame["reason"], strict=True) if holds(r)]
 
 

@@ -40,7 +40,7 @@ from skillbench.ledgers.files import (
     RUN_JUDGE_FILE,
     SLUGS_FILE,
 )
-from skillbench.ledgers.week import run_folder_ids
+from skillbench.ledgers.week import read_judge_costs, run_folder_ids
 
 RUBRIC_PART = "rubric"
 
@@ -98,11 +98,7 @@ def _merge_pass(staging: Path, parts: Sequence[LegGrades], previous: dict[str, A
     for part, record in records:
         rubric.update(dict(record.get("rubric_sha") or {}))
         passes += [{**entry, "shard": str(part.leg.shard)} for entry in record.get("passes", [])]
-    costs = []
-    for run_id in run_folder_ids(staging):
-        path = staging / run_id / JUDGE_COST_FILE
-        if path.is_file():
-            costs.append(float(path.read_text(encoding="utf-8").strip() or 0))
+    costs = read_judge_costs(staging).reindex(run_folder_ids(staging)).dropna()  # the run folders' spend
     evidence = evidence_summary(staging)
     snapshots = sorted({str(r.get("judge_snapshot") or "") for _, r in records} - {""})
     pairs = [*previous.get(PAIRS_PASSES, []), *(p for _, r in records for p in r.get(PAIRS_PASSES, []))]
@@ -116,7 +112,7 @@ def _merge_pass(staging: Path, parts: Sequence[LegGrades], previous: dict[str, A
         "evidence": {row.judge_model: {k: (None if isinstance(v, float) and v != v else v)
                                        for k, v in row._asdict().items() if k != "judge_model"}
                      for row in evidence.itertuples(index=False)},
-        "judge_cost_usd": round(sum(costs), 8), "judge_snapshot": snapshots[-1] if snapshots else "",
+        "judge_cost_usd": round(float(costs.sum()), 8), "judge_snapshot": snapshots[-1] if snapshots else "",
         "passes": passes, "consolidated_from": [{"shard": str(p.leg.shard), "folder": str(p.leg.folder)}
                                                 for p in parts],
         **({PAIRS_PASSES: pairs} if pairs else {}),

@@ -24,7 +24,6 @@ from skillbench.consolidate import inputs
 from skillbench.consolidate.generation_checks import (
     check_generation_runs,
     check_side_files,
-    read_plan_ids,
     slug_problems,
 )
 from skillbench.consolidate.inputs import Leg
@@ -38,7 +37,9 @@ from skillbench.generation.reconciliation import summary_line
 from skillbench.ledgers.atomic import atomic_write_json
 from skillbench.ledgers.files import CONSOLIDATION_FILE, MANIFEST_FILE, PASS_FILE, PLAN_FILE
 from skillbench.ledgers.lock import run_dir_lock
+from skillbench.ledgers.readers import LedgerError
 from skillbench.ledgers.shards import COMPLETE, file_sha
+from skillbench.ledgers.week import read_plan_ids
 
 Log = Callable[[str], None]
 
@@ -79,9 +80,13 @@ def consolidate(folders: Sequence[str | Path], out: str | Path, *, expect: int |
 
 def _generate(legs: list[Leg], out: Path, problems: list[Problem], *, wait: bool, log: Log) -> ConsolidationResult:
     problems += inputs.identity_problems(legs, inputs.GENERATE_IDENTITY, observed=inputs.GENERATE_OBSERVED_IDENTITY)
-    plan_ids = read_plan_ids(legs[0].folder)
+    try:
+        plan_ids = read_plan_ids(legs[0].folder)
+        why = "" if plan_ids is not None else f"no {PLAN_FILE}"
+    except LedgerError as exc:  # the library's one line says what is wrong with it
+        plan_ids, why = None, str(exc)
     if plan_ids is None:
-        problems.append(Problem(legs[0].label, f"no readable {PLAN_FILE} — rerun the leg"))
+        problems.append(Problem(legs[0].label, f"{why} — rerun the leg"))
         raise ConsolidationRefused(blocking(problems))
     contributions, found = check_generation_runs(legs, plan_ids)
     problems += found + check_side_files(legs)

@@ -33,7 +33,7 @@ from skillbench.quality.composite import (
     normalisation_note,
 )
 from skillbench.quality.kappa import KAPPA_TARGET, kappa_by_dimension
-from skillbench.quality.static import static_findings
+from skillbench.quality.static import SEVERITIES, static_findings
 from skillbench.quality.units import SkillUnit
 
 QUALITY_COLUMNS = ["family", "skill", "level", "source", "measure", "sample", "value", "target", "severity",
@@ -60,7 +60,7 @@ class LintResult:
     @property
     def severity_counts(self) -> dict[str, int]:
         counts = self.static["severity"].value_counts()
-        return {s: int(counts.get(s, 0)) for s in ("error", "warning", "info", "ok")}
+        return {s: int(counts.get(s, 0)) for s in reversed(SEVERITIES)}
 
     @property
     def unverified(self) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillbench.judge.protocol import ProtocolError
+from skillbench.judge.protocol import ProtocolError, tool_input
 from skillbench.quality.payload import payload_request
 from skillbench.quality.payload import read_payload as read_tagged
 from skillbench.quality.tools import NEAR_MISS_TOOL
@@ -76,11 +76,7 @@ def parse_near_misses(message: Any, count: int, max_chars: int = MAX_QUERY_CHARS
         ProtocolError: no forced tool call, none or more than ``count`` queries, or one empty, multi-line, too
             long or repeated.
     """
-    blocks = [b for b in getattr(message, "content", []) or [] if getattr(b, "type", "") == "tool_use"
-              and getattr(b, "name", "") == NEAR_MISS_TOOL]
-    if not blocks:
-        raise ProtocolError(f"no {NEAR_MISS_TOOL} tool call in the reply")
-    value = (getattr(blocks[0], "input", {}) or {}).get("queries")
+    value = tool_input(message, NEAR_MISS_TOOL).get("queries")
     if not isinstance(value, list) or not 1 <= len(value) <= count:
         raise ProtocolError(f"queries: expected a list of 1 to {count} strings")
     out: list[str] = []

@@ -22,11 +22,11 @@ The original SKILL.md is read once and never written (its SHA-256 is checked aga
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillbench.ledgers.shards import file_sha
 from skillbench.quality.rewriter import MAX_DESCRIPTION_CHARS, rewrite_payload
 from skillbench.quality.trigger_runs import Measurement, RunSpec, measure_description, split_scores
 from skillbench.quality.trigger_set import TEST, TRAIN, TriggerSet
@@ -81,8 +81,6 @@ def failures(m: Measurement, tset: TriggerSet) -> tuple[list[str], list[str]]:
     return missed, false
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def optimize(suite: Suite, tset: TriggerSet, work: Path, *, iterations: int, spec: RunSpec, rewriter: Rewriter,
@@ -93,7 +91,7 @@ def optimize(suite: Suite, tset: TriggerSet, work: Path, *, iterations: int, spe
     """
     family = tset.family
     hub = suite.family_dir(family) / SKILL_FILE
-    before = sha256(hub)
+    before = file_sha(hub)
     original = suite.skills[f"{family}/{SKILL_FILE}"].description
     spent, capped = spent_usd, False
 
@@ -148,7 +146,7 @@ def optimize(suite: Suite, tset: TriggerSet, work: Path, *, iterations: int, spe
     winner = best
     if winner is not first and not winner.test:
         measure(winner, TEST)
-    assert sha256(hub) == before, f"{hub}: the original SKILL.md changed during the run"
+    assert file_sha(hub) == before, f"{hub}: the original SKILL.md changed during the run"
     return OptimizeResult(family, tset, candidates, winner, spent, max_total_usd, capped, before, spec, iterations,
                           near_miss_usd=spent_usd)
 

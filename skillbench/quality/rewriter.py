@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from skillbench.judge.protocol import ProtocolError
+from skillbench.judge.protocol import ProtocolError, tool_input
 from skillbench.quality.payload import payload_request
 from skillbench.quality.payload import read_payload as read_tagged
 from skillbench.quality.tools import DESCRIPTION_TOOL
+from skillbench.suite.description import MAX_DESCRIPTION_CHARS
 
-MAX_DESCRIPTION_CHARS = 1024  # the CLI's and the Agent Skills spec's limit on a description
 PAYLOAD_START, PAYLOAD_END = "<rewrite-request>", "</rewrite-request>"
 INTRO = ("These train queries show where the current description fails. 'missed' should have loaded the skill "
          "and did not; 'false_triggers' should not have and did.")
@@ -69,11 +69,7 @@ def parse_description(message: Any, max_chars: int = MAX_DESCRIPTION_CHARS) -> s
     Raises:
         ProtocolError: no forced tool call, or its description empty or longer than ``max_chars``.
     """
-    blocks = [b for b in getattr(message, "content", []) or [] if getattr(b, "type", "") == "tool_use"
-              and getattr(b, "name", "") == DESCRIPTION_TOOL]
-    if not blocks:
-        raise ProtocolError(f"no {DESCRIPTION_TOOL} tool call in the reply")
-    value = (getattr(blocks[0], "input", {}) or {}).get("description")
+    value = tool_input(message, DESCRIPTION_TOOL).get("description")
     if not isinstance(value, str) or not value.strip():
         raise ProtocolError("description: missing or empty")
     if len(value) > max_chars:

@@ -47,13 +47,12 @@ import pandas as pd
 
 from skillbench.ledgers.files import SKILL_FILE
 from skillbench.quality.units import SkillDoc, SkillUnit
-from skillbench.suite.description import common_words, read_description, segments
+from skillbench.suite.description import MAX_DESCRIPTION_CHARS, common_words, read_description, segments
 
 STATIC_COLUMNS = ["family", "skill", "level", "finding", "severity", "value", "target", "detail"]
 SEVERITIES = ("ok", "info", "warning", "error")
 MIN_CONTEXTS = 3
 MIN_EXCLUSIONS = 1
-MAX_DESCRIPTION_CHARS = 1024
 MIN_DESCRIPTION_WORDS = 20
 CONTEXTS_TARGET = f"≥ {MIN_CONTEXTS} (skillbench: fewer leave most paraphrases to the topic words)"
 EXCLUSIONS_TARGET = f"≥ {MIN_EXCLUSIONS} (skillbench: nearby prompts otherwise read as on-topic)"

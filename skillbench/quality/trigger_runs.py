@@ -37,7 +37,7 @@ from skillbench.ledgers.files import MANIFEST_FILE
 from skillbench.ledgers.readers import read_manifest
 from skillbench.quality.trigger_set import GENERATED, Query
 from skillbench.signals.trigger import activated, reliable
-from skillbench.suite.format import _FRONTMATTER, SKILL_FILE, Suite, read_skill
+from skillbench.suite.format import FRONTMATTER, SKILL_FILE, Suite, read_skill
 from skillbench.vocab import WITH_SKILL
 
 RATE_THRESHOLD = 0.5
@@ -58,7 +58,7 @@ def with_description(text: str, description: str) -> str:
     Raises:
         DescriptionEditError: no frontmatter, or no top-level ``description:`` key in it.
     """
-    match = _FRONTMATTER.match(text)
+    match = FRONTMATTER.match(text)
     if not match:
         raise DescriptionEditError("no YAML frontmatter (a leading '---' block)")
     front, body = text[: match.end()], text[match.end():]

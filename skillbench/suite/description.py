@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+MAX_DESCRIPTION_CHARS = 1024  # the Agent Skills specification's (and the CLI's) limit on a description
 _WORD = re.compile(r"[a-z][a-z0-9]{2,}")
 _STOP = frozenset(
     "the and for with that this from into when what which your you use using used how can are was were "
@@ -122,4 +123,5 @@ def common_words(skills: Iterable[tuple[str, str]]) -> frozenset[str]:
     return frozenset(w for w, n in counts.items() if len(docs) >= 3 and n > len(docs) / 2)
 
 
-__all__ = ["Description", "common_words", "content_words", "read_description", "segments", "stem"]
+__all__ = ["MAX_DESCRIPTION_CHARS", "Description", "common_words", "content_words", "read_description", "segments",
+           "stem"]
