@@ -24,7 +24,16 @@ from pathlib import Path
 from skillbench.consolidate.inputs import Leg
 from skillbench.consolidate.problems import Problem
 from skillbench.generation.provenance import config_sha
-from skillbench.ledgers.files import PLACEBO_DIR, PLAN_FILE, RUN_FILE, SLUGS_FILE, TRUTH_FILE, VERSIONS_DIR
+from skillbench.ledgers.files import (
+    PLACEBO_DIR,
+    PLAN_FILE,
+    RECONCILIATION_FILE,
+    RETRIES_FILE,
+    RUN_FILE,
+    SLUGS_FILE,
+    TRUTH_FILE,
+    VERSIONS_DIR,
+)
 from skillbench.ledgers.shards import file_sha, owner
 from skillbench.ledgers.week import run_folder_ids
 from skillbench.signals.manifest import COMPLETE_STATES, run_state
@@ -110,8 +119,19 @@ def _incomplete(leg: Leg, expected: Sequence[str], complete: Sequence[str], stat
 
 
 def check_side_files(legs: Sequence[Leg]) -> list[Problem]:
-    """Conflicts between the legs' side files: ``slugs.json``, ``_placebo/``, ``_versions/``, ``truth.csv``'s header."""
+    """Conflicts between the legs' side files: ``slugs.json``, ``_placebo/``, ``_versions/``, ``truth.csv``'s header;
+    and a ``retries.json`` or ``reconciliation.json`` that is there but not a JSON object (its retried, capped and
+    limited runs would otherwise vanish from the merge)."""
     problems = slug_problems(legs)
+    for leg in legs:
+        for name in (RETRIES_FILE, RECONCILIATION_FILE):
+            path = leg.folder / name
+            try:
+                readable = not path.is_file() or isinstance(json.loads(path.read_text(encoding="utf-8")), dict)
+            except (OSError, ValueError):
+                readable = False
+            if not readable:
+                problems.append(Problem(leg.label, f"{name} is not a readable JSON object — rerun the leg"))
     for sub in (PLACEBO_DIR, VERSIONS_DIR):
         hashes: dict[str, tuple[str, Leg]] = {}
         for leg in legs:

@@ -174,3 +174,18 @@ def test_a_merge_that_is_not_complete_keeps_the_week_incomplete(tmp_path):
     coverage = pd.DataFrame({"gradeable": pd.Series(dtype=bool), "reason": pd.Series(dtype=object)})
     assert incomplete_reasons(None, coverage, reason) == [reason]
     assert incomplete_reasons(None, coverage) == []
+
+
+def test_an_unreadable_retries_or_reconciliation_file_blocks_the_merge(tmp_path):
+    """A leg's retried, capped and limited runs live in these files: a damaged one must not vanish from the merge."""
+    from skillbench.consolidate.generation_checks import check_side_files
+
+    folders = [leg(tmp_path, f"s{i}", i) for i in (1, 2, 3)]
+    (folders[1] / "retries.json").write_text("{not json", encoding="utf-8")
+    (folders[2] / "reconciliation.json").write_text("[1, 2]", encoding="utf-8")
+    legs, _ = read_legs(folders)
+    found = check_side_files(legs)
+    assert [(p.blocking, p.what.split(" ")[0]) for p in found] == [(True, "retries.json"),
+                                                                  (True, "reconciliation.json")]
+    assert all("rerun the leg" in p.what for p in found)
+    assert check_side_files(read_legs(folders[:1])[0]) == []
