@@ -18,7 +18,7 @@ qdrant's). A synthetic week draws ``n`` prompts from the pool with replacement; 
   resamples, called on batches of weeks); the old percentile interval beside them for reference (scipy,
   same resamples count). Target: BCa at n = 26 within 93–97 % (a run of ≥ 2,000 weeks exits 1 when it is not);
 * the **preference gate** (:func:`skillbench.scorecard.gate.collapse_votes` then
-  :func:`~skillbench.scorecard.gate.decide`) on records of n stimuli × 2 reps: its pass rate under **A/A** (each
+  :func:`~skillbench.scorecard.verdicts.decide`) on records of n stimuli × 2 reps: its pass rate under **A/A** (each
   rep's judgment W/T/L with probabilities 0.40/0.20/0.40: no preference) and its **power** at two stated
   effects, rep judgments 0.50/0.20/0.30 (net +20 %, the gate's net-win floor) and 0.60/0.20/0.20 (net +40 %);
 * the **week-over-week rule's false-alarm rate** (:mod:`skillbench.scorecard.noise`, as
@@ -47,10 +47,11 @@ from scipy import stats as sps
 from skillbench.ledgers import load_week
 from skillbench.scorecard import cell_scores, lift_table, noise
 from skillbench.scorecard.compute import compute_scorecard
-from skillbench.scorecard.gate import collapse_votes, decide
+from skillbench.scorecard.gate import collapse_votes
 from skillbench.scorecard.history import WOW_MIN_RUNS, empty_history, history_rows, upsert, week_over_week
 from skillbench.scorecard.scoring import METRICS
 from skillbench.scorecard.stats import DEFAULT_RESAMPLES, bootstrap_intervals
+from skillbench.scorecard.verdicts import decide
 from skillbench.vocab import VALID_PASS
 
 ROOT = Path(__file__).resolve().parents[1]

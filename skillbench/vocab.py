@@ -44,11 +44,20 @@ VERDICTS = GRADED_VERDICTS | UNGRADED_VERDICTS
 WIN, TIE, LOSS = "W", "T", "L"
 OUTCOMES: tuple[str, str, str] = (WIN, TIE, LOSS)
 
-# -- preference-gate verdicts (dotnet's names) ----------------------------------------------------------------
-VALID_PASS = "VALID_PASS"
-VALID_NO_CHANGE = "VALID_NO_CHANGE"
-VALID_REGRESSION = "VALID_REGRESSION"  # the objective (check) record shows a credible loss
-INVALID_INCONCLUSIVE = "INVALID_INCONCLUSIVE"
+# -- preference-gate verdicts (dotnet's names; their precedence, rules and plain words: scorecard.verdicts) -----
+GateState = Literal["VALID_PASS", "VALID_NO_CHANGE", "VALID_REGRESSION", "INVALID_INCONCLUSIVE"]
+VALID_PASS: GateState = "VALID_PASS"
+VALID_NO_CHANGE: GateState = "VALID_NO_CHANGE"
+VALID_REGRESSION: GateState = "VALID_REGRESSION"  # the objective (check) record shows a credible loss
+INVALID_INCONCLUSIVE: GateState = "INVALID_INCONCLUSIVE"
+GATE_STATES: tuple[GateState, ...] = (VALID_PASS, VALID_NO_CHANGE, VALID_REGRESSION, INVALID_INCONCLUSIVE)
+# The reason of a ``STATE (reason)`` verdict: why a record is not VALID_PASS.
+(COMMIT_MISMATCH, INCOMPLETE_RECONCILIATION, JUDGE_ERRORS, ACTIVATION_CONTRACT_FAILED, UNDERPOWERED, OBJECTIVE_LOSS,
+ NOT_SIGNIFICANT, NO_POSITIVE_DIRECTION, NET_WIN_BELOW_FLOOR) = (
+    "commit_mismatch", "incomplete_reconciliation", "judge_errors", "activation_contract_failed", "underpowered",
+    "objective_loss", "not_significant", "no_positive_direction", "net_win_below_floor")
+# Why an objective (check) record is not a credible loss (besides UNDERPOWERED and NOT_SIGNIFICANT).
+NO_LOSS_DIRECTION, NET_LOSS_BELOW_FLOOR = "no_loss_direction", "net_loss_below_floor"
 
 # -- run states (ARCHITECTURE.md, "Run states"; decided by signals.manifest.run_state) ------------------------------
 # The states a run folder can be in after a pass. The plan-level states (limited, capped, not_started) belong to

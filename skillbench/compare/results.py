@@ -15,6 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillbench.vocab import GateState
+
 SCHEMA_VERSION = 1
 SCHEMA_FILE = "compare-results.schema.json"
 
@@ -50,7 +52,7 @@ class FamilyVerdict(_Strict):
 
     skill_family: str
     model: str
-    state: Literal["VALID_PASS", "VALID_NO_CHANGE", "VALID_REGRESSION", "INVALID_INCONCLUSIVE"]
+    state: GateState
     reason: str = Field(description="why the state is not VALID_PASS (empty for a pass)")
     verdict: str = Field(description="STATE (reason), dotnet's form")
     finding: Literal["improvement", "no change", "preference loss (report only)", "regression", "invalid"]

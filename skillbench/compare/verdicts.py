@@ -1,8 +1,9 @@
 """The merge decision per changed family × model: the preference gate on head against base, then what it means.
 
 The rule is the preference gate's (:mod:`skillbench.scorecard.gate`: one vote per stimulus, exact sign test,
-net win ≥ 20 %, n ≥ 5, the dormancy contract), with the treatment the head and the control the base. What the
-report adds:
+net win ≥ 20 %, n ≥ 5, the dormancy contract), with the treatment the head and the control the base; every state,
+its precedence and what repairs it come from the verdict specification (:mod:`skillbench.scorecard.verdicts`).
+What the report adds:
 
 * **provenance** — every run of a version arm must come from the commit the comparison declared (dotnet's
   exact-commit rule): a run whose ``skills_commit`` (or working-tree ``skills_diff``) is another makes the record
@@ -19,26 +20,28 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from skillbench.scorecard.gate import ObjectiveRecord
-from skillbench.vocab import INVALID_INCONCLUSIVE, VALID_NO_CHANGE, VALID_PASS, VALID_REGRESSION
+from skillbench.scorecard.verdicts import GATE_RULES, ObjectiveRecord, Wording, gate_rule
+from skillbench.vocab import (
+    ACTIVATION_CONTRACT_FAILED,
+    COMMIT_MISMATCH,
+    INVALID_INCONCLUSIVE,
+    UNDERPOWERED,
+    VALID_NO_CHANGE,
+    VALID_PASS,
+    VALID_REGRESSION,
+)
 
 IMPROVEMENT, NO_CHANGE, PREFERENCE_LOSS, REGRESSION, INVALID = (
     "improvement", "no change", "preference loss (report only)", "regression", "invalid")
 FINDINGS: tuple[str, ...] = (REGRESSION, INVALID, PREFERENCE_LOSS, NO_CHANGE, IMPROVEMENT)  # worst first
-COMMIT_MISMATCH = "commit_mismatch"
 VERDICT_COLUMNS = ["skill_family", "model", "state", "reason", "verdict", "finding", "n", "wins", "ties", "losses",
                    "p_value", "net_win", "evidence", "repair"]
 
+COMPARE_WORDING = Wording(treatment="the head", control="the base", arms="the versions",
+                          command="`skillbench compare`")
+# Reason → repair, in a comparison's words; a pass needs none.
 REPAIRS: dict[str, str] = {
-    COMMIT_MISMATCH: "runs from another commit are in the run directory: rerun with a fresh --out-dir",
-    "incomplete_reconciliation": "some planned runs are missing: rerun the same `skillbench compare` to resume them",
-    "judge_errors": "pairwise judge calls failed: rerun the same `skillbench compare` to retry them",
-    "underpowered": "fewer than 5 stimuli voted: add preference-eligible prompts to the family",
-    "activation_contract_failed": "the skill activated on a dormancy prompt: narrow its description",
-    "objective_loss": "the head fails deterministic checks the base passes: see the objective record",
-    "not_significant": "no credible difference between the versions: more prompts would narrow it",
-    "no_positive_direction": "the head does not win more often than the base",
-    "net_win_below_floor": "the head wins, but by less than the 20 % net-win floor",
+    **{rule.reason: rule.what_to_do(COMPARE_WORDING) for rule in GATE_RULES if rule.reason},
     PREFERENCE_LOSS: "the judge credibly prefers the base's answers: review the edit before merging",
 }
 
@@ -81,7 +84,7 @@ def finding(state: str, reason: str, n: int, wins: int, losses: int) -> str:
         return REGRESSION
     if state == INVALID_INCONCLUSIVE:
         return INVALID
-    if state == VALID_NO_CHANGE and reason != "activation_contract_failed" and preference_loss(n, wins, losses):
+    if state == VALID_NO_CHANGE and reason != ACTIVATION_CONTRACT_FAILED and preference_loss(n, wins, losses):
         return PREFERENCE_LOSS
     return NO_CHANGE
 
@@ -99,10 +102,11 @@ def compare_verdicts(gate: pd.DataFrame | None, families: list[str], models: lis
         for model in models:
             r = records.get((family, model))
             n, w, t, lo = (int(r.n), int(r.wins), int(r.ties), int(r.losses)) if r is not None else (0, 0, 0, 0)
-            state, reason = (str(r.state), str(r.reason)) if r is not None else (INVALID_INCONCLUSIVE, "underpowered")
+            state, reason = (str(r.state), str(r.reason)) if r is not None else (INVALID_INCONCLUSIVE, UNDERPOWERED)
             evidence = str(r.evidence) if r is not None else "n=0; no pair judged"
-            if (family, model) in bad:
-                state, reason = INVALID_INCONCLUSIVE, COMMIT_MISMATCH
+            if (family, model) in bad:  # the spec's first step: it outranks whatever the gate decided
+                mismatch = gate_rule(COMMIT_MISMATCH)
+                state, reason = mismatch.state, mismatch.reason
             found = finding(state, reason, n, w, lo)
             repair = REPAIRS.get(PREFERENCE_LOSS if found == PREFERENCE_LOSS else reason, "")
             rows.append({"skill_family": family, "model": model, "state": state, "reason": reason,

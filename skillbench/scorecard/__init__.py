@@ -1,5 +1,6 @@
 """The scorecard: qdrant's scoring maths, lift statistics, dotnet's preference gate, the history and its noise band,
-the simulation check (a simulated week against its truth) and the placebo / A/A controls.
+the simulation check (a simulated week against its truth) and the placebo / A/A controls. Every verdict, its
+precedence and its plain words: :mod:`skillbench.scorecard.verdicts` (:func:`verdicts_table` for the docs).
 
 :func:`write_scorecard` writes ``scorecard.md`` and upserts the history; :func:`scorecard_frames` hands a notebook
 the tidy DataFrames behind every table.
@@ -20,9 +21,11 @@ _EXPORTS: dict[str, str] = {
         "lift_table", "paired_differences", "bootstrap_lift", "minimum_detectable_effect",
         "uncertainty_table", "t_critical"
     ), "stats"),
+    **dict.fromkeys(("preference_gate", "collapse_votes", "objective_records"), "gate"),
     **dict.fromkeys((
-        "preference_gate", "decide", "collapse_votes", "GateDecision", "ObjectiveRecord", "objective_records"
-    ), "gate"),
+        "decide", "GateDecision", "GateRecord", "ObjectiveRecord", "VerdictRule", "GATE_RULES", "OBJECTIVE_RULES",
+        "gate_rule", "verdicts_table"
+    ), "verdicts"),
     **dict.fromkeys((
         "pass_at_k", "pass_hat_k", "run_outcomes", "arm_rates", "stimulus_outcomes", "pass_k_table",
         "transitions", "transition_counts", "task_lift", "tool_violations", "objective_record_table",
@@ -69,10 +72,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         satisfied_items,
     )
     from skillbench.scorecard.gate import (
-        GateDecision,
-        ObjectiveRecord,
         collapse_votes,
-        decide,
         objective_records,
         preference_gate,
     )
@@ -130,6 +130,17 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         paired_differences,
         t_critical,
         uncertainty_table,
+    )
+    from skillbench.scorecard.verdicts import (
+        GATE_RULES,
+        OBJECTIVE_RULES,
+        GateDecision,
+        GateRecord,
+        ObjectiveRecord,
+        VerdictRule,
+        decide,
+        gate_rule,
+        verdicts_table,
     )
     from skillbench.scorecard.write import (
         ScorecardResult,

@@ -18,7 +18,7 @@ control's gate verdict is derived from the rubric scores instead: per prompt × 
 treatment's answer satisfies against the control's gives a vote (more ``W``, as many ``T``, fewer ``L``; a rep
 graded in one arm only has no vote), and the preference gate's own vote collapse
 (:func:`~skillbench.scorecard.gate.collapse_votes`, one vote per prompt) and rule
-(:func:`~skillbench.scorecard.gate.decide`) decide. "Satisfied" is the pairwise judge's own standard
+(:func:`~skillbench.scorecard.verdicts.decide`) decide. "Satisfied" is the pairwise judge's own standard
 (:mod:`skillbench.judge.protocol`: more musts met, more bonus items, fewer avoid harms, a committed harm weighing
 as much as a missed must), counted one per item (:func:`satisfied_items`) as the simulated pairwise judge counts
 it — the votes a judge following the protocol would cast. The A/A verdict skips the
@@ -35,7 +35,7 @@ import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.scorecard import objective as obj
-from skillbench.scorecard.gate import GATE_COLUMNS, collapse_votes, decide, dormancy_activations, objective_records
+from skillbench.scorecard.gate import GATE_COLUMNS, collapse_votes, dormancy_activations, objective_records
 from skillbench.scorecard.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -43,6 +43,7 @@ from skillbench.scorecard.stats import (
     paired_differences,
     uncertainty_table,
 )
+from skillbench.scorecard.verdicts import decide
 from skillbench.vocab import AA, LOSS, NO_SKILL, PLACEBO, TIE, WIN
 
 SATISFIED = "satisfied"  # rubric items satisfied: must and bonus met, avoid not committed (one each)

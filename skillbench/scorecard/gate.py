@@ -8,173 +8,28 @@ run, ``with-skill@HEAD`` in a comparison, so a comparison's gate counts the head
    losses (``W`` when wins outnumber losses, ``L`` when losses do, ``T`` on an even split — ties inside the
    reps carry no direction), because repeated runs of one task are not independent tasks;
 2. counts ``n = W + T + L`` over the family's preference-eligible prompts (dormancy prompts never vote);
-3. runs an exact one-sided sign test on ``W`` vs ``L`` (``scipy.stats.binomtest``; ties are left out of the
-   test only), passing at ``p ≤ 0.05``, in the positive direction (``W > L``), with a net-win floor
-   ``(W − L)/n ≥ 0.20`` and an eligibility floor ``n ≥ 5``.
+3. decides the record by the one verdict specification, :mod:`skillbench.scorecard.verdicts` (an exact
+   one-sided sign test of ``W`` against ``L`` with a net-win and an eligibility floor, after the health checks;
+   every state, its precedence and its plain words live there).
 
-States, checked in this order:
-
-* ``INVALID_INCONCLUSIVE (incomplete_reconciliation)`` — the week is not fully accounted for;
-* ``INVALID_INCONCLUSIVE (judge_errors)`` — a pairwise judge call failed (a judge outage is not a skill loss);
-* ``VALID_NO_CHANGE (activation_contract_failed)`` — a with-skill (treatment) or plugin run of one of the
-  family's dormancy prompts activated the skill (:func:`skillbench.signals.trigger.false_trigger_arms`);
-* ``INVALID_INCONCLUSIVE (underpowered)`` — ``n < 5``;
-* ``VALID_REGRESSION (objective_loss)`` — dotnet's reserved verdict: the **objective record** (deterministic
-  checks, :mod:`skillbench.scorecard.objective`) shows a credible loss by the same rule as the pass, mirrored:
-  one vote per preference-eligible stimulus with checks (skilled-only transition = W, baseline-only = L, both and
-  neither = T), exact one-sided sign test of L against W at ``p ≤ 0.05``, net loss ``(L − W)/n ≥ 0.20`` and
-  ``n ≥ 5``. A preference loss alone is never a regression (it stays report-only);
-* ``VALID_NO_CHANGE (not_significant | no_positive_direction | net_win_below_floor)``;
-* ``VALID_PASS``.
-
-Evidence reads ``n=5; 4W/1T/0L; p=0.0625; net +80.0%``; a record with checks adds
-``; objective n=6; 0W/0T/6L; p(loss)=0.01562; net loss +100.0%``. Without checks it decides and reads as before.
+This module builds the records from the ledgers: the stimulus votes, the judge errors, the activation contract's
+dormancy activations and the objective record of deterministic checks per skill family × model.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
-
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
+from skillbench.scorecard.verdicts import ObjectiveRecord, decide
 from skillbench.signals.trigger import false_trigger_arms
-from skillbench.vocab import (
-    BASELINE_ONLY,
-    INVALID_INCONCLUSIVE,
-    SKILLED_ONLY,
-    VALID_NO_CHANGE,
-    VALID_PASS,
-    VALID_REGRESSION,
-)
-
-ALPHA = 0.05
-NET_WIN_FLOOR = 0.20
-NET_LOSS_FLOOR = NET_WIN_FLOOR  # VALID_REGRESSION: "by the same rule as the pass"
-MIN_STIMULI = 5
+from skillbench.vocab import BASELINE_ONLY, SKILLED_ONLY
 
 GATE_COLUMNS = ["skill_family", "model", "state", "reason", "verdict", "n", "wins", "ties", "losses", "p_value",
                 "net_win", "judge_errors", "dormancy_activations", "evidence"]
 OBJECTIVE_COLUMNS = ["objective_n", "objective_wins", "objective_ties", "objective_losses", "objective_p",
                      "objective_net_loss"]
-
-
-@dataclass(frozen=True)
-class ObjectiveRecord:
-    """Transition votes of one family × model: W skilled-only, L baseline-only, n every stimulus with checks."""
-
-    n: int
-    wins: int
-    losses: int
-
-    @property
-    def ties(self) -> int:
-        """Stimuli that completed in both arms or in neither: they count in ``n``, never in the sign test."""
-        return self.n - self.wins - self.losses
-
-    @property
-    def p_value(self) -> float:
-        """Exact one-sided sign test of losses against wins (the pass's test, mirrored)."""
-        return sign_test_p(self.losses, self.wins)
-
-    @property
-    def net_loss(self) -> float:
-        return (self.losses - self.wins) / self.n if self.n else float("nan")
-
-    @property
-    def reason(self) -> str:
-        """Why the record is not a credible loss (the pass's reasons mirrored); ``""`` when it is one."""
-        if self.n < MIN_STIMULI:
-            return "underpowered"
-        if self.p_value > ALPHA:
-            return "not_significant"
-        if self.losses <= self.wins:
-            return "no_loss_direction"
-        if self.net_loss < NET_LOSS_FLOOR:
-            return "net_loss_below_floor"
-        return ""
-
-    @property
-    def regression(self) -> bool:
-        """A credible loss: n ≥ 5, p ≤ 0.05, more losses than wins, net loss ≥ 20 % of the stimuli."""
-        return not self.reason
-
-    @property
-    def evidence(self) -> str:
-        """``objective n=6; 0W/0T/6L; p(loss)=0.01562; net loss +100.0%`` (p of losses against wins)."""
-        net = f"{self.net_loss * 100:+.1f}%" if self.n else "n/a"
-        return (f"objective n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p(loss)={self.p_value:.4g}; "
-                f"net loss {net}")
-
-
-@dataclass(frozen=True)
-class GateDecision:
-    """The gate's decision for one record."""
-
-    state: str
-    reason: str
-    n: int
-    wins: int
-    ties: int
-    losses: int
-    p_value: float
-    net_win: float
-    objective: ObjectiveRecord | None = None  # the record's deterministic checks (None: no checks)
-
-    @property
-    def verdict(self) -> str:
-        """``VALID_PASS`` or ``STATE (reason)``."""
-        return self.state if not self.reason else f"{self.state} ({self.reason})"
-
-    @property
-    def evidence(self) -> str:
-        """``n=5; 4W/1T/0L; p=0.0625; net +80.0%``, then ``; objective …`` for a record with checks."""
-        net = f"{self.net_win * 100:+.1f}%" if np.isfinite(self.net_win) else "n/a"
-        text = f"n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p={self.p_value:.4g}; net {net}"
-        return text if self.objective is None else f"{text}; {self.objective.evidence}"
-
-
-@lru_cache(maxsize=4096)
-def sign_test_p(wins: int, losses: int) -> float:
-    """Exact one-sided sign test of wins against losses (ties excluded); 1.0 without a discordant vote."""
-    if wins + losses == 0:
-        return 1.0
-    return float(binomtest(wins, wins + losses, 0.5, alternative="greater").pvalue)
-
-
-def decide(wins: int, ties: int, losses: int, *, reconciliation_complete: bool = True, judge_errors: int = 0,
-           dormancy_activations: int = 0, objective: ObjectiveRecord | None = None) -> GateDecision:
-    """Apply the gate to one W/T/L record of stimulus votes (see the module docstring for the order).
-
-    ``objective``: the family × model's transition record from its deterministic checks (None: no checks).
-    """
-    n = wins + ties + losses
-    p = sign_test_p(wins, losses)
-    net = (wins - losses) / n if n else float("nan")
-
-    def out(state: str, reason: str = "") -> GateDecision:
-        return GateDecision(state, reason, n, wins, ties, losses, p, net, objective)
-
-    if not reconciliation_complete:
-        return out(INVALID_INCONCLUSIVE, "incomplete_reconciliation")
-    if judge_errors:
-        return out(INVALID_INCONCLUSIVE, "judge_errors")
-    if dormancy_activations:
-        return out(VALID_NO_CHANGE, "activation_contract_failed")
-    if n < MIN_STIMULI:
-        return out(INVALID_INCONCLUSIVE, "underpowered")
-    if objective is not None and objective.regression:
-        return out(VALID_REGRESSION, "objective_loss")
-    if p > ALPHA:
-        return out(VALID_NO_CHANGE, "not_significant")
-    if wins <= losses:
-        return out(VALID_NO_CHANGE, "no_positive_direction")
-    if net < NET_WIN_FLOOR:
-        return out(VALID_NO_CHANGE, "net_win_below_floor")
-    return out(VALID_PASS)
 
 
 def collapse_votes(pairs: pd.DataFrame) -> pd.DataFrame:

@@ -17,7 +17,7 @@ manifest:
   skilled-only means only the head version completed, baseline-only only the base version);
 * the **objective record** per skill family × model (:func:`objective_record_table`): skilled-only (W) against
   baseline-only (L) over its preference-eligible stimuli with a transition, both/neither the ties, and whether it
-  is a credible loss (:class:`skillbench.scorecard.gate.ObjectiveRecord`, what the gate's ``VALID_REGRESSION``
+  is a credible loss (:class:`skillbench.scorecard.verdicts.ObjectiveRecord`, what the gate's ``VALID_REGRESSION``
   reads);
 * a check in ``error`` is named in coverage as "check could not run" (:func:`unrunnable_checks`).
 """

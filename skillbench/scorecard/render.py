@@ -20,6 +20,7 @@ from skillbench.scorecard.labels import arm_names, arm_order
 from skillbench.scorecard.render_objective import objective_context
 from skillbench.scorecard.simulation import FLOOR_ALPHA, JUDGE_ACCURACY_FLOOR
 from skillbench.scorecard.stats import DEFAULT_POWER
+from skillbench.scorecard.verdicts import rule_words
 from skillbench.signals import trigger
 from skillbench.vocab import NO_SKILL, PLUGIN
 
@@ -341,7 +342,7 @@ def render_markdown(d: ScorecardData) -> str:
     ns_runs = int((d.manifest["condition"].astype(str).map(arm_kind).eq(NO_SKILL) & ~d.manifest["dormancy"]).sum())
     cov = d.coverage
     context = {
-        "d": d, "title": d.title, "names": arm_names(d.pair), "lift": _lift_section(d),
+        "d": d, "title": d.title, "names": arm_names(d.pair), "lift": _lift_section(d), "rule": rule_words(),
         "objective": objective_context(d),
         "uncertainty_table": _uncertainty_table(d) if d.models else "",
         "wow_table": _wow_table(d) if d.wow.ready else "",

@@ -12,7 +12,8 @@ import pandas as pd
 from skillbench.report.markdown import fmt, is_missing, md_cell, md_table, signed
 from skillbench.scorecard.compute import ScorecardData
 from skillbench.scorecard.labels import arm_names, arm_order
-from skillbench.vocab import TRANSITIONS, VALID_REGRESSION
+from skillbench.scorecard.verdicts import objective_rule
+from skillbench.vocab import TRANSITIONS
 
 DETAIL_CHARS = 100
 
@@ -63,10 +64,15 @@ def _transitions_table(d: ScorecardData) -> str:
 def _record_table(d: ScorecardData) -> str:
     records = _model_rank(d, d.objective["objective_record"]).sort_values(["skill_family", "_m", "model"],
                                                                            kind="stable")
-    rows = [[r.skill_family, r.model, r.evidence.removeprefix("objective "),
-             f"**{VALID_REGRESSION}** (credible loss)" if r.regression else f"no credible loss ({r.reason})"]
+    rows = [[r.skill_family, r.model, r.evidence.removeprefix("objective "), _regression_cell(r.reason)]
             for r in records.itertuples(index=False)]
     return md_table(["skill family", "model", "objective record", "regression?"], rows)
+
+
+def _regression_cell(reason: str) -> str:
+    """``**VALID_REGRESSION** (credible loss)`` or ``no credible loss (underpowered)``: the rule's own words."""
+    rule = objective_rule(reason if isinstance(reason, str) else "")
+    return f"**{rule.state}** ({rule.label})" if rule.state else f"{rule.label} ({rule.reason})"
 
 
 def _violations_table(d: ScorecardData) -> str:

@@ -44,11 +44,11 @@ from scipy.stats import binomtest
 from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.ledgers.truth import final_truth
 from skillbench.scorecard.controls import rubric_gate, rubric_votes
-from skillbench.scorecard.gate import ObjectiveRecord, decide
 from skillbench.scorecard.scoring import prompt_rep_scores, prompt_scores
 from skillbench.scorecard.stats import paired_differences
+from skillbench.scorecard.verdicts import ObjectiveRecord, decide
 from skillbench.signals.trigger import false_trigger_arms
-from skillbench.vocab import ALLOWED_VERDICTS, ITEM_TYPES, SIMULATED
+from skillbench.vocab import ALLOWED_VERDICTS, INCOMPLETE_RECONCILIATION, ITEM_TYPES, SIMULATED
 
 JUDGE_ACCURACY_FLOOR = 0.90  # an item type's judge accuracy credibly below this flags the week
 FLOOR_ALPHA = 0.05
@@ -228,7 +228,7 @@ def _one_vote_from(row: pd.Series, target: str) -> bool:
         moved = list(counts)
         moved[src] -= 1
         moved[dst] += 1
-        decision = decide(*moved, reconciliation_complete=not row["reason"] == "incomplete_reconciliation",
+        decision = decide(*moved, reconciliation_complete=row["reason"] != INCOMPLETE_RECONCILIATION,
                           judge_errors=int(row["judge_errors"]), dormancy_activations=int(row["dormancy_activations"]),
                           objective=objective)
         if decision.verdict == target:

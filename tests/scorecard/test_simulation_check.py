@@ -18,8 +18,8 @@ from skillbench.arms import ArmPair
 from skillbench.ledgers import final_truth, load_week, read_truth
 from skillbench.ledgers.columns import LEGACY_TRUTH_COLUMNS, TRUTH_COLUMNS
 from skillbench.scorecard.compute import DISAGREES_WITH_TRUTH
-from skillbench.scorecard.gate import decide
 from skillbench.scorecard.simulation import gate_against_truth
+from skillbench.scorecard.verdicts import decide
 from skillbench.sim.truth import TRUTH_COLUMNS as SIM_TRUTH_COLUMNS
 from tests.helpers.scorecard import page_section, score_week
 from tests.helpers.shared import TINY_WEEK, read_csv_rows, write_csv_rows

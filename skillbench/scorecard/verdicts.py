@@ -1,0 +1,377 @@
+"""The verdict specification: every verdict the preference gate and the objective record give, in the order they
+are checked, with the rule in words, a plain-word label and what to do — as data, in one place.
+
+:data:`GATE_RULES` is the gate's precedence: :func:`decide` returns the first rule whose condition holds for a
+record (:class:`GateRecord`), so reordering a precedence step is moving one line of the tuple and relabelling a
+verdict is editing one string. :data:`OBJECTIVE_RULES` does the same for the objective record of deterministic
+checks (:class:`ObjectiveRecord`), whose credible loss is the gate's ``VALID_REGRESSION (objective_loss)``. The
+state and reason words are :mod:`skillbench.vocab`'s; every page that explains a verdict (the scorecard, compare's
+repairs, the docs' table from :func:`verdicts_table`) reads this module.
+
+The rule itself is dotnet/skills' adapter policy: one vote per stimulus, an exact one-sided sign test of wins
+against losses (``scipy.stats.binomtest``; ties leave the test only) at ``p ≤ 0.05`` in the positive direction, a
+net-win floor ``(W − L)/n ≥ 0.20`` and an eligibility floor ``n ≥ 5``; the objective record mirrors it for losses.
+Evidence reads ``n=5; 4W/1T/0L; p=0.0625; net +80.0%``; a record with checks adds
+``; objective n=6; 0W/0T/6L; p(loss)=0.01562; net loss +100.0%``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Generic, TypeVar
+
+import numpy as np
+from scipy.stats import binomtest
+
+from skillbench.vocab import (
+    ACTIVATION_CONTRACT_FAILED,
+    COMMIT_MISMATCH,
+    INCOMPLETE_RECONCILIATION,
+    INVALID_INCONCLUSIVE,
+    JUDGE_ERRORS,
+    NET_LOSS_BELOW_FLOOR,
+    NET_WIN_BELOW_FLOOR,
+    NO_LOSS_DIRECTION,
+    NO_POSITIVE_DIRECTION,
+    NOT_SIGNIFICANT,
+    OBJECTIVE_LOSS,
+    UNDERPOWERED,
+    VALID_NO_CHANGE,
+    VALID_PASS,
+    VALID_REGRESSION,
+)
+
+ALPHA = 0.05
+NET_WIN_FLOOR = 0.20
+NET_LOSS_FLOOR = NET_WIN_FLOOR  # VALID_REGRESSION: "by the same rule as the pass"
+MIN_STIMULI = 5
+
+
+@lru_cache(maxsize=4096)
+def sign_test_p(wins: int, losses: int) -> float:
+    """Exact one-sided sign test of wins against losses (ties excluded); 1.0 without a discordant vote."""
+    if wins + losses == 0:
+        return 1.0
+    return float(binomtest(wins, wins + losses, 0.5, alternative="greater").pvalue)
+
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Wording:
+    """The words a rule's action is phrased in: the weekly docs' neutral ones, or a comparison's (head, base)."""
+
+    treatment: str = "the treatment"
+    control: str = "the control"
+    arms: str = "the arms"
+    command: str = "command"
+
+
+@dataclass(frozen=True)
+class VerdictRule(Generic[R]):
+    """One precedence step.
+
+    Attributes:
+        state: the :mod:`~skillbench.vocab` state it gives (``""``: an objective record that is no loss, which
+            gives the gate no state of its own).
+        reason: the reason word of ``STATE (reason)`` (``""`` for a pass and for a credible objective loss).
+        when: the condition, in words.
+        label: the verdict in plain words, for a reader who does not know the state names.
+        action: what it means or what to do; ``{treatment}``, ``{control}``, ``{arms}`` and ``{command}`` are
+            filled from a :class:`Wording` (:meth:`what_to_do`).
+        holds: the condition itself.
+        comparison_only: only ``skillbench compare`` applies it (a weekly gate never gives it).
+    """
+
+    state: str
+    reason: str
+    when: str
+    label: str
+    action: str
+    holds: Callable[[R], bool] = field(repr=False, compare=False)
+    comparison_only: bool = False
+
+    @property
+    def verdict(self) -> str:
+        """``STATE (reason)``, or the bare state when there is no reason."""
+        return self.state if not self.reason else f"{self.state} ({self.reason})"
+
+    def what_to_do(self, wording: Wording | None = None) -> str:
+        """:attr:`action` in ``wording``'s words (default: the neutral treatment / control)."""
+        return self.action.format(**asdict(wording or Wording()))
+
+
+def first_rule(rules: Sequence[VerdictRule[R]], record: R) -> VerdictRule[R]:
+    """The first rule of ``rules`` whose condition holds for ``record`` (the last rule always holds)."""
+    return next(rule for rule in rules if rule.holds(record))
+
+
+@dataclass(frozen=True)
+class ObjectiveRecord:
+    """Transition votes of one family × model: W skilled-only, L baseline-only, n every stimulus with checks."""
+
+    n: int
+    wins: int
+    losses: int
+
+    @property
+    def ties(self) -> int:
+        """Stimuli that completed in both arms or in neither: they count in ``n``, never in the sign test."""
+        return self.n - self.wins - self.losses
+
+    @property
+    def p_value(self) -> float:
+        """Exact one-sided sign test of losses against wins (the pass's test, mirrored)."""
+        return sign_test_p(self.losses, self.wins)
+
+    @property
+    def net_loss(self) -> float:
+        return (self.losses - self.wins) / self.n if self.n else float("nan")
+
+    @property
+    def rule(self) -> VerdictRule[ObjectiveRecord]:
+        """The first of :data:`OBJECTIVE_RULES` that holds."""
+        return first_rule(OBJECTIVE_RULES, self)
+
+    @property
+    def reason(self) -> str:
+        """Why the record is not a credible loss (the pass's reasons mirrored); ``""`` when it is one."""
+        return self.rule.reason
+
+    @property
+    def regression(self) -> bool:
+        """A credible loss: n ≥ 5, p ≤ 0.05, more losses than wins, net loss ≥ 20 % of the stimuli."""
+        return self.rule.state == VALID_REGRESSION
+
+    @property
+    def evidence(self) -> str:
+        """``objective n=6; 0W/0T/6L; p(loss)=0.01562; net loss +100.0%`` (p of losses against wins)."""
+        net = f"{self.net_loss * 100:+.1f}%" if self.n else "n/a"
+        return (f"objective n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p(loss)={self.p_value:.4g}; "
+                f"net loss {net}")
+
+
+@dataclass(frozen=True)
+class GateRecord:
+    """What the gate decides on for one family × model: its stimulus votes and the health of their measurement.
+
+    Attributes:
+        wins, ties, losses: the stimulus votes (one per prompt) for the treatment.
+        reconciliation_complete: the week accounts for every planned run.
+        judge_errors: pairwise judge calls of the record that failed.
+        dormancy_activations: treatment or plugin runs of the family's dormancy prompts that activated the skill.
+        commit_mismatches: runs of a version arm from another commit than declared (``skillbench compare``).
+        objective: the record's deterministic checks (None: no checks).
+    """
+
+    wins: int
+    ties: int
+    losses: int
+    reconciliation_complete: bool = True
+    judge_errors: int = 0
+    dormancy_activations: int = 0
+    commit_mismatches: int = 0
+    objective: ObjectiveRecord | None = None
+
+    @property
+    def n(self) -> int:
+        return self.wins + self.ties + self.losses
+
+    @property
+    def p_value(self) -> float:
+        return sign_test_p(self.wins, self.losses)
+
+    @property
+    def net_win(self) -> float:
+        return (self.wins - self.losses) / self.n if self.n else float("nan")
+
+
+def _percent(x: float) -> str:
+    return f"{x * 100:g} %"
+
+
+GATE_RULES: tuple[VerdictRule[GateRecord], ...] = (
+    VerdictRule(INVALID_INCONCLUSIVE, COMMIT_MISMATCH,
+                "a run of a version arm came from another commit than the comparison declared",
+                "Invalid: runs from another commit",
+                "runs from another commit are in the run directory: rerun with a fresh --out-dir",
+                lambda r: r.commit_mismatches > 0, comparison_only=True),
+    VerdictRule(INVALID_INCONCLUSIVE, INCOMPLETE_RECONCILIATION, "the week does not account for every planned run",
+                "Inconclusive: runs missing",
+                "some planned runs are missing: rerun the same {command} to resume them",
+                lambda r: not r.reconciliation_complete),
+    VerdictRule(INVALID_INCONCLUSIVE, JUDGE_ERRORS, "a pairwise judge call failed (a judge outage is not a skill loss)",
+                "Inconclusive: judge errors",
+                "pairwise judge calls failed: rerun the same {command} to retry them",
+                lambda r: r.judge_errors > 0),
+    VerdictRule(VALID_NO_CHANGE, ACTIVATION_CONTRACT_FAILED,
+                "a treatment or plugin run of one of the family's dormancy prompts activated the skill",
+                "Activation contract failed",
+                "the skill activated on a dormancy prompt: narrow its description",
+                lambda r: r.dormancy_activations > 0),
+    VerdictRule(INVALID_INCONCLUSIVE, UNDERPOWERED, f"n < {MIN_STIMULI} stimuli voted",
+                "Inconclusive: too few prompts",
+                f"fewer than {MIN_STIMULI} stimuli voted: add preference-eligible prompts to the family",
+                lambda r: r.n < MIN_STIMULI),
+    VerdictRule(VALID_REGRESSION, OBJECTIVE_LOSS,
+                "the objective record of deterministic checks is a credible loss (its rules below)",
+                "Regressed on deterministic checks",
+                "{treatment} fails deterministic checks {control} passes: see the objective record",
+                lambda r: r.objective is not None and r.objective.regression),
+    VerdictRule(VALID_NO_CHANGE, NOT_SIGNIFICANT, f"exact one-sided sign test of wins against losses: p > {ALPHA:g}",
+                "No credible change",
+                "no credible difference between {arms}: more prompts would narrow it",
+                lambda r: r.p_value > ALPHA),
+    VerdictRule(VALID_NO_CHANGE, NO_POSITIVE_DIRECTION, "wins ≤ losses",
+                "Not better",
+                "{treatment} does not win more often than {control}",
+                lambda r: r.wins <= r.losses),
+    VerdictRule(VALID_NO_CHANGE, NET_WIN_BELOW_FLOOR, f"net win (W − L)/n < {_percent(NET_WIN_FLOOR)}",
+                "Gain below the floor",
+                f"{{treatment}} wins, but by less than the {_percent(NET_WIN_FLOOR)} net-win floor",
+                lambda r: r.net_win < NET_WIN_FLOOR),
+    VerdictRule(VALID_PASS, "", f"none of the above: n ≥ {MIN_STIMULI}, p ≤ {ALPHA:g}, wins > losses, "
+                f"net win ≥ {_percent(NET_WIN_FLOOR)}",
+                "Improved",
+                "nothing to repair: {treatment} credibly beats {control}",
+                lambda r: True),
+)
+
+OBJECTIVE_RULES: tuple[VerdictRule[ObjectiveRecord], ...] = (
+    VerdictRule("", UNDERPOWERED, f"n < {MIN_STIMULI} stimuli with checks",
+                "no credible loss",
+                "too few stimuli with checks to call a loss: add checks to more prompts",
+                lambda r: r.n < MIN_STIMULI),
+    VerdictRule("", NOT_SIGNIFICANT, f"exact one-sided sign test of losses against wins: p > {ALPHA:g}",
+                "no credible loss",
+                "no credible loss on the checks",
+                lambda r: r.p_value > ALPHA),
+    VerdictRule("", NO_LOSS_DIRECTION, "losses ≤ wins",
+                "no credible loss",
+                "the checks do not fail more often with {treatment}",
+                lambda r: r.losses <= r.wins),
+    VerdictRule("", NET_LOSS_BELOW_FLOOR, f"net loss (L − W)/n < {_percent(NET_LOSS_FLOOR)}",
+                "no credible loss",
+                f"a loss below the {_percent(NET_LOSS_FLOOR)} net-loss floor",
+                lambda r: r.net_loss < NET_LOSS_FLOOR),
+    VerdictRule(VALID_REGRESSION, "", f"none of the above: n ≥ {MIN_STIMULI}, p(loss) ≤ {ALPHA:g}, "
+                f"losses > wins, net loss ≥ {_percent(NET_LOSS_FLOOR)}",
+                "credible loss",
+                f"the gate's `{VALID_REGRESSION} ({OBJECTIVE_LOSS})` unless an earlier step decides",
+                lambda r: True),
+)
+
+
+def gate_rule(reason: str) -> VerdictRule[GateRecord]:
+    """The gate's rule with ``reason`` (``""``: the pass); a reason names one rule, so it names the state too."""
+    for rule in GATE_RULES:
+        if rule.reason == reason:
+            return rule
+    raise KeyError(f"no verdict rule has the reason {reason!r}")
+
+
+def objective_rule(reason: str) -> VerdictRule[ObjectiveRecord]:
+    """The objective record's rule with ``reason`` (``""``: the credible loss)."""
+    for rule in OBJECTIVE_RULES:
+        if rule.reason == reason:
+            return rule
+    raise KeyError(f"no objective rule has the reason {reason!r}")
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """The gate's decision for one record."""
+
+    state: str
+    reason: str
+    n: int
+    wins: int
+    ties: int
+    losses: int
+    p_value: float
+    net_win: float
+    objective: ObjectiveRecord | None = None  # the record's deterministic checks (None: no checks)
+
+    @property
+    def verdict(self) -> str:
+        """``VALID_PASS`` or ``STATE (reason)``."""
+        return self.state if not self.reason else f"{self.state} ({self.reason})"
+
+    @property
+    def rule(self) -> VerdictRule[GateRecord]:
+        """The rule that decided (its plain label and what to do)."""
+        return gate_rule(self.reason)
+
+    @property
+    def evidence(self) -> str:
+        """``n=5; 4W/1T/0L; p=0.0625; net +80.0%``, then ``; objective …`` for a record with checks."""
+        net = f"{self.net_win * 100:+.1f}%" if np.isfinite(self.net_win) else "n/a"
+        text = f"n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p={self.p_value:.4g}; net {net}"
+        return text if self.objective is None else f"{text}; {self.objective.evidence}"
+
+
+def decide(wins: int, ties: int, losses: int, *, reconciliation_complete: bool = True, judge_errors: int = 0,
+           dormancy_activations: int = 0, commit_mismatches: int = 0,
+           objective: ObjectiveRecord | None = None) -> GateDecision:
+    """Apply the gate to one W/T/L record of stimulus votes: the first of :data:`GATE_RULES` that holds.
+
+    ``objective``: the family × model's transition record from its deterministic checks (None: no checks).
+    """
+    record = GateRecord(wins, ties, losses, reconciliation_complete, judge_errors, dormancy_activations,
+                        commit_mismatches, objective)
+    rule = first_rule(GATE_RULES, record)
+    return GateDecision(rule.state, rule.reason, record.n, wins, ties, losses, record.p_value, record.net_win,
+                        objective)
+
+
+def rule_words() -> dict[str, str]:
+    """The rule's thresholds and precedence as the scorecard's explanations print them: ``alpha`` (0.05),
+    ``floor`` (20%), ``min_n`` (5), and ``before_regression`` / ``after_regression``, the weekly gate's verdicts
+    checked before and after ``VALID_REGRESSION (objective_loss)``."""
+    before, after = weekly_rules_around(OBJECTIVE_LOSS)
+    return {"alpha": f"{ALPHA:g}", "floor": f"{NET_WIN_FLOOR:.0%}", "loss_floor": f"{NET_LOSS_FLOOR:.0%}",
+            "min_n": str(MIN_STIMULI), "before_regression": precedence_text(before),
+            "after_regression": precedence_text(after)}
+
+
+def precedence_text(rules: Sequence[VerdictRule[R]]) -> str:
+    """``A``, ``B`` and ``C``: the rules' verdicts in backticks, in order."""
+    names = [f"`{rule.verdict}`" for rule in rules]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def weekly_rules_around(reason: str) -> tuple[list[VerdictRule[GateRecord]], list[VerdictRule[GateRecord]]]:
+    """The weekly gate's rules checked before and after the one with ``reason`` (comparison-only ones left out)."""
+    rules = [rule for rule in GATE_RULES if not rule.comparison_only]
+    at = next(i for i, rule in enumerate(rules) if rule.reason == reason)
+    return rules[:at], rules[at + 1:]
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _rules_table(rules: Sequence[VerdictRule[R]]) -> list[str]:
+    lines = ["| precedence | state | reason | when | plain label | meaning / what to do |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for i, rule in enumerate(rules, start=1):
+        when = rule.when + (" (`skillbench compare` only)" if rule.comparison_only else "")
+        cells = [str(i), f"`{rule.state}`" if rule.state else "—", f"`{rule.reason}`" if rule.reason else "—", when,
+                 rule.label, rule.what_to_do()]
+        lines.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
+    return lines
+
+
+def verdicts_table() -> str:
+    """The docs' verdict table: the gate's rules in the order :func:`decide` checks them, then the objective
+    record's in the order :attr:`ObjectiveRecord.reason` checks them (GitHub-flavoured markdown)."""
+    return "\n".join([
+        *_rules_table(GATE_RULES), "",
+        "The objective record of deterministic checks (one vote per stimulus with checks: skilled-only W, "
+        "baseline-only L), checked in this order; its credible loss is the gate's "
+        f"`{VALID_REGRESSION} ({OBJECTIVE_LOSS})`:", "",
+        *_rules_table(OBJECTIVE_RULES),
+    ]) + "\n"
