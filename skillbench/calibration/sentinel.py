@@ -132,7 +132,7 @@ def compare_weeks(now: pd.DataFrame, earlier: list[tuple[pd.DataFrame, dict[str,
         earlier: earlier weeks' ``(sentinel grades, sentinel.json)``, earliest first; the last is compared.
         confidence: of the t multiplier.
     """
-    from skillbench.scorecard import noise
+    from skillbench.scorecard import noise, t_critical
 
     prev_grades, _ = earlier[-1]
     key = ["run_id", "item_index"]
@@ -145,7 +145,7 @@ def compare_weeks(now: pd.DataFrame, earlier: list[tuple[pd.DataFrame, dict[str,
         n = len(d)
         move = float(d.mean()) if n else float("nan")
         se = float(d.std(ddof=1) / np.sqrt(n)) if n >= 2 else float("nan")
-        within = float(noise.t_quantile(n - 1, confidence)) * se if n >= 2 else float("nan")
+        within = t_critical(n - 1, confidence) * se if n >= 2 else float("nan")
         between = noise.between_noise([s.get(measure) if s.get(measure) is not None else np.nan
                                        for _, s in earlier])
         limit = noise.threshold(within, between)

@@ -85,3 +85,18 @@ def test_week_over_week_uses_the_same_rule():
     assert row["between"] == pytest.approx(np.std([0.1, 0.3, 0.2]))
     assert row["threshold"] == pytest.approx(max(row["within"], row["between"]))
     assert row["actionable"] == "yes", "0.2 → 0.5 is beyond either noise"
+
+
+def test_one_t_multiplier_for_every_caller() -> None:
+    """``stats.t_critical`` is the t multiplier of the lift's interval, the noise band and the drift sentinel:
+    table values (two-sided 95 %), the normal quantile at df = ∞, NaN below one degree of freedom, array in →
+    array out."""
+    from skillbench.scorecard import t_critical
+
+    assert t_critical(1) == pytest.approx(12.7062, abs=1e-4)
+    assert t_critical(5) == pytest.approx(2.5706, abs=1e-4)
+    assert t_critical(np.inf) == pytest.approx(1.95996, abs=1e-5)
+    assert np.isnan(t_critical(0))
+    assert isinstance(t_critical(5), float)
+    np.testing.assert_allclose(t_critical(np.array([0.0, 5.0, np.inf])), [np.nan, 2.570582, 1.959964], atol=1e-6)
+    assert noise.within_noise(0.3, 0.4, 5) == pytest.approx(t_critical(5) * 0.5)
