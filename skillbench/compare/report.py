@@ -11,6 +11,7 @@ from __future__ import annotations
 from skillbench.compare.results import CompareResults
 from skillbench.compare.verdicts import FINDINGS, IMPROVEMENT, INVALID, PREFERENCE_LOSS, REGRESSION
 from skillbench.report.markdown import md_table, signed
+from skillbench.scorecard.verdicts import MIN_STIMULI
 from skillbench.vocab import SIMULATED
 
 MAX_FILES_LISTED = 20
@@ -73,7 +74,7 @@ def health_section(results: CompareResults) -> list[str]:
     lines = ["## Measurement health", "",
              f"- Runs: expected {hl.expected} · observed {hl.observed} · written {hl.written} — {state}",
              f"- Judge: {hl.judge_errors} pairwise error(s), {hl.ungraded} ungraded rubric item(s)",
-             f"- Underpowered (n < 5): {', '.join(hl.underpowered) if hl.underpowered else 'none'}"]
+             f"- Underpowered (n < {MIN_STIMULI}): {', '.join(hl.underpowered) if hl.underpowered else 'none'}"]
     if hl.commit_mismatches:
         shown = ", ".join(hl.commit_mismatches[:5]) + (" …" if len(hl.commit_mismatches) > 5 else "")
         lines.append(f"- Commits: **{len(hl.commit_mismatches)} run(s) from another commit than declared** ({shown})")
