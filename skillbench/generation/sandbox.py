@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from skillbench.checks.grade import ProbeResult
+from skillbench.checktypes import ProbeResult
 from skillbench.generation.image import RUNNER_HOME, RUNNER_UID, WORKSPACE
 from skillbench.generation.relay import (  # noqa: F401 - EndpointRelay & co. are part of the sandbox's API
     RELAY_FOLDER_PREFIX,

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from skillbench.checks.grade import ProbeResult
+from skillbench.checktypes import ProbeResult
 from skillbench.generation.image import RUNNER_UID, WORKSPACE
 from skillbench.generation.workspace import SetupOutcome, TaskRun, command_failure, tool_env
 

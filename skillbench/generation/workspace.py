@@ -3,8 +3,9 @@
 :func:`prepare_task` turns a task prompt (:attr:`TestPrompt.is_task`, or one with workspace checks) into a
 :class:`TaskRun`: what goes into the run's working directory (each ``src`` resolved by
 :meth:`PromptSpec.workspace_source`, a file or a whole folder; ``content`` inline; ``executable`` → 0755),
-the setup commands, and one :class:`Probe` per workspace check (``run_command``: the command with its own
-timeout; ``file_*``: read the file). Nothing of the suite but these workspace files reaches the sandbox — not
+the setup commands, and one :class:`Probe` per workspace check: the argv of the
+:class:`~skillbench.checktypes.ProbeRequest` its type's record asks for (a command; a file to read; a glob's
+files), with the check's own timeout. Nothing of the suite but these workspace files reaches the sandbox — not
 the checks, not ``solutions/``. The sandboxes run it (:mod:`skillbench.generation.sandbox`).
 """
 
@@ -19,9 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from skillbench.checks.grade import FILE_MISSING, FILE_NOT_REGULAR, FILE_OK, ProbeResult
+from skillbench.checktypes import FILE_MISSING, FILE_NOT_REGULAR, FILE_OK, Check, ProbeResult
 from skillbench.suite.format import PromptSpec
-from skillbench.suite.task import Check
 
 SETUP_TIMEOUT_S = 300.0  # one setup command (installing a package from a wheel in the fixtures, building, …)
 FILE_PROBE_MAX_BYTES = 16 * 1024 * 1024  # a check reads a text file, never a whole disk image
@@ -31,7 +31,7 @@ FILE_PROBE = (f'[ -e "$1" ] || exit {PROBE_MISSING}; [ -f "$1" ] || exit {PROBE_
               f'exec head -c {FILE_PROBE_MAX_BYTES} -- "$1"')
 # A glob path's probe: every regular file whose workspace-relative path the glob matches (an sh ``case`` pattern,
 # so ``*`` also crosses ``/``: ``*.cs`` finds src/A.cs), as NUL, path, NUL, then (``content`` mode) its bytes;
-# exit PROBE_MISSING when none matches. Parsed by :func:`skillbench.checks.grade.glob_files`.
+# exit PROBE_MISSING when none matches. Parsed by :func:`skillbench.checktypes.grading.glob_files`.
 GLOB_PROBE = ('find . -type f | sed "s|^\\./||" | LC_ALL=C sort | { m=0; while IFS= read -r f; do case "$f" in $1) '
               'm=1; printf "\\0%s\\0" "$f"; [ "$2" = content ] && head -c ' + str(FILE_PROBE_MAX_BYTES) + ' -- "$f";; '
               f'esac; done; [ $m = 1 ] || exit {PROBE_MISSING}; }}')
@@ -173,16 +173,16 @@ def _items_from(spec: PromptSpec, source: Path, dest: str, mode: int | None) -> 
 
 def probe_for(check: Check) -> Probe | None:
     """The probe a workspace check needs (None for checks graded from the transcript)."""
-    if check.type == "run_command":
-        return Probe(check.check_id, ("sh", "-c", check.command or ""), check.timeout_s, reads_file=False)
-    if check.in_workspace and check.is_glob:
-        mode = "names" if check.type in ("file_exists", "file_not_exists") else "content"
-        return Probe(check.check_id, ("sh", "-c", GLOB_PROBE, "probe", check.path or "", mode), check.timeout_s,
-                     reads_file=True)
-    if check.in_workspace:
-        return Probe(check.check_id, ("sh", "-c", FILE_PROBE, "probe", check.path or ""), check.timeout_s,
-                     reads_file=True)
-    return None
+    if check.kind.probe is None:
+        return None
+    request = check.kind.probe(check)
+    if request.kind == "command":
+        return Probe(check.check_id, ("sh", "-c", request.arg), check.timeout_s, reads_file=False)
+    if request.kind == "file":
+        return Probe(check.check_id, ("sh", "-c", FILE_PROBE, "probe", request.arg), check.timeout_s, reads_file=True)
+    mode = "names" if request.kind == "glob_names" else "content"
+    return Probe(check.check_id, ("sh", "-c", GLOB_PROBE, "probe", request.arg, mode), check.timeout_s,
+                 reads_file=True)
 
 
 def prepare_task(spec: PromptSpec) -> TaskRun | None:

@@ -21,12 +21,30 @@ from typing import Any
 
 import rstr
 
-from skillbench.suite.task import Check
+from skillbench.checktypes import Check
 
 # Printable, one line, no control characters: what ``.`` and negated classes draw from.
 PLAIN = string.ascii_letters + string.digits + " " + "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 REPEAT_SPAN = 8  # an open-ended repeat (``*``, ``+``, ``{2,}``) adds at most this many beyond its minimum
 TRIES = 5  # generated strings tried per pattern before giving up
+
+
+class _AnswerOnly:
+    """The :class:`~skillbench.checktypes.SimRun` of an answer scored on its own: output checks read nothing else."""
+
+    solved = False
+
+    def used_tools(self) -> list[str]:
+        return []
+
+    def num_turns(self) -> int:
+        return 0
+
+    def final_files(self) -> dict[str, str]:
+        return {}
+
+
+_NO_RUN = _AnswerOnly()
 
 
 class TameXeger(rstr.Rstr):  # type: ignore[misc, valid-type]
@@ -77,13 +95,8 @@ def string_for(pattern: str, rng_for: Callable[[int], random.Random]) -> str | N
 
 
 def output_outcome(check: Check, answer: str) -> bool:
-    """True when an output check passes on this final answer (the grader's rule: substring, ``re.search``)."""
-    if check.type == "output_contains":
-        return (check.value or "") in answer
-    if check.type == "output_not_contains":
-        return (check.value or "") not in answer
-    found = re.search(check.pattern or "", answer) is not None
-    return found if check.type == "output_matches" else not found
+    """True when an output check passes on this final answer (its record's rule, as the simulated truth applies it)."""
+    return check.kind.simulate(check, _NO_RUN, answer, False)
 
 
 def _anchor(pattern: str) -> str:
@@ -134,8 +147,9 @@ def lines_for(checks: Sequence[Check], wanted: dict[str, bool],
               rng_for: Callable[[str, int], random.Random]) -> list[tuple[Check, str]]:
     """The text each output check needs in the answer: a contained value or a matching string, when wanted.
 
-    ``output_contains`` / ``output_matches`` get their line when decided to pass; ``output_not_contains`` /
-    ``output_not_matches`` only when decided to fail. A pattern rstr cannot satisfy gets no line.
+    Each check type's record says which text (:class:`~skillbench.checktypes.AnswerLine`): ``output_contains`` /
+    ``output_matches`` get their line when decided to pass; ``output_not_contains`` / ``output_not_matches`` only
+    when decided to fail. A pattern rstr cannot satisfy gets no line.
 
     Args:
         checks: the prompt's checks (only output checks are read).
@@ -144,12 +158,10 @@ def lines_for(checks: Sequence[Check], wanted: dict[str, bool],
     """
     out: list[tuple[Check, str]] = []
     for c in checks:
-        if c.check_id not in wanted:
+        line = c.kind.answer_line
+        if c.check_id not in wanted or line is None or wanted[c.check_id] != line.when:
             continue
-        positive = c.type in ("output_contains", "output_matches")
-        if wanted[c.check_id] != positive:
-            continue
-        if c.type in ("output_contains", "output_not_contains"):
+        if line.option == "value":
             out.append((c, c.value or ""))
         elif (text := string_for(c.pattern or "", lambda n, cid=c.check_id: rng_for(cid, n))) is not None:
             out.append((c, text))

@@ -15,27 +15,25 @@ come the task's steps, each one assistant message of parallel tool calls:
 
 The steps are recomputed from the request on every turn, like the skill steps; the skill steps come first, so
 the share that decides solving is final by the time a task step is due. Truth is what a correct grader will
-find: output checks are evaluated on the final answer text (:mod:`skillbench.sim.check_text`), file checks on
-the files the run leaves (solution files that were written, else the fixtures), ``run_command`` passes exactly
-when every solution write succeeded, tool and turn checks are computed from the calls that ran.
+find, by each check type's record (:mod:`skillbench.checktypes`: output checks on the final answer text whose
+lines :mod:`skillbench.sim.check_text` wrote, file checks on the files the run leaves — solution files that were
+written, else the fixtures —, ``run_command`` exactly when every solution write succeeded, tool and turn checks
+from the calls that ran).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import posixpath
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from skillbench.checks.tools import canonical_tool, matching_uses
-from skillbench.sim import check_text, draws
+from skillbench.checktypes import Check, canonical_tool, check_kinds
+from skillbench.sim import draws
 from skillbench.sim.conversation import Conversation, ToolCall
 from skillbench.sim.profiles import AgentProfile
 from skillbench.suite.format import PromptSpec, Suite
-from skillbench.suite.task import OUTPUT_CHECKS, Check
 from skillbench.vocab import CHECK_FAILED, CHECK_PASSED
 
 READ_WORKSPACE, SOLVE_READ, SOLVE_WRITE, RETRY_READ, RETRY_WRITE = (
@@ -43,6 +41,8 @@ READ_WORKSPACE, SOLVE_READ, SOLVE_WRITE, RETRY_READ, RETRY_WRITE = (
 TASK_STEPS = (READ_WORKSPACE, SOLVE_READ, SOLVE_WRITE, RETRY_READ, RETRY_WRITE)
 MAX_READS = 12  # workspace files read in one step: a large fixture tree is skimmed, not read whole
 _WRITERS = ("Write", "Edit")
+# Output checks whose outcome the simulated agent draws, then writes the answer line that gives it.
+OUTPUT_CHECKS = frozenset(k.name for k in check_kinds() if k.answer_line is not None)
 
 
 def _rel(path: str) -> str:
@@ -276,39 +276,6 @@ def output_wanted(checks: list[Check], prof: AgentProfile, share: float, u: Call
     return {c.check_id: u(c.check_id) < p for c in checks if c.type in OUTPUT_CHECKS}
 
 
-def _file_outcome(check: Check, files: dict[str, str]) -> bool:
-    """What the workspace probe finds for a ``file_*`` check, as :mod:`skillbench.checks.grade` grades it."""
-    if check.is_glob:  # an sh ``case`` pattern: ``*`` also crosses ``/`` (generation.workspace.GLOB_PROBE)
-        contents = [text for rel, text in sorted(files.items()) if fnmatch.fnmatchcase(rel, check.path or "")]
-    else:
-        contents = [files[rel]] if (rel := _rel(check.path or "")) in files else []
-    if check.type == "file_not_exists":
-        return not contents
-    if check.type == "file_exists":
-        return bool(contents)
-    if check.type == "file_contains":  # case-insensitive, as the grader compares
-        return any((check.value or "").casefold() in text.casefold() for text in contents)
-    return any(re.search(check.pattern or "", text) is not None for text in contents)
-
-
 def check_status(check: Check, work: TaskRun, answer: str, crossed: bool) -> str:
-    """``passed`` / ``failed``: what a correct grader finds for this check on this run."""
-    ok: bool
-    if check.type in OUTPUT_CHECKS:
-        ok = check_text.output_outcome(check, answer)
-    elif check.type == "exit_success":
-        ok = not crossed  # a budget crossing ends the CLI with an error result and exit code 1
-    elif check.type == "expect_tools":
-        wanted = check.tools or []
-        ok = len(matching_uses(wanted, work.used_tools())) == len({canonical_tool(t) for t in wanted})
-    elif check.type == "reject_tools":
-        ok = not matching_uses(check.tools or [], work.used_tools())
-    elif check.type == "max_turns":
-        ok = work.num_turns() <= (check.turns or 0)
-    elif check.type == "run_command":
-        ok = work.solved
-    elif check.type == "output_nonempty":
-        ok = bool(answer.strip())
-    else:  # file_exists, file_not_exists, file_contains, file_matches (a glob: the files it matches)
-        ok = _file_outcome(check, work.final_files())
-    return CHECK_PASSED if ok else CHECK_FAILED
+    """``passed`` / ``failed``: what a correct grader finds for this check on this run (its type's record)."""
+    return CHECK_PASSED if check.kind.simulate(check, work, answer, crossed) else CHECK_FAILED

@@ -15,8 +15,9 @@ from typing import Literal
 
 from pydantic import ValidationError
 
+from skillbench.checktypes import Check, check_kinds
 from skillbench.suite.format import ITEM_TYPES, RubricItem, TestPrompt
-from skillbench.suite.task import CHECK_TYPES, Check, WorkspaceFile
+from skillbench.suite.task import WorkspaceFile
 
 RUBRIC_RANGES = {"must": (3, 5), "bonus": (1, 3), "avoid": (1, 3)}
 # The CLI receives the prompt as one command-line argument, and Linux refuses an exec with an argument longer than
@@ -75,7 +76,7 @@ def pydantic_defects(path: str, exc: ValidationError) -> list[Defect]:
             problem, fix = what, f"remove it or rename it to one of: {allowed}"
         elif kind == "literal_error" and loc[0] == "checks":
             problem = f"unknown check type {err.get('input')!r}"
-            fix = "use one of: " + ", ".join(CHECK_TYPES)
+            fix = "use one of: " + ", ".join(k.name for k in check_kinds())
         elif kind == "literal_error":
             problem = f"unknown rubric type {err.get('input')!r}"
             fix = "use one of: " + ", ".join(ITEM_TYPES)

@@ -22,9 +22,10 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
+from skillbench.checktypes import Check
 from skillbench.ledgers.files import FIXTURES_DIR, SKILL_FILE, SOLUTIONS_DIR
 from skillbench.suite.config import SuiteConfig
-from skillbench.suite.task import Check, WorkspaceFile
+from skillbench.suite.task import WorkspaceFile
 from skillbench.vocab import ITEM_TYPES, ItemType  # noqa: F401 - ITEM_TYPES re-exported
 
 

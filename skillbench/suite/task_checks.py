@@ -13,8 +13,8 @@ import shlex
 from collections import Counter
 from pathlib import PurePosixPath
 
+from skillbench.checktypes import Check
 from skillbench.suite.format import PromptSpec
-from skillbench.suite.task import CHECK_OPTIONS, CHECK_TYPES, OPTION_NAMES, Check
 
 TaskDefect = tuple[str, str, str, str]  # severity, field, problem, fix
 CHECK_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
@@ -51,7 +51,7 @@ def workspace_paths(spec: PromptSpec) -> set[str]:
 
 def _check_defects(i: int, check: Check, files: set[str], made_by_setup: bool) -> list[TaskDefect]:
     where = f"checks[{i}]"
-    need, also = CHECK_OPTIONS[check.type]
+    need, also = check.kind.needs, check.kind.accepts
     given = set(check.options())
     out: list[TaskDefect] = []
     lacking = [o for o in need if o not in given]
@@ -125,4 +125,4 @@ def task_defects(spec: PromptSpec) -> list[TaskDefect]:
     return out
 
 
-__all__ = ["CHECK_ID_RE", "CHECK_TYPES", "OPTION_NAMES", "TaskDefect", "task_defects", "workspace_paths"]
+__all__ = ["CHECK_ID_RE", "TaskDefect", "task_defects", "workspace_paths"]

@@ -1,18 +1,33 @@
-"""Grading of each check type, pinned by the data-driven cases in tests/data/check_cases/, and the alias table."""
+"""Grading of each check type, pinned by data-driven cases, and the alias table.
+
+The cases are tests/data/check_cases/grading.json's and, for a check type added in its own registry module,
+those of tests/checks/cases/<type>.json (same format), so adding a type adds its cases without editing this file.
+"""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from skillbench.checks import TOOL_ALIASES, ProbeResult, canonical_tool, grade_check, matching_uses, tools_used
+from skillbench.checks import grade_check
+from skillbench.checktypes import (
+    TOOL_ALIASES,
+    Check,
+    ProbeResult,
+    canonical_tool,
+    check_kinds,
+    matching_uses,
+    tools_used,
+)
 from skillbench.signals.transcript import Transcript
-from skillbench.suite.task import Check
 from tests.helpers.shared import DATA_DIR
 
-CASES = json.loads((DATA_DIR / "check_cases" / "grading.json").read_text(encoding="utf-8"))["cases"]
+TYPE_CASES = Path(__file__).parent / "cases"
+CASES = [case for path in [DATA_DIR / "check_cases" / "grading.json", *sorted(TYPE_CASES.glob("*.json"))]
+         for case in json.loads(path.read_text(encoding="utf-8"))["cases"]]
 
 
 def _transcript(case: dict[str, Any]) -> Transcript:
@@ -32,10 +47,13 @@ def _transcript(case: dict[str, Any]) -> Transcript:
 
 
 def _probes(case: dict[str, Any], check: Check) -> dict[str, ProbeResult]:
+    """The case's probe; a glob probe's ``files`` ({path: text}) become its output (NUL, path, NUL, content)."""
     if "probe" not in case:
         return {}
     raw = dict(case["probe"])
-    raw["output"] = raw.get("output", "").encode()
+    files = raw.pop("files", {})
+    raw["output"] = raw.get("output", "").encode() + b"".join(
+        b"\0" + name.encode() + b"\0" + text.encode() for name, text in files.items())
     return {check.check_id: ProbeResult(check.check_id, **raw)}
 
 
@@ -49,10 +67,10 @@ def test_check_grading(case):
 
 
 def test_every_check_type_has_a_case():
-    from skillbench.suite.task import CHECK_TYPES
     from tests.checks.test_grade_dotnet import CASES as DOTNET_CASES  # the types dotnet's formats added
 
-    assert {c["check"]["type"] for c in CASES} | {c[0]["type"] for c in DOTNET_CASES} == set(CHECK_TYPES)
+    registered = {k.name for k in check_kinds()}
+    assert {c["check"]["type"] for c in CASES} | {c[0]["type"] for c in DOTNET_CASES} == registered
     assert {c["expect"]["status"] for c in CASES} == {"passed", "failed", "error"}
 
 

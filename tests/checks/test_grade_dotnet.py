@@ -7,11 +7,11 @@ import subprocess
 
 import pytest
 
-from skillbench.checks import ProbeResult, grade_check
-from skillbench.checks.grade import glob_files
+from skillbench.checks import grade_check
+from skillbench.checktypes import Check, ProbeResult
+from skillbench.checktypes.grading import glob_files
 from skillbench.generation.workspace import probe_for
 from skillbench.signals.transcript import Transcript
-from skillbench.suite.task import Check
 
 
 def _answer(text: str) -> Transcript:
@@ -78,9 +78,7 @@ def test_glob_probe_runs_in_a_shell_and_its_output_parses(tmp_path):
 @pytest.mark.parametrize(("raw", "answer", "probe", "status", "detail"), [c for c in CASES if c[2] is not None],
                          ids=[f"{c[0]['type']}-{i}" for i, c in enumerate(CASES) if c[2] is not None])
 def test_simulated_truth_agrees_with_the_grader(raw, answer, probe, status, detail):
-    """The simulated agent's truth (sim.tasks) finds what the grader finds on the same workspace."""
-    from skillbench.sim.tasks import _file_outcome
-
+    """The simulated agent's truth (the record's ``simulate``) finds what the grader finds on the same workspace."""
     check = Check(**raw)
     if probe["file_state"] == "missing":
         files: dict[str, str] = {}
@@ -88,4 +86,22 @@ def test_simulated_truth_agrees_with_the_grader(raw, answer, probe, status, deta
         files = {name: data.decode() for name, data in glob_files(probe["output"])}
     else:
         files = {check.path or "": ""}
-    assert _file_outcome(check, files) == (status == "passed")
+    assert check.kind.simulate(check, FinalFiles(files), "", False) == (status == "passed")
+
+
+class FinalFiles:
+    """A simulated run that left ``files`` (path → text) in its workspace and did nothing else."""
+
+    solved = False
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = files
+
+    def used_tools(self) -> list[str]:
+        return []
+
+    def num_turns(self) -> int:
+        return 0
+
+    def final_files(self) -> dict[str, str]:
+        return self.files

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import skillbench
-from skillbench.checks.tools import canonical_tool
+from skillbench.checktypes import canonical_tool
 from skillbench.sim import CHECK_ITEM, ProfileError, draws, load_profiles
 from skillbench.sim.agent import Agent, TruthRow
 from skillbench.sim.check_text import string_for

@@ -3,27 +3,21 @@
 Each scenario becomes one :class:`~.stimulus.Draft`: ``setup.copy_test_files`` copies every file of the eval folder
 but the spec, then ``setup.files`` (``path`` + ``source`` resolved from the skill's folder
 ``plugins/<plugin>/skills/<skill>/``, or inline ``content``) are laid over it; ``setup.commands`` are setup;
-``assertions`` are checks (``exit_success`` means "produced non-empty output": ``output_nonempty``); the rubric's
-strings are ``must`` items; ``expect_tools``/``reject_tools``/``max_turns`` are checks; ``timeout`` is seconds.
+``assertions`` are checks, each read as the check type whose record lists its name (:attr:`CheckKind.dotnet`:
+``exit_success`` means "produced non-empty output", ``output_nonempty``); the rubric's strings are ``must`` items;
+``expect_tools``/``reject_tools``/``max_turns`` are checks; ``timeout`` is seconds.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from skillbench.checktypes import check_kind, check_kinds
 from skillbench.suite.dotnet.stimulus import Draft, EvalContext, TaskDefect, add_tool_checks, string_list
 
-# assertion type -> (our check type, the option it carries: "value", "pattern", "path+value", "path" or "")
-ASSERTIONS: dict[str, tuple[str, str]] = {
-    "output_contains": ("output_contains", "value"),
-    "output_not_contains": ("output_not_contains", "value"),
-    "output_matches": ("output_matches", "pattern"),
-    "output_not_matches": ("output_not_matches", "pattern"),
-    "exit_success": ("output_nonempty", ""),
-    "file_exists": ("file_exists", "path"),
-    "file_not_exists": ("file_not_exists", "path"),
-    "file_contains": ("file_contains", "path+value"),
-}
+# assertion type -> our check type, from the records (kept in registration order for the "use one of" hint)
+ASSERTIONS: dict[str, str] = {name: kind.name for kind in check_kinds() for name in kind.dotnet}
+_TEXT_OPTIONS = ("value", "pattern")  # the README allows either key for a type that takes one of them
 SCENARIO_KEYS = frozenset({"name", "prompt", "setup", "assertions", "rubric", "expect_tools", "reject_tools",
                            "max_turns", "max_tokens", "timeout", "expect_activation"})
 
@@ -87,15 +81,14 @@ def _assertions(draft: Draft, assertions: Any) -> None:
         if kind not in ASSERTIONS:
             draft.error(f"{where}.type", f"unknown assertion type {kind!r}", "use one of: " + ", ".join(ASSERTIONS))
             continue
-        ours, option = ASSERTIONS[kind]
-        check: dict[str, Any] = {"type": ours}
-        text = raw.get("value", raw.get("pattern"))  # the README allows either key
-        if option in ("value", "path+value"):
-            check["value"] = text if option == "value" else raw.get("value")
-        if option == "pattern":
-            check["pattern"] = raw.get("pattern", raw.get("value"))
-        if option.startswith("path"):
-            check["path"] = raw.get("path")
+        ours = check_kind(ASSERTIONS[kind])
+        check: dict[str, Any] = {"type": ours.name}
+        text = [o for o in ours.needs if o in _TEXT_OPTIONS]
+        for option in ours.needs:
+            value = raw.get(option)
+            if value is None and text == [option] and "path" not in ours.needs:
+                value = raw.get(_TEXT_OPTIONS[option == "value"])
+            check[option] = value
         check = {k: v for k, v in check.items() if v is not None}
         draft.warn_unsupported(raw, ("type", "value", "pattern", "path"), f"{where}.")
         draft.add("checks", check, where)

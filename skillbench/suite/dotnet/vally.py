@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from skillbench.checktypes import check_kinds
 from skillbench.suite.dotnet.authoring import constraint_defects, grader_config_defects, top_level_defects
 from skillbench.suite.dotnet.stimulus import (
     Draft,
@@ -22,16 +23,10 @@ from skillbench.suite.dotnet.stimulus import (
     string_list,
 )
 
-# grader type -> (our check type, {config key: our option}); "prompt" is the rubric judge (no check)
+# grader type -> (our check type, {config key: our option}), from the check types' records; "prompt" is the rubric
+# judge (no check)
 GRADERS: dict[str, tuple[str, dict[str, str]]] = {
-    "output-matches": ("output_matches", {"pattern": "pattern"}),
-    "output-not-matches": ("output_not_matches", {"pattern": "pattern"}),
-    "output-contains": ("output_contains", {"substring": "value"}),
-    "output-not-contains": ("output_not_contains", {"substring": "value"}),
-    "exit-success": ("exit_success", {}),
-    "run-command": ("run_command", {"command": "command", "expected_exit_code": "expected_exit_code",
-                                    "timeout": "timeout"}),
-}
+    grader: (kind.name, dict(config)) for kind in check_kinds() for grader, config in kind.vally.items()}
 JUDGE_GRADER = "prompt"
 STIMULUS_KEYS = frozenset({"name", "prompt", "tags", "environment", "graders", "rubric", "constraints",
                            "expect_activation", "golden_trajectory", "timeout", "expect_tools", "reject_tools",

@@ -8,8 +8,7 @@ table (README, "Agentic tasks"); a name it does not know is compared as written,
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-from skillbench.signals.transcript import Transcript
+from typing import Protocol
 
 # alias (lower case) -> Claude Code's tool name
 TOOL_ALIASES: dict[str, str] = {
@@ -25,13 +24,24 @@ TOOL_ALIASES: dict[str, str] = {
 }
 
 
+class _Use(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class _ToolUses(Protocol):
+    """A transcript (:class:`skillbench.signals.transcript.Transcript`): the tool calls that ran."""
+
+    def allowed_tool_uses(self) -> Iterable[_Use]: ...
+
+
 def canonical_tool(name: str) -> str:
     """The tool name a check compares (``create`` → ``write``): lower case, aliases resolved."""
     key = name.strip().lower()
     return TOOL_ALIASES.get(key, name.strip()).lower()
 
 
-def tools_used(transcript: Transcript) -> list[str]:
+def tools_used(transcript: _ToolUses) -> list[str]:
     """Canonical names of the tool calls that ran, in order (a denied attempt is not a use)."""
     return [canonical_tool(t.name) for t in transcript.allowed_tool_uses()]
 

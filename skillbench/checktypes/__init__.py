@@ -1,0 +1,42 @@
+"""Check types: what each deterministic check of a spec is, in one record per type that every stage reads.
+
+:mod:`~skillbench.checktypes.registry` holds the record (:class:`CheckKind`) and the registry;
+:mod:`~skillbench.checktypes.spec` the :class:`Check` a spec writes; :mod:`~skillbench.checktypes.kinds` one
+module per type or family of types (importing this package registers them all, so adding a type is adding a
+module there); :mod:`~skillbench.checktypes.tools` the tool-name alias table the tool checks compare through.
+
+This package sits below :mod:`skillbench.suite`: it imports only :mod:`skillbench.vocab`. Grading runs
+(:mod:`skillbench.checks`), the sandbox's probes (:mod:`skillbench.generation.workspace`) and the simulated agent
+(:mod:`skillbench.sim.tasks`) call the records' functions.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from skillbench.checktypes import kinds
+from skillbench.checktypes.registry import (
+    FILE_MISSING,
+    FILE_NOT_REGULAR,
+    FILE_OK,
+    AnswerLine,
+    CheckKind,
+    ProbeRequest,
+    ProbeResult,
+    RunFacts,
+    SimRun,
+    ToolUseFact,
+    check_kind,
+    check_kinds,
+    register,
+)
+from skillbench.checktypes.spec import Check
+from skillbench.checktypes.tools import TOOL_ALIASES, canonical_tool, matching_uses, tools_used
+
+for _module in sorted(m.name for m in pkgutil.iter_modules(kinds.__path__)):
+    importlib.import_module(f"{kinds.__name__}.{_module}")
+
+__all__ = ["FILE_MISSING", "FILE_NOT_REGULAR", "FILE_OK", "TOOL_ALIASES", "AnswerLine", "Check", "CheckKind",
+           "ProbeRequest", "ProbeResult", "RunFacts", "SimRun", "ToolUseFact", "canonical_tool", "check_kind",
+           "check_kinds", "matching_uses", "register", "tools_used"]

@@ -1,0 +1,91 @@
+"""The check-type registry: one record per type, read by suite parsing, preflight, probes, grading, the sim and
+the dotnet loaders; the docs' field table built from it."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from skillbench.checks import check_types_table
+from skillbench.checktypes import Check, CheckKind, check_kind, check_kinds, register
+from skillbench.checktypes.registry import RegistryError
+from skillbench.checktypes.spec import OPTION_NAMES
+from skillbench.generation.workspace import probe_for
+from skillbench.suite.dotnet.skill_validator import ASSERTIONS
+from skillbench.suite.dotnet.vally import GRADERS
+
+
+def test_every_record_is_complete():
+    for kind in check_kinds():
+        assert kind.passes and kind.passes == kind.passes.strip(), kind.name
+        assert set(kind.options) <= set(OPTION_NAMES), f"{kind.name}: an option that is no Check field"
+        assert len(set(kind.options)) == len(kind.options), kind.name
+        if kind.answer_line is not None:
+            assert kind.answer_line.option in kind.needs, kind.name
+
+
+def test_check_type_is_validated_against_the_registry():
+    assert Check(type="file_exists", path="a").kind is check_kind("file_exists")
+    with pytest.raises(ValidationError) as err:
+        Check(type="file_exist", path="a")
+    (error,) = err.value.errors()
+    assert error["type"] == "literal_error" and error["input"] == "file_exist"  # suite.defects words it
+
+
+def test_a_type_or_dotnet_name_is_declared_once():
+    taken = check_kind("output_contains")
+    with pytest.raises(RegistryError, match="declared twice"):
+        register(taken)
+    with pytest.raises(RegistryError, match="already reads as"):
+        register(CheckKind("output_contains_again", ("value",), "x", taken.grade, taken.simulate,
+                           dotnet=("output_contains",)))
+    assert "output_contains_again" not in {k.name for k in check_kinds()}
+
+
+def test_probes_follow_the_records():
+    """A workspace check has a probe (its record's request turned into argv); a transcript check has none."""
+    for kind in check_kinds():
+        check = Check(type=kind.name, path="out.txt", command="true")
+        probe = probe_for(check)
+        assert (probe is not None) == kind.reads_workspace == check.in_workspace, kind.name
+
+
+def test_dotnet_names_come_from_the_records():
+    assert ASSERTIONS == {n: k.name for k in check_kinds() for n in k.dotnet}
+    assert ASSERTIONS["exit_success"] == "output_nonempty"  # skill-validator's exit_success: produced output
+    assert GRADERS == {g: (k.name, dict(c)) for k in check_kinds() for g, c in k.vally.items()}
+    assert GRADERS["exit-success"][0] == "exit_success"
+
+
+def _rows(table: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip("|").split(" | ")] for line in table.strip().splitlines()]
+
+
+def test_check_types_table_has_one_row_per_registered_type():
+    rows = _rows(check_types_table())
+    assert rows[0] == ["type", "options", "passes when", "workspace probe", "dotnet names"]
+    assert set(rows[1]) == {"---"}
+    body = {row[0].strip("`"): row for row in rows[2:]}
+    assert list(body) == [k.name for k in check_kinds()]
+    for kind in check_kinds():
+        row = body[kind.name]
+        assert len(row) == 5 and row[2] == kind.passes.replace("|", "\\|")
+        for option in kind.needs:
+            assert f"`{option}` (" in row[1]
+        assert ("graded from the transcript" in row[3]) != kind.reads_workspace
+        for name in kind.dotnet:
+            assert f"`{name}` (skill-validator)" in row[4]
+
+
+@pytest.mark.parametrize(("kind", "cell", "text"), [
+    ("run_command", 1, "`timeout` (number > 0, optional)"),
+    ("max_turns", 1, "`turns` (integer ≥ 1)"),
+    ("expect_tools", 1, "`tools` (list of string)"),
+    ("file_contains", 3, "a glob: the names and bytes of the files it matches"),
+    ("file_exists", 3, "a glob: the names of the files it matches"),
+    ("output_nonempty", 4, "`exit_success` (skill-validator)"),
+    ("run_command", 4, "`run-command` (Vally)"),
+])
+def test_check_types_table_cells(kind, cell, text):
+    row = next(r for r in _rows(check_types_table())[2:] if r[0] == f"`{kind}`")
+    assert text in row[cell]
