@@ -185,6 +185,9 @@ class PromptSpec:
     # What --skip-missing took out of this prompt (missing files and what used them), one line each; recorded
     # with every run and listed in the scorecard's coverage.
     dropped: tuple[str, ...] = ()
+    # Whether the absence detection rule decides this prompt's unmarked must items: recorded by the layout that
+    # loaded it (Layout.absence_rule: true for imported formats, false for skillbench's own JSON prompts).
+    absence_rule: bool = False
 
     @property
     def name(self) -> str:
