@@ -226,7 +226,7 @@ def layouts_table() -> str:
     rows = ["| Format | Detected when | Roots (suite, skills, fixtures) | Loads | File fields |",
             "| --- | --- | --- | --- | --- |"]
     for layout in layouts():
-        fields = "<br>".join(f"`{f.file}` `{f.field}`: {_cell(f.meaning)}" for f in layout.fields)
+        fields = "<br>".join(f"`{_cell(f.file)}` `{_cell(f.field)}`: {_cell(f.meaning)}" for f in layout.fields)
         absence = "; an unmarked must item is graded by the absence rule" if layout.absence_rule else ""
         rows.append(f"| `{layout.name}` | {_cell(layout.detected_by)} | {_cell(layout.roots_doc)} | "
                     f"{_cell(layout.loads + absence)} | {fields} |")
