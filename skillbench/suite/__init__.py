@@ -27,7 +27,7 @@ _EXPORTS: dict[str, str] = {
     ), "validation"),
     **dict.fromkeys(("Defect", "RUBRIC_RANGES", "MIN_PREFERENCE_PROMPTS"), "defects"),
     **dict.fromkeys(("load_suite",), "load"),
-    **dict.fromkeys(("Layout", "SuiteRoots", "FileField", "register_layout", "layout_named", "layouts",
+    **dict.fromkeys(("Layout", "SuiteRoots", "FileField", "register_layout", "layout_named", "registered_layouts",
                      "detect_layout", "detect_format", "is_suite", "FORMATS", "layouts_table"), "layouts"),
 }
 __all__ = sorted(_EXPORTS)
@@ -65,9 +65,9 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         detect_layout,
         is_suite,
         layout_named,
-        layouts,
         layouts_table,
         register_layout,
+        registered_layouts,
     )
     from skillbench.suite.load import (
         load_suite,

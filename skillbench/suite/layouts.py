@@ -140,7 +140,7 @@ def _order(layout: Layout) -> int:
     return BUILTIN_MODULES.index(module) if module in BUILTIN_MODULES else len(BUILTIN_MODULES)
 
 
-def layouts() -> list[Layout]:
+def registered_layouts() -> list[Layout]:
     """Every registered layout, in detection order: the built-ins in :data:`BUILTIN_MODULES`' order (whichever
     module was imported first), then others in the order they were registered."""
     _load_builtins()
@@ -164,7 +164,7 @@ class _Names(Sequence[str]):
     """The registered layouts' names, read when first used: ``--format``'s choices cost nothing to declare."""
 
     def _names(self) -> list[str]:
-        return [layout.name for layout in layouts()]
+        return [layout.name for layout in registered_layouts()]
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -193,7 +193,7 @@ def detect_layout(suite_dir: str | Path) -> Layout:
     """The first registered layout that recognises the folder, else the fallback (qdrant's, whose preflight says
     what is missing)."""
     folder = Path(suite_dir)
-    for layout in layouts():
+    for layout in registered_layouts():
         if layout.detect(folder):
             return layout
     return layout_named(FALLBACK)
@@ -207,12 +207,12 @@ def detect_format(suite_dir: str | Path) -> str:
 def is_suite(suite_dir: str | Path) -> bool:
     """True when some layout recognises the folder (the fallback does not make a folder a suite)."""
     folder = Path(suite_dir)
-    return any(layout.detect(folder) for layout in layouts())
+    return any(layout.detect(folder) for layout in registered_layouts())
 
 
 def detection_summary() -> str:
     """How each registered layout is recognised, in one plain line (``validate --help``)."""
-    rules = [f"{layout.name} when {layout.detected_by.split(' (')[0]}" for layout in layouts()]
+    rules = [f"{layout.name} when {layout.detected_by.split(' (')[0]}" for layout in registered_layouts()]
     return "; ".join(rules).replace("`", "") + f"; else {FALLBACK}"
 
 
@@ -225,7 +225,7 @@ def layouts_table() -> str:
     fields), for the docs site (``<!-- skillbench-table: skillbench.suite:layouts_table -->``)."""
     rows = ["| Format | Detected when | Roots (suite, skills, fixtures) | Loads | File fields |",
             "| --- | --- | --- | --- | --- |"]
-    for layout in layouts():
+    for layout in registered_layouts():
         fields = "<br>".join(f"`{_cell(f.file)}` `{_cell(f.field)}`: {_cell(f.meaning)}" for f in layout.fields)
         absence = "; an unmarked must item is graded by the absence rule" if layout.absence_rule else ""
         rows.append(f"| `{layout.name}` | {_cell(layout.detected_by)} | {_cell(layout.roots_doc)} | "

@@ -23,9 +23,9 @@ from skillbench.suite.layouts import (
     detect_format,
     is_suite,
     layout_named,
-    layouts,
     layouts_table,
     register_layout,
+    registered_layouts,
 )
 from skillbench.suite.validation import PreflightReport, preflight
 from skillbench.suite.versions import SuiteRepo, VersionError, git
@@ -54,10 +54,10 @@ def test_detection_cases(case: dict, tmp_path: Path) -> None:
 
 
 def test_the_builtins_in_detection_order() -> None:
-    assert [layout.name for layout in layouts()] == ["qdrant", "dotnet", "skill-creator"]
+    assert [layout.name for layout in registered_layouts()] == ["qdrant", "dotnet", "skill-creator"]
     assert list(FORMATS) == ["qdrant", "dotnet", "skill-creator"] and "dotnet" in FORMATS and len(FORMATS) == 3
-    assert [layout.absence_rule for layout in layouts()] == [False, True, True]  # our format opts in per item
-    for layout in layouts():
+    assert [layout.absence_rule for layout in registered_layouts()] == [False, True, True]  # ours: opt in per item
+    for layout in registered_layouts():
         assert layout_named(layout.name) is layout
         assert layout.detected_by and layout.loads and layout.roots_doc and layout.fields
 
@@ -83,7 +83,7 @@ def test_layouts_table_has_a_row_per_layout_and_its_fields() -> None:
     assert lines[1] == "| --- | --- | --- | --- | --- |"
     rows = lines[2:]
     assert [r.split(" | ")[0] for r in rows] == ["| `qdrant`", "| `dotnet`", "| `skill-creator`"]
-    for row, layout in zip(rows, layouts(), strict=True):
+    for row, layout in zip(rows, registered_layouts(), strict=True):
         cells = [c for c in row.replace("\\|", "").split("|")[1:-1]]
         assert len(cells) == 5, row  # a | inside a cell is escaped, so the table keeps its columns
         for f in layout.fields:
