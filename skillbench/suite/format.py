@@ -255,9 +255,11 @@ class EvalInfo:
 class Suite:
     """A loaded, validated suite.
 
-    ``layout`` is ``qdrant`` (``test-prompts/`` and a skills tree of families) or ``dotnet``
-    (``tests/<plugin>/<skill>/eval.yaml`` beside ``plugins/<plugin>/skills/<skill>/``: each skill is a family,
-    ``family_dirs`` says where it lives, ``plugin_of`` which plugin it belongs to, ``evals`` what was read).
+    ``layout`` is the name of the registered layout that loaded it (:mod:`skillbench.suite.layouts`): ``qdrant``
+    (``test-prompts/`` and a skills tree of families), ``dotnet`` (``tests/<plugin>/<skill>/eval.yaml`` beside
+    ``plugins/<plugin>/skills/<skill>/``: each skill is a family, ``family_dirs`` says where it lives, ``plugin_of``
+    which plugin it belongs to, ``evals`` what was read) or ``skill-creator`` (skill folders with
+    ``evals/evals.json``).
     """
 
     suite_dir: Path

@@ -30,7 +30,7 @@ class PreflightReport:
 
     suite: Suite
     defects: list[Defect] = field(default_factory=list)
-    prompt_files: list[Path] = field(default_factory=list)  # every test-prompts/*.json, broken ones included
+    prompt_files: list[Path] = field(default_factory=list)  # every prompt file read, broken ones included
     stopped: str = ""  # why the rest of the suite was not checked (an unreadable config file)
 
     @property
