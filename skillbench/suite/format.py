@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from skillbench.ledgers.files import FIXTURES_DIR, SKILL_FILE, SOLUTIONS_DIR
 from skillbench.suite.config import SuiteConfig
+from skillbench.suite.layouts import QDRANT
 from skillbench.suite.task import Check, WorkspaceFile
 from skillbench.vocab import ITEM_TYPES, ItemType  # noqa: F401 - ITEM_TYPES re-exported
 
@@ -269,7 +270,7 @@ class Suite:
     heldout_prefixes: tuple[str, ...]
     prompts: list[PromptSpec] = field(default_factory=list)
     skills: dict[str, Skill] = field(default_factory=dict)  # keyed by leaf
-    layout: str = "qdrant"
+    layout: str = QDRANT
     family_dirs: dict[str, Path] = field(default_factory=dict)  # family -> its folder, where not skills_root/family
     plugin_of: dict[str, str] = field(default_factory=dict)  # family (skill) -> its plugin (dotnet layout)
     evals: list[EvalInfo] = field(default_factory=list)
