@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -16,9 +17,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("suite_dir", nargs="?", default="evals", metavar="SUITE_DIR",
                    help="folder that contains test-prompts/, or a dotnet tree's tests/ and plugins/ (default: evals)")
-    p.add_argument("--format", choices=("qdrant", "dotnet", "skill-creator"), default=None,
-                   help="suite layout (default: detected — test-prompts/ is qdrant, tests/*/*/eval.yaml is dotnet, "
-                        "a skill folder with evals/evals.json (or a tree of them) is skill-creator)")
+    from skillbench.suite.layouts import FORMATS, detection_summary
+
+    # The registry's names and detection rules are read only when used (a bad --format, --help): declaring them
+    # imports no layout, so building the command line stays as fast as before.
+    fmt = p.add_argument("--format", choices=FORMATS, metavar="FORMAT", default=None,
+                         help="suite layout, one of %(choices)s (default: detected — %(detection)s)")
+    fmt.detection = _Lazy(detection_summary)  # type: ignore[attr-defined] - read by argparse's %(detection)s
     p.add_argument("--trigger-set", metavar="FILE", help="a skill-creator trigger eval set (a JSON list of "
                    "{query, should_trigger}) for the one skill of SUITE_DIR")
     p.add_argument("--skills-root", metavar="DIR", help="skills tree (overrides [suite].skills_root); for a dotnet "
@@ -31,6 +36,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "instead of an error")
     p.add_argument("--strict", action="store_true", help="treat warnings as errors")
     p.set_defaults(func=run)
+
+
+class _Lazy:
+    """A help-text value computed when the help is printed."""
+
+    def __init__(self, text: Callable[[], str]):
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text()
 
 
 def run(args: argparse.Namespace) -> int:

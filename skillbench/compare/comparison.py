@@ -20,7 +20,7 @@ from skillbench.arms import ArmPair, version_arm
 from skillbench.compare.changes import Changes, discover_changes
 from skillbench.ledgers.files import VERSIONS_DIR
 from skillbench.suite.format import SKILL_FILE, Suite
-from skillbench.suite.versions import HEAD, SkillsVersion, SuiteRepo, VersionError, git, materialize, resolve_version
+from skillbench.suite.versions import HEAD, SkillsVersion, SuiteRepo, VersionError, git, resolve_version
 from skillbench.vocab import NO_SKILL, WITH_SKILL
 
 COMPARE_DIR = "compare"  # SUITE_DIR/compare/<run_key>/: a comparison's run directory (never weekly/)
@@ -120,13 +120,13 @@ def plan_comparison(suite: Suite, base_ref: str, head_ref: str = HEAD, *, allow_
             if cache_dir is None:
                 raise CompareError(f"--head {head_ref}: a head other than HEAD needs a folder to hold its files")
             commit = repo.commit(head_ref)
-            rel_root = materialize(repo.repo, commit, repo.rel, Path(cache_dir))
+            rel_root = repo.materialize(commit, Path(cache_dir))
             folder = rel_root / repo.rel if repo.rel != "." else rel_root
             if load is None:
                 from skillbench.suite.load import load_suite as load
             head_suite = load(folder)
             head = SkillsVersion(head_ref, commit, folder, folder)
-            repo = SuiteRepo(repo.repo, repo.rel, folder)
+            repo = dataclasses.replace(repo, suite_dir=folder)
     except VersionError as exc:
         raise CompareError(str(exc)) from exc
     if base.commit == head.commit and not head.diff:

@@ -19,9 +19,9 @@ def write_test_prompt(spec: Any, path: Path) -> None:
     The judge reads this copy and honours explicit ``absence`` values only, so an imported spec's absence rule
     (:mod:`skillbench.suite.absence`) is decided here, once, for whoever grades the run later.
     """
-    from skillbench.suite.absence import resolve_absence, rule_applies
+    from skillbench.suite.absence import resolve_absence
 
-    if not rule_applies(spec.path):
+    if not spec.absence_rule:
         shutil.copy2(spec.path, path)
         return
     atomic_write_text(path, resolve_absence(spec.test, rule=True).model_dump_json(indent=2, exclude_none=True) + "\n")

@@ -24,7 +24,7 @@ from skillbench.sim.claims import line_matches, line_violates
 from skillbench.sim.conversation import Conversation, ToolCall
 from skillbench.sim.profiles import AgentProfile, SkillVersion
 from skillbench.sim.versions import version_key
-from skillbench.suite.absence import absence_indexes, rule_applies
+from skillbench.suite.absence import absence_indexes
 from skillbench.suite.format import SKILL_FILE, PromptSpec, Suite
 from skillbench.suite.placebo import carries_placebo
 from skillbench.vocab import CHECK_ITEM
@@ -289,7 +289,7 @@ class Agent:
         items = [(it.type, it.text) for it in spec.test.rubric]
         stated = [i for i, d in enumerate(decided) if d != "omitted"]
         # An absence must that is covered says nothing; one that is not commits its violation (sim/claims.py).
-        absent = absence_indexes(spec.test.rubric, rule=rule_applies(spec.path))
+        absent = absence_indexes(spec.test.rubric, rule=spec.absence_rule)
         text = answers.compose(items, stated, rnd, prof.verbosity, absence=absent)
         checks = spec.test.checks
         if checks:

@@ -1,9 +1,10 @@
 """The suite: its format (prompts, rubrics, skills), its config file, and preflight.
 
-A suite directory holds ``test-prompts/`` and the skills under test — or is a dotnet/skills tree (``tests/`` and
-``plugins/``: :mod:`skillbench.suite.dotnet`) or a skill-creator skill folder (:mod:`skillbench.suite.skill_creator`);
-:func:`detect_format` says which (:mod:`skillbench.suite.layouts`). :func:`load_suite` reads it for a run and
-:func:`preflight` reports every defect without writing anything.
+A suite directory holds ``test-prompts/`` and the skills under test (:mod:`skillbench.suite.qdrant`) — or is a
+dotnet/skills tree (``tests/`` and ``plugins/``: :mod:`skillbench.suite.dotnet`) or a skill-creator skill folder
+(:mod:`skillbench.suite.skill_creator`); each format is a :class:`Layout` of the registry
+(:mod:`skillbench.suite.layouts`), and :func:`detect_layout` says which one a folder is. :func:`load_suite` reads
+it for a run and :func:`preflight` reports every defect without writing anything.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ _EXPORTS: dict[str, str] = {
     ), "validation"),
     **dict.fromkeys(("Defect", "RUBRIC_RANGES", "MIN_PREFERENCE_PROMPTS"), "defects"),
     **dict.fromkeys(("load_suite",), "load"),
-    **dict.fromkeys(("detect_format", "is_suite", "FORMATS"), "layouts"),
+    **dict.fromkeys(("Layout", "SuiteRoots", "FileField", "register_layout", "layout_named", "registered_layouts",
+                     "detect_layout", "detect_format", "is_suite", "FORMATS", "layouts_table"), "layouts"),
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -54,7 +56,19 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         parse_skill_url,
         read_skill,
     )
-    from skillbench.suite.layouts import FORMATS, detect_format, is_suite
+    from skillbench.suite.layouts import (
+        FORMATS,
+        FileField,
+        Layout,
+        SuiteRoots,
+        detect_format,
+        detect_layout,
+        is_suite,
+        layout_named,
+        layouts_table,
+        register_layout,
+        registered_layouts,
+    )
     from skillbench.suite.load import (
         load_suite,
     )

@@ -29,7 +29,9 @@ a recommendation. Those can be met with a quote.
 prompt file) always wins. Otherwise (``absence`` is None) the rule decides only for *imported* rubric strings —
 dotnet's skill-validator and Vally specs and skill-creator's ``evals.json`` expectations, which have no way to
 mark an item — and never for skillbench's own
-JSON prompt files (qdrant's format). qdrant's rubrics are written for positive grading (their absence-like
+JSON prompt files (qdrant's format). The layout that loaded a prompt records which it is
+(:attr:`~skillbench.suite.layouts.Layout.absence_rule`, copied to :attr:`PromptSpec.absence_rule
+<skillbench.suite.format.PromptSpec>`). qdrant's rubrics are written for positive grading (their absence-like
 wishes are ``avoid`` items), qdrant's ledgers must reproduce unchanged, and a silent change of how an existing
 suite's items are graded would move a lift between weeks; so our format opts in per item with
 ``"absence": true``. Only must items are ever graded by absence.
@@ -42,9 +44,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
-from skillbench.ledgers.files import PROMPTS_DIR
 from skillbench.suite.format import RubricItem, TestPrompt
 
 # The words that open a negated requirement (matched at the start of the main requirement, case-insensitive).
@@ -119,19 +119,6 @@ def graded_as_absence(item: RubricItem, *, rule: bool = False) -> bool:
     if item.absence is not None:
         return item.absence
     return rule and asserts_absence(item.text)
-
-
-def rule_applies(prompt_file: str | Path) -> bool:
-    """Whether the detection rule decides the unmarked items of the prompt read from ``prompt_file``.
-
-    True for an imported spec: dotnet's ``eval.yaml`` / ``eval.vally.yaml`` (any YAML file) and skill-creator's
-    ``evals/evals.json`` and trigger eval sets (any JSON file outside a ``test-prompts/`` folder); false for a
-    skillbench JSON prompt file (qdrant's format, always ``test-prompts/*.json``), whose items opt in with
-    ``"absence": true``.
-    """
-    path = Path(prompt_file)
-    suffix = path.suffix.lower()
-    return suffix in (".yaml", ".yml") or (suffix == ".json" and path.parent.name != PROMPTS_DIR)
 
 
 def absence_indexes(rubric: Iterable[RubricItem], *, rule: bool = False) -> frozenset[int]:

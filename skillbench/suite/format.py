@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from skillbench.checktypes import Check
 from skillbench.ledgers.files import FIXTURES_DIR, SKILL_FILE, SOLUTIONS_DIR
 from skillbench.suite.config import SuiteConfig
+from skillbench.suite.layouts import QDRANT
 from skillbench.suite.task import WorkspaceFile
 from skillbench.vocab import ITEM_TYPES, ItemType  # noqa: F401 - ITEM_TYPES re-exported
 
@@ -186,6 +187,9 @@ class PromptSpec:
     # What --skip-missing took out of this prompt (missing files and what used them), one line each; recorded
     # with every run and listed in the scorecard's coverage.
     dropped: tuple[str, ...] = ()
+    # Whether the absence detection rule decides this prompt's unmarked must items: recorded by the layout that
+    # loaded it (Layout.absence_rule: true for imported formats, false for skillbench's own JSON prompts).
+    absence_rule: bool = False
 
     @property
     def name(self) -> str:
@@ -253,9 +257,11 @@ class EvalInfo:
 class Suite:
     """A loaded, validated suite.
 
-    ``layout`` is ``qdrant`` (``test-prompts/`` and a skills tree of families) or ``dotnet``
-    (``tests/<plugin>/<skill>/eval.yaml`` beside ``plugins/<plugin>/skills/<skill>/``: each skill is a family,
-    ``family_dirs`` says where it lives, ``plugin_of`` which plugin it belongs to, ``evals`` what was read).
+    ``layout`` is the name of the registered layout that loaded it (:mod:`skillbench.suite.layouts`): ``qdrant``
+    (``test-prompts/`` and a skills tree of families), ``dotnet`` (``tests/<plugin>/<skill>/eval.yaml`` beside
+    ``plugins/<plugin>/skills/<skill>/``: each skill is a family, ``family_dirs`` says where it lives, ``plugin_of``
+    which plugin it belongs to, ``evals`` what was read) or ``skill-creator`` (skill folders with
+    ``evals/evals.json``).
     """
 
     suite_dir: Path
@@ -265,7 +271,7 @@ class Suite:
     heldout_prefixes: tuple[str, ...]
     prompts: list[PromptSpec] = field(default_factory=list)
     skills: dict[str, Skill] = field(default_factory=dict)  # keyed by leaf
-    layout: str = "qdrant"
+    layout: str = QDRANT
     family_dirs: dict[str, Path] = field(default_factory=dict)  # family -> its folder, where not skills_root/family
     plugin_of: dict[str, str] = field(default_factory=dict)  # family (skill) -> its plugin (dotnet layout)
     evals: list[EvalInfo] = field(default_factory=list)

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillbench.arms import arm_ref
-from skillbench.ledgers.files import FIXTURES_DIR, SOLUTIONS_DIR
 from skillbench.suite.format import Suite
+from skillbench.suite.layouts import layout_named
 
 HEAD = "HEAD"
 GIT_TIMEOUT_S = 60.0
@@ -78,11 +78,16 @@ def resolve_commit(repo: Path, ref: str) -> str:
 
 def run_paths(suite: Suite, repo: Path) -> list[str]:
     """What a run of the suite reads, relative to the repository: every family folder, every prompt file and the
-    suite's fixtures and solutions (``git`` pathspecs). Anything else in the tree (the weekly results) is not a
+    fixture roots of the suite's layout (``git`` pathspecs). Anything else in the tree (the weekly results) is not a
     version of the skills."""
     paths = {suite.family_dir(f) for f in suite.families} | {p.path for p in suite.prompts}
-    paths |= {p for p in (suite.suite_dir / FIXTURES_DIR, suite.suite_dir / SOLUTIONS_DIR) if p.exists()}
-    return sorted({Path(os.path.relpath(Path(p).resolve(), repo)).as_posix() for p in paths})
+    paths |= set(layout_named(suite.layout).roots(suite).fixtures)
+    return sorted({_rel(p, repo) for p in paths})
+
+
+def _rel(path: Path, repo: Path) -> str:
+    """``path`` relative to the repository, as a git pathspec."""
+    return Path(os.path.relpath(Path(path).resolve(), repo)).as_posix()
 
 
 def dirty_paths(repo: Path, paths: Sequence[str]) -> list[str]:
@@ -171,11 +176,14 @@ class SuiteRepo:
         rel: the suite's folder inside it (``.`` at the top).
         suite_dir: the folder the :class:`Suite` was loaded from: the suite in the working tree, or a materialized
             copy of it at another commit (``skillbench compare --head REF``).
+        archived: the folders inside it that a ref is materialized from (``git archive`` pathspecs): what the
+            suite's layout says (:meth:`skillbench.suite.layouts.Layout.archived`).
     """
 
     repo: Path
     rel: str
     suite_dir: Path
+    archived: tuple[str, ...]
 
     @classmethod
     def of(cls, suite: Suite) -> SuiteRepo:
@@ -185,7 +193,16 @@ class SuiteRepo:
             VersionError: the suite is not inside a git repository.
         """
         repo = repo_root(suite)
-        return cls(repo, Path(os.path.relpath(suite.suite_dir.resolve(), repo)).as_posix(), suite.suite_dir)
+        layout = layout_named(suite.layout)
+        archived = tuple(_rel(p, repo) for p in layout.archived(layout.roots(suite)))
+        if outside := [p for p in archived if p == ".." or p.startswith("../")]:
+            raise VersionError(f"{outside[0]}: the {suite.layout} suite reads it, but it lies outside the git "
+                               f"repository {repo}, so no ref holds it")
+        return cls(repo, _rel(suite.suite_dir, repo), suite.suite_dir, archived)
+
+    def materialize(self, commit: str, cache_dir: Path) -> Path:
+        """:func:`materialize` of :attr:`archived` at ``commit``: the folder that stands for the repository."""
+        return materialize(self.repo, commit, self.archived, cache_dir)
 
     def commit(self, ref: str) -> str:
         """:func:`resolve_commit` in this repository."""
@@ -193,7 +210,7 @@ class SuiteRepo:
 
     def at_commit(self, ref: str, commit: str, cache_dir: Path | None) -> SkillsVersion:
         """The suite's files at ``commit``, materialized into ``cache_dir`` (none: a check that writes nothing)."""
-        root = materialize(self.repo, commit, self.rel, cache_dir) if cache_dir is not None else self.suite_dir
+        root = self.materialize(commit, cache_dir) if cache_dir is not None else self.suite_dir
         return SkillsVersion(ref, commit, (root / self.rel if self.rel != "." else root)
                              if cache_dir is not None else self.suite_dir, self.suite_dir)
 
@@ -231,8 +248,8 @@ def resolve_version(suite: Suite, ref: str, *, allow_dirty: bool = False, cache_
     return repo.at_commit(ref, commit, cache_dir)
 
 
-def materialize(repo: Path, commit: str, rel: str, cache_dir: Path) -> Path:
-    """``git archive COMMIT -- REL`` unpacked into ``cache_dir/<commit>/`` (kept: a resume reuses it).
+def materialize(repo: Path, commit: str, rels: Sequence[str], cache_dir: Path) -> Path:
+    """``git archive COMMIT -- RELS…`` unpacked into ``cache_dir/<commit>/`` (kept: a resume reuses it).
 
     The archive is unpacked beside its final name and renamed into place, so a kill leaves no half a version.
     """
@@ -243,7 +260,7 @@ def materialize(repo: Path, commit: str, rel: str, cache_dir: Path) -> Path:
     tmp = cache_dir / f".tmp-{commit}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
-    data = git(repo, "archive", "--format=tar", commit, "--", rel, binary=True)
+    data = git(repo, "archive", "--format=tar", commit, "--", *rels, binary=True)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:  # type: ignore[arg-type]
         tar.extractall(tmp, filter="data")  # a repository's own archive: no absolute or escaping members
     try:

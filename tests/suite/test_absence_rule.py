@@ -14,10 +14,9 @@ from skillbench.suite.absence import (
     asserts_absence,
     graded_as_absence,
     resolve_absence,
-    rule_applies,
 )
 from skillbench.suite.format import RubricItem, TestPrompt
-from tests.helpers.shared import DATA_DIR, DOTNET, QDRANT, require
+from tests.helpers.shared import DATA_DIR, DOTNET, QDRANT, ROOT, require
 
 CASES = json.loads((DATA_DIR / "absence_cases" / "rule.json").read_text(encoding="utf-8"))["cases"]
 
@@ -45,8 +44,13 @@ def test_the_override_wins_and_only_musts_count(item: RubricItem, rule: bool, ex
 
 
 def test_rule_applies_to_imported_specs_only() -> None:
-    assert rule_applies("tests/p/s/eval.yaml") and rule_applies("tests/p/s/eval.vally.yaml")
-    assert not rule_applies("suite/test-prompts/p.json")
+    """The layout that loaded a prompt records whether the rule grades it: dotnet's specs yes, our JSON files no."""
+    from skillbench.suite.validation import preflight
+
+    dotnet = preflight(require(DOTNET / "snapshot-1b8f2aa")).suite.prompts
+    assert dotnet and all(p.absence_rule for p in dotnet)
+    ours = preflight(ROOT / "evals").suite.prompts
+    assert ours and not any(p.absence_rule for p in ours)
 
 
 def test_resolve_absence_makes_every_must_explicit_and_survives_json() -> None:

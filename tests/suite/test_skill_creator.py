@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 
 from skillbench.generation.plan import make_plan
-from skillbench.suite.absence import rule_applies
-from skillbench.suite.dotnet.layout import detect_format
+from skillbench.suite.layouts import detect_format
 from skillbench.suite.validation import preflight
 from skillbench.vocab import NO_SKILL, PLUGIN, WITH_SKILL
 from tests.helpers.shared import DATA_DIR
@@ -59,9 +58,9 @@ def test_worked_example_counts_every_eval_and_query() -> None:
 
 
 def test_absence_rule_applies_to_skill_creator_files() -> None:
-    assert rule_applies(EXAMPLE / "evals" / "evals.json")
-    assert rule_applies(EXAMPLE / "evals" / "trigger_eval.json")
-    assert not rule_applies("suite/test-prompts/p.json")  # skillbench's own format still opts in per item
+    prompts = preflight(EXAMPLE).suite.prompts
+    assert {p.path.name for p in prompts} == {"evals.json", "trigger_eval.json"}
+    assert all(p.absence_rule for p in prompts)  # imported: the rule decides (our own format opts in per item)
 
 
 def test_dry_run_plans_trigger_queries_in_the_skilled_arms_only() -> None:

@@ -10,7 +10,7 @@ from skillbench._exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("load_strict", "DuplicateKey", "DuplicateKeyError"), "yaml_strict"),
-    **dict.fromkeys(("preflight_dotnet", "detect_format", "eval_specs", "FORMATS", "QDRANT", "DOTNET"), "layout"),
+    **dict.fromkeys(("preflight_dotnet", "eval_specs", "DotnetLayout", "DotnetReport"), "layout"),
     **dict.fromkeys(("parse_duration", "EvalContext", "Draft"), "stimulus"),
     **dict.fromkeys(("ASSERTIONS", "load_scenarios"), "skill_validator"),
     **dict.fromkeys(("GRADERS", "load_stimuli", "reference_answer"), "vally"),
@@ -21,14 +21,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from skillbench.suite.dotnet.authoring import GRADER_REQUIRED, INSTRUMENT_DEBT
-    from skillbench.suite.dotnet.layout import (
-        DOTNET,
-        FORMATS,
-        QDRANT,
-        detect_format,
-        eval_specs,
-        preflight_dotnet,
-    )
+    from skillbench.suite.dotnet.layout import DotnetLayout, DotnetReport, eval_specs, preflight_dotnet
     from skillbench.suite.dotnet.skill_validator import ASSERTIONS, load_scenarios
     from skillbench.suite.dotnet.stimulus import Draft, EvalContext, parse_duration
     from skillbench.suite.dotnet.vally import GRADERS, load_stimuli, reference_answer

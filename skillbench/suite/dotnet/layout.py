@@ -12,6 +12,7 @@ optional (reaches of a published site are tracked only when one is configured).
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -34,20 +35,30 @@ from skillbench.suite.dotnet.stimulus import SPEC_NAMES, Draft, EvalContext, Tas
 from skillbench.suite.dotnet.vally import load_stimuli
 from skillbench.suite.dotnet.yaml_strict import DuplicateKeyError, load_strict
 from skillbench.suite.format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
-from skillbench.suite.layouts import (  # noqa: F401 - the layout names are re-exported for callers
-    DOTNET,
-    FORMATS,
-    QDRANT,
-    SKILL_CREATOR,
-    TESTS_DIR,
-    detect_format,
-)
+from skillbench.suite.layouts import DOTNET, FileField, Layout, register_layout
 from skillbench.suite.skip_missing import with_missing_dropped
 from skillbench.suite.task_checks import task_defects
 from skillbench.suite.validation import PreflightReport
 
-PLUGINS_DIR = "plugins"
+PLUGINS_DIR, TESTS_DIR = "plugins", "tests"  # DIR/plugins/<plugin>/skills/<skill>/, DIR/tests/<plugin>/<skill>/
 SKILL_VALIDATOR, VALLY = "skill-validator", "vally"
+
+
+@dataclass
+class DotnetReport(PreflightReport):
+    """A preflight report whose summary counts stimuli, evals, skills and plugins."""
+
+    def summary(self) -> str:
+        if self.stopped:
+            return super().summary()
+        evals = self.suite.evals
+        total, heldout = sum(e.stimuli for e in evals), sum(e.heldout for e in evals)
+        plugins = {e.plugin for e in evals}
+        return (
+            f"Checked {total} stimuli ({total - heldout} scored, {heldout} held-out, "
+            f"{sum(e.dormancy for e in evals)} dormancy) in {len(evals)} evals of {len({e.skill for e in evals})} "
+            f"skills in {len(plugins)} plugins: {len(self.errors)} errors, {len(self.warnings)} warnings"
+        )
 
 
 def eval_specs(suite_dir: Path) -> list[tuple[Path, Path | None]]:
@@ -212,7 +223,8 @@ class _DotnetChecker:
             return heldout
         found = self.check_content(shown, draft, test, heldout)
         spec = PromptSpec(test, ctx.path, ctx.skill, f"{ctx.skill}/{SKILL_FILE}", heldout, stimulus=draft.name,
-                          tags=draft.tags, reference_answer=draft.reference_answer)
+                          tags=draft.tags, reference_answer=draft.reference_answer,
+                          absence_rule=DotnetLayout.absence_rule)
         if self.skip_missing:
             spec = with_missing_dropped(spec, lambda piece: self.add(
                 "warning", shown, draft.where(), f"dropped (--skip-missing): {piece}",
@@ -270,7 +282,7 @@ def preflight_dotnet(
     heldout_prefixes: list[str] | None = None,
     config: SuiteConfig | None = None,
     skip_missing: bool = False,
-) -> PreflightReport:
+) -> DotnetReport:
     """Read and check a dotnet tree (see the module docstring); never raises for a defect, writes nothing.
 
     Args:
@@ -291,7 +303,7 @@ def preflight_dotnet(
             bare = Suite(suite_dir=suite_dir.resolve(), config=SuiteConfig(), skills_root=suite_dir / PLUGINS_DIR,
                          site_base="", heldout_prefixes=(), layout=DOTNET)
             defect = Defect("error", display_path(exc.path), exc.field, exc.problem, exc.fix)
-            return PreflightReport(bare, [defect], stopped=f"{CONFIG_FILE} must read first")
+            return DotnetReport(bare, [defect], stopped=f"{CONFIG_FILE} must read first")
     config = config.model_copy(deep=True)
     if skills_root:
         root = Path(skills_root).resolve()
@@ -319,4 +331,38 @@ def preflight_dotnet(
             checker.add("warning", display_path(suite_dir), "defaults.runs", f"the evals ask for different runs "
                         f"({', '.join(map(str, sorted(runs)))}); the suite runs {max(runs)} reps",
                         "align defaults.runs, or pass --reps")
-    return PreflightReport(suite, checker.defects, checker.files)
+    return DotnetReport(suite, checker.defects, checker.files)
+
+
+@register_layout
+class DotnetLayout(Layout):
+    """dotnet/skills' tree (see the module docstring)."""
+
+    name = DOTNET
+    detected_by = f"the folder holds `{TESTS_DIR}/*/*/eval.yaml` or `eval.vally.yaml`"
+    loads = "each stimulus (skill-validator `scenarios:`, Vally `stimuli:`) is one prompt of its skill's family"
+    roots_doc = f"suite: `DIR`; skills: `--skills-root` or `[suite].skills_root` (another tree's `{PLUGINS_DIR}/`), " \
+                f"else `DIR/{PLUGINS_DIR}/` (which also fills in skills the other root lacks); fixtures: beside " \
+                "each eval spec"
+    fields = (
+        FileField(f"{TESTS_DIR}/<plugin>/<skill>/eval.yaml", "scenarios[]",
+                  "skill-validator's stimuli: `name`, `prompt`, `rubric`, `assertions`, `setup`, `timeout`, "
+                  "`expect_activation` (skillbench.suite.dotnet.skill_validator)"),
+        FileField(f"{TESTS_DIR}/<plugin>/<skill>/eval.vally.yaml", "stimuli[]",
+                  "Vally's stimuli and `graders` (skillbench.suite.dotnet.vally); shadows the `eval.yaml` beside it"),
+        FileField(f"{TESTS_DIR}/<plugin>/<skill>/eval.vally.yaml", "defaults.runs",
+                  "the suite's reps, unless `[run].reps` is set"),
+        FileField(f"{PLUGINS_DIR}/<plugin>/skills/<skill>/SKILL.md", "name, description",
+                  "the skill (its folder name is its family); a plugin arm installs every skill of its plugin"),
+    )
+
+    def detect(self, folder: Path) -> bool:
+        tests = folder / TESTS_DIR
+        return tests.is_dir() and any(p.name in SPEC_NAMES for p in tests.glob("*/*/eval*.yaml"))
+
+    def preflight(self, suite_dir: Path, *, skills_root: str | Path | None = None, site_base: str | None = None,
+                  heldout_prefixes: list[str] | None = None, config: SuiteConfig | None = None,
+                  skip_missing: bool = False, trigger_set: str | Path | None = None) -> DotnetReport:
+        # a trigger eval set belongs to a skill-creator skill: a dotnet tree ignores it
+        return preflight_dotnet(suite_dir, skills_root=skills_root, site_base=site_base,
+                                heldout_prefixes=heldout_prefixes, config=config, skip_missing=skip_missing)

@@ -10,7 +10,7 @@ from skillbench._exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("preflight_skill_creator", "is_skill_creator_tree", "skill_dirs", "SkillCreatorReport",
-                     "SkillEvals", "SKILL_CREATOR", "TRIGGER_SET_NAMES", "EVALS_FILE"), "layout"),
+                     "SkillEvals", "SkillCreatorLayout", "TRIGGER_SET_NAMES", "EVALS_FILE"), "layout"),
     **dict.fromkeys(("read_evals", "read_trigger_set", "read_json", "query_key", "Item", "EvalFileError"), "evals"),
 }
 __all__ = sorted(_EXPORTS)
@@ -27,8 +27,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     )
     from skillbench.suite.skill_creator.layout import (
         EVALS_FILE,
-        SKILL_CREATOR,
         TRIGGER_SET_NAMES,
+        SkillCreatorLayout,
         SkillCreatorReport,
         SkillEvals,
         is_skill_creator_tree,

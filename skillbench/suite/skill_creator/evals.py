@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from skillbench.suite.validation import MAX_PROMPT_BYTES
+from skillbench.suite.defects import MAX_PROMPT_BYTES
 
 ItemDefect = tuple[str, str, str, str]  # severity, field, problem, fix
 EVAL_KEYS = ("id", "prompt", "expected_output", "files", "expectations")

@@ -32,7 +32,7 @@ from skillbench.suite.defects import (
     display_path,
 )
 from skillbench.suite.format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
-from skillbench.suite.layouts import SKILL_CREATOR
+from skillbench.suite.layouts import SKILL_CREATOR, FileField, Layout, register_layout
 from skillbench.suite.skill_creator.evals import EvalFileError, Item, read_evals, read_json, read_trigger_set
 from skillbench.suite.skip_missing import with_missing_dropped
 from skillbench.suite.task_checks import task_defects
@@ -199,7 +199,8 @@ class _Checker:
                      "drop the held-out prefix for it")
             return
         spec = PromptSpec(test, path, family, f"{family}/{SKILL_FILE}", heldout,
-                          stimulus=item.key, reference_answer=item.expected_output)
+                          stimulus=item.key, reference_answer=item.expected_output,
+                          absence_rule=SkillCreatorLayout.absence_rule)
         if self.skip_missing:
             spec = with_missing_dropped(spec, lambda piece: self.add(
                 "warning", path, item.where, f"dropped (--skip-missing): {piece}", "add the missing file"))
@@ -267,3 +268,36 @@ def preflight_skill_creator(
         checker.load(folder, extra)
     checker.check_names()
     return SkillCreatorReport(suite, checker.defects, checker.files, counts=tuple(checker.counts))
+
+
+@register_layout
+class SkillCreatorLayout(Layout):
+    """Skills written with skill-creator (see the module docstring)."""
+
+    name = SKILL_CREATOR
+    detected_by = f"the folder is a skill with `{EVALS_DIR}/{EVALS_FILE}`, or holds such skill folders"
+    loads = f"each eval of `{EVALS_FILE}` is one prompt `<skill>-<id>`; each query of a trigger eval set a " \
+            "dormancy (`should_trigger: false`) or trigger-only (`true`) prompt"
+    roots_doc = "suite: `DIR`; skills: `DIR`'s parent for one skill folder, else `DIR`; fixtures: an eval's " \
+                "`files`, relative to its skill folder"
+    fields = (
+        FileField(f"{EVALS_DIR}/{EVALS_FILE}", "evals[].id", "the prompt's name after the skill's"),
+        FileField(f"{EVALS_DIR}/{EVALS_FILE}", "evals[].prompt", "the user's request"),
+        FileField(f"{EVALS_DIR}/{EVALS_FILE}", "evals[].expectations", "must items"),
+        FileField(f"{EVALS_DIR}/{EVALS_FILE}", "evals[].files", "workspace files, at the same path as in the skill"),
+        FileField(f"{EVALS_DIR}/{EVALS_FILE}", "evals[].expected_output",
+                  "the simulated endpoint's reference answer (never shown to the agent or the judge)"),
+        FileField(f"{EVALS_DIR}/{' or '.join(TRIGGER_SET_NAMES)}", "[].query, [].should_trigger",
+                  "a trigger eval set (or `--trigger-set FILE` for the one skill of DIR)"),
+        FileField(SKILL_FILE, "name", "equals the skill's folder name"),
+    )
+
+    def detect(self, folder: Path) -> bool:
+        return is_skill_creator_tree(folder)
+
+    def preflight(self, suite_dir: Path, *, skills_root: str | Path | None = None, site_base: str | None = None,
+                  heldout_prefixes: list[str] | None = None, config: SuiteConfig | None = None,
+                  skip_missing: bool = False, trigger_set: str | Path | None = None) -> SkillCreatorReport:
+        # the skills root is the skill folders' own parent: --skills-root does not apply
+        return preflight_skill_creator(suite_dir, site_base=site_base, heldout_prefixes=heldout_prefixes,
+                                       config=config, skip_missing=skip_missing, trigger_set=trigger_set)
