@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from skillbench.generation.cli_call import ATTEMPT_HEADER, RUN_ID_HEADER
 from skillbench.quality.near_miss import near_miss_payload, near_miss_request, parse_near_misses
 from skillbench.quality.optimize_report import write_outputs
 from skillbench.quality.optimizer import OptimizeResult, optimize
@@ -29,6 +28,7 @@ from skillbench.quality.rewriter import parse_description, rewrite_request
 from skillbench.quality.trigger_runs import RunSpec
 from skillbench.quality.trigger_set import build_trigger_set, check_splittable
 from skillbench.suite.format import Suite
+from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER
 
 if TYPE_CHECKING:
     from skillbench.judge.client import JudgeClient
@@ -106,8 +106,8 @@ def run_optimize(suite: Suite, family: str, out_dir: Path, *, iterations: int, s
         BackendError: the endpoint cannot be used.
         SlotFailed: the near-miss generator or the rewriter failed twice.
     """
-    from skillbench.generation.backend import model_endpoint
     from skillbench.judge.client import JudgeClient
+    from skillbench.weekly.endpoint import model_endpoint
 
     check_splittable(suite, family, spec.seed, trigger_set, near_misses)
     check_out_dir(suite, out_dir)
