@@ -1,7 +1,7 @@
 """``skill-quality.md``: the lint's page — composite and dimensions, κ per dimension, static findings, cost.
 
 Contract: :func:`quality_page` renders a :class:`~skillbench.quality.lint.LintResult` as markdown (tables through
-:mod:`skillbench.report.markdown`); it states where the files were written, the category targets and their source,
+:mod:`skillbench.markdown`); it states where the files were written, the category targets and their source,
 the composite's weight normalisation, κ's reading and target, and every unverified quote or ungraded score. With
 measured triggering (a week) the measured F1 sits beside the judge's predicted triggering score.
 """
@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from skillbench.markdown import md_cell, md_table
 from skillbench.quality.anchored import DIMENSIONS
 from skillbench.quality.categories import CATEGORY_TARGETS, TARGET_SOURCE
 from skillbench.quality.composite import normalisation_note
 from skillbench.quality.kappa import KAPPA_TARGET
-from skillbench.report.markdown import md_cell, md_table
 
 if TYPE_CHECKING:
     from skillbench.quality.lint import LintResult
