@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
     from skillbench.sim.profiles import ProfileError, parse_fault_option
     from skillbench.sim.server import SimServer, serve_forever
     from skillbench.suite.validation import SuiteError
