@@ -19,9 +19,9 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("CliCall", "cli_args", "cli_env", "custom_headers",), "cli_call"),
     **dict.fromkeys((
         "Sandbox", "SandboxResult", "DockerSandbox", "LocalSandbox", "SandboxFailure",
-        "choose_sandbox", "SkillLinkError", "install_skills", "skill_entries"
+        "choose_sandbox", "SkillLinkError", "install_skills", "skill_entries", "EndpointRelay", "sealed_address",
+        "remove_stale_relays"
     ), "sandbox"),
-    **dict.fromkeys(("EndpointRelay", "sealed_address", "remove_stale_relays",), "relay"),
     **dict.fromkeys(("build_image", "find_image", "current_spec", "ImageSpec", "ImageBuildError",), "image"),
     **dict.fromkeys((
         "BACKENDS", "BackendError", "Endpoint", "existing_endpoint", "simulation_at", "resolve_backend",

@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from skillbench.generation import Endpoint, choose_sandbox
-from skillbench.generation.relay import RELAY_SOCKET
-from skillbench.generation.sandbox import LOCAL_NOT_SEALED, EndpointRelay, LocalSandbox, SandboxFailure
+from skillbench.generation.sandbox import LOCAL_NOT_SEALED, RELAY_SOCKET, EndpointRelay, LocalSandbox, SandboxFailure
 from skillbench.sim.server import SimServer
 from skillbench.weekly import model_endpoint
 from tests.generation.test_generate import require_docker
