@@ -25,8 +25,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("pairwise_bias", "week_pairwise_bias", "pair_facts", "empty_bias", "BIAS_COLUMNS"), "bias"),
     **dict.fromkeys(("Interval", "cluster_interval", "paired_interval", "confusion_by_run", "unanimity_by_run",
                      "lenient_by_run", "STATISTICS"), "intervals"),
-    **dict.fromkeys(("StudyOptions", "StudyPlan", "JudgeStudy", "plan_study", "judge_study"), "study"),
-    **dict.fromkeys(("study_pairwise",), "study_pairs"),
+    **dict.fromkeys(("StudyOptions", "StudyPlan", "JudgeStudy", "plan_study", "judge_study", "study_pairwise"),
+                    "study"),
     **dict.fromkeys(("Recommendation", "recommend", "rule_text", "DEFAULT_MARGIN"), "recommendation"),
     **dict.fromkeys(("write_study", "render_study", "study_frames", "plot_kappas", "execute_study_notebook"),
                     "study_report"),
@@ -125,8 +125,6 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         StudyPlan,
         judge_study,
         plan_study,
-    )
-    from skillbench.calibration.study_pairs import (
         study_pairwise,
     )
     from skillbench.calibration.study_report import (
