@@ -301,8 +301,7 @@ def run_labels_export(args: argparse.Namespace) -> int:
 
 
 def run_labels_merge(args: argparse.Namespace) -> int:
-    from skillbench.calibration.labels import LabelsError
-    from skillbench.calibration.labels_merge import merge_labels
+    from skillbench.calibration.labels import LabelsError, merge_labels
     from skillbench.commands import UsageError
 
     for f in args.sheets:
