@@ -33,10 +33,10 @@ from skillbench.generation import (  # noqa: E402
     cli_env,
     docker_available,
     generate,
-    model_endpoint,
 )
 from skillbench.generation.image import RUNNER_HOME  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
+from skillbench.weekly import model_endpoint  # noqa: E402
 
 SUITE = ROOT / "tests" / "data" / "tiny-suite"
 ONE_TURN = {"trigger": 0.0, "file_read": 0.0, "follow_link": 0.0, "self_serve": 0.0, "web_search": 0.0,

@@ -23,10 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skillbench.generation import model_endpoint  # noqa: E402
 from skillbench.judge import JudgeClient, JudgeOptions, judge_run_dir  # noqa: E402
 from skillbench.sim.answers import compose  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
+from skillbench.weekly import model_endpoint  # noqa: E402
 
 SUITE = ROOT / "tests" / "data" / "tiny-suite"
 

@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from skillbench.calibration.run import CalibrationOptions, calibrate  # noqa: E402
-from skillbench.generation import model_endpoint  # noqa: E402
 from skillbench.judge import JudgeOptions, judge_run_dir  # noqa: E402
 from skillbench.judge.pairwise import judge_pairs  # noqa: E402
+from skillbench.weekly import model_endpoint  # noqa: E402
 
 DEMO_WEEK = ROOT / "reports" / "demo-history" / "suite" / "weekly" / "demo-w01"
 DESIGNS = {  # name: (batch, cache)

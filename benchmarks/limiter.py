@@ -25,10 +25,11 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skillbench.generation import GenerateOptions, docker_available, generate, model_endpoint  # noqa: E402
+from skillbench.generation import GenerateOptions, docker_available, generate  # noqa: E402
 from skillbench.ledgers.readers import read_manifest  # noqa: E402
 from skillbench.signals.manifest import rate_limit_retries  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
+from skillbench.weekly import model_endpoint  # noqa: E402
 
 SUITE = ROOT / "tests" / "data" / "tiny-suite"
 ONE_TURN = {"trigger": 0.0, "file_read": 0.0, "follow_link": 0.0, "self_serve": 0.0, "web_search": 0.0,

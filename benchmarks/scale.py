@@ -37,8 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skillbench.generation import GenerateOptions, docker_available, generate, model_endpoint  # noqa: E402
+from skillbench.generation import GenerateOptions, docker_available, generate  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
+from skillbench.weekly import model_endpoint  # noqa: E402
 
 SUITE = ROOT / "tests" / "data" / "tiny-suite"
 SKILLBENCH = Path(sys.executable).with_name("skillbench")

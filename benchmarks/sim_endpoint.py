@@ -23,8 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from skillbench.generation import CliCall, claude_path, cli_args, cli_env
-from skillbench.sim import SIM_API_KEY, SimServer
+from skillbench.sim import SimServer
 from skillbench.suite import load_suite
+from skillbench.wire import SIM_API_KEY
 
 NETNS_FLAG = "SKILLBENCH_BENCH_NETNS"
 

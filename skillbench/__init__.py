@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 # The entry points, by pipeline stage.
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("load_suite", "preflight", "Suite", "load_config"), "skillbench.suite"),
-    **dict.fromkeys(("make_plan", "generate", "GenerateOptions", "model_endpoint"), "skillbench.generation"),
+    **dict.fromkeys(("make_plan", "generate", "GenerateOptions"), "skillbench.generation"),
     **dict.fromkeys(("write_manifest", "read_transcript", "trigger_health"), "skillbench.signals"),
     **dict.fromkeys(("judge_run_dir", "JudgeOptions", "judge_pairs"), "skillbench.judge"),
     **dict.fromkeys(("calibrate", "CalibrationOptions", "export_labels"), "skillbench.calibration"),
@@ -29,7 +29,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
         "compute_scorecard", "write_scorecard", "scorecard_frames", "read_history", "preference_gate",
     ), "skillbench.scorecard"),
-    **dict.fromkeys(("run_weekly", "WeeklyOptions", "load_weeks"), "skillbench.weekly"),
+    **dict.fromkeys(("run_weekly", "WeeklyOptions", "load_weeks", "model_endpoint"), "skillbench.weekly"),
     **dict.fromkeys(("simulated_endpoint", "SimServer"), "skillbench.sim"),
 }
 # Importable from here before the sub-packages: old name -> (new home, name there).
@@ -123,7 +123,6 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         GenerateOptions,
         generate,
         make_plan,
-        model_endpoint,
     )
     from skillbench.judge import (
         JudgeOptions,
@@ -160,5 +159,6 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from skillbench.weekly import (
         WeeklyOptions,
         load_weeks,
+        model_endpoint,
         run_weekly,
     )

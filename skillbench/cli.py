@@ -15,10 +15,7 @@ import shlex
 import sys
 
 from skillbench import commands
-
-
-class UsageError(Exception):
-    """Bad arguments that argparse cannot see (a missing folder, an unknown model); exits 2."""
+from skillbench.commands import UsageError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,8 +55,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # `python -m skillbench.cli`: run the imported module's main, so its exception classes (UsageError) are the
-    # ones the commands raise, not this __main__ copy's
-    from skillbench.cli import main as _main
-
-    sys.exit(_main())
+    sys.exit(main())

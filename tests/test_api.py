@@ -39,8 +39,7 @@ def _resolve(name: str) -> tuple[Any, list[warnings.WarningMessage]]:
 _OLD = {
     "skillbench.suite": "CONFIG_FILENAME ConfigError Defect PreflightReport PromptSpec RubricItem Skill Suite "
                         "SuiteConfig SuiteError TestPrompt load_config load_suite parse_skill_url preflight",
-    "skillbench.generation": "BackendError Endpoint GenerateOptions generate make_plan model_endpoint reconcile "
-                             "resolve_backend",
+    "skillbench.generation": "BackendError Endpoint GenerateOptions generate make_plan reconcile resolve_backend",
     "skillbench.signals": "Transcript activation_summary read_transcript run_signals self_served_baseline "
                           "trigger_health write_manifest",
     "skillbench.judge": "DEFAULT_JUDGE_MODEL JudgeClient JudgeOptions JudgeReport PreferenceInput RubricJudge "
@@ -59,6 +58,7 @@ _OLD = {
                           "read_scores",
     "skillbench.prices": "price usage_cost",
     "skillbench.sim": "SimServer simulated_endpoint",
+    "skillbench.weekly": "model_endpoint",  # it may start the simulation: above it (ARCHITECTURE.md)
 }
 OLD_HOMES: dict[str, str] = {name: f"{home}.{name}" for home, names in _OLD.items() for name in names.split()}
 OLD_HOMES |= {"load_run": "skillbench.ledgers.load_week", "RunLedgers": "skillbench.ledgers.WeekLedgers"}  # renamed

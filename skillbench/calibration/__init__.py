@@ -16,17 +16,17 @@ _EXPORTS: dict[str, str] = {
     ), "agreement"),
     **dict.fromkeys((
         "Calibration", "CalibrationOptions", "calibrate", "calibration_current",
-        "grade_repeats", "ledger_grades", "human_grades"
+        "grade_repeats", "ledger_grades"
     ), "run"),
     **dict.fromkeys(("export_labels", "read_labels", "LabelsError", "inter_human", "INTER_HUMAN",
-                     "INTER_HUMAN_ALL", "companion_path"), "labels"),
-    **dict.fromkeys(("merge_labels", "MergedLabels", "read_grades", "disagreement_items"), "labels_merge"),
+                     "INTER_HUMAN_ALL", "companion_path", "human_grades", "merge_labels", "MergedLabels",
+                     "read_grades", "disagreement_items"), "labels"),
     **dict.fromkeys(("render_markdown", "write_calibration", "bias_section"), "report"),
     **dict.fromkeys(("pairwise_bias", "week_pairwise_bias", "pair_facts", "empty_bias", "BIAS_COLUMNS"), "bias"),
     **dict.fromkeys(("Interval", "cluster_interval", "paired_interval", "confusion_by_run", "unanimity_by_run",
                      "lenient_by_run", "STATISTICS"), "intervals"),
-    **dict.fromkeys(("StudyOptions", "StudyPlan", "JudgeStudy", "plan_study", "judge_study"), "study"),
-    **dict.fromkeys(("study_pairwise",), "study_pairs"),
+    **dict.fromkeys(("StudyOptions", "StudyPlan", "JudgeStudy", "plan_study", "judge_study", "study_pairwise"),
+                    "study"),
     **dict.fromkeys(("Recommendation", "recommend", "rule_text", "DEFAULT_MARGIN"), "recommendation"),
     **dict.fromkeys(("write_study", "render_study", "study_frames", "plot_kappas", "execute_study_notebook"),
                     "study_report"),
@@ -81,16 +81,15 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         INTER_HUMAN,
         INTER_HUMAN_ALL,
         LabelsError,
-        companion_path,
-        export_labels,
-        inter_human,
-        read_labels,
-    )
-    from skillbench.calibration.labels_merge import (
         MergedLabels,
+        companion_path,
         disagreement_items,
+        export_labels,
+        human_grades,
+        inter_human,
         merge_labels,
         read_grades,
+        read_labels,
     )
     from skillbench.calibration.recommendation import (
         DEFAULT_MARGIN,
@@ -109,7 +108,6 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         calibrate,
         calibration_current,
         grade_repeats,
-        human_grades,
         ledger_grades,
     )
     from skillbench.calibration.sentinel import (
@@ -125,8 +123,6 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         StudyPlan,
         judge_study,
         plan_study,
-    )
-    from skillbench.calibration.study_pairs import (
         study_pairwise,
     )
     from skillbench.calibration.study_report import (

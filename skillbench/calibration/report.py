@@ -18,8 +18,8 @@ from skillbench.ledgers.files import (
     PAIRS_FILE,
     PAIRWISE_BIAS_FILE,
 )
-from skillbench.report.markdown import cell_text as _fmt
-from skillbench.report.markdown import frame_table as _table
+from skillbench.markdown import cell_text as _fmt
+from skillbench.markdown import frame_table as _table
 
 
 def bias_section(bias: pd.DataFrame | None, *, has_pairs: bool = True) -> list[str]:

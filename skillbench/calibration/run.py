@@ -145,13 +145,6 @@ def ledger_grades(run_dir: Path, rater: str) -> pd.DataFrame:
     return out[GRADE_COLUMNS]
 
 
-def human_grades(labels: pd.DataFrame) -> pd.DataFrame:
-    """Filled label rows (:func:`skillbench.calibration.read_labels`) as gradings, one rater per labeler."""
-    out = labels.assign(rater="human:" + labels["labeler"], model="", condition="", flagged=False, reason="")
-    out["positive"] = positive(out["verdict"])
-    return out.reindex(columns=GRADE_COLUMNS)
-
-
 def calibrate(
     run_dir: str | Path,
     options: CalibrationOptions,
@@ -178,7 +171,7 @@ def calibrate(
         ValueError: nothing to calibrate (no repeats, no other judge, no labels), or labels that match no
             graded item.
     """
-    from skillbench.calibration.labels import INTER_HUMAN, inter_human, read_labels
+    from skillbench.calibration.labels import INTER_HUMAN, human_grades, inter_human, read_labels
     from skillbench.calibration.report import write_calibration
     from skillbench.judge.answers import select_runs
     from skillbench.judge.client import DEFAULT_JUDGE_MODEL, JudgeClient

@@ -29,7 +29,7 @@ from skillbench.ledgers.files import (
     STUDY_NOTEBOOK,
     STUDY_PAIRS_FILE,
 )
-from skillbench.report.markdown import cell_text, frame_table, is_missing, md_table
+from skillbench.markdown import cell_text, frame_table, is_missing, md_table
 
 STUDY_FILES = (STUDY_GRADES_FILE, STUDY_FILE, STUDY_JUDGES_FILE, STUDY_JSON, STUDY_MD, STUDY_PAIRS_FILE,
                PAIRWISE_BIAS_FILE, STUDY_NOTEBOOK, STUDY_HTML)

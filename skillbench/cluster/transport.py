@@ -19,7 +19,7 @@ import httpx2
 
 from skillbench.cluster.sandbox import lost_worker_errors
 from skillbench.cluster.worker import send_http
-from skillbench.generation.cli_call import ATTEMPT_HEADER, RUN_ID_HEADER
+from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER
 
 
 class DaskTransport(httpx2.BaseTransport):

@@ -94,8 +94,7 @@ def prepare_pass(out_dir: str) -> int:
     """
     import docker
 
-    from skillbench.generation.relay import remove_stale_relays
-    from skillbench.generation.sandbox import LABEL
+    from skillbench.generation.sandbox import LABEL, remove_stale_relays
 
     client = docker.from_env(timeout=60)
     removed = 0

@@ -13,6 +13,11 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+
+class UsageError(Exception):
+    """Bad arguments that argparse cannot see (a missing folder, an unknown model); the CLI exits 2 with its line."""
+
+
 MODEL_ALIASES = ("opus", "sonnet", "haiku")  # what the pinned CLI resolves to its current claude-*-5-5 models
 _CLAUDE_MODEL = re.compile(r"^claude-[a-z0-9][a-z0-9.-]*(\[1m\])?$")  # e.g. claude-sonnet-4-5, …-4-5[1m]
 _ALIAS = re.compile(rf"^({'|'.join(MODEL_ALIASES)})(\[1m\])?$")
@@ -101,8 +106,6 @@ def condition_names(text: str) -> str:
 
 def week_folder(text: str) -> Path:
     """A RUN_DIR argument: an existing folder, else one usage line saying what RUN_DIR is."""
-    from skillbench.cli import UsageError
-
     path = Path(text)
     if not path.is_dir():
         raise UsageError(f"{text}: not a folder (RUN_DIR is a week's output folder from skillbench generate)")

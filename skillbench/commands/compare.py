@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
     from skillbench.compare.comparison import CompareError
     from skillbench.compare.run import compare
     from skillbench.generation.backend import BackendError

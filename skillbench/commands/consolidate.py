@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
     from skillbench.consolidate.problems import ConsolidationRefused, OutputRefused
     from skillbench.consolidate.report import report_lines
     from skillbench.consolidate.run import consolidate

@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
     from skillbench.commands.weekly import TerminalLines
     from skillbench.paths import DEFAULT_SUITE, REPORTS_DIR
     from skillbench.weekly.chain import DEFAULT_JOBS, WeeklyOptions

@@ -76,8 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
     from skillbench.cluster.executor import ExecutorError, check_executor_args
+    from skillbench.commands import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.generation.image import ImageBuildError
     from skillbench.generation.plan import PlanError, SelectionError
@@ -129,7 +129,7 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def run_signals(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
     from skillbench.signals.manifest import SignalsError
     from skillbench.weekly.stages import write_signals
 

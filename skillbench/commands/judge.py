@@ -148,8 +148,8 @@ def _share(text: str) -> float:
 
 
 def run_judge(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
     from skillbench.cluster.executor import ExecutorError, check_executor_args
+    from skillbench.commands import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.judge.answers import WeekSelectionError
     from skillbench.judge.batch import JudgePending
@@ -193,8 +193,8 @@ def run_judge(args: argparse.Namespace) -> int:
 
 
 def run_pairs(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
     from skillbench.cluster.executor import ExecutorError, check_executor_args
+    from skillbench.commands import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.judge.batch import JudgePending
     from skillbench.ledgers.append import LedgerConflict
@@ -227,8 +227,8 @@ def run_pairs(args: argparse.Namespace) -> int:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     from skillbench.calibration.labels import LabelsError
-    from skillbench.cli import UsageError
     from skillbench.cluster.executor import ExecutorError, check_executor_args
+    from skillbench.commands import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.judge.batch import JudgePending
     from skillbench.weekly.stages import calibrate_week
@@ -269,7 +269,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 def run_labels_export(args: argparse.Namespace) -> int:
     from skillbench.calibration.labels import LabelsError, companion_path, export_labels
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
 
     run_dir = week_folder(args.run_dir)
     if args.same_as and args.disagreements:
@@ -301,9 +301,8 @@ def run_labels_export(args: argparse.Namespace) -> int:
 
 
 def run_labels_merge(args: argparse.Namespace) -> int:
-    from skillbench.calibration.labels import LabelsError
-    from skillbench.calibration.labels_merge import merge_labels
-    from skillbench.cli import UsageError
+    from skillbench.calibration.labels import LabelsError, merge_labels
+    from skillbench.commands import UsageError
 
     for f in args.sheets:
         if not Path(f).is_file():

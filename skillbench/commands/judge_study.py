@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from skillbench.calibration.labels import LabelsError
     from skillbench.calibration.study import StudyOptions
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.ledgers.lock import RunDirBusy
     from skillbench.weekly.stages import study_week

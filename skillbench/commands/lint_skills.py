@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.weekly.quality_stage import QualityError, lint_skills
 

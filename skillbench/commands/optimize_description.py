@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.judge.client import SlotFailed
     from skillbench.ledgers.files import OPTIMIZE_DIR, OPTIMIZE_REPORT_MD

@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
     from skillbench.ledgers.files import MANIFEST_FILE
     from skillbench.ledgers.readers import LedgerError
     from skillbench.scorecard.history import HistoryError

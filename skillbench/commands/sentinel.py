@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_build(args: argparse.Namespace) -> int:
     from skillbench.calibration.gold import GoldError, build_gold, write_gold
     from skillbench.calibration.labels import LabelsError
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
     from skillbench.weekly.stages import gold_path
 
     run_dir = week_folder(args.run_dir)
@@ -80,7 +80,7 @@ def run_build(args: argparse.Namespace) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     from skillbench.calibration.gold import GoldError
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.ledgers.files import SENTINEL_FILE
     from skillbench.weekly.stages import gold_path, sentinel_week

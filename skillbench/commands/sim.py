@@ -35,10 +35,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
     from skillbench.sim.profiles import ProfileError, parse_fault_option
-    from skillbench.sim.server import SIM_API_KEY, SimServer, serve_forever
+    from skillbench.sim.server import SimServer, serve_forever
     from skillbench.suite.validation import SuiteError
+    from skillbench.wire import SIM_API_KEY
 
     suite = args.suite
     if suite is None and Path("evals", "test-prompts").is_dir():

@@ -49,7 +49,7 @@ class _Lazy:
 
 
 def run(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
+    from skillbench.commands import UsageError
     from skillbench.suite.validation import preflight
 
     if not Path(args.suite_dir).is_dir():

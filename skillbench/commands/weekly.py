@@ -104,8 +104,8 @@ class TerminalLines:
 
 
 def run(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
     from skillbench.cluster.executor import ExecutorError, check_executor_args
+    from skillbench.commands import UsageError
     from skillbench.ledgers.keys import utc_run_key
     from skillbench.paths import DEFAULT_SUITE, REPORTS_DIR
     from skillbench.weekly.chain import DEFAULT_JOBS, WeeklyOptions, run_weekly

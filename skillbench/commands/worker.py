@@ -25,9 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from skillbench.cli import UsageError
     from skillbench.cluster.checks import check_workers
     from skillbench.cluster.executor import ExecutorError, open_executor, remote_workers
+    from skillbench.commands import UsageError
     from skillbench.generation.provenance import image_tag
 
     tag = image_tag()

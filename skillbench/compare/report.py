@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from skillbench.compare.results import CompareResults
 from skillbench.compare.verdicts import FINDINGS, IMPROVEMENT, INVALID, PREFERENCE_LOSS, REGRESSION
-from skillbench.report.markdown import md_table, signed
+from skillbench.markdown import md_table, signed
 from skillbench.scorecard.verdicts import MIN_STIMULI
 from skillbench.vocab import SIMULATED
 

@@ -19,12 +19,12 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("CliCall", "cli_args", "cli_env", "custom_headers",), "cli_call"),
     **dict.fromkeys((
         "Sandbox", "SandboxResult", "DockerSandbox", "LocalSandbox", "SandboxFailure",
-        "choose_sandbox", "SkillLinkError", "install_skills", "skill_entries"
+        "choose_sandbox", "SkillLinkError", "install_skills", "skill_entries", "EndpointRelay", "sealed_address",
+        "remove_stale_relays"
     ), "sandbox"),
-    **dict.fromkeys(("EndpointRelay", "sealed_address", "remove_stale_relays",), "relay"),
     **dict.fromkeys(("build_image", "find_image", "current_spec", "ImageSpec", "ImageBuildError",), "image"),
     **dict.fromkeys((
-        "BACKENDS", "BackendError", "Endpoint", "model_endpoint", "resolve_backend",
+        "BACKENDS", "BackendError", "Endpoint", "existing_endpoint", "simulation_at", "resolve_backend",
         "require_loopback", "is_loopback_host", "sim_info", "probe_endpoint", "PROBE_TIMEOUT"
     ), "backend"),
     **dict.fromkeys((
@@ -50,12 +50,13 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         PROBE_TIMEOUT,
         BackendError,
         Endpoint,
+        existing_endpoint,
         is_loopback_host,
-        model_endpoint,
         probe_endpoint,
         require_loopback,
         resolve_backend,
         sim_info,
+        simulation_at,
     )
     from skillbench.generation.cli_call import (
         CliCall,

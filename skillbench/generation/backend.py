@@ -1,15 +1,14 @@
-"""Which Messages endpoint a model-calling command talks to: Anthropic's, or the simulated one.
+"""The Messages endpoint a model-calling pass talks to (:class:`Endpoint`), and how a running one is found.
 
 Every command that calls a model (``generate``, ``judge``, ``judge-pairs``, ``calibrate``) takes
-``--backend sim|anthropic`` and ``--endpoint URL`` and calls::
+``--backend sim|anthropic`` and ``--endpoint URL``. The default is ``anthropic`` when ``ANTHROPIC_API_KEY`` is set,
+else ``sim`` (with a one-line notice). A given endpoint is probed once before the first use (a dead one is one line,
+at once), and its kind comes from the endpoint itself: one that says it is simulated (``GET /skillbench/info``) is
+used as the simulation, whatever ``--backend`` says, and the real API key is never sent to it.
 
-    with model_endpoint(args.backend, endpoint=args.endpoint, suite_dir=suite_dir) as ep:
-        ...  # ep.base_url, ep.api_key, ep.kind, ep.site_base; ep.fetch_truth(run_ids) for a simulation
-
-The default is ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else ``sim`` (with a one-line notice). A given
-endpoint is probed once before the first use (a dead one is one line, at once), and its kind comes from the
-endpoint itself: one that says it is simulated (``GET /skillbench/info``) is used as the simulation, whatever
-``--backend`` says, and the real API key is never sent to it.
+This module only finds endpoints that already run (:func:`existing_endpoint`); a simulation started for the pass
+is the caller's (:func:`skillbench.weekly.model_endpoint`), so generation never imports the simulator. It speaks
+to a simulation through :mod:`skillbench.wire`: the fault header, the info route, the read-only truth route.
 """
 
 from __future__ import annotations
@@ -20,17 +19,13 @@ import os
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from skillbench.sim.faults import FAULT_HEADER
-from skillbench.sim.truth import TRUTH_ROUTE, TruthRow, parse_truth_csv
-
-if TYPE_CHECKING:
-    from skillbench.suite.format import Suite
+from skillbench.ledgers.truth import TruthRow, parse_truth_csv
+from skillbench.wire import FAULT_HEADER, INFO_ROUTE, SIM_API_KEY, TRUTH_ROUTE
 
 BACKENDS = ("sim", "anthropic")
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -167,7 +162,7 @@ def probe_endpoint(endpoint: str, *, timeout: float = PROBE_TIMEOUT, fix: str = 
         BackendError: nothing answered (refused, timed out, unknown host, TLS failure), in one line naming
             the URL.
     """
-    url = endpoint.rstrip("/") + "/skillbench/info"
+    url = endpoint.rstrip("/") + INFO_ROUTE
     try:
         with _opener(url).open(url, timeout=timeout) as resp:
             body = resp.read(1 << 16)
@@ -194,28 +189,20 @@ def sim_info(endpoint: str, timeout: float = PROBE_TIMEOUT) -> dict[str, Any] | 
         return None
 
 
-def _simulated(endpoint: str, info: Mapping[str, Any]) -> Endpoint:
-    """A running simulation found at ``endpoint``: its key, kind, site and truth all come from it."""
-    from skillbench.sim.server import SIM_API_KEY
+def simulation_at(endpoint: str, info: Mapping[str, Any]) -> Endpoint:
+    """A running simulation found at ``endpoint`` (its :func:`sim_info`): its key, kind, site and truth come from it.
 
+    Raises:
+        BackendError: the endpoint is not on loopback.
+    """
     require_loopback(endpoint)
     return Endpoint(base_url=endpoint.rstrip("/"), api_key=SIM_API_KEY, kind="simulated",
                     site_base=info.get("site_base"), truth=Path(info["truth"]) if info.get("truth") else None)
 
 
-@contextmanager
-def model_endpoint(
-    backend: str | None,
-    *,
-    endpoint: str | None = None,
-    suite_dir: str | Path | Suite | None = None,
-    seed: int = 0,
-    profiles: Any = None,
-    truth: str | Path | None = None,
-    faults: Sequence[Any] | None = None,
-    probe_timeout: float = PROBE_TIMEOUT,
-) -> Iterator[Endpoint]:
-    """The endpoint for a command, started and stopped around the ``with`` block when it is ours.
+def existing_endpoint(backend: str | None, *, endpoint: str | None = None,
+                      probe_timeout: float = PROBE_TIMEOUT) -> Endpoint | None:
+    """The running endpoint a pass uses, or None when it is a simulation the caller must start.
 
     A given endpoint (``endpoint``, or ``ANTHROPIC_BASE_URL`` with ``anthropic``) is probed once before it is
     used (:func:`probe_endpoint`): a dead one fails here, in one line, instead of costing every run its
@@ -225,13 +212,10 @@ def model_endpoint(
     Args:
         backend: ``sim``, ``anthropic``, or None for the default (see :func:`resolve_backend`).
         endpoint: a running endpoint's base URL; with ``sim`` it must answer ``/skillbench/info``.
-        suite_dir: the suite the simulation answers for (sim without ``endpoint``): a folder, or the loaded
-            :class:`~skillbench.suite.Suite` itself, so the simulation answers exactly the prompts being run.
-        seed: the simulation's seed.
-        profiles: the simulation's profile file (None: the shipped one).
-        truth: also write the simulation's truth rows to this file (read them back with ``Endpoint.fetch_truth``).
-        faults: faults to inject (sim without ``endpoint``).
         probe_timeout: seconds the probe of a given endpoint may take.
+
+    Returns:
+        The endpoint, or None for ``sim`` without ``endpoint`` (start one: :func:`skillbench.weekly.model_endpoint`).
 
     Raises:
         BackendError: no API key for a real endpoint, a given endpoint does not answer, ``endpoint`` is not a
@@ -250,27 +234,19 @@ def model_endpoint(
         if info is not None:
             print(f"skillbench: {base} says it is a simulated endpoint (/skillbench/info): its runs are recorded "
                   "as simulated and ANTHROPIC_API_KEY is not sent to it", file=sys.stderr)
-            yield _simulated(base, info)
-            return
+            return simulation_at(base, info)
         if not key:
             raise BackendError("--backend anthropic needs ANTHROPIC_API_KEY in the environment")
-        yield Endpoint(base_url=base, api_key=key, kind="real")
-        return
+        return Endpoint(base_url=base, api_key=key, kind="real")
     if backend != "sim":
         raise BackendError(f"unknown backend {backend!r} (one of: {', '.join(BACKENDS)})")
-    from skillbench.sim.server import SIM_API_KEY, SimServer
-
-    if endpoint:
-        require_loopback(endpoint)
-        info = probe_endpoint(endpoint, timeout=probe_timeout,
-                              fix="not a running simulated endpoint: start one with `skillbench sim serve`, "
-                              "or drop --endpoint to start one for this command")
-        if info is None:
-            raise BackendError(f"{endpoint} answers but is not a running simulated endpoint (no /skillbench/info); "
-                               "start one with `skillbench sim serve`, or use --backend anthropic")
-        yield _simulated(endpoint, info)
-        return
-    server = SimServer(suite_dir, seed=seed, profiles=profiles, truth=truth, faults=faults)
-    with server:
-        yield Endpoint(base_url=server.base_url, api_key=SIM_API_KEY, kind="simulated",
-                       site_base=server.site_base, truth=server.truth.default)
+    if not endpoint:
+        return None
+    require_loopback(endpoint)
+    info = probe_endpoint(endpoint, timeout=probe_timeout,
+                          fix="not a running simulated endpoint: start one with `skillbench sim serve`, "
+                          "or drop --endpoint to start one for this command")
+    if info is None:
+        raise BackendError(f"{endpoint} answers but is not a running simulated endpoint (no /skillbench/info); "
+                           "start one with `skillbench sim serve`, or use --backend anthropic")
+    return simulation_at(endpoint, info)

@@ -13,11 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from skillbench.suite.config import RunSettings
-
-RUN_ID_HEADER = "X-Skillbench-Run-Id"
-ATTEMPT_HEADER = "X-Skillbench-Attempt"
-ROLE_HEADER = "X-Skillbench-Role"
-SAMPLE_HEADER = "X-Skillbench-Sample"
+from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER
 
 # Keep the CLI from any traffic but the Messages API (no telemetry, updater or error reports).
 QUIET_ENV = {

@@ -91,7 +91,7 @@ def write_truth(out_dir: Path, endpoint: Any, run_ids: list[str]) -> None:
     """
     if not getattr(endpoint, "simulated", False):
         return
-    from skillbench.sim.truth import TruthWriter
+    from skillbench.ledgers.truth import TruthWriter
 
     rows = endpoint.fetch_truth(run_ids)
     with _TRUTH_LOCK:  # one rewrite at a time across the pass's worker threads

@@ -330,7 +330,7 @@ def generate(
         suite: a loaded suite.
         opts: the run's options.
         endpoint_factory: called with no argument; a context manager yielding the endpoint (``base_url``,
-            ``api_key``, ``kind``, ``site_base``, ``fetch_truth``), see :func:`skillbench.generation.model_endpoint`.
+            ``api_key``, ``kind``, ``site_base``, ``fetch_truth``), see :func:`skillbench.weekly.model_endpoint`.
         log: where progress lines go.
 
     Returns:

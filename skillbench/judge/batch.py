@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 from skillbench.judge.batch_api import METADATA_PREFIX, batch_params, call_result, sdk_call
 from skillbench.judge.batch_store import BatchStore, RequestInfo, custom_id
 from skillbench.judge.client import CallResult, JudgeCallError, JudgeClient, Log
-from skillbench.judge.protocol import ATTEMPT_HEADER, SAMPLE_HEADER
+from skillbench.wire import ATTEMPT_HEADER, SAMPLE_HEADER
 
 __all__ = ["METADATA_PREFIX", "BatchClient", "JudgePending", "batch_params"]
 

@@ -46,8 +46,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
-from skillbench.generation.cli_call import ATTEMPT_HEADER, ROLE_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
 from skillbench.vocab import ALLOWED_VERDICTS, POSITIVE_VERDICTS, ItemType, VerdictName  # noqa: F401 - re-exported
+from skillbench.wire import ATTEMPT_HEADER, ROLE_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
 
 RubricLine = tuple[int, str, str]  # (item index in the prompt file, type, text)
 

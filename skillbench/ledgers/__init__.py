@@ -19,7 +19,9 @@ _EXPORTS: dict[str, str] = {
         "reconcile_from_plan", "run_folder_ids", "read_plan_ids"
     ), "week"),
     **dict.fromkeys(("Reconciliation", "reconcile_runs", "cross_check",), "reconciliation"),
-    **dict.fromkeys(("read_truth", "final_truth", "empty_truth",), "truth"),
+    **dict.fromkeys((
+        "read_truth", "final_truth", "empty_truth", "TruthRow", "TruthWriter", "truth_csv", "parse_truth_csv"
+    ), "truth"),
     **dict.fromkeys(("AppendLedger", "LedgerConflict", "csv_text",), "append"),
     **dict.fromkeys(("atomic_write_text", "atomic_write_json",), "atomic"),
     **dict.fromkeys(("check_run_key", "RunKeyError", "utc_run_key", "RUN_KEY_RE",), "keys"),
@@ -103,9 +105,13 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         slug,
     )
     from skillbench.ledgers.truth import (
+        TruthRow,
+        TruthWriter,
         empty_truth,
         final_truth,
+        parse_truth_csv,
         read_truth,
+        truth_csv,
     )
     from skillbench.ledgers.week import (
         WeekLedgers,

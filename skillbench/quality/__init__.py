@@ -25,7 +25,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
         "build_trigger_set", "check_splittable", "TriggerSet", "Query", "TriggerSetError", "GENERATED"
     ), "trigger_set"),
-    **dict.fromkeys(("measure_description", "RunSpec", "with_description"), "trigger_runs"),
+    **dict.fromkeys(("measure_description", "RunSpec", "TriggerRuns", "with_description"), "trigger_runs"),
     **dict.fromkeys(("optimize", "OptimizeResult", "Candidate"), "optimizer"),
     **dict.fromkeys(("write_outputs",), "optimize_report"),
     **dict.fromkeys(("near_miss_request", "parse_near_misses"), "near_miss"),
@@ -89,6 +89,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     )
     from skillbench.quality.trigger_runs import (
         RunSpec,
+        TriggerRuns,
         measure_description,
         with_description,
     )

@@ -23,13 +23,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillbench.generation.cli_call import ATTEMPT_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
 from skillbench.judge.client import CallResult, JudgeClient, SlotFailed, ask_validated, opaque_run_id
 from skillbench.judge.protocol import tool_input
 from skillbench.judge.quotes import quote_in_answer
 from skillbench.quality.anchored import DIMENSION_IDS, DimensionScore, build_request, parse_scores, rubric_sha
 from skillbench.quality.tools import SKILL_QUALITY_TOOL
 from skillbench.quality.units import SkillUnit
+from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
 
 UNGRADED = "ungraded"
 Log = Callable[[str], None]

@@ -28,7 +28,13 @@ from pathlib import Path
 
 from skillbench.ledgers.shards import file_sha
 from skillbench.quality.rewriter import MAX_DESCRIPTION_CHARS, rewrite_payload
-from skillbench.quality.trigger_runs import Measurement, RunSpec, measure_description, split_scores
+from skillbench.quality.trigger_runs import (
+    Measurement,
+    RunSpec,
+    TriggerRuns,
+    measure_description,
+    split_scores,
+)
 from skillbench.quality.trigger_set import TEST, TRAIN, TriggerSet
 from skillbench.suite.format import SKILL_FILE, Suite
 
@@ -84,8 +90,9 @@ def failures(m: Measurement, tset: TriggerSet) -> tuple[list[str], list[str]]:
 
 
 def optimize(suite: Suite, tset: TriggerSet, work: Path, *, iterations: int, spec: RunSpec, rewriter: Rewriter,
-             max_total_usd: float | None = None, spent_usd: float = 0.0, log: Log = print) -> OptimizeResult:
-    """Run the loop (module docstring); runs go under ``work`` (must not exist).
+             runs: TriggerRuns, max_total_usd: float | None = None, spent_usd: float = 0.0,
+             log: Log = print) -> OptimizeResult:
+    """Run the loop (module docstring); runs go under ``work`` (must not exist), made by ``runs``.
 
     ``spent_usd`` is what was spent before the loop (the near-miss generator's call): it counts toward the cap.
     """
@@ -106,7 +113,8 @@ def optimize(suite: Suite, tset: TriggerSet, work: Path, *, iterations: int, spe
             return None
         queries = [q for q in tset.queries if split is None or q.split == split]
         m = measure_description(suite, family, c.description, queries,
-                                work / f"c{c.index}-{split or 'all'}", spec=spec, max_total_usd=left(), log=log)
+                                work / f"c{c.index}-{split or 'all'}", spec=spec, runs=runs, max_total_usd=left(),
+                                log=log)
         spent += m.cost_usd
         c.cost_usd += m.cost_usd
         if m.capped:

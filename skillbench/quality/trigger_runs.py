@@ -12,9 +12,11 @@ Contract of :func:`measure_description`:
 * **One trigger-only prompt per query** (``test-prompts/<query id>.json``, ``trigger_only: true``, its ``skill_url``
   the measured family's hub, one placeholder must item the judge never reads): generation plans it in the
   with-skill arm only (:mod:`skillbench.generation.plan`).
-* **The runs are a generate pass** (:func:`skillbench.weekly.stages.run_generation`, unchanged): fresh sandbox per
-  run, the suite's CLI call, the adaptive limiter (``jobs``), retries, ``--max-total-usd`` (the pass stops starting
-  runs once finished runs cost it), ``manifest.csv``. Whether the family triggered is the manifest's
+* **The runs are a generate pass**, made by the caller's :class:`TriggerRuns` (the weekly chain hands in
+  :func:`skillbench.weekly.optimize_stage.trigger_runs`, a :func:`~skillbench.weekly.stages.run_generation`, unchanged;
+  the endpoint it may start is above this package): fresh sandbox per run, the suite's CLI call, the adaptive
+  limiter (``jobs``), retries, ``--max-total-usd`` (the pass stops starting runs once finished runs cost it),
+  ``manifest.csv``. Whether the family triggered is the manifest's
   ``skill_activation`` (:func:`skillbench.signals.trigger.activated`); runs with unreliable signals are left out of
   the rate.
 * **Scores**: a query's trigger rate is activations / reliable runs; it *triggered* when the rate is ≥
@@ -30,6 +32,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import pandas as pd
 
@@ -38,7 +41,6 @@ from skillbench.ledgers.readers import read_manifest
 from skillbench.quality.trigger_set import GENERATED, Query
 from skillbench.signals.trigger import activated, reliable
 from skillbench.suite.format import FRONTMATTER, SKILL_FILE, Suite, read_skill
-from skillbench.vocab import WITH_SKILL
 
 RATE_THRESHOLD = 0.5
 TRIGGER_SUITE_SKILLS = "skills"
@@ -156,22 +158,31 @@ class RunSpec:
     timeout_s: float = 900.0
 
 
+class TriggerRuns(Protocol):
+    """Makes the trigger suite's runs: every prompt ``spec.k`` times in the with-skill arm, into ``out_dir``.
+
+    A generate pass ending with ``out_dir/manifest.csv``, its endpoint opened from ``spec`` (a simulation started
+    for the pass answers the trigger suite as loaded); it stops starting runs once they cost ``max_total_usd``.
+    """
+
+    def __call__(self, suite: Suite, out_dir: Path, *, spec: RunSpec, max_total_usd: float | None,
+                 log: Callable[[str], None]) -> None: ...
+
+
 def measure_description(suite: Suite, family: str, description: str, queries: Sequence[Query], work: Path, *,
-                        spec: RunSpec, max_total_usd: float | None = None,
+                        spec: RunSpec, runs: TriggerRuns, max_total_usd: float | None = None,
                         log: Callable[[str], None] = print) -> Measurement:
     """Run every query ``spec.k`` times with ``description`` installed; per query its trigger rate.
 
-    ``work`` (must not exist) receives the trigger suite (``work/suite``) and the runs (``work/runs``).
+    ``work`` (must not exist) receives the trigger suite (``work/suite``) and the runs (``work/runs``), which
+    ``runs`` makes.
     """
     from skillbench.suite.load import load_suite
-    from skillbench.weekly.stages import run_generation
 
     tsuite = load_suite(write_trigger_suite(suite, family, description, queries, work / "suite"))
-    runs = work / "runs"
-    run_generation(tsuite, "trigger", out_dir=runs, backend=spec.backend, endpoint=spec.endpoint,
-                   models=[spec.model], reps=spec.k, conditions=[WITH_SKILL], jobs=spec.jobs, sandbox=spec.sandbox,
-                   seed=spec.seed, timeout_s=spec.timeout_s, max_total_usd=max_total_usd, log=log)
-    manifest = read_manifest(runs / MANIFEST_FILE)
+    run_dir = work / "runs"
+    runs(tsuite, run_dir, spec=spec, max_total_usd=max_total_usd, log=log)
+    manifest = read_manifest(run_dir / MANIFEST_FILE)
     ok = manifest[reliable(manifest)]
     act = activated(ok)
     g = ok.assign(_a=act).groupby("prompt")
@@ -182,7 +193,7 @@ def measure_description(suite: Suite, family: str, description: str, queries: Se
     rates = rates.rename_axis("query_id").reset_index()
     planned = len(queries) * spec.k
     cost = float(manifest["total_cost_usd"].fillna(0).sum())
-    return Measurement(rates, cost, planned, len(manifest), capped=len(manifest) < planned, run_dir=runs)
+    return Measurement(rates, cost, planned, len(manifest), capped=len(manifest) < planned, run_dir=run_dir)
 
 
 def split_scores(rates: pd.DataFrame, queries: Sequence[Query], split: str) -> dict[str, float | int | None]:

@@ -28,7 +28,7 @@ import jinja2
 
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import CALIBRATION_HTML, INDEX_FILE, SCORECARD_HTML, STATE_FILE
-from skillbench.report.markdown import format_seconds
+from skillbench.markdown import format_seconds
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 NOTEBOOK_TEMPLATE = "notebook.html.j2"

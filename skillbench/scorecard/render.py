@@ -1,6 +1,6 @@
 """``scorecard.md``: qdrant's sections, in their order and table layout, from a computed :class:`ScorecardData`.
 
-The page is ``report/templates/scorecard.md.j2``; this module builds each table and line it shows. Headings and
+The page is ``scorecard/templates/scorecard.md.j2``; this module builds each table and line it shows. Headings and
 labels name the week's pair (:func:`skillbench.scorecard.labels.arm_names`): a weekly week's text is unchanged.
 """
 
@@ -14,7 +14,7 @@ import jinja2
 import pandas as pd
 
 from skillbench.arms import arm_kind
-from skillbench.report.markdown import fmt, is_missing, md_cell, md_table, money, signed
+from skillbench.markdown import fmt, is_missing, md_cell, md_table, money, signed
 from skillbench.scorecard.compute import ScorecardData
 from skillbench.scorecard.labels import arm_names, arm_order
 from skillbench.scorecard.render_objective import objective_context
@@ -278,7 +278,7 @@ def _timing_lines(d: ScorecardData) -> list[str]:
 
 
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("skillbench.report", "templates"), trim_blocks=True,
+    env = jinja2.Environment(loader=jinja2.PackageLoader("skillbench.scorecard", "templates"), trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
                              autoescape=False)
     env.filters.update(fmt=fmt, signed=signed, money=money, codes=lambda xs: ", ".join(f"`{x}`" for x in xs))

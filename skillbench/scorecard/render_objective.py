@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from skillbench.report.markdown import fmt, is_missing, md_cell, md_table, signed
+from skillbench.markdown import fmt, is_missing, md_cell, md_table, signed
 from skillbench.scorecard.compute import ScorecardData
 from skillbench.scorecard.labels import arm_names, arm_order
 from skillbench.scorecard.verdicts import objective_rule

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillbench.ledgers.truth import TruthRow
 from skillbench.sim import answers, check_text, draws, tasks, triggering
 from skillbench.sim.claims import line_matches, line_violates
 from skillbench.sim.conversation import Conversation, ToolCall
@@ -30,26 +31,6 @@ from skillbench.suite.placebo import carries_placebo
 from skillbench.vocab import CHECK_ITEM
 
 Route = str  # skill_tool | file_read | web_fetch | none
-
-
-@dataclass(frozen=True)
-class TruthRow:
-    """One row of ``truth.csv``: what the simulated model decided for one rubric item or check of one run.
-
-    A check's row has ``item_type`` ``check``, ``item_index`` its position (for sorting only), ``decided``
-    ``passed``/``failed`` and ``check_id`` its stable id; a rubric row has an empty ``check_id``.
-    """
-
-    run_id: str
-    attempt: int
-    model: str
-    prompt: str
-    activation_route: Route
-    skill_in_context: int
-    item_index: int
-    item_type: str
-    decided: str  # covered | violated | omitted; a check: passed | failed
-    check_id: str = ""
 
 
 @dataclass

@@ -39,10 +39,10 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
-from skillbench.sim import draws, wire
+from skillbench import wire
+from skillbench.sim import draws
 from skillbench.sim.profiles import BatchSpec
 
-ROUTE = "/v1/messages/batches"
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 USER_ID_PREFIX = "skillbench:"
 MAX_REQUESTS = 100_000
@@ -164,7 +164,8 @@ class BatchStore:
                     "ended_at": rfc3339(b.ended), "created_at": rfc3339(b.created),
                     "expires_at": rfc3339(b.created + EXPIRES_AFTER_S), "archived_at": None,
                     "cancel_initiated_at": rfc3339(b.cancel_at),
-                    "results_url": f"{self.base_url}{ROUTE}/{b.id}/results" if b.status == "ended" else None}
+                    "results_url": (f"{self.base_url}{wire.BATCHES_ROUTE}/{b.id}/results" if b.status == "ended"
+                                    else None)}
 
     # -- lifecycle --------------------------------------------------------------------------------
     def create(self, body: Any) -> _Batch:
@@ -270,7 +271,7 @@ def _error(status: int, text: str) -> Response:  # the API's error shape
 
 def handle(store: BatchStore, method: str, path: str, query: str, raw: bytes) -> Response:
     """Answer one request on a batch route (``path`` without the query string)."""
-    rest = path.rstrip("/")[len(ROUTE):].strip("/")
+    rest = path.rstrip("/")[len(wire.BATCHES_ROUTE):].strip("/")
     batch_id, _, action = rest.partition("/")
     if not batch_id:
         if method == "POST":
@@ -286,7 +287,7 @@ def handle(store: BatchStore, method: str, path: str, query: str, raw: bytes) ->
             if not limit.isdigit() or not 1 <= int(limit) <= 1000:
                 return _error(400, "limit: Input should be an integer from 1 to 1000")
             return _json(200, store.page(q.get("after_id"), q.get("before_id"), int(limit)))
-        return _error(405, f"{method} is not allowed on {ROUTE}")
+        return _error(405, f"{method} is not allowed on {wire.BATCHES_ROUTE}")
     batch = store.get(batch_id)
     if batch is None:
         return _error(404, f"message batch {batch_id!r} not found")

@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from skillbench.sim import draws
 from skillbench.sim.profiles import FaultSpec, ProfileError, parse_fault_option
-
-FAULT_HEADER = "X-Skillbench-Fault"
+from skillbench.wire import FAULT_HEADER
 
 
 def header_faults(value: str | None) -> list[FaultSpec]:

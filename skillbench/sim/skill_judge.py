@@ -38,7 +38,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from skillbench.generation.cli_call import ATTEMPT_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
 from skillbench.judge.protocol import ProtocolError
 from skillbench.quality.anchored import ANCHORS, RequestView, parse_request
 from skillbench.quality.tools import SKILL_QUALITY_TOOL
@@ -47,6 +46,7 @@ from skillbench.sim.agent import Reply
 from skillbench.sim.judge import fabricate
 from skillbench.suite.description import read_description
 from skillbench.suite.format import FRONTMATTER
+from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
 
 NOISE_PER_FLIP = 3.0
 MAX_NOISE = 0.5

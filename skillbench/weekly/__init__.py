@@ -16,6 +16,7 @@ _EXPORTS: dict[str, str] = {
         "Stage", "STAGES", "StageResult", "WeeklyError", "notebook_parameters", "execute_stage"
     ), "stage_run"),
     **dict.fromkeys(("ProgressRelay",), "progress"),
+    **dict.fromkeys(("model_endpoint",), "endpoint"),
     **dict.fromkeys(("judge_tables", "calibration_tables"), "tables"),
     **dict.fromkeys((
         "plan_week", "plan_matrix", "cli_preview", "run_generation", "generate_week",
@@ -57,6 +58,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         prompt_movers,
     )
     from skillbench.weekly.chain import KERNEL_NAME, WeeklyOptions, WeeklyResult, check_kernel, run_weekly
+    from skillbench.weekly.endpoint import model_endpoint
     from skillbench.weekly.notebook import (
         StageError,
         collapsed_progress,

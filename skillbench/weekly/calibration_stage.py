@@ -67,8 +67,8 @@ def _calibrate_locked(folder: Path, *, backend: str | None, endpoint: str, repea
                       batch: bool | None = None, batch_wait_s: float | None = None, cache: bool = False,
                       executor: str = "local", scheduler: str | None = None):
     from skillbench.calibration.run import CalibrationOptions, calibrate, calibration_current
-    from skillbench.generation.backend import model_endpoint
     from skillbench.judge.answers import select_runs
+    from skillbench.weekly.endpoint import model_endpoint
 
     if calibration_current(folder) and not fresh and not human_labels:
         log("calibration.csv is newer than scores.csv: reusing it (pass fresh=True to grade again)")
@@ -127,7 +127,7 @@ def sentinel_week(run_dir: str | Path, *, suite_dir: str | Path = "", gold: str 
 def _sentinel_locked(folder: Path, gold: Path, *, backend: str | None, endpoint: str, judge_model: str, jobs: int,
                      seed: int, fresh: bool, max_retries: int, timeout: float, log: Log):
     from skillbench.calibration.sentinel import DRIFT_BANNER, run_sentinel, sentinel_current
-    from skillbench.generation.backend import model_endpoint
+    from skillbench.weekly.endpoint import model_endpoint
 
     if not gold.is_file():
         log(f"no gold set: {gold} — build one with skillbench sentinel build")
@@ -174,8 +174,8 @@ def study_week(run_dir: str | Path, options: Any, *, backend: str | None = None,
     """
     from skillbench.calibration.study import judge_study, plan_study
     from skillbench.calibration.study_report import execute_study_notebook, study_dir
-    from skillbench.generation.backend import model_endpoint
     from skillbench.ledgers.files import STUDY_JSON
+    from skillbench.weekly.endpoint import model_endpoint
 
     folder = _path(run_dir)
     with run_dir_lock(folder, command=holder, wait=wait, log=log):

@@ -27,7 +27,7 @@ import yaml
 from skillbench.calibration.sentinel import read_sentinel
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import GOLD_DIR, HISTORY_FILE, WEEKLY_DIR
-from skillbench.report.markdown import md_table, signed
+from skillbench.markdown import md_table, signed
 from skillbench.suite.format import SKILL_FILE
 from skillbench.weekly.demo_story import (
     DEFAULT_DRIFT,

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from skillbench.ledgers.files import MANIFEST_FILE, RECONCILIATION_FILE, WEEKLY_DIR
-from skillbench.report.markdown import markdown_sections  # noqa: F401 - the notebooks read sections through here
+from skillbench.markdown import markdown_sections  # noqa: F401 - the notebooks read sections through here
 
 
 class StageError(RuntimeError):

@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from skillbench.generation.cli_call import ATTEMPT_HEADER, RUN_ID_HEADER
 from skillbench.quality.near_miss import near_miss_payload, near_miss_request, parse_near_misses
 from skillbench.quality.optimize_report import write_outputs
 from skillbench.quality.optimizer import OptimizeResult, optimize
@@ -29,6 +28,8 @@ from skillbench.quality.rewriter import parse_description, rewrite_request
 from skillbench.quality.trigger_runs import RunSpec
 from skillbench.quality.trigger_set import build_trigger_set, check_splittable
 from skillbench.suite.format import Suite
+from skillbench.vocab import WITH_SKILL
+from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER
 
 if TYPE_CHECKING:
     from skillbench.judge.client import JudgeClient
@@ -94,6 +95,17 @@ def _ask(client: JudgeClient, request: dict, run_id: str, parse: Callable[[Any],
     return value, spent[0]
 
 
+def trigger_runs(suite: Suite, out_dir: Path, *, spec: RunSpec, max_total_usd: float | None,
+                 log: Callable[[str], None]) -> None:
+    """The trigger runs of a measured description (:class:`skillbench.quality.trigger_runs.TriggerRuns`): a generate
+    pass of the trigger suite, in the with-skill arm, through the endpoint ``spec`` names."""
+    from skillbench.weekly.stages import run_generation
+
+    run_generation(suite, "trigger", out_dir=out_dir, backend=spec.backend, endpoint=spec.endpoint,
+                   models=[spec.model], reps=spec.k, conditions=[WITH_SKILL], jobs=spec.jobs, sandbox=spec.sandbox,
+                   seed=spec.seed, timeout_s=spec.timeout_s, max_total_usd=max_total_usd, log=log)
+
+
 def run_optimize(suite: Suite, family: str, out_dir: Path, *, iterations: int, spec: RunSpec,
                  rewriter_model: str = DEFAULT_REWRITER_MODEL, max_total_usd: float | None = None,
                  trigger_set: Path | None = None, near_misses: int,
@@ -106,8 +118,8 @@ def run_optimize(suite: Suite, family: str, out_dir: Path, *, iterations: int, s
         BackendError: the endpoint cannot be used.
         SlotFailed: the near-miss generator or the rewriter failed twice.
     """
-    from skillbench.generation.backend import model_endpoint
     from skillbench.judge.client import JudgeClient
+    from skillbench.weekly.endpoint import model_endpoint
 
     check_splittable(suite, family, spec.seed, trigger_set, near_misses)
     check_out_dir(suite, out_dir)
@@ -130,11 +142,11 @@ def run_optimize(suite: Suite, family: str, out_dir: Path, *, iterations: int, s
                             lambda message: parse_description(message, int(payload["max_chars"])))
 
             result = optimize(suite, tset, folder / RUNS_DIR, iterations=iterations, spec=spec, rewriter=rewriter,
-                              max_total_usd=max_total_usd, spent_usd=near_miss_usd, log=log)
+                              runs=trigger_runs, max_total_usd=max_total_usd, spent_usd=near_miss_usd, log=log)
         finally:
             client.close()
     result.rewriter_model = rewriter_model
     return result, write_outputs(result, suite, folder)
 
 
-__all__ = ["OptimizeError", "check_out_dir", "result_folder", "run_optimize"]
+__all__ = ["OptimizeError", "check_out_dir", "result_folder", "run_optimize", "trigger_runs"]

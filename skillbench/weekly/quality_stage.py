@@ -3,7 +3,7 @@
 The only module that wires lint-skills' options and endpoint (as :mod:`skillbench.weekly.stages` does for the other
 stages): it reads the suite (:func:`skillbench.suite.validation.preflight`, so prompt defects never stop a lint of
 the skills — ``skillbench validate`` reports them), builds the units, runs the static checks, opens the endpoint
-with :func:`skillbench.generation.model_endpoint` for the anchored judge, adds measured triggering from a week, and
+with :func:`skillbench.weekly.model_endpoint` for the anchored judge, adds measured triggering from a week, and
 writes the files.
 
 **Where it writes** (:func:`quality_out_dir`): ``--out DIR`` when given; else the week's run directory with
@@ -112,9 +112,9 @@ def lint_skills(suite_dir: str | Path, *, judge: bool = False, judges: int = 1, 
                "preflight_errors": len(report.errors), "out_dir": str(out_dir or "")}
     passed = None
     if judge:
-        from skillbench.generation.backend import model_endpoint
         from skillbench.judge.client import DEFAULT_JUDGE_MODEL
         from skillbench.quality.anchored_judge import judge_units
+        from skillbench.weekly.endpoint import model_endpoint
 
         model = judge_model or DEFAULT_JUDGE_MODEL
         options["judge_model"] = model

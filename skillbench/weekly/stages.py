@@ -2,7 +2,7 @@
 
 One function per stage, so ``skillbench generate`` and ``01_generate`` (and judge, judge-pairs, calibrate,
 scorecard) wire options and endpoints in one place. Each opens its endpoint with
-:func:`skillbench.generation.model_endpoint` (``backend`` None → the default; ``endpoint`` "" → start our own
+:func:`skillbench.weekly.model_endpoint` (``backend`` None → the default; ``endpoint`` "" → start our own
 simulation for ``sim``). The notebook-facing forms raise :class:`StageError` when the stage must stop the
 chain; the CLI reads the same reports and chooses its exit code.
 
@@ -133,11 +133,11 @@ def run_generation(suite: Any, run_key: str, *, out_dir: str | Path | None = Non
         RunDirBusy: another pass holds the run directory (and not ``wait``).
         SandboxFailure: the sandbox failed mid-pass (manifest and reconciliation written first).
     """
-    from skillbench.generation.backend import model_endpoint
     from skillbench.generation.plan import make_plan, selected
     from skillbench.generation.run import GenerateOptions, default_out_dir, generate
     from skillbench.generation.versions import arm_versions
     from skillbench.ledgers.keys import check_run_key
+    from skillbench.weekly.endpoint import model_endpoint
 
     check_run_key(run_key)
     models, reps, conditions = _matrix(suite, models, reps, conditions)
@@ -229,8 +229,8 @@ def _judging(folder: Path, prompts: Sequence[str], families: Sequence[str], *, b
     Yields:
         ``(endpoint, selection)``.
     """
-    from skillbench.generation.backend import model_endpoint
     from skillbench.judge.answers import check_selection
+    from skillbench.weekly.endpoint import model_endpoint
 
     selection = check_selection(folder, prompts, families)
     with run_dir_lock(folder, command=holder, wait=wait, log=log), \

@@ -17,10 +17,10 @@ import pytest
 
 from skillbench.calibration import CalibrationOptions, calibrate
 from skillbench.calibration.bias import BIAS_COLUMNS, pair_facts, pairwise_bias, week_pairwise_bias
-from skillbench.generation import model_endpoint
 from skillbench.judge import JudgeOptions, judge_pairs, judge_run_dir
 from skillbench.judge.pairwise import pairs_frame
 from skillbench.ledgers.files import PAIRWISE_BIAS_FILE
+from skillbench.weekly import model_endpoint
 
 # One pair per row: (winner_ab, winner_ba, treatment chars, control chars, scored equal); ab shows the treatment as A.
 PAIRS = [

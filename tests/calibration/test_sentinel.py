@@ -21,13 +21,14 @@ import pytest
 from skillbench.calibration.gold import GoldError, build_gold, read_gold, suite_gold_path, write_gold
 from skillbench.calibration.sentinel import BASELINE, DRIFT, DRIFT_BANNER, JUDGE_CHANGED, STABLE, run_sentinel
 from skillbench.cli import main
-from skillbench.generation import Endpoint, model_endpoint
+from skillbench.generation import Endpoint
 from skillbench.judge import JudgeOptions, judge_run_dir
 from skillbench.judge.pairwise import judge_pairs
 from skillbench.ledgers.columns import QDRANT_HISTORY_COLUMNS
 from skillbench.ledgers.files import HISTORY_FILE
 from skillbench.scorecard import history as hist
 from skillbench.scorecard.write import write_scorecard
+from skillbench.weekly import model_endpoint
 from tests.helpers.judge import truth
 
 JUDGE = "claude-opus-5-5"  # the default judge model: the sim's default judge profile

@@ -14,9 +14,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.generation import BackendError, model_endpoint
-from skillbench.sim import SIM_API_KEY
+from skillbench.generation import BackendError
 from skillbench.sim.server import SimServer
+from skillbench.weekly import model_endpoint
+from skillbench.wire import SIM_API_KEY
 from tests.helpers.shared import TINY_SUITE
 from tests.helpers.sim import forced, require_cli, write_profiles
 

@@ -28,7 +28,6 @@ from skillbench.generation import (
     finished_runs,
     generate,
     make_plan,
-    model_endpoint,
     write_plan,
 )
 from skillbench.generation.image import RUNNER_HOME
@@ -36,6 +35,7 @@ from skillbench.generation.run import move_partials_aside
 from skillbench.ledgers.columns import MANIFEST_COLUMNS, QDRANT_MANIFEST_COLUMNS
 from skillbench.signals import activation_signals, parse_transcript_text, read_transcript, run_signals
 from skillbench.suite import load_suite
+from skillbench.weekly import model_endpoint
 from tests.helpers.shared import IN_CI, SHARED, TINY_SUITE, require
 from tests.helpers.sim import connect_targets, forced, require_cli, write_profiles
 
@@ -509,7 +509,8 @@ def _two_generates(out_dir: Path, *args: str) -> None:
 KILL_SCRIPT = """
 import sys
 from pathlib import Path
-from skillbench.generation import GenerateOptions, generate, model_endpoint
+from skillbench.generation import GenerateOptions, generate
+from skillbench.weekly import model_endpoint
 from skillbench.suite import load_suite
 
 suite_dir, out_dir, profiles = sys.argv[1:4]

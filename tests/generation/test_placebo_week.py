@@ -15,13 +15,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.generation import GenerateOptions, generate, model_endpoint
+from skillbench.generation import GenerateOptions, generate
 from skillbench.ledgers.files import PLACEBO_DIR, TRANSCRIPT_FILE
 from skillbench.signals import read_transcript
 from skillbench.signals.gradeability import skip_reason
 from skillbench.suite import load_suite, read_skill
 from skillbench.suite.placebo import split_skill
 from skillbench.suite.versions import tree_hash
+from skillbench.weekly import model_endpoint
 from tests.generation.test_generate import require_docker
 from tests.generation.test_placebo import topic_words
 from tests.helpers.sim import forced, make_suite, require_cli, write_profiles

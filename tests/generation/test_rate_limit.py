@@ -18,13 +18,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.generation import GenerateOptions, docker_available, generate, model_endpoint
+from skillbench.generation import GenerateOptions, docker_available, generate
 from skillbench.generation.retries import note_rate_limits
 from skillbench.generation.sandbox import SandboxResult
 from skillbench.ledgers.readers import read_manifest
 from skillbench.limiter import AdaptiveLimiter
 from skillbench.signals.manifest import rate_limit_retries, was_rate_limited
 from skillbench.suite import load_suite
+from skillbench.weekly import model_endpoint
 from tests.helpers.sim import forced, make_suite, require_cli, write_profiles
 
 JOBS = 6

@@ -23,12 +23,12 @@ from skillbench.generation import (
     GenerateOptions,
     finished_runs,
     generate,
-    model_endpoint,
     reconcile,
     run_state,
 )
 from skillbench.signals import run_signals, write_manifest
 from skillbench.suite import load_suite
+from skillbench.weekly import model_endpoint
 from tests.helpers.shared import SHARED, TINY_SUITE, require
 from tests.helpers.sim import forced, require_cli, write_profiles
 

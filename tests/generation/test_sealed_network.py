@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.generation import Endpoint, choose_sandbox, model_endpoint
-from skillbench.generation.relay import RELAY_SOCKET
-from skillbench.generation.sandbox import LOCAL_NOT_SEALED, EndpointRelay, LocalSandbox, SandboxFailure
+from skillbench.generation import Endpoint, choose_sandbox
+from skillbench.generation.sandbox import LOCAL_NOT_SEALED, RELAY_SOCKET, EndpointRelay, LocalSandbox, SandboxFailure
 from skillbench.sim.server import SimServer
+from skillbench.weekly import model_endpoint
 from tests.generation.test_generate import require_docker
 from tests.helpers.shared import TINY_SUITE
 from tests.helpers.sim import require_cli

@@ -17,10 +17,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.generation import GenerateOptions, LocalSandbox, finished_runs, generate, model_endpoint, run_state
+from skillbench.generation import GenerateOptions, LocalSandbox, finished_runs, generate, run_state
 from skillbench.generation.workspace import TaskRun, WorkspaceItem
 from skillbench.ledgers.checks import expected_check_rows, missing_check_rows, read_checks
 from skillbench.suite import load_suite
+from skillbench.weekly import model_endpoint
 from tests.generation.test_generate import require_docker
 from tests.helpers.sim import SITE, forced, make_suite, require_cli, write_profiles
 
@@ -144,7 +145,8 @@ def test_a_failing_setup_command_is_harness_invalid(task_week):
 KILL_SCRIPT = """
 import sys
 from pathlib import Path
-from skillbench.generation import GenerateOptions, generate, model_endpoint
+from skillbench.generation import GenerateOptions, generate
+from skillbench.weekly import model_endpoint
 from skillbench.suite import load_suite
 
 suite_dir, out_dir, profiles = sys.argv[1:4]

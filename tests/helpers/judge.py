@@ -20,8 +20,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from skillbench.generation import Endpoint, ToolMissing, claude_path, model_endpoint
+from skillbench.generation import Endpoint, ToolMissing, claude_path
 from skillbench.vocab import ITEM_TYPES
+from skillbench.weekly import model_endpoint
 from tests.helpers.shared import IN_CI, ROOT, TINY_SUITE
 
 CLI = [sys.executable, "-c", "import sys; from skillbench.cli import main; sys.exit(main())"]

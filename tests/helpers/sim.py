@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from skillbench.generation import CliCall, ToolMissing, claude_path, cli_args, cli_env
-from skillbench.sim import SIM_API_KEY
 from skillbench.suite import RunSettings
+from skillbench.wire import SIM_API_KEY
 
 T = TypeVar("T")
 CLONE_NEWNET = 0x40000000
@@ -359,8 +359,9 @@ def generate_sim_week(suite_dir: Path, out: Path, *, run_key: str, conditions: S
     The simulation answers the suite as loaded (as ``skillbench generate`` does); the CLI's own retries are off so
     a fault shows as the run's state. ``options``: more :class:`GenerateOptions` fields (``families``, ``prompts``).
     """
-    from skillbench.generation import GenerateOptions, generate, model_endpoint
+    from skillbench.generation import GenerateOptions, generate
     from skillbench.suite import load_suite
+    from skillbench.weekly import model_endpoint
 
     suite = load_suite(suite_dir, skip_missing=skip_missing)
     opts = GenerateOptions(run_key=run_key, out_dir=out, models=["haiku"], conditions=list(conditions), reps=reps,

@@ -21,12 +21,12 @@ import anthropic
 import pytest
 import yaml
 
-from skillbench.generation import model_endpoint
 from skillbench.judge import JudgeOptions, judge_run_dir
 from skillbench.judge.batch import METADATA_PREFIX, JudgePending, batch_params
 from skillbench.judge.batch_store import JUDGE_BATCHES_FILE, BatchStore, BatchStoreError, RequestInfo, custom_id
 from skillbench.judge.pairwise import judge_pairs
 from skillbench.vocab import UNGRADED
+from skillbench.weekly import model_endpoint
 from tests.helpers.judge import CLI, run_cli, scores
 from tests.helpers.shared import ROOT
 

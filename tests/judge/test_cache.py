@@ -11,7 +11,6 @@ import anthropic
 import pytest
 
 from skillbench.calibration.run import CalibrationOptions, calibrate
-from skillbench.generation import model_endpoint
 from skillbench.judge import JudgeOptions, judge_run_dir
 from skillbench.judge.cache import with_cache_breakpoint
 from skillbench.judge.costs import cache_summary
@@ -21,6 +20,7 @@ from skillbench.judge.protocol import (
     parse_judge_message,
 )
 from skillbench.prices import BATCH_DISCOUNT, price, usage_cost
+from skillbench.weekly import model_endpoint
 from tests.helpers.judge import scores
 
 CASES = json.loads((Path(__file__).parents[1] / "data" / "cache_price_cases.json").read_text())["cases"]

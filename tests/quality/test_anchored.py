@@ -13,9 +13,10 @@ from skillbench.quality.anchored import DIMENSION_IDS, parse_request, parse_scor
 from skillbench.quality.anchored_judge import AnchoredJudge
 from skillbench.quality.categories import QualitySettings
 from skillbench.quality.units import skill_units
-from skillbench.sim.server import SIM_API_KEY, SimServer
+from skillbench.sim.server import SimServer
 from skillbench.sim.skill_judge import honest_scores
 from skillbench.suite.validation import preflight
+from skillbench.wire import SIM_API_KEY
 from tests.helpers.shared import ROOT
 
 EXACT = {"judges": {"default": {"flip_rate": 0.0, "fabricated_quote_rate": 0.0}}}

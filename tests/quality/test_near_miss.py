@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.generation.backend import model_endpoint
-from skillbench.generation.cli_call import RUN_ID_HEADER
 from skillbench.judge.client import JudgeClient, ask_validated
 from skillbench.judge.protocol import ProtocolError
 from skillbench.quality.near_miss import near_miss_payload, near_miss_request, parse_near_misses
 from skillbench.quality.trigger_set import GENERATED, TEST, build_trigger_set, family_eval_queries
 from skillbench.sim import triggering
 from skillbench.suite.load import load_suite
+from skillbench.weekly import model_endpoint
+from skillbench.wire import RUN_ID_HEADER
 
 EVALS = Path(__file__).resolve().parents[2] / "evals"
 FAMILY = "time-series-pandas"

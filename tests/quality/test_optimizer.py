@@ -111,7 +111,10 @@ def test_the_near_miss_calls_cost_counts_toward_the_cap(tmp_path: Path) -> None:
     def rewriter(payload: dict) -> tuple[str, float]:
         raise AssertionError("the rewriter was called after the cap was spent")
 
-    result = optimize(suite, tset, tmp_path / "work", iterations=1, spec=RunSpec(), rewriter=rewriter,
+    def runs(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a trigger run started after the cap was spent")
+
+    result = optimize(suite, tset, tmp_path / "work", iterations=1, spec=RunSpec(), rewriter=rewriter, runs=runs,
                       max_total_usd=0.01, spent_usd=0.02, log=lambda m: None)
     assert result.capped and result.spent_usd == 0.02 and result.near_miss_usd == 0.02
     assert result.candidates[0].note == "not measured: --max-total-usd spent" and not (tmp_path / "work").exists()

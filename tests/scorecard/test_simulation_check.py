@@ -8,6 +8,7 @@ section, and the rest of its page is byte for byte the same.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -17,10 +18,10 @@ import pytest
 from skillbench.arms import ArmPair
 from skillbench.ledgers import final_truth, load_week, read_truth
 from skillbench.ledgers.columns import LEGACY_TRUTH_COLUMNS, TRUTH_COLUMNS
+from skillbench.ledgers.truth import TruthRow
 from skillbench.scorecard.compute import DISAGREES_WITH_TRUTH
 from skillbench.scorecard.simulation import gate_against_truth
 from skillbench.scorecard.verdicts import decide
-from skillbench.sim.truth import TRUTH_COLUMNS as SIM_TRUTH_COLUMNS
 from tests.helpers.scorecard import page_section, score_week
 from tests.helpers.shared import TINY_WEEK, read_csv_rows, write_csv_rows
 
@@ -51,7 +52,8 @@ def week(tmp_path: Path) -> Path:
 
 
 def test_the_truth_columns_are_declared_once_and_the_sim_writes_them() -> None:
-    assert list(TRUTH_COLUMNS) == SIM_TRUTH_COLUMNS and LEGACY_TRUTH_COLUMNS == TRUTH_COLUMNS[:-1]
+    assert [f.name for f in dataclasses.fields(TruthRow)] == list(TRUTH_COLUMNS)
+    assert LEGACY_TRUTH_COLUMNS == TRUTH_COLUMNS[:-1]
 
 
 def test_read_truth_types_a_legacy_file_and_none_without_one(tmp_path: Path) -> None:

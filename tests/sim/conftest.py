@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterator
 import anthropic
 import pytest
 
-from skillbench.sim import SIM_API_KEY, SimServer
+from skillbench.sim import SimServer
+from skillbench.wire import SIM_API_KEY
 
 
 @pytest.fixture

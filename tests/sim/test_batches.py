@@ -13,8 +13,9 @@ import pytest
 
 from skillbench.judge import build_judge_request, judge_headers, parse_verdicts
 from skillbench.judge.protocol import VERDICTS_TOOL, tool_input
-from skillbench.sim import SIM_API_KEY, SimServer
+from skillbench.sim import SimServer
 from skillbench.sim.batches import decode_params, encode_user_id
+from skillbench.wire import SIM_API_KEY
 from tests.helpers.sim import PROMPTS
 
 PROMPT = PROMPTS["chain-wax"]["prompt"]

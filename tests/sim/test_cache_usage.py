@@ -10,8 +10,9 @@ import anthropic
 import pytest
 
 from skillbench.judge import build_judge_request, judge_headers
-from skillbench.sim import SIM_API_KEY, SimServer
+from skillbench.sim import SimServer
 from skillbench.sim.usage import min_cacheable, tokens
+from skillbench.wire import SIM_API_KEY
 from tests.helpers.sim import PROMPTS
 
 SONNET = "claude-sonnet-4-6"

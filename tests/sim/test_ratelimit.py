@@ -12,7 +12,8 @@ from typing import Any
 import anthropic
 import pytest
 
-from skillbench.sim import SIM_API_KEY, SimServer
+from skillbench.sim import SimServer
+from skillbench.wire import SIM_API_KEY
 from tests.helpers.sim import CliOptions, run_cli
 
 MODEL = "claude-sonnet-4-6"

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.generation import choose_sandbox, model_endpoint
+from skillbench.generation import choose_sandbox
+from skillbench.weekly import model_endpoint
 from tests.generation.test_generate import require_docker
 from tests.helpers.shared import TINY_SUITE
 from tests.helpers.sim import require_cli

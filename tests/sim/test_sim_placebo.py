@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.generation.cli_call import ATTEMPT_HEADER, RUN_ID_HEADER
 from skillbench.sim import SimServer, load_profiles, version_key
 from skillbench.sim.agent import Agent
 from skillbench.sim.conversation import parse_request
 from skillbench.suite import load_suite
 from skillbench.suite.placebo import placebo_text, split_skill
+from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER
 from tests.helpers.sim import PROMPTS, QUIET, TYRE, make_suite, write_profiles
 from tests.sim.test_sim_units import _cli_like_body, _post
 from tests.sim.test_sim_versions import DEFAULT_DESC, _truth

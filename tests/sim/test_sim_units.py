@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 import skillbench
-from skillbench.generation import BackendError, is_loopback_host, model_endpoint, require_loopback, resolve_backend
+from skillbench.generation import BackendError, is_loopback_host, require_loopback, resolve_backend
+from skillbench.ledgers.columns import TRUTH_COLUMNS
+from skillbench.ledgers.truth import TruthRow, TruthWriter
 from skillbench.sim import (
-    SIM_API_KEY,
     FaultSpec,
     ProfileError,
     SimServer,
@@ -28,13 +29,14 @@ from skillbench.sim import (
     parse_fault_option,
     usage,
 )
-from skillbench.sim.agent import Agent, TruthRow
+from skillbench.sim.agent import Agent
 from skillbench.sim.answers import compose
 from skillbench.sim.claims import claim, line_matches
 from skillbench.sim.conversation import parse_request
 from skillbench.sim.faults import FaultPlan
 from skillbench.sim.judge import grade
-from skillbench.sim.truth import TRUTH_COLUMNS, TruthWriter
+from skillbench.weekly import model_endpoint
+from skillbench.wire import SIM_API_KEY
 from tests.helpers.shared import ROOT
 from tests.helpers.sim import PROMPTS, make_suite
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.generation.cli_call import ATTEMPT_HEADER, RUN_ID_HEADER
+from skillbench.ledgers.truth import parse_truth_csv
 from skillbench.sim import ProfileError, SimServer, load_profiles, skill_version_key, version_key
 from skillbench.sim.conversation import parse_request
 from skillbench.sim.profiles import Pair
-from skillbench.sim.truth import TRUTH_ROUTE, parse_truth_csv
 from skillbench.sim.versions import LISTED_MAX, listed_description
+from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER, TRUTH_ROUTE
 from tests.helpers.sim import PROMPTS, QUIET, TYRE, make_suite, write_profiles
 from tests.sim.test_sim_units import _cli_like_body, _post
 

@@ -20,11 +20,13 @@ import pytest
 
 import skillbench
 from skillbench.checktypes import canonical_tool
-from skillbench.sim import CHECK_ITEM, ProfileError, draws, load_profiles
-from skillbench.sim.agent import Agent, TruthRow
+from skillbench.ledgers.columns import LEGACY_TRUTH_COLUMNS, TRUTH_COLUMNS
+from skillbench.ledgers.truth import TruthRow, TruthWriter, parse_truth_csv, truth_csv
+from skillbench.sim import ProfileError, draws, load_profiles
+from skillbench.sim.agent import Agent
 from skillbench.sim.check_text import string_for
 from skillbench.sim.conversation import parse_request
-from skillbench.sim.truth import LEGACY_TRUTH_COLUMNS, TRUTH_COLUMNS, TruthWriter, parse_truth_csv, truth_csv
+from skillbench.vocab import CHECK_ITEM
 from tests.helpers.sim import forced, make_suite
 
 BUGGY = "import sys\nvalues = [1, 2, 3, 4]\nprint(sum(values) / 3)\nsys.exit(1)\n"

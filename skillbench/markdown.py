@@ -1,7 +1,8 @@
-"""Markdown helpers shared by every page skillbench writes (scorecard, calibration, notebooks).
+"""How every page skillbench writes prints a number, a missing value, a money amount and a table.
 
-One way to print a number, a missing value, a money amount and a table, so the scorecard and the calibration
-report read alike.
+One way for the scorecard, the calibration and study reports, lint-skills, compare and the notebooks, so their
+pages read alike. A bottom module (it imports nothing of skillbench): the scorecard renders its page with it, and
+the report, which draws the scorecard's frames, sits above the scorecard.
 """
 
 from __future__ import annotations

@@ -1,4 +1,11 @@
-"""The Messages API wire format: a whole message (non-streaming), its SSE event sequence, and errors."""
+"""The wire protocol between skillbench and a Messages endpoint, declared once for every side that speaks it.
+
+Generation's CLI runs and the judges send the ``X-Skillbench-*`` headers (the CLI forwards them from
+``ANTHROPIC_CUSTOM_HEADERS``); the simulated endpoint (:mod:`skillbench.sim`) keys its draws on them and answers
+the routes below; a real endpoint ignores them. The Messages API's own format (a whole message, its SSE event
+sequence, errors) is here too, as the simulation writes it. This module imports nothing of skillbench: every
+layer may import it.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,23 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+# -- request headers: a run's identity, forwarded on every request of the run --------------------------------------
+RUN_ID_HEADER = "X-Skillbench-Run-Id"
+ATTEMPT_HEADER = "X-Skillbench-Attempt"
+ROLE_HEADER = "X-Skillbench-Role"  # "judge" for the rubric and pairwise judges
+SAMPLE_HEADER = "X-Skillbench-Sample"  # the judge's sample k of K: independent draws per sample
+FAULT_HEADER = "X-Skillbench-Fault"  # kind[=rate][, kind[=rate]…]: faults the simulation injects into this run
+SESSION_HEADER = "X-Claude-Code-Session-Id"  # the CLI's own; a request without our run id is keyed on it
+
+# -- the simulated endpoint's routes and key ------------------------------------------------------------------------
+MESSAGES_ROUTE = "/v1/messages"
+BATCHES_ROUTE = "/v1/messages/batches"
+INFO_ROUTE = "/skillbench/info"  # GET: {"kind": "simulated", "site_base": …} — how a harness recognises a simulation
+TRUTH_ROUTE = "/skillbench/truth"  # GET ?run_id=…&run_id=…: those runs' truth rows as CSV (read-only)
+SITE_ROUTE = "/site/"  # GET /site/<family>/<path>: the suite's skills tree as published
 SIM_API_KEY = "sk-skillbench-sim"  # the key the simulated endpoint hands out; a request carrying it is ours
+
+# -- the Messages API's format --------------------------------------------------------------------------------------
 
 ERROR_TYPES = {
     400: "invalid_request_error",
