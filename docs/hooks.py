@@ -20,7 +20,8 @@ from typing import Any
 
 from mkdocs.exceptions import PluginError
 
-MARKER = re.compile(r"^[ \t]*<!--\s*skillbench-table:\s*(?P<target>[^\s]+)\s*-->[ \t]*$", re.MULTILINE)
+MARKER = re.compile(r"^[ \t]*<!--\s*skillbench-table:\s*(?P<target>\S+)\s*-->[ \t]*$")
+FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})")
 ALLOW_MISSING = "SKILLBENCH_DOCS_ALLOW_MISSING_TABLES"
 
 
@@ -58,18 +59,28 @@ def render_table(target: str) -> str:
 
 
 def replace_markers(markdown: str, page: str, allow_missing: bool = False) -> str:
-    """``markdown`` with every marker replaced by its table; a bad marker raises one line naming ``page``."""
+    """``markdown`` with every marker replaced by its table; a bad marker raises one line naming ``page``.
 
-    def table(match: re.Match[str]) -> str:
+    A marker inside a fenced code block is an example of one, shown as written.
+    """
+    out: list[str] = []
+    fence = ""
+    for line in markdown.split("\n"):
+        opening = FENCE.match(line)
+        if opening and (not fence or opening.group("fence").startswith(fence)):
+            fence = "" if fence else opening.group("fence")
+        match = None if fence else MARKER.match(line)
+        if match is None:
+            out.append(line)
+            continue
         target = match.group("target")
         try:
-            return render_table(target)
+            out.append(render_table(target))
         except TableError as exc:
-            if allow_missing:
-                return f'!!! warning "Table not built"\n    `{target}`: {exc}'
-            raise PluginError(f"{page}: <!-- skillbench-table: {target} -->: {exc}") from None
-
-    return MARKER.sub(table, markdown)
+            if not allow_missing:
+                raise PluginError(f"{page}: <!-- skillbench-table: {target} -->: {exc}") from None
+            out.append(f'!!! warning "Table not built"\n    `{target}`: {exc}')
+    return "\n".join(out)
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
