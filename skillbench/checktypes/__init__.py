@@ -1,7 +1,7 @@
 """Check types: what each deterministic check of a spec is, in one record per type that every stage reads.
 
 :mod:`~skillbench.checktypes.registry` holds the record (:class:`CheckKind`) and the registry;
-:mod:`~skillbench.checktypes.spec` the :class:`Check` a spec writes; :mod:`~skillbench.checktypes.kinds` one
+:class:`~skillbench.checktypes.registry.Check` (a check as a spec writes it); :mod:`~skillbench.checktypes.kinds` one
 module per type or family of types (importing this package registers them all, so adding a type is adding a
 module there); :mod:`~skillbench.checktypes.tools` the tool-name alias table the tool checks compare through.
 
@@ -21,6 +21,7 @@ from skillbench.checktypes.registry import (
     FILE_NOT_REGULAR,
     FILE_OK,
     AnswerLine,
+    Check,
     CheckKind,
     ProbeRequest,
     ProbeResult,
@@ -31,7 +32,6 @@ from skillbench.checktypes.registry import (
     check_kinds,
     register,
 )
-from skillbench.checktypes.spec import Check
 from skillbench.checktypes.tools import TOOL_ALIASES, canonical_tool, matching_uses, tools_used
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(kinds.__path__)):

@@ -10,8 +10,7 @@ import fnmatch
 import posixpath
 import re
 
-from skillbench.checktypes.registry import FILE_MISSING, FILE_OK, ProbeResult, RunFacts
-from skillbench.checktypes.spec import Check
+from skillbench.checktypes.registry import FILE_MISSING, FILE_OK, Check, ProbeResult, RunFacts
 from skillbench.vocab import CHECK_ERROR, CHECK_FAILED, CHECK_PASSED
 
 DETAIL_CHARS = 200  # a detail is a hint for people, never a dump of the output

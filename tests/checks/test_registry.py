@@ -8,8 +8,7 @@ from pydantic import ValidationError
 
 from skillbench.checks import check_types_table
 from skillbench.checktypes import Check, CheckKind, check_kind, check_kinds, register
-from skillbench.checktypes.registry import RegistryError
-from skillbench.checktypes.spec import OPTION_NAMES
+from skillbench.checktypes.registry import OPTION_NAMES, RegistryError
 from skillbench.generation.workspace import probe_for
 from skillbench.suite.dotnet.skill_validator import ASSERTIONS
 from skillbench.suite.dotnet.vally import GRADERS

@@ -7,8 +7,7 @@ the solution, red on the fixtures).
 from __future__ import annotations
 
 from skillbench.checktypes.grading import Outcome, short, taken_probe
-from skillbench.checktypes.registry import CheckKind, ProbeRequest, RunFacts, SimRun, register
-from skillbench.checktypes.spec import Check
+from skillbench.checktypes.registry import Check, CheckKind, ProbeRequest, RunFacts, SimRun, register
 from skillbench.vocab import CHECK_ERROR, CHECK_FAILED, CHECK_PASSED
 
 

@@ -10,8 +10,7 @@ cannot read as a regular file fails, as one that is missing does.
 from __future__ import annotations
 
 from skillbench.checktypes.grading import Outcome, contains, probed_files, short, sim_files, taken_probe
-from skillbench.checktypes.registry import FILE_MISSING, CheckKind, ProbeRequest, RunFacts, SimRun, register
-from skillbench.checktypes.spec import Check
+from skillbench.checktypes.registry import FILE_MISSING, Check, CheckKind, ProbeRequest, RunFacts, SimRun, register
 from skillbench.vocab import CHECK_FAILED, CHECK_PASSED
 
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 
 from skillbench.checktypes.grading import Outcome, glob_files, probed_files, short, sim_files, taken_probe, text_check
-from skillbench.checktypes.registry import FILE_MISSING, CheckKind, ProbeRequest, RunFacts, SimRun, register
-from skillbench.checktypes.spec import Check
+from skillbench.checktypes.registry import FILE_MISSING, Check, CheckKind, ProbeRequest, RunFacts, SimRun, register
 from skillbench.vocab import CHECK_FAILED, CHECK_PASSED
 
 

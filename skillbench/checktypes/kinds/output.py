@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 
 from skillbench.checktypes.grading import Outcome, text_check
-from skillbench.checktypes.registry import AnswerLine, CheckKind, RunFacts, SimRun, register
-from skillbench.checktypes.spec import Check
+from skillbench.checktypes.registry import AnswerLine, Check, CheckKind, RunFacts, SimRun, register
 from skillbench.vocab import CHECK_FAILED, CHECK_PASSED
 
 

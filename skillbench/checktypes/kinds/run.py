@@ -7,8 +7,7 @@ are 1 + the user events (each tool result, each loaded skill's body), as the CLI
 from __future__ import annotations
 
 from skillbench.checktypes.grading import Outcome, short
-from skillbench.checktypes.registry import CheckKind, RunFacts, SimRun, register
-from skillbench.checktypes.spec import Check
+from skillbench.checktypes.registry import Check, CheckKind, RunFacts, SimRun, register
 from skillbench.vocab import CHECK_ERROR, CHECK_FAILED, CHECK_PASSED
 
 

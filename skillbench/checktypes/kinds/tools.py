@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from skillbench.checktypes.grading import Outcome, short
-from skillbench.checktypes.registry import CheckKind, RunFacts, SimRun, register
-from skillbench.checktypes.spec import Check
+from skillbench.checktypes.registry import Check, CheckKind, RunFacts, SimRun, register
 from skillbench.checktypes.tools import canonical_tool, matching_uses
 from skillbench.vocab import CHECK_FAILED, CHECK_PASSED
 
