@@ -34,6 +34,7 @@ import pandas as pd
 from skillbench.calibration.agreement import GRADE_COLUMNS, pair_agreement, positive
 from skillbench.calibration.gold import gold_sha, read_gold
 from skillbench.ledgers.files import MANIFEST_FILE, SENTINEL_FILE, SENTINEL_GRADES_FILE
+from skillbench.ledgers.week import read_sentinel, read_sentinel_grades
 
 DRIFT_BANNER = "judge drift — re-certify before reading this week's lift"
 BASELINE, STABLE, DRIFT, JUDGE_CHANGED = "baseline", "stable", "drift", "judge changed"
@@ -133,6 +134,7 @@ def compare_weeks(now: pd.DataFrame, earlier: list[tuple[pd.DataFrame, dict[str,
         confidence: of the t multiplier.
     """
     from skillbench.scorecard import noise
+    from skillbench.scorecard.stats import t_critical
 
     prev_grades, _ = earlier[-1]
     key = ["run_id", "item_index"]
@@ -145,7 +147,7 @@ def compare_weeks(now: pd.DataFrame, earlier: list[tuple[pd.DataFrame, dict[str,
         n = len(d)
         move = float(d.mean()) if n else float("nan")
         se = float(d.std(ddof=1) / np.sqrt(n)) if n >= 2 else float("nan")
-        within = float(noise.t_quantile(n - 1, confidence)) * se if n >= 2 else float("nan")
+        within = t_critical(n - 1, confidence) * se if n >= 2 else float("nan")
         between = noise.between_noise([s.get(measure) if s.get(measure) is not None else np.nan
                                        for _, s in earlier])
         limit = noise.threshold(within, between)
@@ -155,13 +157,6 @@ def compare_weeks(now: pd.DataFrame, earlier: list[tuple[pd.DataFrame, dict[str,
                      "move": move, "within": within, "between": between, "threshold": limit,
                      "moved": noise.moved(move, limit)})
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
-
-
-def _read_grades(folder: Path) -> pd.DataFrame:
-    g = pd.read_csv(folder / SENTINEL_GRADES_FILE, dtype={"run_id": str, "verdict": str}, keep_default_na=False,
-                    na_values={"positive": [""], "gold_positive": [""], "agrees": [""]})
-    g["item_index"] = g["item_index"].astype(int)
-    return g
 
 
 def judge_sentinel(run_dir: Path, grades: pd.DataFrame, gold_path: Path, *, judge_model: str, snapshot: str,
@@ -181,7 +176,7 @@ def judge_sentinel(run_dir: Path, grades: pd.DataFrame, gold_path: Path, *, judg
         reasons.append("baseline: no earlier week with a sentinel of this gold set and endpoint kind")
     else:
         prev_dir, prev = earlier[-1]
-        comparison = compare_weeks(grades, [(_read_grades(f), s) for f, s in earlier])
+        comparison = compare_weeks(grades, [(read_sentinel_grades(f), s) for f, s in earlier])
         summary["previous"] = {"run_key": prev_dir.name, "judge_model": prev.get("judge_model", ""),
                                "judge_snapshot": prev.get("judge_snapshot", ""), "weeks_before": len(earlier)}
         for row in comparison.itertuples(index=False):
@@ -239,14 +234,6 @@ def run_sentinel(run_dir: str | Path, gold_path: str | Path, *, judge_model: str
     atomic_write_text(run_dir / SENTINEL_GRADES_FILE, grades.to_csv(index=False))
     atomic_write_json(run_dir / SENTINEL_FILE, sentinel.summary)
     return sentinel
-
-
-def read_sentinel(run_dir: str | Path) -> dict[str, Any] | None:
-    """``RUN_DIR/sentinel.json`` (None when the week has none or it is unreadable)."""
-    try:
-        return json.loads((Path(run_dir) / SENTINEL_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def sentinel_current(run_dir: str | Path, gold_path: str | Path, judge_model: str | None = None) -> bool:

@@ -18,25 +18,17 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
-from skillbench.scorecard.stats import DEFAULT_CONFIDENCE
+from skillbench.scorecard.stats import DEFAULT_CONFIDENCE, t_critical
 
 MOVED, WITHIN_NOISE, NOT_KNOWN = "yes", "no (within noise)", "n/a"
 ArrayLike = float | np.ndarray | pd.Series
 
 
-def t_quantile(df: ArrayLike, confidence: float = DEFAULT_CONFIDENCE) -> ArrayLike:
-    """Two-sided t multiplier at ``df`` (``np.inf``: the normal quantile); ``NaN`` where ``df < 1``."""
-    dof = np.asarray(df, dtype=float)
-    out = np.where(dof >= 1, sps.t.ppf(0.5 + confidence / 2, np.where(dof >= 1, dof, 1.0)), np.nan)
-    return _like(df, out)
-
-
 def within_noise(se_now: ArrayLike, se_prev: ArrayLike, df: ArrayLike,
                  confidence: float = DEFAULT_CONFIDENCE) -> ArrayLike:
     """``t·√(SE_now² + SE_prev²)``."""
-    return _like(se_now, np.asarray(t_quantile(df, confidence)) * np.hypot(np.asarray(se_now, dtype=float),
+    return _like(se_now, np.asarray(t_critical(df, confidence)) * np.hypot(np.asarray(se_now, dtype=float),
                                                                              np.asarray(se_prev, dtype=float)))
 
 

@@ -10,7 +10,7 @@ from matplotlib.colors import to_hex, to_rgb
 from matplotlib.figure import Figure
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair, arm_kind
-from skillbench.scorecard import noise
+from skillbench.scorecard.stats import t_critical
 from skillbench.vocab import LOSS, NO_SKILL, PLUGIN, TIE, WIN, WITH_SKILL
 
 ROUTES = ("skill_tool", "file_read", "web_fetch", "none")
@@ -53,7 +53,7 @@ def arm_colors(conditions: Iterable[str], pair: ArmPair = DEFAULT_PAIR) -> dict[
     return {str(c): arm_color(str(c), pair) for c in conditions}
 
 
-Z95 = float(noise.t_quantile(np.inf))  # error bars: ± z·SE
+Z95 = t_critical(np.inf)  # error bars: ± z·SE
 
 
 def _figure(width: float, height: float, ncols: int = 1, nrows: int = 1, **kw) -> tuple[Figure, np.ndarray]:
