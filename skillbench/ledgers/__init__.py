@@ -14,7 +14,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
         "read_manifest", "read_scores", "read_scores_frame", "read_pairs", "read_judge_skips",
         "read_reconciliation", "LedgerError", "empty_scores", "parse_timestamps", "format_timestamp",
-        "read_manifest_ids", "read_cells", "read_json_object", "json_object_or_none"
+        "read_manifest_ids", "read_cells", "read_numbers", "read_json_object", "json_object_or_none"
     ), "readers"),
     **dict.fromkeys((
         "read_metadata", "metadata_or_none", "read_run_judge", "read_cost_parts", "read_judge_cost"
@@ -83,6 +83,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         read_judge_skips,
         read_manifest,
         read_manifest_ids,
+        read_numbers,
         read_pairs,
         read_reconciliation,
         read_scores,

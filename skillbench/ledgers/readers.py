@@ -129,6 +129,22 @@ def read_cells(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataFrame
     return frame
 
 
+def read_numbers(path: str | Path) -> pd.DataFrame:
+    """A statistics table (``calibration.csv``, the judge study's tables), its numbers parsed and empty cells NaN:
+    the figures are computed on, not compared as text.
+
+    Raises:
+        LedgerError: the file is unreadable or empty.
+    """
+    path = Path(path)
+    try:
+        return pd.read_csv(path)
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise LedgerError(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from exc
+    except pd.errors.EmptyDataError as exc:
+        raise LedgerError(f"{path}: empty file (expected a header row)") from exc
+
+
 def _require(df: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:

@@ -41,6 +41,7 @@ from skillbench.ledgers.readers import (
     read_json_object,
     read_judge_skips,
     read_manifest,
+    read_numbers,
     read_pairs,
     read_reconciliation,
     read_scores,
@@ -312,7 +313,7 @@ def read_calibration(run_dir: str | Path) -> pd.DataFrame | None:
     path = Path(run_dir) / CALIBRATION_FILE
     if not path.is_file():
         return None
-    table = _read_csv_numbers(path)
+    table = read_numbers(path)
     _require(table, path, CALIBRATION_KEY_COLUMNS)
     table["rater_b"] = table["rater_b"].fillna("")
     return table
@@ -326,17 +327,7 @@ def read_calibration_grades(run_dir: str | Path) -> pd.DataFrame | None:
         LedgerError: an unreadable file.
     """
     path = Path(run_dir) / CALIBRATION_GRADES_FILE
-    return _read_csv_numbers(path) if path.is_file() else None
-
-
-def _read_csv_numbers(path: Path) -> pd.DataFrame:
-    """A statistics table, its numbers parsed (the agreement figures are computed on, not compared as text)."""
-    try:
-        return pd.read_csv(path)
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise LedgerError(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from exc
-    except pd.errors.EmptyDataError as exc:
-        raise LedgerError(f"{path}: empty file (expected a header row)") from exc
+    return read_numbers(path) if path.is_file() else None
 
 
 def _runs_in_manifest(scores: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
