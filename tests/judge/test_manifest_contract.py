@@ -67,3 +67,14 @@ def test_a_week_without_a_manifest_is_one_line_naming_signals(week: Path) -> Non
     with pytest.raises(LedgerError) as exc:
         select_runs(week)
     assert len(str(exc.value).splitlines()) == 1 and "skillbench signals" in str(exc.value)
+
+
+def test_the_cli_says_the_fix_in_one_line(week: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from skillbench.cli import main
+
+    header, rows = read_csv_rows(week / "manifest.csv")
+    graded = {r.run_id for r in select_runs(week)[0]}
+    write_csv_rows(week / "manifest.csv", header, [row for row in rows if row[header.index("run_id")] not in graded])
+    assert main(["judge", str(week), "--backend", "sim"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("skillbench judge: ") and f"skillbench signals {week}" in err[0]
