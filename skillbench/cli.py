@@ -52,6 +52,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"skillbench {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        # A run directory's file that cannot be read: its one line names the file and the fix. Imported here, not
+        # above: the ledgers bring pandas, and `skillbench --help` must stay fast.
+        from skillbench.ledgers.readers import LedgerError
+
+        if not isinstance(exc, LedgerError):
+            raise
+        print(f"skillbench {args.command}: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

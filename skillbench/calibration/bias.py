@@ -32,6 +32,7 @@ import pandas as pd
 from scipy import stats
 
 from skillbench.ledgers.files import PAIRS_FILE, SCORES_FILE
+from skillbench.ledgers.readers import read_cells
 
 BIAS_COLUMNS: tuple[str, ...] = ("judge_model", "measure", "n", "estimate", "ci_low", "ci_high", "reading", "note")
 MEASURES: tuple[str, ...] = ("order_flip_rate", "position_bias", "length_bias")
@@ -229,6 +230,6 @@ def pair_facts(run_dir: str | Path) -> tuple[pd.DataFrame | None, pd.DataFrame |
                              "treatment_run": p.treatment.run_id, "control_run": p.control.run_id}
                             for p in find_pairs(run_dir)],
                            columns=[*KEY, "treatment_chars", "control_chars", "treatment_run", "control_run"])
-    got = _satisfied(pd.read_csv(run_dir / SCORES_FILE, dtype=str, keep_default_na=False))
+    got = _satisfied(read_cells(run_dir / SCORES_FILE))
     t, c = lengths["treatment_run"].map(got), lengths["control_run"].map(got)
     return lengths, lengths.loc[t.notna() & c.notna() & t.eq(c), KEY]

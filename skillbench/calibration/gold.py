@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 
 from skillbench.ledgers.files import GOLD_DIR, GOLD_FILE, MANIFEST_FILE, SCORES_FILE
+from skillbench.ledgers.readers import read_cells
 from skillbench.vocab import ALLOWED_VERDICTS, ITEM_TYPES, UNGRADED_VERDICTS
 
 GOLD_KEYS = ("gold_id", "prompt", "items", "answer", "labels", "source")
@@ -198,7 +199,7 @@ def build_gold(run_dir: str | Path, *, n: int = 60, human: str | Path | None = N
     labels = _human_labels(Path(human), list(runs)) if human else _truth_labels(run_dir)
     scores = run_dir / SCORES_FILE
     if scores.is_file():  # a week's graded runs: only items its judge graded
-        s = pd.read_csv(scores, dtype=str, keep_default_na=False)
+        s = read_cells(scores)
         ok = s[~s["verdict"].isin(UNGRADED_VERDICTS)]
         graded = set(zip(ok["run_id"], ok["item_index"].astype(int), strict=True))
     else:

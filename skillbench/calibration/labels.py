@@ -46,6 +46,7 @@ from typing import Any
 import pandas as pd
 
 from skillbench.ledgers.files import LABELS_FILE, SCORES_FILE
+from skillbench.ledgers.readers import read_cells
 from skillbench.vocab import ALLOWED_VERDICTS, UNGRADED_VERDICTS
 
 LABEL_COLUMNS = ["run_id", "item_index", "item_type", "item_text", "prompt", "answer", "verdict", "labeler"]
@@ -70,7 +71,7 @@ def label_candidates(run_dir: str | Path, *, include_plugin: bool = False) -> pd
     graded: set[tuple[str, int]] | None = None
     scores = run_dir / SCORES_FILE
     if scores.is_file():
-        s = pd.read_csv(scores, dtype=str, keep_default_na=False)
+        s = read_cells(scores)
         if {"run_id", "item_index"} <= set(s.columns):
             ok = s[~s["verdict"].isin(UNGRADED_VERDICTS)]
             graded = set(zip(ok["run_id"], ok["item_index"].astype(int), strict=True))

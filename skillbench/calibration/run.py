@@ -33,6 +33,7 @@ from skillbench.calibration.agreement import (
 )
 from skillbench.judge.evidence import evidence_counts, evidence_frame
 from skillbench.ledgers.files import CALIBRATION_FILE, SCORES_FILE
+from skillbench.ledgers.readers import read_cells
 from skillbench.vocab import UNGRADED
 
 
@@ -134,7 +135,7 @@ def ledger_grades(run_dir: Path, rater: str) -> pd.DataFrame:
     path = run_dir / SCORES_FILE
     if not path.is_file():
         return pd.DataFrame(columns=GRADE_COLUMNS)
-    s = pd.read_csv(path, dtype=str, keep_default_na=False)
+    s = read_cells(path)
     if "run_id" not in s or "item_index" not in s:
         return pd.DataFrame(columns=GRADE_COLUMNS)
     out = pd.DataFrame({"run_id": s["run_id"], "item_index": pd.to_numeric(s["item_index"]).astype(int),
@@ -286,7 +287,7 @@ def _ledger_judge(run_dir: Path) -> str | None:
     path = run_dir / SCORES_FILE
     if not path.is_file():
         return None
-    models = pd.read_csv(path, dtype=str, keep_default_na=False, usecols=lambda c: c == "judge_model")
+    models = read_cells(path)
     values = [m for m in models.get("judge_model", pd.Series(dtype=str)).unique() if m]
     return values[0] if values else None
 

@@ -34,6 +34,7 @@ import pandas as pd
 from skillbench.calibration.agreement import GRADE_COLUMNS, pair_agreement, positive
 from skillbench.calibration.gold import gold_sha, read_gold
 from skillbench.ledgers.files import MANIFEST_FILE, SENTINEL_FILE, SENTINEL_GRADES_FILE
+from skillbench.ledgers.week import read_sentinel, read_sentinel_grades
 
 DRIFT_BANNER = "judge drift — re-certify before reading this week's lift"
 BASELINE, STABLE, DRIFT, JUDGE_CHANGED = "baseline", "stable", "drift", "judge changed"
@@ -157,13 +158,6 @@ def compare_weeks(now: pd.DataFrame, earlier: list[tuple[pd.DataFrame, dict[str,
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 
-def _read_grades(folder: Path) -> pd.DataFrame:
-    g = pd.read_csv(folder / SENTINEL_GRADES_FILE, dtype={"run_id": str, "verdict": str}, keep_default_na=False,
-                    na_values={"positive": [""], "gold_positive": [""], "agrees": [""]})
-    g["item_index"] = g["item_index"].astype(int)
-    return g
-
-
 def judge_sentinel(run_dir: Path, grades: pd.DataFrame, gold_path: Path, *, judge_model: str, snapshot: str,
                    endpoint: str, cost_usd: float = 0.0) -> Sentinel:
     """Compare a week's sentinel grades with the earlier weeks and decide the flag (writes nothing)."""
@@ -181,7 +175,7 @@ def judge_sentinel(run_dir: Path, grades: pd.DataFrame, gold_path: Path, *, judg
         reasons.append("baseline: no earlier week with a sentinel of this gold set and endpoint kind")
     else:
         prev_dir, prev = earlier[-1]
-        comparison = compare_weeks(grades, [(_read_grades(f), s) for f, s in earlier])
+        comparison = compare_weeks(grades, [(read_sentinel_grades(f), s) for f, s in earlier])
         summary["previous"] = {"run_key": prev_dir.name, "judge_model": prev.get("judge_model", ""),
                                "judge_snapshot": prev.get("judge_snapshot", ""), "weeks_before": len(earlier)}
         for row in comparison.itertuples(index=False):
@@ -239,14 +233,6 @@ def run_sentinel(run_dir: str | Path, gold_path: str | Path, *, judge_model: str
     atomic_write_text(run_dir / SENTINEL_GRADES_FILE, grades.to_csv(index=False))
     atomic_write_json(run_dir / SENTINEL_FILE, sentinel.summary)
     return sentinel
-
-
-def read_sentinel(run_dir: str | Path) -> dict[str, Any] | None:
-    """``RUN_DIR/sentinel.json`` (None when the week has none or it is unreadable)."""
-    try:
-        return json.loads((Path(run_dir) / SENTINEL_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def sentinel_current(run_dir: str | Path, gold_path: str | Path, judge_model: str | None = None) -> bool:

@@ -8,7 +8,6 @@ pairwise judge was studied) and removes files of a previous study that this one 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from skillbench.ledgers.files import (
     STUDY_NOTEBOOK,
     STUDY_PAIRS_FILE,
 )
+from skillbench.ledgers.readers import read_json_object, read_numbers
 from skillbench.markdown import cell_text, frame_table, is_missing, md_table
 
 STUDY_FILES = (STUDY_GRADES_FILE, STUDY_FILE, STUDY_JUDGES_FILE, STUDY_JSON, STUDY_MD, STUDY_PAIRS_FILE,
@@ -248,10 +248,11 @@ def study_frames(run_dir: str | Path) -> dict[str, Any]:
         return {"found": False, "folder": folder, "table": empty, "judges": empty, "grades": empty,
                 "pairwise": None, "study": {}, "markdown": ""}
     bias = folder / PAIRWISE_BIAS_FILE
-    return {"found": True, "folder": folder, "table": pd.read_csv(folder / STUDY_FILE),
-            "judges": pd.read_csv(folder / STUDY_JUDGES_FILE), "grades": pd.read_csv(folder / STUDY_GRADES_FILE),
-            "pairwise": pd.read_csv(bias) if bias.is_file() else None,
-            "study": json.loads((folder / STUDY_JSON).read_text(encoding="utf-8")),
+    return {"found": True, "folder": folder, "table": read_numbers(folder / STUDY_FILE),
+            "judges": read_numbers(folder / STUDY_JUDGES_FILE), "grades": read_numbers(folder / STUDY_GRADES_FILE),
+            "pairwise": read_numbers(bias) if bias.is_file() else None,
+            "study": read_json_object(folder / STUDY_JSON, "run the judge study again (`skillbench judge-study "
+                                      "RUN_DIR`)"),
             "markdown": (folder / STUDY_MD).read_text(encoding="utf-8")}
 
 

@@ -9,7 +9,6 @@ the one resume and reconciliation use) and replaced atomically: a kill -9 anywhe
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,9 @@ from skillbench.checks.grade import CheckResult
 from skillbench.ledgers.append import csv_text
 from skillbench.ledgers.atomic import atomic_write_json, atomic_write_text
 from skillbench.ledgers.columns import CHECKS_COLUMNS
-from skillbench.ledgers.files import CHECKS_FILE, METADATA_FILE, RUN_CHECKS_FILE
+from skillbench.ledgers.files import CHECKS_FILE, RUN_CHECKS_FILE
+from skillbench.ledgers.readers import json_object_or_none
+from skillbench.ledgers.run_folder import metadata_or_none
 from skillbench.ledgers.week import run_folder_ids
 from skillbench.signals.manifest import COMPLETE_STATES, run_state
 
@@ -33,11 +34,8 @@ def write_run_checks(run_folder: Path, setup: Mapping[str, Any], results: Iterab
 
 def read_run_checks(run_folder: Path) -> list[dict[str, str]]:
     """The check rows of a run's ``checks.json`` ([] when it has none or it cannot be read)."""
-    try:
-        data = json.loads((run_folder / RUN_CHECKS_FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
-        return []
-    rows = data.get("checks") if isinstance(data, dict) else None
+    data = json_object_or_none(run_folder / RUN_CHECKS_FILE) or {}
+    rows = data.get("checks")
     return [r for r in rows or [] if isinstance(r, dict) and r.get("check_id")]
 
 
@@ -49,7 +47,7 @@ def checks_rows(run_dir: str | Path) -> list[list[str]]:
         folder = run_dir / run_id
         if not (folder / RUN_CHECKS_FILE).is_file() or run_state(folder) not in COMPLETE_STATES:
             continue
-        meta = json.loads((folder / METADATA_FILE).read_text(encoding="utf-8"))  # run_state read it already
+        meta = metadata_or_none(folder) or {}  # run_state read it already
         ident = {"prompt": meta.get("prompt", ""), "model": meta.get("model", ""),
                  "condition": meta.get("condition", ""), "rep": meta.get("rep", ""), "run_id": run_id}
         for check in read_run_checks(folder):

@@ -15,7 +15,6 @@ Each leg's folder is held against ``plan.csv`` and against its own summary:
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,7 +33,9 @@ from skillbench.ledgers.files import (
     TRUTH_FILE,
     VERSIONS_DIR,
 )
+from skillbench.ledgers.readers import json_object_or_none
 from skillbench.ledgers.shards import file_sha, owner
+from skillbench.ledgers.slugs import read_slugs
 from skillbench.ledgers.week import run_folder_ids
 from skillbench.signals.manifest import COMPLETE_STATES, run_state
 
@@ -126,11 +127,7 @@ def check_side_files(legs: Sequence[Leg]) -> list[Problem]:
     for leg in legs:
         for name in (RETRIES_FILE, RECONCILIATION_FILE):
             path = leg.folder / name
-            try:
-                readable = not path.is_file() or isinstance(json.loads(path.read_text(encoding="utf-8")), dict)
-            except (OSError, ValueError):
-                readable = False
-            if not readable:
+            if path.is_file() and json_object_or_none(path) is None:
                 problems.append(Problem(leg.label, f"{name} is not a readable JSON object — rerun the leg"))
     for sub in (PLACEBO_DIR, VERSIONS_DIR):
         hashes: dict[str, tuple[str, Leg]] = {}
@@ -158,8 +155,7 @@ def slug_problems(legs: Sequence[Leg]) -> list[Problem]:
     seen: dict[tuple[str, str], tuple[str, Leg]] = {}
     for leg in legs:
         try:
-            data = json.loads((leg.folder / SLUGS_FILE).read_text(encoding="utf-8")) \
-                if (leg.folder / SLUGS_FILE).is_file() else {}
+            data = read_slugs(leg.folder)
         except (OSError, ValueError):
             problems.append(Problem(leg.label, f"{SLUGS_FILE} is not readable JSON — rerun the leg"))
             continue
@@ -183,10 +179,8 @@ def tree_digest(path: Path) -> str:
 
 
 def _config_sha(folder: Path) -> str:
-    try:
-        return config_sha(json.loads((folder / RUN_FILE).read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return ""
+    run_json = json_object_or_none(folder / RUN_FILE)
+    return "" if run_json is None else config_sha(run_json)
 
 
 def first_ids(run_ids: Sequence[str]) -> str:

@@ -19,7 +19,6 @@ Written into the staging folder (:func:`skillbench.consolidate.output.staging_di
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,6 +41,7 @@ from skillbench.ledgers.files import (
     TRUTH_FILE,
     VERSIONS_DIR,
 )
+from skillbench.ledgers.readers import json_object_or_none, read_cells
 from skillbench.ledgers.week import read_run_json
 from skillbench.signals.manifest import write_manifest
 
@@ -82,7 +82,7 @@ def _merge_truth(staging: Path, contributions: Sequence[LegRuns]) -> None:
     for part in contributions:
         path = part.leg.folder / TRUTH_FILE
         if path.is_file():
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+            frame = read_cells(path, ("run_id",))
             frames.append(frame[frame["run_id"].map(part.leg.shard.holds).astype(bool)])
     if frames:
         atomic_write_text(staging / TRUTH_FILE, pd.concat(frames, ignore_index=True).to_csv(index=False))
@@ -142,9 +142,6 @@ def _reconcile(staging: Path, contributions: Sequence[LegRuns], *, stopped: list
 
 
 def read_object(path: Path) -> dict[str, Any]:
-    """A JSON object file ({} when it is absent, unreadable or not an object)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    """A leg's JSON object file ({} when it is absent, unreadable or not an object: the merge's checks refuse a
+    damaged one first, :func:`skillbench.consolidate.generation_checks.generation_problems`)."""
+    return json_object_or_none(path) or {}

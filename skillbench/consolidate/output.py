@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import json
 import os
 import shutil
 from collections.abc import Iterable
@@ -50,6 +49,7 @@ from skillbench.ledgers.files import (
     TRUTH_FILE,
     VERSIONS_DIR,
 )
+from skillbench.ledgers.week import read_consolidation
 
 # What a generation merge writes at the top of RUN_DIR (besides the run folders), and what may be derived from it.
 GENERATION_FILES = frozenset({PLAN_FILE, RUN_FILE, TRUTH_FILE, CHECKS_FILE, RETRIES_FILE, SLUGS_FILE, MANIFEST_FILE,
@@ -57,15 +57,6 @@ GENERATION_FILES = frozenset({PLAN_FILE, RUN_FILE, TRUTH_FILE, CHECKS_FILE, RETR
                               SCORECARD_FILE})
 JUDGE_FILES = (SCORES_FILE, JUDGE_SKIPS_FILE, PASS_FILE, JUDGE_BATCHES_FILE)  # the rubric judge's, top level
 RENAME_EXCHANGE = 2  # linux/fs.h
-
-
-def read_consolidation(run_dir: Path) -> dict[str, Any] | None:
-    """``RUN_DIR/consolidation.json`` (None when absent or unreadable)."""
-    try:
-        data = json.loads((run_dir / CONSOLIDATION_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def check_generation_out(run_dir: Path, *, plan_sha: str, run_ids: Iterable[str]) -> dict[str, Any] | None:

@@ -12,10 +12,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from skillbench.ledgers.files import ASIDE_DIR, METADATA_FILE, TMP_PREFIX, TRANSCRIPT_FILE, TRUTH_FILE
-from skillbench.signals.manifest import COMPLETE_STATES, run_state
+from skillbench.ledgers.files import ASIDE_DIR, TMP_PREFIX, TRANSCRIPT_FILE, TRUTH_FILE
+from skillbench.signals.manifest import run_states
 from skillbench.signals.transcript import read_transcript
 from skillbench.suite.format import Suite
+from skillbench.vocab import COMPLETE_STATES
 
 
 def skills_sha(suite: Suite) -> str:
@@ -43,14 +44,7 @@ def finished_runs(out_dir: Path) -> set[str]:
     is rerun by the next call, so a week interrupted by an outage heals on resume; its folder is moved aside
     first, never overwritten.
     """
-    done = set()
-    for meta in out_dir.glob(f"*/{METADATA_FILE}"):
-        run_dir = meta.parent
-        if run_dir.name.startswith((TMP_PREFIX, "_", ".")):
-            continue
-        if run_state(run_dir) in COMPLETE_STATES:
-            done.add(run_dir.name)
-    return done
+    return {run_id for run_id, state in run_states(out_dir).items() if state in COMPLETE_STATES}
 
 
 def spent_so_far(out_dir: Path, run_ids: set[str]) -> float:

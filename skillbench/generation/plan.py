@@ -22,12 +22,14 @@ import pandas as pd
 
 from skillbench.arms import ConditionError, arm_kind, check_condition, is_skilled, is_with_skill
 from skillbench.ledgers.atomic import atomic_write_text
+from skillbench.ledgers.columns import PLAN_COLUMNS
 from skillbench.ledgers.files import PLAN_FILE
+from skillbench.ledgers.readers import LedgerError
 from skillbench.ledgers.slugs import slug
+from skillbench.ledgers.week import read_plan
 from skillbench.suite.format import Suite
 from skillbench.vocab import AA, NO_SKILL, PLACEBO, SKILLED_ARMS, WITH_SKILL
 
-PLAN_COLUMNS = ["run_id", "prompt", "skill_family", "skill_leaf", "model", "condition", "rep", "dormancy", "order"]
 SKILLED_CONDITIONS = SKILLED_ARMS
 
 
@@ -107,10 +109,10 @@ def make_plan(
                         "prompt": spec.name, "skill_family": spec.family, "skill_leaf": spec.leaf,
                         "model": model, "condition": condition, "rep": rep, "dormancy": int(spec.dormancy),
                     })
-    plan = pd.DataFrame(rows, columns=PLAN_COLUMNS[:-1])
+    plan = pd.DataFrame(rows, columns=list(PLAN_COLUMNS[:-1]))
     order = np.random.default_rng(seed).permutation(len(plan))
     plan["order"] = order
-    return plan.sort_values("order").reset_index(drop=True)[PLAN_COLUMNS]
+    return plan.sort_values("order").reset_index(drop=True)[list(PLAN_COLUMNS)]
 
 
 def selected(plan: pd.DataFrame, suite: Suite, *, prompts: Sequence[str] = (),
@@ -150,8 +152,12 @@ def write_plan(plan: pd.DataFrame, out_dir: Path) -> Path:
     """Write ``plan.csv`` before the first run; an existing plan must be the same plan (resume)."""
     path = out_dir / PLAN_FILE
     if path.exists():
-        existing = pd.read_csv(path, dtype={"run_id": str})
-        if not existing[PLAN_COLUMNS].astype(str).equals(plan[PLAN_COLUMNS].astype(str)):
+        try:
+            existing = read_plan(out_dir)
+        except LedgerError as exc:
+            raise PlanError(f"{exc} — use another --run-key or --out-dir") from exc
+        columns = list(PLAN_COLUMNS)
+        if existing is None or not existing[columns].astype(str).equals(plan[columns].astype(str)):
             raise PlanError(f"{path}: a different plan exists for this run key (models, reps, conditions, prompts or "
                             "seed changed) — use another --run-key or --out-dir")
         return path

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from skillbench.ledgers.files import PLAN_FILE, RUN_FILE
+from skillbench.ledgers.readers import json_object_or_none
 from skillbench.ledgers.shards import file_sha, git_commit
 from skillbench.paths import PROJECT_ROOT
 
@@ -51,10 +52,7 @@ def cli_version() -> str:
 def pass_provenance(out_dir: str | Path, suite_dir: str | Path) -> dict[str, Any]:
     """The identity of a generate pass: commits, image tag, CLI version, config and plan hashes."""
     out_dir = Path(out_dir)
-    try:
-        run_json = json.loads((out_dir / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        run_json = {}
+    run_json = json_object_or_none(out_dir / RUN_FILE) or {}
     return {
         "run_key": run_json.get("run_key", ""),
         "skillbench_commit": git_commit(PROJECT_ROOT),

@@ -12,13 +12,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.checks import expected_check_rows, read_checks
-from skillbench.ledgers.files import CHECKS_FILE, MANIFEST_FILE, PLAN_FILE, RECONCILIATION_FILE
+from skillbench.ledgers.files import CHECKS_FILE, MANIFEST_FILE, RECONCILIATION_FILE
+from skillbench.ledgers.readers import read_manifest_ids
 from skillbench.ledgers.reconciliation import reconcile_runs
-from skillbench.ledgers.week import week_run_key
+from skillbench.ledgers.week import read_plan_ids, week_run_key
 from skillbench.signals.manifest import COMPLETE_STATES, run_dirs, run_state
 
 
@@ -40,13 +39,12 @@ def reconcile(
         extra: more keys to record after the documented ones (e.g. ``selection``, ``sandbox_failure``).
     """
     out_dir = Path(out_dir)
-    plan = pd.read_csv(out_dir / PLAN_FILE, dtype={"run_id": str})
+    planned = read_plan_ids(out_dir) or []
     observed = [d.name for d in run_dirs(out_dir) if run_state(d) in COMPLETE_STATES]
-    manifest_path = out_dir / MANIFEST_FILE
-    written = list(pd.read_csv(manifest_path, dtype={"run_id": str}).run_id) if manifest_path.exists() else []
+    written = read_manifest_ids(out_dir / MANIFEST_FILE)
     owed = expected_check_rows(out_dir, observed)
     checks = read_checks(out_dir / CHECKS_FILE)
-    report = reconcile_runs(plan.run_id, observed=observed, written=written, run_key=week_run_key(out_dir),
+    report = reconcile_runs(planned, observed=observed, written=written, run_key=week_run_key(out_dir),
                             capped=capped or (), limited=limited or (), not_started=not_started or (),
                             stopped_legs=stopped_legs or (), checks_expected=owed or None,
                             checks_written=zip(checks["run_id"], checks["check_id"], strict=True)).to_json()

@@ -15,7 +15,6 @@ when the pass saw a rate limit.
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +22,11 @@ from typing import Any
 
 from skillbench.generation.sandbox import SandboxResult
 from skillbench.ledgers.atomic import atomic_write_json
+from skillbench.ledgers.week import read_retries
 from skillbench.limiter import AdaptiveLimiter, Log, Slot
-from skillbench.signals.manifest import api_failure, rate_limit_retries
+from skillbench.signals.manifest import decide_run_state, rate_limit_retries
 from skillbench.signals.transcript import parse_transcript_text
-from skillbench.vocab import WORKER_LOST  # the retry reason and, when the retry lost its worker too, the run state
+from skillbench.vocab import API_ERROR, COMPLETE_STATES, HARNESS_INVALID, WORKER_LOST
 
 MAX_RETRIED_GROUPS = 3
 
@@ -40,20 +40,23 @@ class LegState:
 
 
 def needs_retry(result: SandboxResult) -> str | None:
-    """Why an attempt should be retried: its Dask worker was lost, the external timeout, or an API error, else
-    None (a failed setup too)."""
-    if result.worker_lost:  # the run's output died with its worker: never a result, always worth one retry
-        return WORKER_LOST
-    if result.setup_failed:
+    """Why an attempt should be retried, else None.
+
+    The attempt's state is the one run-state rule's (:func:`skillbench.signals.manifest.decide_run_state`, on the
+    attempt's stream-json before it is written), so a retry and the next pass's resume never disagree: a lost
+    worker, the external timeout, an API error or a CLI that ended without a result event is retried once; a
+    complete attempt (``finished``, ``budget_hit``) and a failed setup (``harness_invalid``: the next pass reruns
+    it) are not.
+    """
+    if result.setup_failed and not result.worker_lost:
         return None
-    if result.timed_out:
-        return "timeout"
-    final = parse_transcript_text(result.stdout.decode("utf-8", "replace")).result
-    if final is None:
+    transcript = parse_transcript_text(result.stdout.decode("utf-8", "replace"))
+    state = decide_run_state({WORKER_LOST: result.worker_lost, "timed_out": result.timed_out}, transcript)
+    if state == API_ERROR:
+        return f"api_error {(transcript.result or {}).get('api_error_status')}"
+    if state == HARNESS_INVALID:  # the CLI ended, or was cut, before its result event
         return f"no result event (exit {result.exit_code})"
-    if api_failure(final):
-        return f"api_error {final.get('api_error_status')}"
-    return None
+    return None if state in COMPLETE_STATES else state
 
 
 def pass_limiter(jobs: int, *, adaptive: bool = True, log: Log | None = None) -> AdaptiveLimiter:
@@ -93,8 +96,7 @@ class RetryLog:
         self._lock = threading.Lock()
         self.new: list[dict[str, Any]] = []
         self.legs: dict[str, dict[str, Any]] = {}
-        old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        old = old if isinstance(old, dict) else {}
+        old = read_retries(path.parent)
         self.old: list[dict[str, Any]] = list(old.get("retried_runs", []))
         # an earlier pass's concurrency section is kept (under ``earlier_passes``) when this one has its own
         self.concurrency: dict[str, Any] | None = old.get("concurrency")

@@ -18,6 +18,7 @@ import pandas as pd
 
 from skillbench.generation.provenance import pass_provenance
 from skillbench.generation.retries import RetryLog
+from skillbench.ledgers.run_folder import metadata_or_none
 from skillbench.ledgers.shards import Shard, write_summary
 from skillbench.signals.manifest import COMPLETE_STATES, run_dirs, run_state
 from skillbench.suite.format import Suite
@@ -51,16 +52,4 @@ def write_generate_summary(out_dir: Path, shard: Shard, suite: Suite, plan: pd.D
 
 def _metadata(out_dir: Path, run_ids: Sequence[str]) -> list[dict[str, Any]]:
     """The readable ``metadata.json`` of each run (a complete run has one; an unreadable one is skipped)."""
-    import json
-
-    from skillbench.ledgers.files import METADATA_FILE
-
-    metas = []
-    for run_id in run_ids:
-        try:
-            meta = json.loads((out_dir / run_id / METADATA_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(meta, dict):
-            metas.append(meta)
-    return metas
+    return [meta for run_id in run_ids if (meta := metadata_or_none(out_dir / run_id)) is not None]

@@ -14,18 +14,19 @@ is still recorded, and rows already in a ledger are kept whatever the selection.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from skillbench.arms import ArmPair, arm_kind
 from skillbench.judge.protocol import RubricLine, absence_line
-from skillbench.ledgers.files import METADATA_FILE, TEST_PROMPT_FILE, TRANSCRIPT_FILE
-from skillbench.ledgers.week import week_arms
+from skillbench.ledgers.files import MANIFEST_FILE, TEST_PROMPT_FILE, TRANSCRIPT_FILE
+from skillbench.ledgers.readers import LedgerError, read_manifest
+from skillbench.ledgers.run_folder import metadata_or_none, read_metadata
+from skillbench.ledgers.week import read_plan, week_arms
 from skillbench.signals.gradeability import skip_reason
-from skillbench.signals.manifest import run_dirs, run_signals
+from skillbench.signals.manifest import run_dirs
 from skillbench.signals.transcript import read_transcript
 from skillbench.suite.absence import absence_indexes
 from skillbench.suite.format import TestPrompt
@@ -95,21 +96,15 @@ class WeekSelectionError(ValueError):
 
 def week_names(run_dir: str | Path) -> tuple[set[str], set[str]]:
     """The prompts and skill families of a week's runs (from ``plan.csv`` when it exists, and the run folders)."""
-    import pandas as pd
-
-    from skillbench.ledgers.files import PLAN_FILE
-
     prompts: set[str] = set()
     families: set[str] = set()
-    plan = Path(run_dir) / PLAN_FILE
-    if plan.is_file():
-        frame = pd.read_csv(plan, dtype=str, keep_default_na=False)
-        prompts |= set(frame.get("prompt", []))
-        families |= set(frame.get("skill_family", []))
+    plan = read_plan(run_dir)
+    if plan is not None:
+        prompts |= set(plan["prompt"])
+        families |= set(plan["skill_family"])
     for folder in run_dirs(run_dir):
-        try:
-            meta = json.loads((folder / METADATA_FILE).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        meta = metadata_or_none(folder)
+        if meta is None:
             continue
         prompts.add(str(meta.get("prompt", "")))
         families.add(str(meta.get("skill_family", "")))
@@ -131,16 +126,21 @@ def check_selection(run_dir: str | Path, prompts: Sequence[str] = (), families: 
     return RunSelection(tuple(prompts), tuple(families))
 
 
-def read_run_answer(folder: Path) -> tuple[RunAnswer, dict[str, Any]]:
-    """Read one run folder: its answer (from ``test-prompt.json`` and the transcript) and its signals.
+# The metadata fields a run's answer is named by (the rest of its identity is in the manifest).
+ANSWER_FIELDS = ("run_id", "prompt", "skill_family", "model", "condition", "rep")
+
+
+def read_run_answer(folder: Path) -> RunAnswer:
+    """Read one run folder's answer: its identity (``metadata.json``), question and rubric (``test-prompt.json``)
+    and the transcript's final answer.
 
     Raises:
         OSError, ValueError: the folder lacks a readable ``metadata.json`` or ``test-prompt.json``.
     """
-    meta = json.loads((folder / METADATA_FILE).read_text(encoding="utf-8"))
+    meta = read_metadata(folder, ANSWER_FIELDS)
     test = TestPrompt.model_validate_json((folder / TEST_PROMPT_FILE).read_text(encoding="utf-8"))
     answer = read_transcript(folder / TRANSCRIPT_FILE).final_answer()
-    run = RunAnswer(
+    return RunAnswer(
         run_id=str(meta["run_id"]), prompt=str(meta["prompt"]), skill=str(meta["skill_family"]),
         model=str(meta["model"]), condition=str(meta["condition"]), rep=int(meta["rep"]),
         dormancy=bool(meta.get("dormancy")), trigger_only=bool(meta.get("trigger_only")), prompt_text=test.prompt,
@@ -149,7 +149,25 @@ def read_run_answer(folder: Path) -> tuple[RunAnswer, dict[str, Any]]:
         # The run folder's copy states each decision (suite.absence.resolve_absence): explicit values only.
         absence=absence_indexes(test.rubric),
     )
-    return run, run_signals(folder)
+
+
+# The manifest's signals the gradeability rule reads (skillbench.signals.skip_reason).
+_GRADEABILITY_COLUMNS = ["budget_hit", "condition", "skill_available", "exit_code", "is_error"]
+
+
+def manifest_signals(run_dir: str | Path) -> dict[str, Mapping[str, Any]]:
+    """Each run's signals as ``manifest.csv`` records them (signals wrote it at the end of generate), by run id.
+
+    The judge reads the file contract's manifest rather than deriving the signals again, so it grades exactly
+    the runs the scorecard counts.
+
+    Raises:
+        LedgerError: no ``manifest.csv``, or a malformed one (one line naming the file and the fix).
+    """
+    manifest = read_manifest(Path(run_dir) / MANIFEST_FILE)
+    rows = manifest[_GRADEABILITY_COLUMNS].astype(object)
+    records = rows.where(rows.notna(), None).to_dict("records")  # an empty cell reads None, as from a transcript
+    return dict(zip(manifest["run_id"].astype(str), records, strict=True))
 
 
 def graded_arm(condition: str, pair: ArmPair, *, include_plugin: bool = False) -> bool:
@@ -178,16 +196,21 @@ def select_runs(run_dir: str | Path, *, include_plugin: bool = False, selection:
     """
     pair = pair or week_arms(run_dir)
     selection = selection or RunSelection()
+    signals: dict[str, Mapping[str, Any]] | None = None  # read when a run needs it: a week without runs has none
     runs, skips = [], []
     for folder in run_dirs(run_dir):
         try:
-            run, signals = read_run_answer(folder)
+            run = read_run_answer(folder)
         except (OSError, ValueError, KeyError) as exc:
             skips.append(Skip(folder.name, f"unreadable run folder ({type(exc).__name__}: {exc})"[:200]))
             continue
         if run.dormancy or run.trigger_only or not graded_arm(run.condition, pair, include_plugin=include_plugin):
             continue
-        reason = skip_reason(signals, run.answer)
+        signals = manifest_signals(run_dir) if signals is None else signals
+        if run.run_id not in signals:  # a run folder newer than the manifest (a pass killed before its end)
+            raise LedgerError(f"{Path(run_dir) / MANIFEST_FILE}: no row for run {run.run_id} — the manifest is "
+                              f"older than the run folders; rebuild it with `skillbench signals {run_dir}`")
+        reason = skip_reason(signals[run.run_id], run.answer)
         if reason:
             skips.append(Skip(run.run_id, reason))
         elif selection.keeps(run.prompt, run.skill):

@@ -6,7 +6,6 @@ double-counts the other; the scorecard reads only ``judge_cost.txt``.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 from skillbench.ledgers.atomic import atomic_write_json, atomic_write_text
 from skillbench.ledgers.files import COST_PARTS_FILE, JUDGE_COST_FILE
+from skillbench.ledgers.run_folder import read_cost_parts
 from skillbench.prices import price
 
 _COST_LOCK = threading.Lock()
@@ -47,8 +47,7 @@ def clear_judge_cost(folder: Path, part: str) -> None:
 
 
 def _cost_parts(folder: Path) -> dict[str, float]:
-    path = folder / COST_PARTS_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    return read_cost_parts(folder)
 
 
 def _write_cost_parts(folder: Path, parts: Mapping[str, float]) -> float:

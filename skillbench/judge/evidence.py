@@ -8,7 +8,6 @@ unverified after the one re-ask — including items left ungraded because the re
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,8 @@ from typing import Any
 import pandas as pd
 
 from skillbench.ledgers.files import RUN_JUDGE_FILE
+from skillbench.ledgers.readers import LedgerError
+from skillbench.ledgers.run_folder import read_run_judge
 
 EVIDENCE_COLUMNS = ["judge_model", "positive_verdicts", "unverified", "hallucinated_evidence_rate",
                     "still_unverified", "residual_rate"]
@@ -56,8 +57,8 @@ def evidence_summary(run_dir: str | Path) -> pd.DataFrame:
     totals: dict[str, list[int]] = {}
     for path in sorted(Path(run_dir).glob(f"*/{RUN_JUDGE_FILE}")):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+            data = read_run_judge(path.parent) or {}
+        except LedgerError:  # a damaged record: the rates stand on the others (as before the file contract)
             continue
         found = evidence_counts(data.get("calls", []), data.get("ungraded", {}).values())
         total = totals.setdefault(data.get("judge_model", ""), [0, 0, 0])

@@ -46,6 +46,7 @@ from skillbench.judge.protocol import PREFERENCE_TOOL, build_pair_request, judge
 from skillbench.ledgers.append import AppendLedger
 from skillbench.ledgers.columns import PAIRS_COLUMNS
 from skillbench.ledgers.files import PAIRS_FILE
+from skillbench.ledgers.readers import read_cells
 from skillbench.ledgers.week import week_arms, week_run_key
 from skillbench.signals.manifest import run_dirs
 from skillbench.vocab import LOSS, OUTCOMES, TIE, WIN
@@ -278,7 +279,7 @@ def pairs_frame(run_dir: str | Path) -> pd.DataFrame:
     path = Path(run_dir) / PAIRS_FILE
     if not path.is_file():
         return pd.DataFrame({c: pd.Series(dtype=str) for c in PAIRS_COLUMNS})
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
+    return read_cells(path)
 
 
 def position_agreement(pairs: pd.DataFrame) -> Mapping[str, Any]:

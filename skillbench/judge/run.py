@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import random
 import sys
 import threading
@@ -35,7 +34,6 @@ from skillbench.ledgers.append import LedgerConflict, csv_text
 from skillbench.ledgers.atomic import atomic_write_json, atomic_write_text
 from skillbench.ledgers.columns import JUDGE_SKIPS_COLUMNS
 from skillbench.ledgers.files import (
-    JUDGE_COST_FILE,
     JUDGE_SKIPS_FILE,
     MANIFEST_FILE,
     PASS_FILE,
@@ -43,7 +41,9 @@ from skillbench.ledgers.files import (
     RUN_JUDGE_FILE,
     SCORES_FILE,
 )
+from skillbench.ledgers.run_folder import read_judge_cost, read_run_judge
 from skillbench.ledgers.shards import Shard, file_sha, git_commit, write_summary
+from skillbench.ledgers.week import pass_record_or_empty, read_pass_record
 from skillbench.paths import PROJECT_ROOT
 from skillbench.signals.manifest import run_dirs
 from skillbench.vocab import UNGRADED
@@ -119,7 +119,7 @@ def _failed_runs(rows: Mapping[str, list[dict[str, str]]], folders: Mapping[str,
             reason = "judge failed"
             folder = folders.get(run_id)
             if folder is not None and (folder / RUN_JUDGE_FILE).is_file():
-                reasons = json.loads((folder / RUN_JUDGE_FILE).read_text(encoding="utf-8")).get("ungraded", {})
+                reasons = (read_run_judge(folder) or {}).get("ungraded", {})
                 if reasons:
                     reason = f"judge failed: {next(iter(reasons.values()))}"
             out.append(Skip(run_id, reason[:300]))
@@ -263,10 +263,8 @@ def write_judge_summary(run_dir: Path, shard: Shard, report: JudgeReport, runs: 
     own = {r.run_id for r in runs}
     graded = sorted(run_id for run_id, rows in final.items()
                     if run_id in own and rows and all(row["verdict"] != UNGRADED for row in rows))
-    try:  # the pass's own record, written just before: which arms it graded
-        include_plugin = bool(json.loads((run_dir / PASS_FILE).read_text(encoding="utf-8")).get("include_plugin"))
-    except (OSError, ValueError):
-        include_plugin = False
+    # the pass's own record, written just before: which arms it graded
+    include_plugin = bool(pass_record_or_empty(run_dir).get("include_plugin"))
     return write_summary(run_dir, shard, "judge", {
         "run_key": report_run_key(run_dir), "expected": len(own), "observed": len(graded), "written": report.graded,
         "retries": report.ungraded_items, "expected_runs": sorted(own), "observed_runs": graded,
@@ -301,12 +299,8 @@ def _check_compatible(rows: Sequence[Mapping[str, str]], judge_model: str, promp
 def _write_pass(run_dir: Path, report: JudgeReport, runs: Sequence[RunAnswer], options: JudgeOptions,
                 endpoint_kind: str) -> None:
     path = run_dir / PASS_FILE
-    old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    costs = []
-    for r in runs:
-        f = r.folder / JUDGE_COST_FILE
-        if f.is_file():
-            costs.append(float(f.read_text().strip() or 0))
+    old = read_pass_record(run_dir)
+    costs = [cost for r in runs if (cost := read_judge_cost(r.folder)) is not None]
     passes = [*old.get("passes", []), {
         "started": report.started, "finished": report.finished, "graded": report.graded, "already": report.already,
         "samples": options.samples, "seed": options.seed, "cost_usd": round(report.cost_usd, 8),
@@ -347,15 +341,11 @@ def batch_provenance(batcher: Any) -> dict[str, Any]:
 def record_pairs_pass(run_dir: str | Path, entry: Mapping[str, Any]) -> None:
     """Append a pairwise pass's provenance (its judge model and snapshot) to ``judge.json``'s ``pairs_passes``."""
     path = Path(run_dir) / PASS_FILE
-    old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    old = read_pass_record(run_dir)
     old[PAIRS_PASSES] = [*old.get(PAIRS_PASSES, []), dict(entry)]
     atomic_write_json(path, old)
 
 
 def week_judge_snapshot(run_dir: str | Path) -> str:
     """The resolved snapshot of the week's rubric judge as ``judge.json`` records it ("" when unknown)."""
-    path = Path(run_dir) / PASS_FILE
-    try:
-        return str(json.loads(path.read_text(encoding="utf-8")).get("judge_snapshot", "") or "")
-    except (OSError, ValueError):
-        return ""
+    return str(pass_record_or_empty(run_dir).get("judge_snapshot", "") or "")

@@ -1,5 +1,6 @@
 """The run directory's contract: every file name (:mod:`~skillbench.ledgers.files`), every column list
-(:mod:`~skillbench.ledgers.columns`), typed readers, the append-only ledger, atomic writes, run keys and the
+(:mod:`~skillbench.ledgers.columns`), a reader for every file (the week's ledgers and records, and a run folder's:
+:mod:`~skillbench.ledgers.run_folder`), the append-only ledger, atomic writes, run keys and the
 reconciliation rule, and the shards of a CI matrix (the slice each leg owns, its summary, a consolidation's status).
 """
 
@@ -12,11 +13,17 @@ from skillbench._exports import lazy_exports
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
         "read_manifest", "read_scores", "read_scores_frame", "read_pairs", "read_judge_skips",
-        "read_reconciliation", "LedgerError", "empty_scores", "parse_timestamps", "format_timestamp"
+        "read_reconciliation", "LedgerError", "empty_scores", "parse_timestamps", "format_timestamp",
+        "read_manifest_ids", "read_cells", "read_numbers", "read_json_object", "json_object_or_none"
     ), "readers"),
     **dict.fromkeys((
+        "read_metadata", "metadata_or_none", "read_run_judge", "read_cost_parts", "read_judge_cost"
+    ), "run_folder"),
+    **dict.fromkeys((
         "load_week", "WeekLedgers", "week_run_key", "week_arms", "read_run_json", "read_judge_costs", "read_site_base",
-        "reconcile_from_plan", "run_folder_ids", "read_plan_ids"
+        "reconcile_from_plan", "run_folder_ids", "read_plan_ids", "read_plan", "read_retries", "read_pass_record",
+        "pass_record_or_empty", "read_sentinel", "read_sentinel_grades", "read_consolidation", "read_calibration",
+        "read_calibration_grades"
     ), "week"),
     **dict.fromkeys(("Reconciliation", "reconcile_runs", "cross_check",), "reconciliation"),
     **dict.fromkeys((
@@ -71,9 +78,14 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         LedgerError,
         empty_scores,
         format_timestamp,
+        json_object_or_none,
         parse_timestamps,
+        read_cells,
+        read_json_object,
         read_judge_skips,
         read_manifest,
+        read_manifest_ids,
+        read_numbers,
         read_pairs,
         read_reconciliation,
         read_scores,
@@ -83,6 +95,13 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         Reconciliation,
         cross_check,
         reconcile_runs,
+    )
+    from skillbench.ledgers.run_folder import (
+        metadata_or_none,
+        read_cost_parts,
+        read_judge_cost,
+        read_metadata,
+        read_run_judge,
     )
     from skillbench.ledgers.shards import (
         Shard,
@@ -116,9 +135,18 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from skillbench.ledgers.week import (
         WeekLedgers,
         load_week,
+        pass_record_or_empty,
+        read_calibration,
+        read_calibration_grades,
+        read_consolidation,
         read_judge_costs,
+        read_pass_record,
+        read_plan,
         read_plan_ids,
+        read_retries,
         read_run_json,
+        read_sentinel,
+        read_sentinel_grades,
         read_site_base,
         reconcile_from_plan,
         run_folder_ids,

@@ -10,6 +10,11 @@ from __future__ import annotations
 # as given, its commit, the hash of the installed families' files, the hash of a working tree's difference.
 VERSION_COLUMNS: tuple[str, ...] = ("skills_ref", "skills_commit", "skills_tree", "skills_diff")
 
+# plan.csv: every planned run, in the recorded shuffle's order (generate writes it before the first run).
+PLAN_COLUMNS: tuple[str, ...] = (
+    "run_id", "prompt", "skill_family", "skill_leaf", "model", "condition", "rep", "dormancy", "order",
+)
+
 # manifest.csv: one row per run (signals writes it).
 QDRANT_MANIFEST_COLUMNS: tuple[str, ...] = (
     "prompt", "skill_family", "skill_leaf", "model", "condition", "rep", "run_id", "exit_code", "skills_sha",
@@ -46,6 +51,9 @@ SCORES_COLUMNS: tuple[str, ...] = (*QDRANT_SCORES_COLUMNS, *OUR_SCORES_COLUMNS)
 PAIRS_COLUMNS: tuple[str, ...] = (
     "run_key", "skill_family", "prompt", "model", "rep", "winner_ab", "winner_ba", "outcome", "judge_model", "error",
 )
+
+# calibration.csv: the columns that name a row (the statistics after them: calibration.agreement.AGREEMENT_COLUMNS).
+CALIBRATION_KEY_COLUMNS: tuple[str, ...] = ("comparison", "rater_a", "rater_b", "item_type")
 
 # judge-skips.csv
 JUDGE_SKIPS_COLUMNS: tuple[str, ...] = ("run_id", "reason")

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -106,6 +107,39 @@ def _read_csv(path: Path) -> pd.DataFrame:
     try:
         return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise LedgerError(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from exc
+    except pd.errors.EmptyDataError as exc:
+        raise LedgerError(f"{path}: empty file (expected a header row)") from exc
+
+
+def read_cells(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A ledger as written, every cell a string (empty cells ``""``), with the ``required`` columns.
+
+    For the passes that copy, merge or re-key a ledger's rows rather than compute on its values (the typed readers
+    above are for those).
+
+    Raises:
+        LedgerError: the file is absent, unreadable or empty, or lacks a required column.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise LedgerError(f"{path}: not found")
+    frame = _read_csv(path)
+    _require(frame, path, required)
+    return frame
+
+
+def read_numbers(path: str | Path) -> pd.DataFrame:
+    """A statistics table (``calibration.csv``, the judge study's tables), its numbers parsed and empty cells NaN:
+    the figures are computed on, not compared as text.
+
+    Raises:
+        LedgerError: the file is unreadable or empty.
+    """
+    path = Path(path)
+    try:
+        return pd.read_csv(path)
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise LedgerError(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from exc
     except pd.errors.EmptyDataError as exc:
         raise LedgerError(f"{path}: empty file (expected a header row)") from exc
@@ -207,6 +241,20 @@ def read_manifest(path: str | Path) -> pd.DataFrame:
     if bad_ts.any():
         raise _bad(path, df, "timestamp", bad_ts, "a UTC timestamp (20260808T073023Z or ISO 8601)")
     return df
+
+
+def read_manifest_ids(path: str | Path) -> list[str]:
+    """The run ids ``manifest.csv`` lists, in its order (all that reconciliation needs of it); ``[]`` when absent.
+
+    Raises:
+        LedgerError: an unreadable file, or one without a ``run_id`` column.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return []
+    raw = _read_csv(path)
+    _require(raw, path, ("run_id",))
+    return list(raw["run_id"])
 
 
 def parse_timestamps(values: pd.Series) -> pd.Series:
@@ -363,6 +411,36 @@ def read_judge_skips(path: str | Path) -> pd.DataFrame:
     df = _read_csv(path)
     _require(df, path, JUDGE_SKIPS_COLUMNS)
     return df[list(JUDGE_SKIPS_COLUMNS)].copy()
+
+
+def read_json_object(path: str | Path, fix: str) -> dict[str, Any] | None:
+    """A run directory's JSON object file; ``None`` when it is absent.
+
+    Raises:
+        LedgerError: one line naming the file and ``fix`` when it is not readable JSON or not an object.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise LedgerError(f"{path}: cannot be read as JSON ({str(exc).splitlines()[0]}) — {fix}") from exc
+    if not isinstance(data, dict):
+        raise LedgerError(f"{path}: not a JSON object — {fix}")
+    return data
+
+
+def json_object_or_none(path: str | Path) -> dict[str, Any] | None:
+    """A JSON object file, or ``None`` when it is absent, unreadable or not an object.
+
+    For the readers that tolerate a damaged record (provenance, a cached snapshot): the file is advisory there,
+    and the strict reader (:func:`read_json_object`) is the one that refuses it.
+    """
+    try:
+        return read_json_object(path, fix="")
+    except LedgerError:
+        return None
 
 
 def read_reconciliation(path: str | Path) -> Reconciliation | None:

@@ -2,40 +2,52 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair, ConditionError
 from skillbench.ledgers.checks import empty_checks, expected_check_rows, missing_check_rows, read_checks
-from skillbench.ledgers.columns import RUN_KEYS
+from skillbench.ledgers.columns import CALIBRATION_KEY_COLUMNS, PLAN_COLUMNS, RUN_KEYS
 from skillbench.ledgers.files import (
+    CALIBRATION_FILE,
+    CALIBRATION_GRADES_FILE,
     CHECKS_FILE,
+    CONSOLIDATION_FILE,
     JUDGE_COST_FILE,
     JUDGE_SKIPS_FILE,
     MANIFEST_FILE,
     METADATA_FILE,
     PAIRS_FILE,
+    PASS_FILE,
     PLAN_FILE,
     RECONCILIATION_FILE,
+    RETRIES_FILE,
     RUN_FILE,
     SCORES_FILE,
+    SENTINEL_FILE,
+    SENTINEL_GRADES_FILE,
 )
 from skillbench.ledgers.readers import (
     LedgerError,
     _read_csv,
     _require,
+    _to_int,
     empty_scores,
+    json_object_or_none,
+    read_json_object,
     read_judge_skips,
     read_manifest,
+    read_numbers,
     read_pairs,
     read_reconciliation,
     read_scores,
 )
 from skillbench.ledgers.reconciliation import Reconciliation, cross_check, reconcile_runs
+from skillbench.ledgers.run_folder import metadata_or_none, read_judge_cost
 from skillbench.vocab import COMPLETE_STATES
 
 
@@ -45,16 +57,8 @@ def read_run_json(run_dir: str | Path) -> dict:
     Raises:
         LedgerError: a ``run.json`` that is not a JSON object.
     """
-    path = Path(run_dir) / RUN_FILE
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LedgerError(f"{path}: not JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise LedgerError(f"{path}: not a JSON object")
-    return data
+    return read_json_object(Path(run_dir) / RUN_FILE, "generate writes it; restore it or generate the week "
+                            "again") or {}
 
 
 def week_run_key(run_dir: str | Path) -> str:
@@ -119,13 +123,8 @@ def read_judge_costs(run_dir: str | Path) -> pd.Series:
     Raises:
         LedgerError: a ``judge_cost.txt`` that is not a single number.
     """
-    costs: dict[str, float] = {}
-    for path in sorted(Path(run_dir).glob(f"*/{JUDGE_COST_FILE}")):
-        text = path.read_text(encoding="utf-8").strip()
-        try:
-            costs[path.parent.name] = float(text)
-        except ValueError as exc:
-            raise LedgerError(f"{path}: {text[:40]!r} is not a number of USD") from exc
+    costs = {path.parent.name: read_judge_cost(path.parent)
+             for path in sorted(Path(run_dir).glob(f"*/{JUDGE_COST_FILE}"))}
     return pd.Series(costs, dtype=float, name="judge_cost_usd")
 
 
@@ -133,11 +132,8 @@ def read_dropped_pieces(run_dir: str | Path) -> pd.DataFrame:
     """``prompt, piece``: what ``--skip-missing`` dropped from each prompt, once (from its runs' metadata)."""
     rows: set[tuple[str, str]] = set()
     for path in sorted(Path(run_dir).glob(f"*/{METADATA_FILE}")):
-        try:
-            meta = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue
-        if isinstance(meta, dict) and isinstance(meta.get("dropped"), list):
+        meta = metadata_or_none(path.parent)
+        if meta is not None and isinstance(meta.get("dropped"), list):
             rows |= {(str(meta.get("prompt", "")), str(piece)) for piece in meta["dropped"]}
     return pd.DataFrame(sorted(rows), columns=["prompt", "piece"])
 
@@ -145,11 +141,8 @@ def read_dropped_pieces(run_dir: str | Path) -> pd.DataFrame:
 def read_site_base(run_dir: str | Path) -> str | None:
     """The published site base recorded in the first run's ``metadata.json``, if any."""
     for path in sorted(Path(run_dir).glob(f"*/{METADATA_FILE}")):
-        try:
-            meta = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue
-        if not isinstance(meta, dict):
+        meta = metadata_or_none(path.parent)
+        if meta is None:
             continue
         # The suite's published base names the site people know; a simulated week also records its local one.
         value = meta.get("suite_site_base") or meta.get("site_base")
@@ -233,6 +226,108 @@ def read_plan_ids(run_dir: str | Path) -> list[str] | None:
     plan = _read_csv(path)
     _require(plan, path, ("run_id",))
     return list(plan["run_id"].astype(str))
+
+
+def read_plan(run_dir: str | Path) -> pd.DataFrame | None:
+    """``plan.csv``: every planned run (:data:`~skillbench.ledgers.columns.PLAN_COLUMNS`, in that order), ``rep``,
+    ``dormancy`` and ``order`` as integers, the rest as text; ``None`` when the week has no plan (qdrant's layout).
+
+    Raises:
+        LedgerError: an unreadable plan, a missing column or a non-integer ``rep``/``dormancy``/``order``.
+    """
+    path = Path(run_dir) / PLAN_FILE
+    if not path.is_file():
+        return None
+    raw = _read_csv(path)
+    _require(raw, path, PLAN_COLUMNS)
+    plan = raw[list(PLAN_COLUMNS)].copy()
+    for column in ("rep", "dormancy", "order"):
+        plan[column] = _to_int(plan, column, path, allow_empty=False)
+    return plan
+
+
+def read_retries(run_dir: str | Path) -> dict[str, Any]:
+    """``retries.json`` (retried runs, the legs' state, the limiter's ``concurrency``), ``{}`` when none.
+
+    Raises:
+        LedgerError: not a JSON object.
+    """
+    return read_json_object(Path(run_dir) / RETRIES_FILE, "move it aside; the next generate pass writes a new "
+                            "one") or {}
+
+
+def read_pass_record(run_dir: str | Path) -> dict[str, Any]:
+    """The week's ``judge.json`` (each judge pass's provenance, ``pairs_passes``), ``{}`` when not judged.
+
+    Raises:
+        LedgerError: not a JSON object.
+    """
+    return read_json_object(Path(run_dir) / PASS_FILE, "grade the week again (`skillbench judge RUN_DIR "
+                            "--fresh`)") or {}
+
+
+def pass_record_or_empty(run_dir: str | Path) -> dict[str, Any]:
+    """The week's ``judge.json``, ``{}`` when absent or damaged (for callers that only take advice from it)."""
+    return json_object_or_none(Path(run_dir) / PASS_FILE) or {}
+
+
+def read_sentinel(run_dir: str | Path) -> dict[str, Any] | None:
+    """The week's ``sentinel.json`` (the judge on the frozen gold set), ``None`` when absent or unreadable: the
+    scorecard then shows no sentinel section, as for a week the sentinel did not run on."""
+    return json_object_or_none(Path(run_dir) / SENTINEL_FILE)
+
+
+def read_sentinel_grades(run_dir: str | Path) -> pd.DataFrame:
+    """``sentinel-grades.csv``: the week's judge on the frozen gold set (calibration's grade columns, then
+    ``gold_verdict, gold_positive, agrees``); ``item_index`` an integer, ``positive``/``gold_positive``/``agrees``
+    as written (an empty cell NaN), the rest text.
+
+    Raises:
+        LedgerError: the file is absent or unreadable, or an ``item_index`` is not an integer.
+    """
+    path = Path(run_dir) / SENTINEL_GRADES_FILE
+    if not path.is_file():
+        raise LedgerError(f"{path}: not found — run the calibration stage (or `skillbench sentinel check`)")
+    try:
+        grades = pd.read_csv(path, dtype={"run_id": str, "verdict": str}, keep_default_na=False,
+                             na_values={"positive": [""], "gold_positive": [""], "agrees": [""]})
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise LedgerError(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from exc
+    _require(grades, path, ("run_id", "item_index", "verdict"))
+    grades["item_index"] = _to_int(grades.astype({"item_index": str}), "item_index", path, allow_empty=False)
+    return grades
+
+
+def read_consolidation(run_dir: str | Path) -> dict[str, Any] | None:
+    """``consolidation.json`` (``None`` when absent or unreadable: no consolidation is on record)."""
+    return json_object_or_none(Path(run_dir) / CONSOLIDATION_FILE)
+
+
+def read_calibration(run_dir: str | Path) -> pd.DataFrame | None:
+    """``calibration.csv``: one row per comparison × rater pair × item type, its statistics as numbers (empty
+    cells NaN; ``rater_b`` empty for self-agreement); ``None`` when the week was not calibrated.
+
+    Raises:
+        LedgerError: an unreadable file or a missing key column (:data:`CALIBRATION_KEY_COLUMNS`).
+    """
+    path = Path(run_dir) / CALIBRATION_FILE
+    if not path.is_file():
+        return None
+    table = read_numbers(path)
+    _require(table, path, CALIBRATION_KEY_COLUMNS)
+    table["rater_b"] = table["rater_b"].fillna("")
+    return table
+
+
+def read_calibration_grades(run_dir: str | Path) -> pd.DataFrame | None:
+    """``calibration-grades.csv``: every grading of the calibration (calibration's grade columns), values typed
+    as pandas infers them; ``None`` when the week was not calibrated.
+
+    Raises:
+        LedgerError: an unreadable file.
+    """
+    path = Path(run_dir) / CALIBRATION_GRADES_FILE
+    return read_numbers(path) if path.is_file() else None
 
 
 def _runs_in_manifest(scores: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:

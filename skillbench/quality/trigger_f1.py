@@ -37,7 +37,7 @@ import pandas as pd
 from skillbench.arms import arm_kind
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import MANIFEST_FILE, SKILL_QUALITY_FILE, TRANSCRIPT_FILE, TRIGGER_F1_FILE
-from skillbench.ledgers.readers import read_manifest
+from skillbench.ledgers.readers import read_cells, read_manifest
 from skillbench.ledgers.week import week_arms
 from skillbench.signals.manifest import SignalsError, activation_signals, read_metadata, site_bases
 from skillbench.signals.transcript import read_transcript
@@ -141,7 +141,7 @@ def predicted_triggering(path: str | Path) -> pd.Series | None:
     path = Path(path)
     if not path.is_file():
         return None
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame = read_cells(path, ("source", "measure", "sample", "family", "value"))
     rows = frame[frame["source"].eq("composite") & frame["measure"].eq(TRIGGERING_DIMENSION)
                  & frame["sample"].eq("mean")]
     values = pd.to_numeric(rows["value"].replace("", None), errors="coerce")

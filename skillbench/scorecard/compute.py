@@ -400,18 +400,9 @@ def read_week_sentinel(run_dir: Any) -> dict[str, Any] | None:
 
     Read as a ledger here (the scorecard never imports the judge or calibration code that wrote it).
     """
-    import json
-    from pathlib import Path
+    from skillbench.ledgers.week import read_sentinel
 
-    from skillbench.ledgers.files import SENTINEL_FILE
-
-    if run_dir is None:
-        return None
-    try:
-        data = json.loads((Path(run_dir) / SENTINEL_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return None if run_dir is None else read_sentinel(run_dir)
 
 
 def objective_frames(checks: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR,

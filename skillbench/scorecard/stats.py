@@ -63,14 +63,18 @@ def paired_differences(prompts: pd.DataFrame, metric: str = "must_coverage", *,
     return out.reset_index().sort_values(["model", "prompt"], kind="stable").reset_index(drop=True)
 
 
-def t_critical(df: float | np.ndarray | pd.Series, confidence: float = DEFAULT_CONFIDENCE) -> float | np.ndarray:
-    """Two-sided t multiplier for ``df`` degrees of freedom (``np.inf``: the normal quantile; ``NaN`` below 1).
+def t_critical(df: float | np.ndarray | pd.Series,
+               confidence: float = DEFAULT_CONFIDENCE) -> float | np.ndarray | pd.Series:
+    """Two-sided t multiplier for ``df`` degrees of freedom (``np.inf``: the normal quantile); ``NaN`` below 1.
 
-    The one t multiplier: the lift's interval, the noise band and the drift sentinel read it. A scalar ``df``
-    gives a float, an array (or Series) an array of the same shape.
+    The one t quantile of the package (the lift's CI, the objective layer's, the noise band, the sentinel, the
+    figures' error bars). A scalar ``df`` gives a float; an array or a Series gives the same shape (a Series keeps
+    its index).
     """
     dof = np.asarray(df, dtype=float)
     out = np.where(dof >= 1, sps.t.ppf(0.5 + confidence / 2, np.where(dof >= 1, dof, 1.0)), np.nan)
+    if isinstance(df, pd.Series):
+        return pd.Series(out, index=df.index)
     return float(out) if out.ndim == 0 else out
 
 

@@ -18,16 +18,17 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from skillbench.ledgers import run_folder
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.columns import MANIFEST_COLUMNS, VERSION_COLUMNS
-from skillbench.ledgers.files import MANIFEST_FILE, METADATA_FILE, TRANSCRIPT_FILE
+from skillbench.ledgers.files import MANIFEST_FILE, TRANSCRIPT_FILE
+from skillbench.ledgers.readers import LedgerError
 from skillbench.signals.transcript import Transcript, read_transcript
 
 # The run-state names are domain words (vocab.py, so the ledgers can read them); which state a folder is in is
@@ -150,20 +151,12 @@ def read_metadata(run_dir: Path) -> dict[str, Any]:
     """A run's ``metadata.json``, checked for the fields a manifest row needs.
 
     Raises:
-        SignalsError: not JSON, not an object, or a required field missing.
+        SignalsError: not JSON, not an object, or a required field missing (one line naming the file and field).
     """
-    path = run_dir / METADATA_FILE
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SignalsError(f"{path}: cannot be read as JSON ({str(exc).splitlines()[0]}) — rerun the run "
-                           "(move its folder aside and run generate again)") from exc
-    if not isinstance(meta, dict):
-        raise SignalsError(f"{path}: not a JSON object — rerun the run")
-    missing = [k for k in REQUIRED_METADATA if k not in meta]
-    if missing:
-        raise SignalsError(f"{path}: {missing[0]}: missing field — rerun the run")
-    return meta
+        return run_folder.read_metadata(run_dir, REQUIRED_METADATA)
+    except LedgerError as exc:
+        raise SignalsError(str(exc)) from exc
 
 
 def api_failure(result: dict[str, Any] | None) -> bool:
@@ -179,7 +172,12 @@ def budget_stopped(result: dict[str, Any] | None) -> bool:
     return result.get("subtype") == "error_max_budget_usd" or result.get("terminal_reason") == "budget_exhausted"
 
 
-def _state(meta: dict[str, Any] | None, transcript: Transcript) -> str:
+def decide_run_state(meta: Mapping[str, Any] | None, transcript: Transcript) -> str:
+    """The run-state rule (:func:`run_state` documents it) on a run's metadata and transcript, read or in memory.
+
+    Generation asks it of each attempt before the attempt is written (:func:`skillbench.generation.retries.
+    needs_retry`, with the attempt's ``timed_out`` and ``worker_lost``), so the retry and the resume decide alike.
+    """
     if meta is None:
         return HARNESS_INVALID  # a folder whose metadata cannot be read cannot be scored: rerun it
     if meta.get(SANDBOX_FAILURE):
@@ -195,7 +193,7 @@ def _state(meta: dict[str, Any] | None, transcript: Transcript) -> str:
     return BUDGET_HIT if budget_stopped(transcript.result) else FINISHED
 
 
-def run_state(run_folder: str | Path) -> str:
+def run_state(folder: str | Path) -> str:
     """The state a run folder ended its pass in: one of :data:`RUN_STATES` (ARCHITECTURE.md, "Run states").
 
     * ``sandbox_failure`` / ``harness_invalid``: generation recorded that the sandbox failed, or that it could
@@ -209,12 +207,14 @@ def run_state(run_folder: str | Path) -> str:
     Only ``finished`` and ``budget_hit`` are complete (:data:`COMPLETE_STATES`): resume keeps them and
     reconciliation counts them; resume moves every other folder aside and reruns it.
     """
-    folder = Path(run_folder)
-    try:
-        meta = json.loads((folder / METADATA_FILE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        meta = None
-    return _state(meta if isinstance(meta, dict) else None, read_transcript(folder / TRANSCRIPT_FILE))
+    folder = Path(folder)
+    return decide_run_state(run_folder.metadata_or_none(folder), read_transcript(folder / TRANSCRIPT_FILE))
+
+
+def run_states(out_dir: str | Path) -> dict[str, str]:
+    """The state of every run folder of a week (:func:`run_state`), by run id; ``_aside/`` and ``.tmp-`` folders
+    are not runs."""
+    return {folder.name: run_state(folder) for folder in run_dirs(out_dir)}
 
 
 def run_signals(run_dir: str | Path) -> dict[str, Any]:
@@ -228,7 +228,7 @@ def run_signals(run_dir: str | Path) -> dict[str, Any]:
     transcript = read_transcript(run_dir / TRANSCRIPT_FILE)
     init, result = transcript.init, transcript.result
     family, leaf = meta["skill_family"], meta["skill_leaf"]
-    state = _state(meta, transcript)
+    state = decide_run_state(meta, transcript)
     result = result or {}
     subtype = result.get("subtype", "")
     models = transcript.assistant_models()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import re
 import sys
@@ -20,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from skillbench.ledgers.files import MANIFEST_FILE, RECONCILIATION_FILE, WEEKLY_DIR
+from skillbench.ledgers.readers import read_json_object
 from skillbench.markdown import markdown_sections  # noqa: F401 - the notebooks read sections through here
 
 
@@ -163,8 +163,8 @@ def resolve_run_dir(suite_dir: str | Path, run_key: str, run_dir: str | Path = "
 def reconciliation_table(report: Mapping[str, Any] | str | Path) -> pd.DataFrame:
     """A reconciliation (dict, or a run directory holding ``reconciliation.json``) as ``check, value`` rows."""
     if not isinstance(report, Mapping):
-        path = Path(report) / RECONCILIATION_FILE
-        report = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        report = read_json_object(Path(report) / RECONCILIATION_FILE, "generate the week again (or run "
+                                  "`skillbench generate` with the same run key to resume)") or {}
     rows = [(k, v if not isinstance(v, list) else (len(v) if not v else f"{len(v)}: {', '.join(map(str, v[:5]))}"
                                                    + (" …" if len(v) > 5 else "")))
             for k, v in report.items()]

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +27,8 @@ import pandas as pd
 
 from skillbench.ledgers.files import RUN_FILE
 from skillbench.ledgers.lock import run_dir_lock
+from skillbench.ledgers.readers import json_object_or_none
+from skillbench.vocab import BUDGET_HIT, COMPLETE_STATES, FINISHED
 from skillbench.weekly.calibration_stage import (  # the 04 stage's functions live there; re-exported here
     calibrate_week as calibrate_week,
 )
@@ -61,14 +62,15 @@ def plan_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "", *, 
     ``skip_missing``: load the suite as ``--skip-missing`` does (:mod:`skillbench.suite.skip_missing`).
 
     Returns:
-        ``plan.csv``'s columns plus ``status``: ``finished`` when the run folder holds a finished run,
-        ``limited`` when ``prompts``/``families`` keep it out of this pass, else ``pending``.
+        ``plan.csv``'s columns plus ``status``: the run's state when its folder holds a complete run
+        (``finished`` or ``budget_hit``, :func:`skillbench.generation.run_state`), ``limited`` when
+        ``prompts``/``families`` keep it out of this pass, else ``pending``.
 
     Raises:
         SelectionError: ``prompts`` or ``families`` names something the plan does not have.
     """
     from skillbench.generation.plan import make_plan, selected
-    from skillbench.generation.run import finished_runs
+    from skillbench.signals.manifest import run_states
     from skillbench.suite.load import load_suite
 
     suite = load_suite(_path(suite_dir), skip_missing=skip_missing)
@@ -76,14 +78,16 @@ def plan_week(suite_dir: str | Path, run_key: str, run_dir: str | Path = "", *, 
     plan = make_plan(suite, run_key, models=models, conditions=conditions, reps=reps, seed=seed)
     keep = selected(plan, suite, prompts=list(prompts), families=list(families))
     folder = resolve_run_dir(suite_dir, run_key, run_dir)
-    done = finished_runs(folder) if folder.is_dir() else set()
-    status = np.where(plan["run_id"].isin(done), "finished", np.where(keep, "pending", "limited"))
+    states = plan["run_id"].map(run_states(folder) if folder.is_dir() else {})
+    done = states.isin(COMPLETE_STATES)
+    status = np.where(done, states, np.where(keep, "pending", "limited"))
     return plan.assign(status=status)
 
 
 def plan_matrix(plan: pd.DataFrame) -> pd.DataFrame:
     """Runs per model × condition, split by status (a compact view of a plan)."""
-    columns = ["finished", "pending", *(["limited"] if plan["status"].eq("limited").any() else [])]
+    columns = [FINISHED, *([BUDGET_HIT] if plan["status"].eq(BUDGET_HIT).any() else []), "pending",
+               *(["limited"] if plan["status"].eq("limited").any() else [])]
     return (plan.pivot_table(index=["model", "condition"], columns="status", values="run_id", aggfunc="count",
                              fill_value=0).reindex(columns=columns, fill_value=0)
             .assign(total=lambda f: f.sum(axis=1)).reset_index())
@@ -310,11 +314,7 @@ def judge_settings(run_dir: str | Path) -> Any:
     when the week or its suite has none)."""
     from skillbench.suite.config import ConfigError, JudgeSettings, load_config
 
-    path = _path(run_dir) / RUN_FILE
-    try:
-        suite_dir = json.loads(path.read_text(encoding="utf-8")).get("suite_dir") or ""
-    except (OSError, ValueError):
-        suite_dir = ""
+    suite_dir = (json_object_or_none(_path(run_dir) / RUN_FILE) or {}).get("suite_dir") or ""
     if not suite_dir or not Path(suite_dir).is_dir():
         return JudgeSettings()
     try:

@@ -7,13 +7,13 @@ from typing import Any
 
 import pandas as pd
 
+from skillbench.ledgers.columns import CALIBRATION_KEY_COLUMNS
 from skillbench.ledgers.files import (
-    CALIBRATION_FILE,
-    CALIBRATION_GRADES_FILE,
     CALIBRATION_MD,
     JUDGE_SKIPS_FILE,
     SCORES_FILE,
 )
+from skillbench.ledgers.week import read_calibration, read_calibration_grades
 from skillbench.vocab import OUTCOMES
 from skillbench.weekly.notebook import _path
 
@@ -41,14 +41,13 @@ def judge_tables(run_dir: str | Path) -> dict[str, pd.DataFrame]:
 def calibration_tables(run_dir: str | Path) -> dict[str, Any]:
     """``calibration.csv`` as ``agreement`` and ``self_agreement`` tables, ``grades``, and ``markdown``."""
     folder = _path(run_dir)
-    table = pd.read_csv(folder / CALIBRATION_FILE, keep_default_na=True) if (folder / CALIBRATION_FILE).is_file() \
-        else pd.DataFrame(columns=["comparison", "rater_a", "rater_b", "item_type"])
-    table["rater_b"] = table["rater_b"].fillna("")
-    grades_path = folder / CALIBRATION_GRADES_FILE
+    table = read_calibration(folder)
+    table = pd.DataFrame(columns=list(CALIBRATION_KEY_COLUMNS)) if table is None else table
+    grades = read_calibration_grades(folder)
     md = folder / CALIBRATION_MD
     return {
         "agreement": table[table["comparison"] != "self-agreement"].reset_index(drop=True),
         "self_agreement": table[table["comparison"] == "self-agreement"].reset_index(drop=True),
-        "grades": pd.read_csv(grades_path) if grades_path.is_file() else pd.DataFrame(),
+        "grades": pd.DataFrame() if grades is None else grades,
         "markdown": md.read_text(encoding="utf-8") if md.is_file() else "",
     }

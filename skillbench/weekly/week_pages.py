@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from skillbench.ledgers.files import CALIBRATION_HTML, CALIBRATION_MD, MANIFEST_FILE, SCORECARD_FILE, SCORECARD_HTML
+from skillbench.ledgers.readers import read_cells
 from skillbench.report import pages as rpt
 
 
@@ -28,8 +28,8 @@ def finish_pages(state: dict[str, Any], run_dir: Path, report_dir: Path) -> None
     manifest = run_dir / MANIFEST_FILE
     if manifest.is_file():
         with contextlib.suppress(Exception):
-            used = pd.read_csv(manifest, usecols=["sandbox"], dtype=str)["sandbox"].dropna().unique()
-            state["sandboxes_used"] = sorted(str(s) for s in used)
+            sandboxes = read_cells(manifest, ("sandbox",))["sandbox"]
+            state["sandboxes_used"] = sorted(str(s) for s in sandboxes[sandboxes.ne("")].unique())
 
 
 def headline(history: Path, run_key: str) -> list[dict[str, Any]]:

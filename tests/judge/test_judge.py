@@ -29,7 +29,7 @@ from skillbench.judge.quotes import normalize_quote, quote_in_answer
 from skillbench.ledgers import AppendLedger, LedgerConflict, read_scores
 from skillbench.ledgers.columns import QDRANT_SCORES_COLUMNS, SCORES_COLUMNS
 from skillbench.scorecard import prompt_rep_scores
-from skillbench.signals import read_transcript
+from skillbench.signals import read_transcript, write_manifest
 from tests.helpers.judge import CLI, judge_endpoint, run_cli, scores, truth
 from tests.helpers.shared import QDRANT, require
 
@@ -322,6 +322,7 @@ def test_cli_judge_writes_its_files_and_skips_what_it_cannot_grade(sim_week: Pat
         events[-1].update(edit)
         events = [e for e in events if e["type"] != "assistant"] if run is empty else events
         path.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    write_manifest(sim_week)  # the runs changed after generate: their signals again, as `skillbench signals` does
     with judge_endpoint() as ep:
         done = run_cli("judge", str(sim_week), "--endpoint", ep.base_url, "--backend", "sim", "--samples", "2")
     assert done.returncode == 0, done.stderr[-2000:]
