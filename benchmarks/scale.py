@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from skillbench.generation import GenerateOptions, docker_available, generate, model_endpoint  # noqa: E402
+from skillbench.runtime import PassContext  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
 
 SUITE = ROOT / "tests" / "data" / "tiny-suite"
@@ -63,8 +64,8 @@ def in_process(args: argparse.Namespace, out: Path, **extra) -> dict:
     """One pass of generate in this process: wall, CPU, runs and completeness."""
     suite = load_suite(args.suite)
     cpu0, t0 = time.process_time(), time.perf_counter()
-    report = generate(suite, options(args, out, **extra), log=lambda m: None,
-                      endpoint_factory=lambda: model_endpoint("sim", suite_dir=suite, seed=0))
+    report = generate(suite, options(args, out, **extra), PassContext(
+        log=lambda m: None, endpoint=lambda: model_endpoint("sim", suite_dir=suite, seed=0)))
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     runs = sum(1 for p in out.iterdir() if (p / "metadata.json").is_file())
     return {"wall_s": wall, "cpu_s": cpu, "runs": runs, "complete": bool(report.get("complete"))}

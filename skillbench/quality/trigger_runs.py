@@ -163,14 +163,17 @@ def measure_description(suite: Suite, family: str, description: str, queries: Se
 
     ``work`` (must not exist) receives the trigger suite (``work/suite``) and the runs (``work/runs``).
     """
+    from skillbench.generation.options import GenerateOptions
     from skillbench.suite.load import load_suite
-    from skillbench.weekly.stages import run_generation
+    from skillbench.weekly.stages import StageRuntime, run_generation
 
     tsuite = load_suite(write_trigger_suite(suite, family, description, queries, work / "suite"))
     runs = work / "runs"
-    run_generation(tsuite, "trigger", out_dir=runs, backend=spec.backend, endpoint=spec.endpoint,
-                   models=[spec.model], reps=spec.k, conditions=[WITH_SKILL], jobs=spec.jobs, sandbox=spec.sandbox,
-                   seed=spec.seed, timeout_s=spec.timeout_s, max_total_usd=max_total_usd, log=log)
+    opts = GenerateOptions(run_key="trigger", out_dir=runs, models=[spec.model], reps=spec.k, conditions=[WITH_SKILL],
+                           jobs=spec.jobs, sandbox=spec.sandbox or None, seed=spec.seed, timeout_s=spec.timeout_s,
+                           max_total_usd=max_total_usd)
+    runtime = StageRuntime(backend=spec.backend, endpoint=spec.endpoint, log=log)
+    run_generation(tsuite, opts, runtime.context(seed=spec.seed, suite=tsuite))
     manifest = read_manifest(runs / MANIFEST_FILE)
     ok = manifest[reliable(manifest)]
     act = activated(ok)

@@ -133,9 +133,9 @@ def plan_story(suite: Suite, *, weeks: int, models: list[str], edit_week: int = 
         raise ValueError(f"--drift-model {drift_model}: not one of the demo's models ({', '.join(models)})")
     story = DemoStory(weeks=weeks, models=list(models), before_gain=before_gain, drift=drift,
                       judge_leniency=judge_leniency)
-    from skillbench.judge.client import DEFAULT_JUDGE_MODEL
+    from skillbench.judge.client import resolve_judge_model
 
-    judge_model = judge_model or DEFAULT_JUDGE_MODEL
+    judge_model = resolve_judge_model(judge_model)
     candidates = [
         (edit_week, ScriptedMove(edit_week, SKILL_EDIT, family, tuple(models), UP,
                                  f"{family}'s SKILL.md goes from its draft to the real skill (the draft was worth "

@@ -113,10 +113,10 @@ def lint_skills(suite_dir: str | Path, *, judge: bool = False, judges: int = 1, 
     passed = None
     if judge:
         from skillbench.generation.backend import model_endpoint
-        from skillbench.judge.client import DEFAULT_JUDGE_MODEL
+        from skillbench.judge.client import resolve_judge_model
         from skillbench.quality.anchored_judge import judge_units
 
-        model = judge_model or DEFAULT_JUDGE_MODEL
+        model = resolve_judge_model(judge_model)
         options["judge_model"] = model
         with model_endpoint(backend, endpoint=endpoint or None, seed=seed) as ep:
             options["endpoint_kind"] = ep.kind

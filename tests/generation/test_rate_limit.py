@@ -23,6 +23,7 @@ from skillbench.generation.retries import note_rate_limits
 from skillbench.generation.sandbox import SandboxResult
 from skillbench.ledgers.readers import read_manifest
 from skillbench.limiter import AdaptiveLimiter
+from skillbench.runtime import PassContext
 from skillbench.signals.manifest import rate_limit_retries, was_rate_limited
 from skillbench.suite import load_suite
 from tests.helpers.sim import forced, make_suite, require_cli, write_profiles
@@ -85,8 +86,8 @@ def limited_week(tmp_path_factory) -> tuple[Path, list[str]]:
                            sandbox="docker" if docker_available() else "local",
                            extra_env={"CLAUDE_CODE_MAX_RETRIES": CLI_RETRIES})
     lines: list[str] = []
-    report = generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=suite, seed=3,
-                                                                           profiles=profiles), log=lines.append)
+    report = generate(suite, opts, PassContext(endpoint=lambda: model_endpoint("sim", suite_dir=suite, seed=3,
+                                                                           profiles=profiles), log=lines.append))
     assert report["complete"], report
     return out, lines
 
