@@ -32,6 +32,7 @@ from skillbench.calibration.labels import (
 )
 from skillbench.cli import main
 from skillbench.judge import JudgeOptions, judge_run_dir, opaque_run_id
+from skillbench.runtime import PassContext
 from tests.helpers.judge import judge_endpoint, run_cli, truth
 from tests.helpers.shared import DATA_DIR
 
@@ -219,10 +220,10 @@ def _hand_kappa(merged: pd.DataFrame, x: str, y: str) -> float:
 
 def test_disagreements_to_merged_labels_to_inter_human_kappa(sim_week: Path) -> None:
     with judge_endpoint(flip_rate=0.15) as ep:
-        assert judge_run_dir(sim_week, JudgeOptions(jobs=3, max_retries=1), base_url=ep.base_url,
-                             api_key=ep.api_key, log=lambda m: None).ok
+        assert judge_run_dir(sim_week, JudgeOptions(jobs=3, max_retries=1),
+                             PassContext(endpoint=ep, log=lambda m: None)).ok
         cal = calibrate(sim_week, CalibrationOptions(repeat=3, sample=8, jobs=3, max_retries=1),
-                        base_url=ep.base_url, api_key=ep.api_key, log=lambda m: None)
+                        PassContext(endpoint=ep, log=lambda m: None))
     # The real calibration-grades.csv: its flipping items are the disagreements.
     flips = flipping_items(cal.grades, [r for r in cal.grades["rater"].unique()])
     assert len(flips) > 0

@@ -129,8 +129,8 @@ def test_the_judge_under_the_rate_limit_engages_the_limiter_and_completes(limite
 
     week, _ = limited_week
     with model_endpoint("sim", profiles={"rate_limit": JUDGE_RATE}) as ep:
-        report = judge_run_dir(week, JudgeOptions(jobs=JOBS, max_retries=4), base_url=ep.base_url,
-                               api_key=ep.api_key, endpoint_kind=ep.kind, log=lambda m: None)
+        report = judge_run_dir(week, JudgeOptions(jobs=JOBS, max_retries=4),
+                               PassContext(endpoint=ep, log=lambda m: None))
     assert report.ok and report.graded == RUNS and report.ungraded_items == 0
     err = capfd.readouterr().err
     assert "concurrency" in err and "HTTP 429" in err  # the limiter cut on the judge's 429s, and said so
