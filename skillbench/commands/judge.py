@@ -59,6 +59,8 @@ PENDING_EXIT = 3  # a batched pass stopped waiting (--batch-wait); a rerun conti
 
 
 def _selection(args: argparse.Namespace) -> RunSelection:
+    from skillbench.judge.answers import RunSelection
+
     return RunSelection(tuple(listed(args.prompts) or ()), tuple(listed(args.families) or ()))
 
 
