@@ -204,7 +204,7 @@ def test_labels_export_and_judge_vs_human(sim_week: Path) -> None:
     pd.concat([a, b]).to_csv(filled, index=False)
     labels = read_labels(filled)
     assert len(labels) == 60 and set(labels["labeler"]) == {"ann", "bob"}
-    cal = calibrate(sim_week, CalibrationOptions(repeat=1, human=filled), log=lambda m: None)  # no model call
+    cal = calibrate(sim_week, CalibrationOptions(repeat=1, human=filled), PassContext(log=lambda m: None))  # no call
     rows = cal.agreement[cal.agreement["item_type"] == "all"].set_index("rater_a")
     ann = rows.loc["human:ann"]
     # Against a perfect human, the judge's confusion is exactly its flips on the labelled items.
