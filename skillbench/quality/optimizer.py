@@ -83,12 +83,19 @@ def failures(m: Measurement, tset: TriggerSet) -> tuple[list[str], list[str]]:
 
 
 
-def optimize(suite: Suite, tset: TriggerSet, work: Path, *, iterations: int, spec: RunSpec, rewriter: Rewriter,
-             max_total_usd: float | None = None, spent_usd: float = 0.0, log: Log = print) -> OptimizeResult:
-    """Run the loop (module docstring); runs go under ``work`` (must not exist).
+@dataclass(frozen=True)
+class LoopBudget:
+    """How long the loop runs and what it may spend."""
 
-    ``spent_usd`` is what was spent before the loop (the near-miss generator's call): it counts toward the cap.
-    """
+    iterations: int
+    max_total_usd: float | None = None  # the cap (None: none)
+    spent_usd: float = 0.0  # spent before the loop (the near-miss generator's call): it counts toward the cap
+
+
+def optimize(suite: Suite, tset: TriggerSet, work: Path, *, budget: LoopBudget, spec: RunSpec, rewriter: Rewriter,
+             log: Log = print) -> OptimizeResult:
+    """Run the loop (module docstring) within ``budget``; runs go under ``work`` (must not exist)."""
+    iterations, max_total_usd, spent_usd = budget.iterations, budget.max_total_usd, budget.spent_usd
     family = tset.family
     hub = suite.family_dir(family) / SKILL_FILE
     before = file_sha(hub)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from skillbench.generation.cli_call import ATTEMPT_HEADER, RUN_ID_HEADER
 from skillbench.quality.near_miss import near_miss_payload, near_miss_request, parse_near_misses
 from skillbench.quality.optimize_report import write_outputs
-from skillbench.quality.optimizer import OptimizeResult, optimize
+from skillbench.quality.optimizer import LoopBudget, OptimizeResult, optimize
 from skillbench.quality.rewriter import parse_description, rewrite_request
 from skillbench.quality.trigger_runs import RunSpec
 from skillbench.quality.trigger_set import build_trigger_set, check_splittable
@@ -94,9 +95,18 @@ def _ask(client: JudgeClient, request: dict, run_id: str, parse: Callable[[Any],
     return value, spent[0]
 
 
-def run_optimize(suite: Suite, family: str, out_dir: Path, *, iterations: int, spec: RunSpec,
-                 rewriter_model: str = DEFAULT_REWRITER_MODEL, max_total_usd: float | None = None,
-                 trigger_set: Path | None = None, near_misses: int,
+@dataclass(frozen=True)
+class OptimizeOptions:
+    """What ``skillbench optimize-description`` was asked to do (besides the trigger runs' :class:`RunSpec`)."""
+
+    iterations: int
+    near_misses: int
+    rewriter_model: str = DEFAULT_REWRITER_MODEL
+    max_total_usd: float | None = None
+    trigger_set: Path | None = None  # a fixed trigger set (None: built from the suite and the near-misses)
+
+
+def run_optimize(suite: Suite, family: str, out_dir: Path, options: OptimizeOptions, *, spec: RunSpec,
                  log: Callable[[str], None] = _stderr) -> tuple[OptimizeResult, dict[str, Path]]:
     """The whole command: near-misses, trigger set, loop, files. Returns the result and the files written.
 
@@ -109,6 +119,7 @@ def run_optimize(suite: Suite, family: str, out_dir: Path, *, iterations: int, s
     from skillbench.generation.backend import model_endpoint
     from skillbench.judge.client import JudgeClient
 
+    rewriter_model, trigger_set, near_misses = options.rewriter_model, options.trigger_set, options.near_misses
     check_splittable(suite, family, spec.seed, trigger_set, near_misses)
     check_out_dir(suite, out_dir)
     with model_endpoint(spec.backend, endpoint=spec.endpoint or None, seed=spec.seed) as ep:
@@ -129,8 +140,8 @@ def run_optimize(suite: Suite, family: str, out_dir: Path, *, iterations: int, s
                 return _ask(client, rewrite_request(payload), f"optimize-{family}-{next(calls)}",
                             lambda message: parse_description(message, int(payload["max_chars"])))
 
-            result = optimize(suite, tset, folder / RUNS_DIR, iterations=iterations, spec=spec, rewriter=rewriter,
-                              max_total_usd=max_total_usd, spent_usd=near_miss_usd, log=log)
+            budget = LoopBudget(options.iterations, options.max_total_usd, spent_usd=near_miss_usd)
+            result = optimize(suite, tset, folder / RUNS_DIR, budget=budget, spec=spec, rewriter=rewriter, log=log)
         finally:
             client.close()
     result.rewriter_model = rewriter_model
