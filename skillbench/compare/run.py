@@ -138,9 +138,10 @@ def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntim
         shared = dataclasses.replace(runtime, backend=backend, endpoint=url, holder="skillbench compare")
         _generate(comp, run_dir, o, shared)
         _judge(run_dir, o, shared)
+    from skillbench.runtime import PassContext
     from skillbench.weekly.stages import scorecard_week
 
-    card = scorecard_week(run_dir, write=True, wait=runtime.wait, holder="skillbench compare")
+    card = scorecard_week(run_dir, write=True, ctx=PassContext(wait=runtime.wait, holder="skillbench compare"))
     return write_outcome(comp, run_dir, card, fail_on=o.fail_on)
 
 

@@ -47,6 +47,10 @@ if TYPE_CHECKING:  # the options classes load their packages: imported where a p
 Log = Callable[[str], None]
 
 
+# A pass that sends no request: no endpoint, this process's threads, stderr, and a busy week refused at once.
+LOCAL_PASS = PassContext()
+
+
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
@@ -372,7 +376,7 @@ class WeekScorecard:
 
 def scorecard_week(run_dir: str | Path, history_path: str | Path = "", *, write: bool = False,
                    n_resamples: int | None = None, run_key: str | None = None, seed: int | None = None,
-                   site: str | None = None, wait: bool = False, holder: str | None = None) -> WeekScorecard:
+                   site: str | None = None, ctx: PassContext = LOCAL_PASS) -> WeekScorecard:
     """Write ``scorecard.md`` and upsert the history (``write``, under the run directory's lock), or compute it
     without writing.
 
@@ -380,8 +384,10 @@ def scorecard_week(run_dir: str | Path, history_path: str | Path = "", *, write:
     as it is (this week already in it, or added in memory only). A comparison neither reads nor writes it
     (:func:`skillbench.scorecard.write.week_history`).
 
+    ``ctx``: the lock's holder and ``wait``, and its log (nothing here sends a request).
+
     Raises:
-        RunDirBusy: ``write`` and another pass holds the run directory (and not ``wait``).
+        RunDirBusy: ``write`` and another pass holds the run directory (and not ``ctx.wait``).
     """
     from skillbench.ledgers.week import load_week
     from skillbench.scorecard.compute import compute_scorecard
@@ -394,7 +400,7 @@ def scorecard_week(run_dir: str | Path, history_path: str | Path = "", *, write:
     n = n_resamples or DEFAULT_RESAMPLES
     seed = DEFAULT_SEED if seed is None else seed
     if write:
-        with run_dir_lock(folder, command=holder, wait=wait, log=_stderr):
+        with run_dir_lock(folder, command=ctx.holder, wait=ctx.wait, log=ctx.log):
             result = write_scorecard(folder, history_path=hpath, n_resamples=n, run_key=run_key, seed=seed,
                                      site=site)
         return WeekScorecard(result.data, result.markdown, result.path)
