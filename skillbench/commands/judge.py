@@ -287,7 +287,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 
 def run_labels_export(args: argparse.Namespace) -> int:
-    from skillbench.calibration.labels import LabelsError, companion_path, export_labels
+    from skillbench.calibration.labels import LabelsError, SheetOptions, companion_path, export_labels
     from skillbench.cli import UsageError
 
     run_dir = week_folder(args.run_dir)
@@ -299,9 +299,9 @@ def run_labels_export(args: argparse.Namespace) -> int:
         if f and not Path(f).is_file():
             raise UsageError(f"{f}: not a file")
     try:
-        path, sheet = export_labels(run_dir, args.n, seed=args.seed, out=args.out, overwrite=args.force,
-                                    labeler=args.labeler, disagreements=args.disagreements,
-                                    disagreement_share=args.disagreement_share, same_as=args.same_as)
+        sheet_options = SheetOptions(n=args.n, seed=args.seed, labeler=args.labeler, disagreements=args.disagreements,
+                                     disagreement_share=args.disagreement_share, same_as=args.same_as)
+        path, sheet = export_labels(run_dir, sheet_options, out=args.out, overwrite=args.force)
     except LabelsError as exc:
         raise UsageError(str(exc)) from exc
     companion = companion_path(path)

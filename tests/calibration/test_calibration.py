@@ -20,6 +20,7 @@ import pytest
 from skillbench.calibration import (
     CalibrationOptions,
     LabelsError,
+    SheetOptions,
     calibrate,
     cohen_kappa,
     export_labels,
@@ -187,7 +188,7 @@ def test_labels_export_and_judge_vs_human(sim_week: Path) -> None:
     strata = sheet.groupby([arms, sheet["item_type"]]).size()
     assert len(strata) == 6 and strata.min() >= 2  # both arms × three item types, none starved
     with pytest.raises(LabelsError, match="exists"):
-        export_labels(sim_week, 30)
+        export_labels(sim_week, SheetOptions(n=30))
     # Two people label: one from the answer key, one who disagrees on a few items.
     key = truth(sim_week).set_index(["run_id", "item_index"])["positive"]
     verdict = {("must", 1): "met", ("must", 0): "missing", ("bonus", 1): "met", ("bonus", 0): "absent",
