@@ -63,7 +63,7 @@ def shared_endpoint(backend: str | None, endpoint: str, suite: Any, seed: int) -
         return
     from skillbench.sim.server import SimServer
 
-    with SimServer(suite, host="127.0.0.1", seed=seed) as server:
+    with SimServer(suite, seed=seed) as server:  # on loopback
         yield server.base_url
 
 

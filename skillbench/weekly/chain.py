@@ -165,7 +165,7 @@ def chain_endpoint(backend: str, suite_dir: Path, seed: int, profiles: Path | No
         return
     from skillbench.sim.server import SimServer
 
-    server = SimServer(suite_dir, host="127.0.0.1", seed=seed, profiles=profiles)
+    server = SimServer(suite_dir, seed=seed, profiles=profiles)  # on loopback
     with server:
         yield server.base_url
 
