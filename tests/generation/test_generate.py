@@ -206,8 +206,9 @@ def test_partial_run_dirs_are_moved_aside(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["_aside", "notes"]
 
 
-def _one_run(tmp_path, suite_dir: Path, profiles: Path, *, sandbox: str = "local", model: str = "haiku",
-             reps: int = 1, conditions=("with-skill",), timeout: float = 120, extra_env=None):
+def _one_run(tmp_path, suite_dir: Path, profiles: Path, *, reps: int = 1, conditions=("with-skill",),
+             timeout: float = 120, extra_env=None):
+    sandbox, model = "local", "haiku"
     suite = load_suite(suite_dir)
     suite.prompts = [p for p in suite.prompts if p.name == "dates-day-month-swapped"]
     opts = _opts(tmp_path / "w", models=[model], conditions=list(conditions), reps=reps, jobs=1, sandbox=sandbox,
