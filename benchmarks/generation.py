@@ -35,6 +35,7 @@ from skillbench.generation import (  # noqa: E402
     generate,
 )
 from skillbench.generation.image import RUNNER_HOME  # noqa: E402
+from skillbench.runtime import PassContext  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
 from skillbench.weekly import model_endpoint  # noqa: E402
 
@@ -104,8 +105,8 @@ def main() -> None:
                                        conditions=["no-skill", "with-skill"], reps=2, jobs=jobs,
                                        sandbox="docker" if docker_available() else "local")
                 t0 = time.perf_counter()
-                generate(suite, opts, log=lambda m: None, endpoint_factory=lambda: model_endpoint(
-                    "sim", suite_dir=SUITE, profiles=profiles))
+                generate(suite, opts, PassContext(log=lambda m: None, endpoint=lambda: model_endpoint(
+                    "sim", suite_dir=SUITE, profiles=profiles)))
                 walls[jobs] = time.perf_counter() - t0
             print("wall clock of a 10-run week: " + ", ".join(
                 f"--jobs {j}: {w:.1f}s (speedup {walls[1] / w:.2f}x)" for j, w in walls.items()))

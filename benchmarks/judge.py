@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from skillbench.judge import JudgeClient, JudgeOptions, judge_run_dir  # noqa: E402
+from skillbench.runtime import PassContext  # noqa: E402
 from skillbench.sim.answers import compose  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
 from skillbench.weekly import model_endpoint  # noqa: E402
@@ -95,10 +96,10 @@ def main() -> int:
             opts = JudgeOptions(jobs=jobs, samples=args.samples, max_retries=1)
             TimedClient.seconds = 0.0
             t0 = time.perf_counter()
-            report = judge_run_dir(week, opts, base_url=ep.base_url, api_key=ep.api_key, log=lambda m: None)
+            report = judge_run_dir(week, opts, PassContext(endpoint=ep, log=lambda m: None))
             wall = time.perf_counter() - t0
             t1 = time.perf_counter()
-            judge_run_dir(week, opts, base_url=ep.base_url, api_key=ep.api_key, log=lambda m: None)
+            judge_run_dir(week, opts, PassContext(endpoint=ep, log=lambda m: None))
             resume = time.perf_counter() - t1
             assert report.graded == args.runs and report.ok
             share = TimedClient.seconds / jobs / wall

@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 from skillbench.calibration.run import CalibrationOptions, calibrate  # noqa: E402
 from skillbench.judge import JudgeOptions, judge_run_dir  # noqa: E402
 from skillbench.judge.pairwise import judge_pairs  # noqa: E402
+from skillbench.runtime import PassContext  # noqa: E402
 from skillbench.weekly import model_endpoint  # noqa: E402
 
 DEMO_WEEK = ROOT / "reports" / "demo-history" / "suite" / "weekly" / "demo-w01"
@@ -61,13 +62,11 @@ def fresh_copy(week: Path, dest: Path) -> Path:
 def measure(week: Path, batch: bool, cache: bool, repeat: int, jobs: int) -> dict[str, float]:
     quiet = lambda _m: None  # noqa: E731
     with model_endpoint("sim") as ep:
-        rubric = judge_run_dir(week, JudgeOptions(jobs=jobs, batch=batch, cache=cache), base_url=ep.base_url,
-                               api_key=ep.api_key, endpoint_kind=ep.kind, log=quiet)
-        pairs = judge_pairs(week, base_url=ep.base_url, api_key=ep.api_key, jobs=jobs, batch=batch,
-                            simulated=ep.simulated, log=quiet)
+        rubric = judge_run_dir(week, JudgeOptions(jobs=jobs, batch=batch, cache=cache),
+                               PassContext(endpoint=ep, log=quiet))
+        pairs = judge_pairs(week, JudgeOptions(jobs=jobs, batch=batch), PassContext(endpoint=ep, log=quiet))
         cal = calibrate(week, CalibrationOptions(repeat=repeat, jobs=jobs, batch=batch, cache=cache,
-                                                 endpoint_kind=ep.kind), base_url=ep.base_url, api_key=ep.api_key,
-                        log=quiet)
+                                                 endpoint_kind=ep.kind), PassContext(endpoint=ep, log=quiet))
     last = json.loads((week / "judge.json").read_text())["passes"][-1]
     return {"graded": rubric.graded, "rubric": rubric.cost_usd, "pairs": pairs.cost_usd, "calibration": cal.cost_usd,
             "total": rubric.cost_usd + pairs.cost_usd + cal.cost_usd, "ungraded": rubric.ungraded_items,

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from skillbench.generation import GenerateOptions, docker_available, generate  # noqa: E402
 from skillbench.ledgers.readers import read_manifest  # noqa: E402
+from skillbench.runtime import PassContext  # noqa: E402
 from skillbench.signals.manifest import rate_limit_retries  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
 from skillbench.weekly import model_endpoint  # noqa: E402
@@ -57,8 +58,8 @@ def one_pass(root: Path, *, adaptive: bool, jobs: int, reps: int, rpm: float, bu
                            reps=reps, jobs=jobs, seed=11, timeout_s=240, sandbox=sandbox, adaptive=adaptive,
                            extra_env={"CLAUDE_CODE_MAX_RETRIES": CLI_RETRIES})
     t0 = time.perf_counter()
-    report = generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=suite, seed=11,
-                                                                           profiles=profiles), log=lambda m: None)
+    report = generate(suite, opts, PassContext(endpoint=lambda: model_endpoint("sim", suite_dir=suite, seed=11,
+                                                                           profiles=profiles), log=lambda m: None))
     wall = time.perf_counter() - t0
     manifest = read_manifest(out / "manifest.csv")
     limited = manifest["rate_limited"].astype(str).isin({"1", "True"})

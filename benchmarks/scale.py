@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from skillbench.generation import GenerateOptions, docker_available, generate  # noqa: E402
+from skillbench.runtime import PassContext  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
 from skillbench.weekly import model_endpoint  # noqa: E402
 
@@ -60,12 +61,16 @@ def options(args: argparse.Namespace, out: Path, **extra) -> GenerateOptions:
                            families=list(args.families or []), **extra)
 
 
-def in_process(args: argparse.Namespace, out: Path, **extra) -> dict:
-    """One pass of generate in this process: wall, CPU, runs and completeness."""
+def in_process(args: argparse.Namespace, out: Path, scheduler: str | None = None, **extra) -> dict:
+    """One pass of generate in this process (on ``scheduler``'s Dask cluster when given): wall, CPU, runs and
+    completeness."""
+    from skillbench.cluster import executor_opener
+
     suite = load_suite(args.suite)
     cpu0, t0 = time.process_time(), time.perf_counter()
-    report = generate(suite, options(args, out, **extra), log=lambda m: None,
-                      endpoint_factory=lambda: model_endpoint("sim", suite_dir=suite, seed=0))
+    report = generate(suite, options(args, out, **extra), PassContext(
+        log=lambda m: None, endpoint=lambda: model_endpoint("sim", suite_dir=suite, seed=0),
+        executor=executor_opener("dask", scheduler, log=lambda m: None) if scheduler else None))
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     runs = sum(1 for p in out.iterdir() if (p / "metadata.json").is_file())
     return {"wall_s": wall, "cpu_s": cpu, "runs": runs, "complete": bool(report.get("complete"))}
@@ -95,7 +100,7 @@ def dask_pass(args: argparse.Namespace, out: Path) -> dict:
         probe.get_task_stream(start=started)  # installs the scheduler's task-stream plugin before the pass
         DaskSandbox.run = timed_run
         try:
-            result = in_process(args, out, executor="dask", scheduler=cluster.scheduler_address)
+            result = in_process(args, out, scheduler=cluster.scheduler_address)
         finally:
             DaskSandbox.run = original
         stream = probe.get_task_stream(start=started)

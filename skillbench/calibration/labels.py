@@ -172,23 +172,28 @@ def _check_companion(sheet: Path) -> None:
                           "choose another --out")
 
 
-def export_labels(run_dir: str | Path, n: int = 60, *, seed: int = 0, out: str | Path | None = None,
-                  include_plugin: bool = False, overwrite: bool = False, labeler: str = "",
-                  disagreements: Sequence[str | Path] = (), disagreement_share: float = DEFAULT_DISAGREEMENT_SHARE,
-                  same_as: str | Path | None = None) -> tuple[Path, pd.DataFrame]:
+@dataclass(frozen=True)
+class SheetOptions:
+    """Which items a labelling sheet draws, and for whom."""
+
+    n: int = 60  # items to draw (ignored with ``same_as``)
+    seed: int = 0  # seed of the sample and its order
+    include_plugin: bool = False  # label plugin-arm runs too
+    labeler: str = ""  # pre-filled in every row
+    disagreements: Sequence[str | Path] = ()  # gradings files whose raters' disagreements are over-sampled
+    disagreement_share: float = DEFAULT_DISAGREEMENT_SHARE  # the most of the sheet they take (0 < share ≤ 1)
+    same_as: str | Path | None = None  # a sheet of this week whose items (in its order) this one repeats
+
+
+def export_labels(run_dir: str | Path, options: SheetOptions | None = None, *, out: str | Path | None = None,
+                  overwrite: bool = False) -> tuple[Path, pd.DataFrame]:
     """Write the labelling sheet (default ``RUN_DIR/labels.csv``) and its companion ``<sheet>.json``.
 
     Args:
         run_dir: a judged week.
-        n: items to draw (ignored with ``same_as``).
-        seed: seed of the sample and its order.
+        options: the items to draw (None: 60 items, seed 0).
         out: where to write.
-        include_plugin: label plugin-arm runs too.
         overwrite: replace an existing sheet.
-        labeler: pre-filled in every row.
-        disagreements: gradings files whose raters' disagreements are over-sampled.
-        disagreement_share: the most of the sheet the disagreement items take (0 < share ≤ 1).
-        same_as: a sheet of this week whose items (in its order) this one repeats, for another labeler.
 
     Raises:
         LabelsError: the file exists (it may hold someone's labels) and ``overwrite`` is false, there is nothing
@@ -197,6 +202,9 @@ def export_labels(run_dir: str | Path, n: int = 60, *, seed: int = 0, out: str |
     from skillbench.judge.client import opaque_run_id
     from skillbench.ledgers.atomic import atomic_write_text
 
+    o = options or SheetOptions()
+    n, seed, labeler, same_as, disagreements = o.n, o.seed, o.labeler, o.same_as, o.disagreements
+    disagreement_share, include_plugin = o.disagreement_share, o.include_plugin
     path = Path(out) if out else Path(run_dir) / LABELS_FILE
     if path.exists() and not overwrite:
         raise LabelsError(f"{path} exists (it may hold labels); pass --out elsewhere or --force to replace it")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -34,10 +33,11 @@ from skillbench.calibration.agreement import (
 from skillbench.judge.evidence import evidence_counts, evidence_frame
 from skillbench.ledgers.files import CALIBRATION_FILE, SCORES_FILE
 from skillbench.ledgers.readers import read_cells
+from skillbench.runtime import PassContext
 from skillbench.vocab import UNGRADED
 
 
-@dataclass
+@dataclass(frozen=True)
 class CalibrationOptions:
     """What ``skillbench calibrate`` was asked to do."""
 
@@ -54,9 +54,6 @@ class CalibrationOptions:
     batch: bool = False  # --batch: the gradings through Message Batches (half price)
     batch_wait_s: float | None = None  # the longest wait for one round of batches (None: until they end)
     cache: bool = False  # --cache: sample 1 resends the judge pass's requests; read them from the prompt cache
-    endpoint_kind: str = ""  # ``simulated``: a batch carries the sim's draw keys as metadata
-    executor: str = "local"  # --executor: local (this process's threads) or dask (--scheduler's workers)
-    scheduler: str | None = None  # --scheduler: the dask.distributed scheduler's address (None: a local cluster)
 
 
 @dataclass
@@ -146,41 +143,30 @@ def ledger_grades(run_dir: Path, rater: str) -> pd.DataFrame:
     return out[GRADE_COLUMNS]
 
 
-def calibrate(
-    run_dir: str | Path,
-    options: CalibrationOptions,
-    *,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    log: Any = None,
-) -> Calibration:
+def calibrate(run_dir: str | Path, options: CalibrationOptions, ctx: PassContext) -> Calibration:
     """Run the calibration of ``run_dir`` and write ``calibration.csv``, ``calibration-grades.csv`` and
     ``calibration.md``.
 
     Args:
         run_dir: a generated (and usually judged) run directory.
         options: repeats, sample size, judges, human labels.
-        base_url: the Messages endpoint (needed when ``repeat`` ≥ 2 or ``other_judge`` is set).
-        api_key: its key.
-        log: where progress lines go (default stderr).
-
-    ``options.executor`` ``dask``: every grading request (both judges') is sent from a worker of
-    ``options.scheduler``'s cluster (:mod:`skillbench.cluster`), opened once for the pass.
+        ctx: the Messages endpoint (needed when ``repeat`` ≥ 2 or ``other_judge`` is set; a simulated one gets
+            the sim's draw keys on batched requests), the executor (a Dask cluster's: every grading request of
+            both judges is sent from one of its workers, one connection for the pass), the log.
 
     Raises:
-        skillbench.cluster.executor.ExecutorError: ``dask`` and the cluster cannot be used (one line).
         ValueError: nothing to calibrate (no repeats, no other judge, no labels), or labels that match no
             graded item.
     """
     from skillbench.calibration.labels import INTER_HUMAN, human_grades, inter_human, read_labels
     from skillbench.calibration.report import write_calibration
     from skillbench.judge.answers import select_runs
-    from skillbench.judge.client import DEFAULT_JUDGE_MODEL, JudgeClient
+    from skillbench.judge.client import JudgeClient, resolve_judge_model
 
-    say = log or (lambda m: print(m, file=sys.stderr))
+    say = ctx.log
     run_dir = Path(run_dir)
     ledger = ledger_grades(run_dir, "ledger")
-    primary = options.judge_model or _ledger_judge(run_dir) or DEFAULT_JUDGE_MODEL
+    primary = resolve_judge_model(options.judge_model, _ledger_judge(run_dir))
     frames, evidence, rows, notes = [], [], [], []
     cost = 0.0
     needs_calls = options.repeat >= 2 or options.other_judge
@@ -188,7 +174,7 @@ def calibrate(
     flips = pd.DataFrame(columns=["run_id", "item_index", "item_type", "item_text", "prompt", "verdicts",
                                   "n_positive", "n"])
     if needs_calls:
-        if base_url is None or api_key is None:
+        if ctx.endpoint is None:
             raise ValueError("calibrate: grading again needs an endpoint")
         runs, _ = select_runs(run_dir, include_plugin=options.include_plugin)
         if options.sample is not None and options.sample < len(runs):
@@ -198,29 +184,26 @@ def calibrate(
         repeats = list(range(1, max(options.repeat, 1) + 1))
         say(f"calibrate: {len(runs)} runs × {len(repeats)} gradings by {primary}"
             + (f", 1 by {options.other_judge}" if options.other_judge else ""))
-        from skillbench.cluster.executor import judge_transport  # the cluster sits beside: imported when used
-
         # --executor dask: every grading request is one Dask task, both judges through one cluster connection
-        with judge_transport(options.executor, options.scheduler, simulated=options.endpoint_kind == "simulated",
-                             log=say) as transport:
-            client = JudgeClient(base_url, api_key, primary, max_retries=options.max_retries, timeout=options.timeout,
-                                 transport=transport)
+        with ctx.open_endpoint() as ep, ctx.judge_transport(needed=True, simulated=ep.simulated) as transport:
+            client = JudgeClient(ep.base_url, ep.api_key, primary, max_retries=options.max_retries,
+                                 timeout=options.timeout, transport=transport)
             try:
                 g, ev, c = grade_repeats(runs, client, repeats, primary, seed=options.seed, jobs=options.jobs,
-                                         cache=options.cache, batch=_batcher(run_dir, client, options, say))
+                                         cache=options.cache, batch=_batcher(run_dir, client, options, ctx, ep))
             finally:
                 client.close()
             frames.append(g)
             evidence.append(ev)
             cost += c
             if options.other_judge:
-                other = JudgeClient(base_url, api_key, options.other_judge, max_retries=options.max_retries,
+                other = JudgeClient(ep.base_url, ep.api_key, options.other_judge, max_retries=options.max_retries,
                                     timeout=options.timeout, transport=transport)
                 try:
                     # Its own sample number: a second judge's errors are its own, not a replay of sample 1's.
                     g2, ev2, c2 = grade_repeats(runs, other, [repeats[-1] + 1], options.other_judge,
                                                 seed=options.seed, jobs=options.jobs,
-                                                batch=_batcher(run_dir, other, options, say))
+                                                batch=_batcher(run_dir, other, options, ctx, ep))
                 finally:
                     other.close()
                 frames.append(g2)
@@ -272,15 +255,15 @@ def calibrate(
     return cal
 
 
-def _batcher(run_dir: Path, client: Any, options: CalibrationOptions, log: Any) -> Any:
+def _batcher(run_dir: Path, client: Any, options: CalibrationOptions, ctx: PassContext, endpoint: Any) -> Any:
     """The batch client of a ``--batch`` calibration (None: synchronous)."""
     if not options.batch:
         return None
     from skillbench.judge.batch import BatchClient
     from skillbench.judge.batch_store import BatchStore
 
-    return BatchClient(client, BatchStore(run_dir), "calibration", simulated=options.endpoint_kind == "simulated",
-                       wait_s=options.batch_wait_s, log=log)
+    return BatchClient(client, BatchStore(run_dir), "calibration", simulated=endpoint.simulated,
+                       wait_s=options.batch_wait_s, log=ctx.log)
 
 
 def _ledger_judge(run_dir: Path) -> str | None:

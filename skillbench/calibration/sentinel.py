@@ -35,6 +35,7 @@ from skillbench.calibration.agreement import GRADE_COLUMNS, pair_agreement, posi
 from skillbench.calibration.gold import gold_sha, read_gold
 from skillbench.ledgers.files import MANIFEST_FILE, SENTINEL_FILE, SENTINEL_GRADES_FILE
 from skillbench.ledgers.week import read_sentinel, read_sentinel_grades
+from skillbench.runtime import PassContext
 
 DRIFT_BANNER = "judge drift — re-certify before reading this week's lift"
 BASELINE, STABLE, DRIFT, JUDGE_CHANGED = "baseline", "stable", "drift", "judge changed"
@@ -195,40 +196,47 @@ def judge_sentinel(run_dir: Path, grades: pd.DataFrame, gold_path: Path, *, judg
     return Sentinel(grades, summary, comparison)
 
 
-def run_sentinel(run_dir: str | Path, gold_path: str | Path, *, judge_model: str | None = None, base_url: str,
-                 api_key: str, seed: int = 0, jobs: int = 2, endpoint: str = "", max_retries: int = 4,
-                 timeout: float = 120.0) -> Sentinel:
+@dataclass(frozen=True)
+class SentinelOptions:
+    """What a sentinel pass was asked to do."""
+
+    judge_model: str | None = None  # None: the week's judge (``scores.csv``), else the default judge
+    seed: int = 0  # rubric-order seed
+    jobs: int = 2  # answers graded at once
+    max_retries: int = 4
+    timeout: float = 120.0
+
+
+def run_sentinel(run_dir: str | Path, gold_path: str | Path, options: SentinelOptions, ctx: PassContext) -> Sentinel:
     """Grade the gold set with the week's judge, compare with the earlier weeks, write the sentinel's two files.
 
     Args:
         run_dir: the week (``SUITE_DIR/weekly/<run_key>/``; its siblings are the earlier weeks).
         gold_path: ``SUITE_DIR/judge-gold/gold.jsonl``.
-        judge_model: default: the week's judge (``scores.csv``), else the default judge.
-        base_url: the Messages endpoint.
-        api_key: its key.
-        seed: rubric-order seed.
-        jobs: answers graded at once.
-        endpoint: the endpoint kind when the week has no manifest (else the manifest's, as the history's).
+        options: the judge model, seed, concurrency and retries.
+        ctx: the Messages endpoint (its kind is recorded when the week has no manifest; else the manifest's, as
+            the history's), the log.
 
     Raises:
         GoldError: the gold set cannot be read.
     """
     from skillbench.calibration.run import _ledger_judge, grade_repeats
-    from skillbench.judge.client import DEFAULT_JUDGE_MODEL, JudgeClient
+    from skillbench.judge.client import JudgeClient, resolve_judge_model
     from skillbench.ledgers.atomic import atomic_write_json, atomic_write_text
 
     run_dir, gold_path = Path(run_dir), Path(gold_path)
     gold = read_gold(gold_path)
-    model = judge_model or _ledger_judge(run_dir) or DEFAULT_JUDGE_MODEL
-    client = JudgeClient(base_url, api_key, model, max_retries=max_retries, timeout=timeout)
-    try:
-        raw, evidence, cost = grade_repeats([g.run_answer(gold_path.parent) for g in gold], client, [1], model,
-                                            seed=seed, jobs=jobs)
-    finally:
-        client.close()
+    model = resolve_judge_model(options.judge_model, _ledger_judge(run_dir))
+    with ctx.open_endpoint() as ep:
+        client = JudgeClient(ep.base_url, ep.api_key, model, max_retries=options.max_retries, timeout=options.timeout)
+        try:
+            raw, evidence, cost = grade_repeats([g.run_answer(gold_path.parent) for g in gold], client, [1], model,
+                                                seed=options.seed, jobs=options.jobs)
+        finally:
+            client.close()
     grades = score_against_gold(raw, gold)
     sentinel = judge_sentinel(run_dir, grades, gold_path, judge_model=model, snapshot=client.snapshot,
-                              endpoint=endpoint, cost_usd=cost)
+                              endpoint=ep.kind, cost_usd=cost)
     sentinel.summary["evidence"] = json.loads(evidence.to_json(orient="records"))
     atomic_write_text(run_dir / SENTINEL_GRADES_FILE, grades.to_csv(index=False))
     atomic_write_json(run_dir / SENTINEL_FILE, sentinel.summary)
@@ -238,10 +246,10 @@ def run_sentinel(run_dir: str | Path, gold_path: str | Path, *, judge_model: str
 def sentinel_current(run_dir: str | Path, gold_path: str | Path, judge_model: str | None = None) -> bool:
     """True when ``sentinel.json`` graded this gold file (same hash) with this judge model (default: the week's)."""
     from skillbench.calibration.run import _ledger_judge
-    from skillbench.judge.client import DEFAULT_JUDGE_MODEL
+    from skillbench.judge.client import resolve_judge_model
 
     summary = read_sentinel(run_dir)
     if summary is None or not Path(gold_path).is_file() or not (Path(run_dir) / SENTINEL_GRADES_FILE).is_file():
         return False
-    model = judge_model or _ledger_judge(Path(run_dir)) or DEFAULT_JUDGE_MODEL
+    model = resolve_judge_model(judge_model, _ledger_judge(Path(run_dir)))
     return summary.get("gold_sha") == gold_sha(gold_path) and summary.get("judge_model") == model

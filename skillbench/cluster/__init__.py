@@ -10,8 +10,8 @@ from skillbench._exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
-        "open_executor", "judge_transport", "ExecutorError", "check_executor_args", "LocalExecutor",
-        "DaskExecutor", "remote_workers", "refuse_remote_workers"
+        "open_executor", "executor_opener", "ExecutorError", "check_executor_args", "DaskExecutor",
+        "remote_workers", "refuse_remote_workers"
     ), "executor"),
     **dict.fromkeys(("DaskSandbox", "WORKER_LOST_EXIT"), "sandbox"),
     **dict.fromkeys(("DaskTransport",), "transport"),
@@ -28,9 +28,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from skillbench.cluster.executor import (
         DaskExecutor,
         ExecutorError,
-        LocalExecutor,
         check_executor_args,
-        judge_transport,
+        executor_opener,
         open_executor,
         refuse_remote_workers,
         remote_workers,

@@ -1,7 +1,9 @@
 """The executor seam: where a pass's work runs — this process's threads, or the workers of a Dask cluster.
 
-:func:`open_executor` owns a pass's ``distributed.Client``: generation (``GenerateOptions.executor``) and the
-rubric judge (``JudgeOptions.executor``) open it around their pass. ``local`` is today's behaviour unchanged.
+:func:`open_executor` owns a pass's ``distributed.Client``. The caller of a pass (``weekly``, ``commands``,
+``compare``) hands :func:`executor_opener`'s result to the pass in its :class:`skillbench.runtime.PassContext`;
+the pass opens it around its work, seeing only the :class:`skillbench.runtime.Executor` protocol. ``local`` is
+this process's threads (:class:`skillbench.generation.run.LocalExecutor`).
 ``dask`` connects to ``--scheduler`` (or, without one, starts a ``LocalCluster`` of this machine's cores on
 loopback for the pass) and refuses, in one line, what would break skillbench's guarantees:
 
@@ -19,12 +21,14 @@ threads); a judge pass's hands the SDK client an ``httpx2`` transport
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
+
+from skillbench.runtime import ExecutorOpener
 
 EXECUTORS = ("local", "dask")
 ALLOWED_FAILURES = "distributed.scheduler.allowed-failures"
@@ -126,27 +130,6 @@ def refuse_remote_workers(addresses: Sequence[str], local: set[str] | None = Non
 # -- the executors -----------------------------------------------------------------------------------------------
 
 
-class LocalExecutor:
-    """This process's threads: the sandbox :func:`~skillbench.generation.sandbox.choose_sandbox` picks."""
-
-    kind = "local"
-
-    def __init__(self, log: Log):
-        self.log = log
-
-    def sandbox(self, requested: str | None, endpoint: Any, out_dir: Path) -> Any:
-        from skillbench.generation.sandbox import choose_sandbox
-
-        return choose_sandbox(requested, endpoint, out_dir, self.log)
-
-    def sized(self, opts: Any) -> Any:
-        """Options whose ``jobs`` 0 (unset) is one run at a time."""
-        return opts if opts.jobs else dataclasses.replace(opts, jobs=1)
-
-    def http_transport(self, *, simulated: bool) -> None:
-        return None  # the SDK's own
-
-
 class DaskExecutor:
     """The workers of a ``distributed.Client``: one Dask task per sandbox run or per judge request."""
 
@@ -190,9 +173,9 @@ class DaskExecutor:
             self.log(f"generate: removed {removed} container(s) left on the workers by an interrupted run")
         return DaskSandbox(self.client, tag, out_dir=out_dir, sealed_endpoint=endpoint.base_url if simulated else None)
 
-    def sized(self, opts: Any) -> Any:
-        """Options whose ``jobs`` 0 (unset) is the cluster's worker threads."""
-        return opts if opts.jobs else dataclasses.replace(opts, jobs=max(1, self.threads))
+    def width(self, jobs: int) -> int:
+        """``--jobs``, or for 0 (unset) the cluster's worker threads."""
+        return jobs or max(1, self.threads)
 
     def http_transport(self, *, simulated: bool) -> Any:
         """The transport that sends each judge request from a worker (this machine's only, with the sim)."""
@@ -227,6 +210,8 @@ def open_executor(kind: str, scheduler: str | None = None, *, log: Log = print) 
     """
     check_executor_args(kind, scheduler)
     if kind == "local":
+        from skillbench.generation.run import LocalExecutor
+
         yield LocalExecutor(log)
         return
     from distributed import Client
@@ -256,13 +241,10 @@ def open_executor(kind: str, scheduler: str | None = None, *, log: Log = print) 
         yield executor
 
 
-@contextmanager
-def judge_transport(kind: str, scheduler: str | None = None, *, simulated: bool, log: Log = print) -> Iterator[Any]:
-    """A judge pass's ``httpx2`` transport: None (the SDK's own) locally; with ``dask`` a
-    :class:`~skillbench.cluster.transport.DaskTransport` over a client open for the ``with`` block.
-
-    Raises:
-        ExecutorError: as :func:`open_executor`, or the sim with a worker on another host.
-    """
-    with open_executor(kind, scheduler, log=log) as executor:
-        yield executor.http_transport(simulated=simulated)
+def executor_opener(kind: str, scheduler: str | None = None, *, log: Log = print) -> ExecutorOpener | None:
+    """How a pass opens its executor (:attr:`skillbench.runtime.PassContext.executor`): None for this process's
+    threads, else :func:`open_executor` with these arguments, called when the pass has work (a resumed pass with
+    nothing to do connects to no cluster)."""
+    if kind == "local" and not scheduler:
+        return None
+    return functools.partial(open_executor, kind, scheduler, log=log)

@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from skillbench.commands import UsageError
     from skillbench.compare.comparison import CompareError
-    from skillbench.compare.run import compare
+    from skillbench.compare.run import CompareOptions, compare
     from skillbench.generation.backend import BackendError
     from skillbench.generation.image import ImageBuildError
     from skillbench.generation.plan import PlanError, SelectionError
@@ -64,15 +64,18 @@ def run(args: argparse.Namespace) -> int:
     from skillbench.ledgers.readers import LedgerError
     from skillbench.signals.manifest import SignalsError
     from skillbench.suite.validation import SuiteError
+    from skillbench.weekly.stages import StageRuntime
 
     if not Path(args.suite_dir).is_dir():
         raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the suite's folder in a git repository)")
     try:
-        outcome = compare(args.suite_dir, args.base, args.head, models=listed(args.models) or (),
-                          reps=args.reps or 0, backend=args.backend, endpoint=args.endpoint or "", jobs=args.jobs,
-                          out_dir=args.out_dir, seed=args.seed, sandbox=args.sandbox or "", timeout_s=args.timeout,
-                          allow_dirty=args.allow_dirty, fail_on=args.fail_on, judge_model=args.judge_model or "",
-                          skip_missing=args.skip_missing, wait=args.wait)
+        opts = CompareOptions(base=args.base, head=args.head, models=listed(args.models) or (), reps=args.reps or 0,
+                              jobs=args.jobs, out_dir=args.out_dir, seed=args.seed, sandbox=args.sandbox or "",
+                              timeout_s=args.timeout, allow_dirty=args.allow_dirty, fail_on=args.fail_on,
+                              judge_model=args.judge_model or "", skip_missing=args.skip_missing)
+        runtime = StageRuntime(backend=args.backend, endpoint=args.endpoint or "", wait=args.wait,
+                               log=lambda message: print(message, file=sys.stderr, flush=True))
+        outcome = compare(args.suite_dir, opts, runtime)
     except SelectionError as exc:
         raise UsageError(str(exc)) from exc
     except SuiteError as exc:

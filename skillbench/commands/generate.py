@@ -82,12 +82,12 @@ def run_generate(args: argparse.Namespace) -> int:
     from skillbench.generation.image import ImageBuildError
     from skillbench.generation.plan import PlanError, SelectionError
     from skillbench.generation.reconciliation import summary_line
-    from skillbench.generation.run import SandboxFailure, default_out_dir
+    from skillbench.generation.run import GenerateOptions, SandboxFailure, default_out_dir
     from skillbench.generation.toolchain import ToolMissing
     from skillbench.signals.manifest import SignalsError
     from skillbench.suite.load import load_suite
     from skillbench.suite.validation import SuiteError
-    from skillbench.weekly.stages import run_generation
+    from skillbench.weekly.stages import StageRuntime, run_generation
 
     if not Path(args.suite_dir).is_dir():
         raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the folder that contains test-prompts/, "
@@ -103,13 +103,16 @@ def run_generate(args: argparse.Namespace) -> int:
         return 1
     out_dir = Path(args.out_dir) if args.out_dir else default_out_dir(suite, args.run_key)
     try:
-        report = run_generation(
-            suite, args.run_key, out_dir=out_dir, backend=args.backend, endpoint=args.endpoint or "",
-            models=listed(args.models) or (), reps=args.reps or 0, conditions=listed(args.conditions) or (),
-            jobs=args.jobs or 0, sandbox=args.sandbox or "", seed=args.seed, timeout_s=args.timeout, limit=args.limit,
-            dry_run=args.dry_run, max_total_usd=args.max_total_usd, prompts=listed(args.prompts) or (),
-            families=listed(args.families) or (), wait=args.wait, allow_dirty=args.allow_dirty,
-            adaptive=not args.no_adaptive, shard=args.shard, executor=args.executor, scheduler=args.scheduler)
+        opts = GenerateOptions(
+            run_key=args.run_key, out_dir=out_dir, models=listed(args.models) or [], reps=args.reps or 0,
+            conditions=listed(args.conditions) or [], jobs=args.jobs or 0, sandbox=args.sandbox or None,
+            seed=args.seed, timeout_s=args.timeout, limit=args.limit, dry_run=args.dry_run,
+            max_total_usd=args.max_total_usd, prompts=listed(args.prompts) or [],
+            families=listed(args.families) or [], allow_dirty=args.allow_dirty, adaptive=not args.no_adaptive,
+            shard=args.shard)
+        runtime = StageRuntime(backend=args.backend, endpoint=args.endpoint or "", executor=args.executor,
+                               scheduler=args.scheduler or "", wait=args.wait)
+        report = run_generation(suite, opts, runtime.context(seed=args.seed, suite=suite))
     except SelectionError as exc:
         raise UsageError(str(exc)) from exc
     except SandboxFailure as exc:

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillbench.commands import (
     add_backend_args,
@@ -21,6 +22,11 @@ from skillbench.commands import (
     week_folder,
 )
 from skillbench.ledgers.files import CALIBRATION_MD, PAIRS_FILE, SCORES_FILE
+from skillbench.runtime import Log, stderr_log
+
+if TYPE_CHECKING:
+    from skillbench.judge.answers import RunSelection
+    from skillbench.weekly.stages import StageRuntime
 
 
 def _client_args(p: argparse.ArgumentParser) -> None:
@@ -50,6 +56,20 @@ def _pending(command: str, exc: Exception) -> int:
 
 
 PENDING_EXIT = 3  # a batched pass stopped waiting (--batch-wait); a rerun continues
+
+
+def _selection(args: argparse.Namespace) -> RunSelection:
+    from skillbench.judge.answers import RunSelection
+
+    return RunSelection(tuple(listed(args.prompts) or ()), tuple(listed(args.families) or ()))
+
+
+def _runtime(args: argparse.Namespace, log: Log = stderr_log) -> StageRuntime:
+    """Where a judging command runs, from its flags."""
+    from skillbench.weekly.stages import StageRuntime
+
+    return StageRuntime(backend=args.backend, endpoint=args.endpoint or "", executor=args.executor,
+                        scheduler=args.scheduler or "", wait=args.wait, log=log)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -154,7 +174,7 @@ def run_judge(args: argparse.Namespace) -> int:
     from skillbench.judge.answers import WeekSelectionError
     from skillbench.judge.batch import JudgePending
     from skillbench.judge.batch_store import BatchStoreError
-    from skillbench.judge.client import DEFAULT_JUDGE_MODEL
+    from skillbench.judge.client import resolve_judge_model
     from skillbench.judge.run import JudgeOptions
     from skillbench.ledgers.append import LedgerConflict
     from skillbench.weekly.stages import grade_week
@@ -164,14 +184,13 @@ def run_judge(args: argparse.Namespace) -> int:
         check_executor_args(args.executor, args.scheduler)
     except ExecutorError as exc:
         raise UsageError(str(exc)) from exc
-    opts = JudgeOptions(judge_model=args.judge_model or DEFAULT_JUDGE_MODEL, samples=args.samples, fresh=args.fresh,
+    opts = JudgeOptions(judge_model=resolve_judge_model(args.judge_model), samples=args.samples, fresh=args.fresh,
                         jobs=args.jobs, include_plugin=args.include_plugin, seed=args.seed,
                         retry_ungraded=args.retry_ungraded, max_retries=args.max_retries, timeout=args.timeout,
                         limit=args.limit, batch=args.batch, batch_wait_s=args.batch_wait, cache=args.cache,
-                        shard=args.shard, executor=args.executor, scheduler=args.scheduler)
+                        shard=args.shard, selection=_selection(args))
     try:
-        report = grade_week(run_dir, opts, backend=args.backend, endpoint=args.endpoint or "",
-                            prompts=listed(args.prompts) or (), families=listed(args.families) or (), wait=args.wait)
+        report = grade_week(run_dir, opts, _runtime(args).context(seed=args.seed))
     except (BackendError, ExecutorError, LedgerConflict, WeekSelectionError, BatchStoreError) as exc:
         raise UsageError(str(exc)) from exc
     except JudgePending as exc:
@@ -197,6 +216,8 @@ def run_pairs(args: argparse.Namespace) -> int:
     from skillbench.commands import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.judge.batch import JudgePending
+    from skillbench.judge.client import resolve_judge_model
+    from skillbench.judge.run import JudgeOptions
     from skillbench.ledgers.append import LedgerConflict
     from skillbench.weekly.stages import pair_week
 
@@ -206,11 +227,10 @@ def run_pairs(args: argparse.Namespace) -> int:
     except ExecutorError as exc:
         raise UsageError(str(exc)) from exc
     try:
-        report = pair_week(run_dir, backend=args.backend, endpoint=args.endpoint or "",
-                           judge_model=args.judge_model or "", fresh=args.fresh, jobs=args.jobs, seed=args.seed,
-                           max_retries=args.max_retries, timeout=args.timeout, prompts=listed(args.prompts) or (),
-                           families=listed(args.families) or (), wait=args.wait, batch=args.batch,
-                           batch_wait_s=args.batch_wait, executor=args.executor, scheduler=args.scheduler)
+        opts = JudgeOptions(judge_model=resolve_judge_model(args.judge_model), fresh=args.fresh, jobs=args.jobs,
+                            seed=args.seed, max_retries=args.max_retries, timeout=args.timeout,
+                            selection=_selection(args), batch=args.batch, batch_wait_s=args.batch_wait)
+        report = pair_week(run_dir, opts, _runtime(args).context(seed=args.seed))
     except JudgePending as exc:
         return _pending("judge-pairs", exc)
     except (BackendError, ExecutorError, ValueError) as exc:
@@ -227,6 +247,7 @@ def run_pairs(args: argparse.Namespace) -> int:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     from skillbench.calibration.labels import LabelsError
+    from skillbench.calibration.run import CalibrationOptions
     from skillbench.cluster.executor import ExecutorError, check_executor_args
     from skillbench.commands import UsageError
     from skillbench.generation.backend import BackendError
@@ -241,14 +262,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
     except ExecutorError as exc:
         raise UsageError(str(exc)) from exc
     try:
-        cal = calibrate_week(run_dir, backend=args.backend, endpoint=args.endpoint or "", repeat=args.repeat,
-                             sample=args.sample or 0, other_judge=args.other_judge or "",
-                             human_labels=args.human or "", jobs=args.jobs, seed=args.seed, fresh=True,
-                             judge_model=args.judge_model or "", include_plugin=args.include_plugin,
-                             max_retries=args.max_retries, timeout=args.timeout,
-                             log=lambda m: print(m, file=sys.stderr), collapse_progress=False, wait=args.wait,
-                             batch=args.batch, batch_wait_s=args.batch_wait, cache=args.cache,
-                             executor=args.executor, scheduler=args.scheduler or "")
+        opts = CalibrationOptions(repeat=args.repeat, sample=args.sample or None, judge_model=args.judge_model or None,
+                                  other_judge=args.other_judge or None, human=Path(args.human) if args.human else None,
+                                  include_plugin=args.include_plugin, seed=args.seed, jobs=args.jobs,
+                                  max_retries=args.max_retries, timeout=args.timeout, cache=args.cache)
+        cal = calibrate_week(run_dir, opts, _runtime(args), fresh=True, batch=args.batch,
+                             batch_wait_s=args.batch_wait, collapse_progress=False)
     except JudgePending as exc:
         return _pending("calibrate", exc)
     except (BackendError, ExecutorError, LabelsError, ValueError) as exc:
@@ -268,7 +287,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 
 def run_labels_export(args: argparse.Namespace) -> int:
-    from skillbench.calibration.labels import LabelsError, companion_path, export_labels
+    from skillbench.calibration.labels import LabelsError, SheetOptions, companion_path, export_labels
     from skillbench.commands import UsageError
 
     run_dir = week_folder(args.run_dir)
@@ -280,9 +299,9 @@ def run_labels_export(args: argparse.Namespace) -> int:
         if f and not Path(f).is_file():
             raise UsageError(f"{f}: not a file")
     try:
-        path, sheet = export_labels(run_dir, args.n, seed=args.seed, out=args.out, overwrite=args.force,
-                                    labeler=args.labeler, disagreements=args.disagreements,
-                                    disagreement_share=args.disagreement_share, same_as=args.same_as)
+        sheet_options = SheetOptions(n=args.n, seed=args.seed, labeler=args.labeler, disagreements=args.disagreements,
+                                     disagreement_share=args.disagreement_share, same_as=args.same_as)
+        path, sheet = export_labels(run_dir, sheet_options, out=args.out, overwrite=args.force)
     except LabelsError as exc:
         raise UsageError(str(exc)) from exc
     companion = companion_path(path)

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from skillbench.commands import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.ledgers.lock import RunDirBusy
-    from skillbench.weekly.stages import study_week
+    from skillbench.weekly.stages import StageRuntime, study_week
 
     run_dir = week_folder(args.run_dir)
     if args.human and not Path(args.human).is_file():
@@ -86,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
         print(message, file=sys.stderr)
 
     try:
-        study, html = study_week(run_dir, opts, backend=args.backend, endpoint=args.endpoint or "",
-                                 notebook=not args.no_notebook, wait=args.wait, log=say, sim_note=SIM_NOTE)
+        runtime = StageRuntime(backend=args.backend, endpoint=args.endpoint or "", wait=args.wait, log=say)
+        study, html = study_week(run_dir, opts, runtime, notebook=not args.no_notebook, sim_note=SIM_NOTE)
     except (LabelsError, ValueError, BackendError) as exc:
         raise UsageError(str(exc)) from exc
     except RunDirBusy:

@@ -43,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
 
     from skillbench.commands import UsageError
     from skillbench.generation.backend import BackendError
-    from skillbench.weekly.quality_stage import QualityError, lint_skills
+    from skillbench.weekly.quality_stage import LintOptions, QualityError, lint_skills
+    from skillbench.weekly.stages import StageRuntime
 
     suite_dir = Path(args.suite_dir)
     if not suite_dir.is_dir():
@@ -51,13 +52,14 @@ def run(args: argparse.Namespace) -> int:
     if args.week and not Path(args.week).is_dir():
         raise UsageError(f"--week {args.week}: not a folder (RUN_DIR is a week's output folder)")
     try:
-        result, paths = lint_skills(
-            suite_dir, judge=args.judge, judges=args.judges, judge_model=args.judge_model or "",
-            backend=args.backend, endpoint=args.endpoint or "", seed=args.seed, week=args.week or "",
-            out=args.out or "", measured=True if args.week else None, site_base=args.site_base,
-            skills_root=args.skills_root, families=listed(args.families) or (), jobs=args.jobs,
-            max_retries=args.max_retries, timeout=args.timeout, html=not args.no_html,
-            log=lambda m: print(m, file=sys.stderr))
+        options = LintOptions(judge=args.judge, judges=args.judges, judge_model=args.judge_model or "", seed=args.seed,
+                              week=args.week or "", out=args.out or "", measured=True if args.week else None,
+                              site_base=args.site_base, skills_root=args.skills_root,
+                              families=listed(args.families) or (), jobs=args.jobs, max_retries=args.max_retries,
+                              timeout=args.timeout, html=not args.no_html)
+        runtime = StageRuntime(backend=args.backend, endpoint=args.endpoint or "",
+                               log=lambda m: print(m, file=sys.stderr))
+        result, paths = lint_skills(suite_dir, options, runtime)
     except (QualityError, BackendError) as exc:
         raise UsageError(str(exc)) from exc
     c = result.severity_counts

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from skillbench.quality.trigger_set import TriggerSetError
     from skillbench.suite.load import load_suite
     from skillbench.suite.validation import SuiteError
-    from skillbench.weekly.optimize_stage import DEFAULT_REWRITER_MODEL, OptimizeError, run_optimize
+    from skillbench.weekly.optimize_stage import DEFAULT_REWRITER_MODEL, OptimizeError, OptimizeOptions, run_optimize
 
     if not Path(args.suite).is_dir():
         raise UsageError(f"--suite {args.suite}: not a folder")
@@ -71,11 +71,11 @@ def run(args: argparse.Namespace) -> int:
                    seed=args.seed, sandbox=args.sandbox or "")
     out_dir = Path(args.out_dir) if args.out_dir else REPORTS_DIR / OPTIMIZE_DIR
     try:
-        result, paths = run_optimize(suite, args.family, out_dir, iterations=args.iterations, spec=spec,
-                                     rewriter_model=args.rewriter_model or DEFAULT_REWRITER_MODEL,
-                                     max_total_usd=args.max_total_usd,
-                                     trigger_set=Path(args.trigger_set) if args.trigger_set else None,
-                                     near_misses=args.near_misses)
+        options = OptimizeOptions(iterations=args.iterations, near_misses=args.near_misses,
+                                  rewriter_model=args.rewriter_model or DEFAULT_REWRITER_MODEL,
+                                  max_total_usd=args.max_total_usd,
+                                  trigger_set=Path(args.trigger_set) if args.trigger_set else None)
+        result, paths = run_optimize(suite, args.family, out_dir, options, spec=spec)
     except (TriggerSetError, OptimizeError) as exc:
         raise UsageError(str(exc)) from exc
     except (BackendError, SlotFailed) as exc:

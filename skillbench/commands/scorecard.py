@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from skillbench.commands import UsageError
     from skillbench.ledgers.files import MANIFEST_FILE
     from skillbench.ledgers.readers import LedgerError
+    from skillbench.runtime import PassContext
     from skillbench.scorecard.history import HistoryError
     from skillbench.scorecard.stats import DEFAULT_RESAMPLES
     from skillbench.weekly.stages import scorecard_week
@@ -51,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--bootstrap {args.bootstrap}: must be at least 1")
     try:
         result = scorecard_week(run_dir, args.history or "", write=True, run_key=args.run_key,
-                                n_resamples=n_resamples, seed=args.seed, site=args.site, wait=args.wait)
+                                n_resamples=n_resamples, seed=args.seed, site=args.site,
+                                ctx=PassContext(wait=args.wait))
     except (LedgerError, HistoryError) as exc:
         raise UsageError(str(exc)) from exc
     print(result.path)

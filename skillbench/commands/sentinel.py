@@ -80,20 +80,22 @@ def run_build(args: argparse.Namespace) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     from skillbench.calibration.gold import GoldError
+    from skillbench.calibration.sentinel import SentinelOptions
     from skillbench.commands import UsageError
     from skillbench.generation.backend import BackendError
     from skillbench.ledgers.files import SENTINEL_FILE
-    from skillbench.weekly.stages import gold_path, sentinel_week
+    from skillbench.weekly.stages import StageRuntime, gold_path, sentinel_week
 
     run_dir = week_folder(args.run_dir)
     gold = gold_path(run_dir, args.suite or "", args.gold or "")
     if not gold.is_file():
         raise UsageError(f"no gold set: {gold} — build one with skillbench sentinel build")
     try:
-        result = sentinel_week(run_dir, gold=gold, backend=args.backend, endpoint=args.endpoint or "",
-                               judge_model=args.judge_model or "", jobs=args.jobs, seed=args.seed, fresh=True,
-                               max_retries=args.max_retries, timeout=args.timeout, wait=args.wait,
+        opts = SentinelOptions(judge_model=args.judge_model or None, seed=args.seed, jobs=args.jobs,
+                               max_retries=args.max_retries, timeout=args.timeout)
+        runtime = StageRuntime(backend=args.backend, endpoint=args.endpoint or "", wait=args.wait,
                                log=lambda m: print(m, file=sys.stderr))
+        result = sentinel_week(run_dir, opts, runtime, gold=gold, fresh=True)
     except (BackendError, GoldError) as exc:
         raise UsageError(str(exc)) from exc
     print(run_dir / SENTINEL_FILE)

@@ -54,7 +54,7 @@ def serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--host {args.host}: the simulated endpoint listens on loopback only (127.0.0.1 or ::1)")
     try:
         faults = [parse_fault_option(f) for f in args.fault]
-        server = SimServer(suite, host=args.host, port=args.port, seed=args.seed, profiles=args.profiles,
+        server = SimServer(suite, address=(args.host, args.port), seed=args.seed, profiles=args.profiles,
                            truth=args.truth, faults=faults,
                            log=(lambda line: print(line, flush=True)) if args.verbose else None)
     except (ProfileError, SuiteError) as exc:

@@ -18,11 +18,11 @@ Rerunning the same comparison resumes it: the run key is made of the two commits
 from __future__ import annotations
 
 import contextlib
-import sys
-from collections.abc import Callable, Iterator, Sequence
+import dataclasses
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillbench.compare.comparison import COMPARE_DIR, Comparison, plan_comparison, run_key_for
 from skillbench.compare.report import render_compare
@@ -32,13 +32,11 @@ from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import VERSIONS_DIR
 from skillbench.suite.versions import HEAD, SuiteRepo, VersionError
 
+if TYPE_CHECKING:
+    from skillbench.weekly.stages import StageRuntime
+
 COMPARE_REPORT_FILE = "compare.md"
 RESULTS_FILE = "results.json"
-Log = Callable[[str], None]
-
-
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -65,7 +63,7 @@ def shared_endpoint(backend: str | None, endpoint: str, suite: Any, seed: int) -
         return
     from skillbench.sim.server import SimServer
 
-    with SimServer(suite, host="127.0.0.1", seed=seed) as server:
+    with SimServer(suite, seed=seed) as server:  # on loopback
         yield server.base_url
 
 
@@ -90,12 +88,28 @@ def resolve_run_dir(suite: Any, base: str, head: str, out_dir: str | Path | None
     return Path(suite.suite_dir) / COMPARE_DIR / key
 
 
-def compare(suite_dir: str | Path, base: str, head: str = HEAD, *, models: Sequence[str] = (), reps: int = 0,
-            backend: str | None = None, endpoint: str = "", jobs: int = 2, out_dir: str | Path | None = None,
-            seed: int = 0, sandbox: str = "", timeout_s: float = 900.0, allow_dirty: bool = False,
-            fail_on: str | None = None, judge_model: str = "", skip_missing: bool = False, wait: bool = False,
-            log: Log = _stderr) -> CompareOutcome:
-    """Compare the skills at ``head`` with those at ``base`` and write the merge report.
+@dataclass(frozen=True)
+class CompareOptions:
+    """What ``skillbench compare`` was asked to do."""
+
+    base: str
+    head: str = HEAD
+    models: Sequence[str] = ()  # empty: the suite config's
+    reps: int = 0  # 0: the suite config's
+    jobs: int = 2
+    out_dir: str | Path | None = None  # None: SUITE_DIR/compare/<key>/
+    seed: int = 0
+    sandbox: str = ""  # docker or local; "": docker when the engine answers
+    timeout_s: float = 900.0
+    allow_dirty: bool = False
+    fail_on: str | None = None
+    judge_model: str = ""  # "": the default judge
+    skip_missing: bool = False
+
+
+def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntime) -> CompareOutcome:
+    """Compare the skills at ``options.head`` with those at ``options.base`` and write the merge report, with the
+    backend, endpoint, log and lock of ``runtime``.
 
     Returns:
         :class:`CompareOutcome` (``exit_code`` follows ``fail_on``).
@@ -107,49 +121,54 @@ def compare(suite_dir: str | Path, base: str, head: str = HEAD, *, models: Seque
     from skillbench.generation.backend import resolve_backend
     from skillbench.suite.load import load_suite
 
-    backend = resolve_backend(backend)  # once: every stage then uses the same backend without saying so again
-    suite = load_suite(suite_dir, skip_missing=skip_missing)
-    run_dir = resolve_run_dir(suite, base, head, out_dir, allow_dirty=allow_dirty)
-    comp = plan_comparison(suite, base, head, allow_dirty=allow_dirty, cache_dir=run_dir / VERSIONS_DIR,
-                           load=lambda folder: load_suite(folder, skip_missing=skip_missing))
+    o, log = options, runtime.log
+    backend = resolve_backend(runtime.backend)  # once: every stage then uses the same backend without saying so again
+    suite = load_suite(suite_dir, skip_missing=o.skip_missing)
+    run_dir = resolve_run_dir(suite, o.base, o.head, o.out_dir, allow_dirty=o.allow_dirty)
+    comp = plan_comparison(suite, o.base, o.head, allow_dirty=o.allow_dirty, cache_dir=run_dir / VERSIONS_DIR,
+                           load=lambda folder: load_suite(folder, skip_missing=o.skip_missing))
     run_dir.mkdir(parents=True, exist_ok=True)
     if not comp.changes.families:
-        log(f"compare: no skill family or prompt differs between {base} and {head}: nothing to run")
-        return write_outcome(comp, run_dir, None, fail_on=fail_on)
-    log(f"compare: {', '.join(comp.changes.families)} changed between {base} ({comp.base.commit[:12]}) and "
-        f"{head} ({comp.head.commit[:12]}); arms {', '.join(comp.conditions)}")
-    with shared_endpoint(backend, endpoint, comp.suite, seed) as url:
-        _generate(comp, run_dir, backend=backend, endpoint=url, models=models, reps=reps, jobs=jobs, seed=seed,
-                  sandbox=sandbox, timeout_s=timeout_s, allow_dirty=allow_dirty, wait=wait, log=log)
-        _judge(run_dir, backend=backend, endpoint=url, judge_model=judge_model, jobs=jobs, seed=seed, wait=wait,
-               log=log)
+        log(f"compare: no skill family or prompt differs between {o.base} and {o.head}: nothing to run")
+        return write_outcome(comp, run_dir, None, fail_on=o.fail_on)
+    log(f"compare: {', '.join(comp.changes.families)} changed between {o.base} ({comp.base.commit[:12]}) and "
+        f"{o.head} ({comp.head.commit[:12]}); arms {', '.join(comp.conditions)}")
+    with shared_endpoint(backend, runtime.endpoint, comp.suite, o.seed) as url:
+        # one endpoint for both stages; the lock names the comparison
+        shared = dataclasses.replace(runtime, backend=backend, endpoint=url, holder="skillbench compare")
+        _generate(comp, run_dir, o, shared)
+        _judge(run_dir, o, shared)
+    from skillbench.runtime import PassContext
     from skillbench.weekly.stages import scorecard_week
 
-    card = scorecard_week(run_dir, write=True, wait=wait, holder="skillbench compare")
-    return write_outcome(comp, run_dir, card, fail_on=fail_on)
+    card = scorecard_week(run_dir, write=True, ctx=PassContext(wait=runtime.wait, holder="skillbench compare"))
+    return write_outcome(comp, run_dir, card, fail_on=o.fail_on)
 
 
-def _generate(comp: Comparison, run_dir: Path, **kwargs: Any) -> dict[str, Any]:
+def _generate(comp: Comparison, run_dir: Path, o: CompareOptions, runtime: StageRuntime) -> dict[str, Any]:
+    from skillbench.generation.run import GenerateOptions
     from skillbench.weekly.stages import run_generation
 
-    return run_generation(comp.suite, comp.run_key, out_dir=run_dir, conditions=comp.conditions, arms=comp.arms,
-                          versions=comp.versions(run_dir), holder="skillbench compare", **kwargs)
+    opts = GenerateOptions(run_key=comp.run_key, out_dir=run_dir, models=list(o.models), reps=o.reps,
+                           conditions=list(comp.conditions), jobs=o.jobs, sandbox=o.sandbox or None, seed=o.seed,
+                           timeout_s=o.timeout_s, allow_dirty=o.allow_dirty, arms=comp.arms,
+                           versions=dict(comp.versions(run_dir)))
+    return run_generation(comp.suite, opts, runtime.context(seed=o.seed, suite=comp.suite))
 
 
-def _judge(run_dir: Path, *, backend: str | None, endpoint: str, judge_model: str, jobs: int, seed: int, wait: bool,
-           log: Log) -> None:
+def _judge(run_dir: Path, o: CompareOptions, runtime: StageRuntime) -> None:
     """The rubric judge, then the pairwise judge, under one lock. A judge failure is not raised: the verdicts
     read it as ``INVALID_INCONCLUSIVE (judge_errors)`` and a rerun retries it."""
-    from skillbench.judge.client import DEFAULT_JUDGE_MODEL
+    from skillbench.judge.client import resolve_judge_model
     from skillbench.judge.run import JudgeOptions
     from skillbench.ledgers.lock import run_dir_lock
     from skillbench.weekly.stages import grade_week, pair_week
 
-    model = judge_model or DEFAULT_JUDGE_MODEL
-    opts = JudgeOptions(judge_model=model, jobs=jobs, seed=seed)
-    with run_dir_lock(run_dir, command="skillbench compare", wait=wait, log=log):
-        grade_week(run_dir, opts, backend=backend, endpoint=endpoint, log=log)
-        pair_week(run_dir, backend=backend, endpoint=endpoint, judge_model=model, jobs=jobs, seed=seed, log=log)
+    opts = JudgeOptions(judge_model=resolve_judge_model(o.judge_model), jobs=o.jobs, seed=o.seed)
+    ctx = dataclasses.replace(runtime, holder=None).context(seed=o.seed)
+    with run_dir_lock(run_dir, command="skillbench compare", wait=runtime.wait, log=runtime.log):
+        grade_week(run_dir, opts, ctx)
+        pair_week(run_dir, opts, ctx)
 
 
 def build_results(comp: Comparison, run_dir: Path, card: Any, *, fail_on: str | None) -> CompareResults:

@@ -1,25 +1,29 @@
 """What ``skillbench generate`` was asked to do: :class:`GenerateOptions` (re-exported by
-:mod:`skillbench.generation.run`)."""
+:mod:`skillbench.generation.run`). Where and how it runs (the endpoint, the executor, the log, the lock) is the
+pass's :class:`skillbench.runtime.PassContext`."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillbench.arms import ArmPair
+from skillbench.ledgers.files import WEEKLY_DIR
 from skillbench.ledgers.shards import Shard
+from skillbench.suite.format import Suite
 from skillbench.suite.versions import SkillsVersion
 
 
-@dataclass
+@dataclass(frozen=True)
 class GenerateOptions:
-    """What ``skillbench generate`` was asked to do (defaults come from the suite config)."""
+    """What ``skillbench generate`` was asked to do (an empty matrix part: the suite config's)."""
 
     run_key: str
-    out_dir: Path
-    models: list[str]
-    conditions: list[str]
-    reps: int
+    out_dir: Path | None = None  # None: SUITE_DIR/weekly/<run_key>/ (qdrant's layout)
+    models: list[str] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    reps: int = 0
     jobs: int = 1  # runs at once, at most; 0: the executor's width (1 locally, the cluster's worker threads on Dask)
     limit: int | None = None
     dry_run: bool = False
@@ -31,11 +35,21 @@ class GenerateOptions:
     faults: list[str] = field(default_factory=list)  # simulated endpoint only: ``kind[=rate]`` per request
     prompts: list[str] = field(default_factory=list)  # run only these prompts (the rest of the plan is limited)
     families: list[str] = field(default_factory=list)  # run only these skill families
-    wait: bool = False  # another pass holds the run directory: wait for it instead of refusing
     allow_dirty: bool = False  # ``@HEAD`` may run a working tree that differs from HEAD (its diff hash recorded)
     arms: ArmPair | None = None  # the pair the week compares, recorded in run.json (None: with-skill vs no-skill)
     versions: dict[str, SkillsVersion] = field(default_factory=dict)  # conditions resolved by the caller
     adaptive: bool = True  # --jobs is the ceiling of an AIMD limiter fed by the CLI's rate-limit retries
     shard: Shard | None = None  # --shard i/N: run only the runs this leg of a CI matrix owns (ledgers.shards)
-    executor: str = "local"  # --executor: local (this process's threads) or dask (--scheduler's workers)
-    scheduler: str | None = None  # --scheduler: the dask.distributed scheduler's address (executor dask)
+
+    def for_suite(self, suite: Suite) -> GenerateOptions:
+        """These options with the run directory and every empty part of the matrix filled from ``suite``."""
+        run = suite.config.run
+        return dataclasses.replace(
+            self, out_dir=Path(self.out_dir) if self.out_dir else default_out_dir(suite, self.run_key),
+            models=list(self.models or run.models), conditions=list(self.conditions or run.conditions),
+            reps=int(self.reps or run.reps))
+
+
+def default_out_dir(suite: Suite, run_key: str) -> Path:
+    """``SUITE_DIR/weekly/<run_key>/`` (qdrant's layout)."""
+    return suite.suite_dir / WEEKLY_DIR / run_key

@@ -16,7 +16,7 @@ from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.checks import expected_check_rows, read_checks
 from skillbench.ledgers.files import CHECKS_FILE, MANIFEST_FILE, RECONCILIATION_FILE
 from skillbench.ledgers.readers import read_manifest_ids
-from skillbench.ledgers.reconciliation import reconcile_runs
+from skillbench.ledgers.reconciliation import PassAccount, reconcile_runs
 from skillbench.ledgers.week import read_plan_ids, week_run_key
 from skillbench.signals.manifest import COMPLETE_STATES, run_dirs, run_state
 
@@ -45,8 +45,8 @@ def reconcile(
     owed = expected_check_rows(out_dir, observed)
     checks = read_checks(out_dir / CHECKS_FILE)
     report = reconcile_runs(planned, observed=observed, written=written, run_key=week_run_key(out_dir),
-                            capped=capped or (), limited=limited or (), not_started=not_started or (),
-                            stopped_legs=stopped_legs or (), checks_expected=owed or None,
+                            account=PassAccount(capped or (), limited or (), not_started or (), stopped_legs or ()),
+                            checks_expected=owed or None,
                             checks_written=zip(checks["run_id"], checks["check_id"], strict=True)).to_json()
     report.update(extra or {})
     atomic_write_text(out_dir / RECONCILIATION_FILE, json.dumps(report, indent=2) + "\n")

@@ -13,12 +13,14 @@ sandbox itself fails the pass stops, records the run as ``sandbox_failure``, and
 a (failed-closed) reconciliation. A pass holds the run directory's lock (:mod:`skillbench.ledgers.lock`).
 Runs start through one :class:`skillbench.limiter.AdaptiveLimiter` whose ceiling is ``--jobs``: the CLI's own
 rate-limit retries, read from each attempt's stream-json, lower it, and runs without them raise it back slowly
-(``GenerateOptions.adaptive = False``: a fixed pool); ``retries.json`` records its changes. ``--executor dask``
-runs each sandbox run on a Dask worker (:mod:`skillbench.cluster`); everything else stays here, in this process.
+(``GenerateOptions.adaptive = False``: a fixed pool); ``retries.json`` records its changes. Where the runs run is
+the pass context's executor (:class:`skillbench.runtime.PassContext`; ``--executor dask``: each sandbox run on a
+Dask worker, opened by the caller with :mod:`skillbench.cluster`); everything else stays here, in this process.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -26,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,7 +44,7 @@ from skillbench.generation.folders import (
     write_truth,
 )
 from skillbench.generation.image import RUNNER_HOME
-from skillbench.generation.options import GenerateOptions
+from skillbench.generation.options import GenerateOptions, default_out_dir
 from skillbench.generation.plan import PlanError, make_plan, run_names, selected, write_plan
 from skillbench.generation.prompt_copy import write_test_prompt
 from skillbench.generation.reconciliation import reconcile
@@ -53,7 +56,7 @@ from skillbench.generation.retries import (
     note_rate_limits,
     pass_limiter,
 )
-from skillbench.generation.sandbox import Sandbox, SandboxFailure, SandboxResult
+from skillbench.generation.sandbox import Sandbox, SandboxFailure, SandboxResult, choose_sandbox
 from skillbench.generation.shard_summary import write_generate_summary
 from skillbench.generation.task_phase import (
     rebuild_checks_ledger,
@@ -75,24 +78,57 @@ from skillbench.ledgers.files import (
     TEST_PROMPT_FILE,
     TMP_PREFIX,
     TRANSCRIPT_FILE,
-    WEEKLY_DIR,
 )
 from skillbench.ledgers.lock import run_dir_lock
 from skillbench.ledgers.slugs import record_slugs
 from skillbench.ledgers.week import read_run_json
 from skillbench.limiter import Slot
+from skillbench.runtime import Log, PassContext, Transport
 from skillbench.signals.manifest import HARNESS_INVALID, SANDBOX_FAILURE, WORKER_LOST, write_manifest
 from skillbench.signals.transcript import parse_transcript_text
 from skillbench.suite.format import Suite
 from skillbench.suite.versions import SkillsVersion
 
 RATE_LIMIT_JOBS = 4
-__all__ = ["MAX_RETRIED_GROUPS", "GenerateOptions", "LegState", "RetryLog", "default_out_dir", "finished_runs",
-           "generate", "move_partials_aside"]
+__all__ = ["MAX_RETRIED_GROUPS", "GenerateOptions", "LegState", "LocalExecutor", "RetryLog", "default_out_dir",
+           "finished_runs", "generate", "move_partials_aside"]
 
 
 def utc_stamp(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+class LocalExecutor:
+    """This process's threads (:class:`skillbench.runtime.Executor`): the sandbox :func:`choose_sandbox` picks,
+    one run at a time unless ``--jobs`` says more, and the judge SDK's own transport."""
+
+    kind = "local"
+
+    def __init__(self, log: Log):
+        self.log = log
+
+    def sandbox(self, requested: str | None, endpoint: Any, out_dir: Path) -> Sandbox:
+        return choose_sandbox(requested, endpoint, out_dir, self.log)
+
+    def width(self, jobs: int) -> int:
+        """``--jobs``, or for 0 (unset) one run at a time."""
+        return jobs or 1
+
+    def http_transport(self, *, simulated: bool) -> Transport | None:
+        return None  # the SDK's own
+
+
+@dataclass
+class _Draft:
+    """A run being written in its temporary folder: what its commit records besides the outcome."""
+
+    row: pd.Series
+    spec: Any
+    tmp_dir: Path
+    families: list[Path]
+    attempts: list[dict[str, Any]]
+    task_meta: dict[str, Any]
+    argv: list[str]
 
 
 class Generator:
@@ -152,15 +188,16 @@ class Generator:
         attempts: list[dict[str, Any]] = []
         timeout_s, tools = run_timeout(spec, self.opts.timeout_s), run_tools(spec, self.suite.config.run)
         task_meta = {**task_metadata(spec, tools, timeout_s, None), **task_extra}
+        draft = _Draft(row, spec, tmp_dir, families, attempts, task_meta, argv=[])
         try:
             task = prepare_task(spec)
         except TaskError as exc:  # the harness cannot set this run up: never a skill loss, rerun once fixed
-            self._commit(row, spec, tmp_dir, [], families, attempts, task_meta=task_meta, harness_invalid=str(exc))
+            self._commit(draft, harness_invalid=str(exc))
             return
-        task_meta = {**task_metadata(spec, tools, timeout_s, task), **task_extra}
+        draft.task_meta = task_meta = {**task_metadata(spec, tools, timeout_s, task), **task_extra}
         for attempt in (1, 2):
             call = CliCall(prompt=spec.test.prompt, model=row.model, run_id=row.run_id, attempt=attempt)
-            argv = cli_args(call, self.suite.config.run, allowed_tools=tools)
+            draft.argv = argv = cli_args(call, self.suite.config.run, allowed_tools=tools)
             env = cli_env(call, base_url=self.endpoint.base_url, api_key=self.endpoint.api_key,
                           home=RUNNER_HOME, tmpdir="/tmp", headers=self.headers, extra=self.opts.extra_env)
             try:
@@ -171,15 +208,13 @@ class Generator:
                 attempts.append({"attempt": attempt, "start": utc_stamp(time.time()), "sandbox_failure": str(failure)})
                 with self.lock:
                     self.failure = self.failure or failure
-                self._commit(row, spec, tmp_dir, argv, families, attempts, task_meta=task_meta,
-                             sandbox_failure=str(failure))
+                self._commit(draft, sandbox_failure=str(failure))
                 raise failure from exc
             if result.setup_failed:  # harness-invalid: no CLI ran, no retry; the next pass reruns it
                 attempts.append({"attempt": attempt, "start": utc_stamp(result.started), "setup": result.setup.detail})
                 (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
                 record_checks(tmp_dir, spec, result)
-                self._commit(row, spec, tmp_dir, argv, families, attempts, task_meta=task_meta,
-                             harness_invalid=result.setup.detail)
+                self._commit(draft, harness_invalid=result.setup.detail)
                 return
             if result.worker:  # a Dask worker ran it: the metadata names the executor and the last attempt's worker
                 task_meta.update(executor=getattr(self.sandbox, "executor", ""), worker=result.worker)
@@ -213,30 +248,28 @@ class Generator:
             break
         if result.worker_lost:  # the retry lost its worker too: no output to read; the next pass reruns the run
             (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
-            self._commit(row, spec, tmp_dir, argv, families, attempts, result=result, task_meta=task_meta)
+            self._commit(draft, result=result)
             return
         cost = (parse_transcript_text(result.stdout.decode("utf-8", "replace")).result or {}).get("total_cost_usd")
         (tmp_dir / TRANSCRIPT_FILE).write_bytes(result.stdout)
         (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
         has_checks = record_checks(tmp_dir, spec, result)  # checks.json commits with the run, never after it
         # The run's answer key before the run counts as finished: a kill in between reruns it (rows replaced).
-        self._commit(row, spec, tmp_dir, argv, families, attempts, result=result, task_meta=task_meta,
-                     truth=lambda: write_truth(self.opts.out_dir, self.endpoint, [row.run_id]))
+        self._commit(draft, result=result, truth=lambda: write_truth(self.opts.out_dir, self.endpoint, [row.run_id]))
         if has_checks:
             rebuild_checks_ledger(self.opts.out_dir)
         with self.lock:
             self.spent += float(cost or 0.0)
 
-    def _commit(self, row: pd.Series, spec: Any, tmp_dir: Path, argv: list[str], families: list[Path],
-                attempts: list[dict[str, Any]], *, result: SandboxResult | None = None,
-                task_meta: dict[str, Any] | None = None, sandbox_failure: str = "", harness_invalid: str = "",
-                truth: Callable[[], None] | None = None) -> None:
+    def _commit(self, draft: _Draft, *, result: SandboxResult | None = None, sandbox_failure: str = "",
+                harness_invalid: str = "", truth: Callable[[], None] | None = None) -> None:
         """Write the run's metadata and rename its folder into place (the run's commit point).
 
         A run whose sandbox failed is committed too, with ``sandbox_failure`` in its metadata, so the week
         records what happened to it; :func:`run_state` reads it as ``sandbox_failure`` and resume reruns it.
         Likewise a task the harness could not set up (a failed setup command): ``harness_invalid``.
         """
+        row, spec, tmp_dir, argv, attempts = draft.row, draft.spec, draft.tmp_dir, draft.argv, draft.attempts
         first = attempts[0] if attempts else {"start": utc_stamp(time.time())}
         meta = {
             "run_id": row.run_id, "run_key": self.opts.run_key, "prompt": row.prompt,
@@ -246,14 +279,14 @@ class Generator:
             "timestamp": first["start"], "start": first["start"],
             "end": utc_stamp(result.ended if result else time.time()),
             "exit_code": result.exit_code if result else None, "timed_out": bool(result and result.timed_out),
-            "attempts": attempts, "flags": argv[1:-2], "installed_families": [f.name for f in families],
+            "attempts": attempts, "flags": argv[1:-2], "installed_families": [f.name for f in draft.families],
             "sandbox": self.sandbox.name, "network": (result.network if result and result.network else
                                                       getattr(self.sandbox, "network", "")),
             "image_id": result.image_id if result else "",
             "endpoint": self.endpoint.kind, "site_base": self.endpoint.site_base,
             "suite_site_base": self.suite.site_base, "skills_sha": self.sha, "rubric_sha": spec.test.rubric_sha(),
         }
-        meta.update(task_meta or {})
+        meta.update(draft.task_meta)
         if sandbox_failure:
             meta[SANDBOX_FAILURE] = sandbox_failure
         if harness_invalid:
@@ -314,13 +347,7 @@ class Generator:
             raise self.failure
 
 
-def generate(
-    suite: Suite,
-    opts: GenerateOptions,
-    *,
-    endpoint_factory: Callable[[], Any],
-    log=print,
-) -> dict[str, Any]:
+def generate(suite: Suite, opts: GenerateOptions, ctx: PassContext) -> dict[str, Any]:
     """Plan, run what is not finished, then write signals (manifest.csv) and the reconciliation.
 
     The pass holds the run directory's lock (re-entered when the caller, e.g. :func:`skillbench.weekly.
@@ -328,24 +355,27 @@ def generate(
 
     Args:
         suite: a loaded suite.
-        opts: the run's options.
-        endpoint_factory: called with no argument; a context manager yielding the endpoint (``base_url``,
-            ``api_key``, ``kind``, ``site_base``, ``fetch_truth``), see :func:`skillbench.weekly.model_endpoint`.
-        log: where progress lines go.
+        opts: the run's options (an empty matrix part and no ``out_dir``: the suite's, :meth:`GenerateOptions.
+            for_suite`).
+        ctx: the endpoint (opened when there are runs to run: ``base_url``, ``api_key``, ``kind``, ``site_base``,
+            ``fetch_truth``, see :func:`skillbench.weekly.model_endpoint`), the executor (None: this process's
+            threads), the log, and the lock's ``wait``.
 
     Returns:
         The reconciliation report (also written to ``reconciliation.json``).
 
     Raises:
-        RunDirBusy: another pass holds the run directory (and ``opts.wait`` is false).
+        RunDirBusy: another pass holds the run directory (and not ``ctx.wait``).
         SelectionError: ``opts.prompts`` or ``opts.families`` names something the plan does not have.
         SandboxFailure: the sandbox failed; the manifest and the (incomplete) reconciliation are written first.
     """
-    with run_dir_lock(opts.out_dir, wait=opts.wait, log=log):
-        return _generate(suite, opts, endpoint_factory=endpoint_factory, log=log)
+    opts = opts.for_suite(suite)
+    with run_dir_lock(opts.out_dir, wait=ctx.wait, log=ctx.log):
+        return _generate(suite, opts, ctx)
 
 
-def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable[[], Any], log) -> dict[str, Any]:
+def _generate(suite: Suite, opts: GenerateOptions, ctx: PassContext) -> dict[str, Any]:
+    log = ctx.log
     out_dir = opts.out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     plan = make_plan(suite, opts.run_key, models=opts.models, conditions=opts.conditions, reps=opts.reps,
@@ -405,12 +435,12 @@ def _generate(suite: Suite, opts: GenerateOptions, *, endpoint_factory: Callable
     retry_log = RetryLog(out_dir / RETRIES_FILE)
     try:
         if len(pending):
-            from skillbench.cluster.executor import open_executor  # the cluster sits beside: imported when used
-
-            with endpoint_factory() as endpoint, open_executor(opts.executor, opts.scheduler, log=log) as executor:
+            with ctx.open_endpoint() as endpoint, ctx.open_executor() as opened:
+                executor = opened or LocalExecutor(log)
                 sandbox = executor.sandbox(opts.sandbox, endpoint, out_dir)  # local: choose_sandbox's
                 refuse_local_workspace_checks(suite, pending.prompt, sandbox.name)  # local by fallback
-                opts = executor.sized(opts)  # --jobs 0: the executor's own width (one, or the cluster's threads)
+                # --jobs 0: the executor's own width (one, or the cluster's threads)
+                opts = dataclasses.replace(opts, jobs=executor.width(opts.jobs))
                 gen = Generator(suite, opts, sandbox, endpoint, log, retry_log=retry_log, versions=versions)
                 gen.spent = spent_so_far(out_dir, done)  # the cap is per week, not per call
                 gen.run(pending)
@@ -442,7 +472,3 @@ def _selection_text(selection: dict[str, list[str]]) -> str:
     parts = [f"{key} {', '.join(values)}" for key, values in selection.items() if values]
     return " and ".join(parts)
 
-
-def default_out_dir(suite: Suite, run_key: str) -> Path:
-    """``SUITE_DIR/weekly/<run_key>/`` (qdrant's layout)."""
-    return suite.suite_dir / WEEKLY_DIR / run_key

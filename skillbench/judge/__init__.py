@@ -18,7 +18,7 @@ _EXPORTS: dict[str, str] = {
     ), "protocol"),
     **dict.fromkeys((
         "DEFAULT_JUDGE_MODEL", "JudgeClient", "JudgeCallError", "CallResult", "SlotFailed",
-        "ask_validated", "opaque_run_id", "shuffle_seed"
+        "ask_validated", "opaque_run_id", "shuffle_seed", "resolve_judge_model"
     ), "client"),
     **dict.fromkeys(("RunAnswer", "Skip", "read_run_answer", "select_runs",), "answers"),
     **dict.fromkeys(("RubricJudge", "RunGrading", "ItemGrade", "Vote", "ScoresLedger", "score_rows",), "rubric"),
@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         SlotFailed,
         ask_validated,
         opaque_run_id,
+        resolve_judge_model,
         shuffle_seed,
     )
     from skillbench.judge.costs import (

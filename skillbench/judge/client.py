@@ -27,6 +27,12 @@ from skillbench.limiter import MAX_HOLD_S, AdaptiveLimiter, Slot, quota_hold_s, 
 from skillbench.prices import usage_cost
 
 DEFAULT_JUDGE_MODEL = "claude-opus-5-5"
+
+
+def resolve_judge_model(asked: str | None = None, recorded: str | None = None) -> str:
+    """The judge model a pass uses: the one asked for (``--judge-model``), else the one the week's ledger records
+    (a calibration or a sentinel measures the judge that graded the week), else :data:`DEFAULT_JUDGE_MODEL`."""
+    return asked or recorded or DEFAULT_JUDGE_MODEL
 MAX_RETRY_AFTER_S = MAX_HOLD_S
 # A client made without a limiter gets its own, this wide: the pass's worker pool is then the real ceiling, and a
 # cut halves the slots in use (skillbench.limiter), so the two agree. Pass ``limiter=AdaptiveLimiter(jobs)``.

@@ -31,23 +31,22 @@ import pandas as pd
 from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.judge.answers import RunAnswer, RunSelection, select_runs
 from skillbench.judge.client import (
-    DEFAULT_JUDGE_MODEL,
     CallResult,
     JudgeClient,
-    Log,
     SlotFailed,
     ask_validated,
     opaque_run_id,
     shuffle_seed,
-    stderr_log,
 )
 from skillbench.judge.costs import clear_judge_cost, record_judge_cost
 from skillbench.judge.protocol import PREFERENCE_TOOL, build_pair_request, judge_headers, parse_preference, tool_input
+from skillbench.judge.run import JudgeOptions, batch_provenance, record_pairs_pass
 from skillbench.ledgers.append import AppendLedger
 from skillbench.ledgers.columns import PAIRS_COLUMNS
 from skillbench.ledgers.files import PAIRS_FILE
 from skillbench.ledgers.readers import read_cells
 from skillbench.ledgers.week import week_arms, week_run_key
+from skillbench.runtime import PassContext
 from skillbench.signals.manifest import run_dirs
 from skillbench.vocab import LOSS, OUTCOMES, TIE, WIN
 
@@ -162,30 +161,13 @@ class PairsReport:
     judge_snapshot: str = ""  # the resolved snapshot(s) that answered this pass
 
 
-def judge_pairs(
-    run_dir: str | Path,
-    *,
-    base_url: str,
-    api_key: str,
-    judge_model: str = DEFAULT_JUDGE_MODEL,
-    fresh: bool = False,
-    jobs: int = 2,
-    seed: int = 0,
-    max_retries: int = 4,
-    timeout: float = 120.0,
-    selection: RunSelection | None = None,
-    log: Log = stderr_log,
-    batch: bool = False,
-    batch_wait_s: float | None = None,
-    simulated: bool = False,
-    executor: str = "local",
-    scheduler: str | None = None,
-) -> PairsReport:
+def judge_pairs(run_dir: str | Path, options: JudgeOptions, ctx: PassContext) -> PairsReport:
     """Judge every pair of ``run_dir`` that ``pairs.csv`` does not have yet (see the module docstring).
 
-    ``batch``: every call through Message Batches (:mod:`skillbench.judge.batch`; ``batch_wait_s`` bounds the
-    wait for a round, ``simulated`` sends the sim's draw keys as metadata). ``executor`` ``dask``: every request
-    is sent from a worker of ``scheduler``'s cluster (:mod:`skillbench.cluster`).
+    ``options``: the judge model, ``fresh``, ``jobs``, ``seed``, the retries, the selection and ``batch`` (every
+    call through Message Batches, :mod:`skillbench.judge.batch`; ``batch_wait_s`` bounds the wait for a round; a
+    simulated endpoint gets the sim's draw keys as metadata). ``ctx``: the endpoint, the executor (a Dask cluster's:
+    every request is sent from one of its workers), the log.
 
     Returns:
         Counts of pairs, outcomes and errors, and this pass's spend.
@@ -193,9 +175,14 @@ def judge_pairs(
     Raises:
         JudgePending: batched, and ``batch_wait_s`` passed with a batch still processing (rerun to continue).
     """
-    run_dir = Path(run_dir)
+    with ctx.open_endpoint() as endpoint:
+        return _judge_pairs(Path(run_dir), options, ctx, endpoint)
+
+
+def _judge_pairs(run_dir: Path, options: JudgeOptions, ctx: PassContext, endpoint: Any) -> PairsReport:
+    judge_model, seed, log = options.judge_model, options.seed, ctx.log
     ledger = AppendLedger(run_dir / PAIRS_FILE, PAIRS_COLUMNS, "prompt")
-    if fresh:
+    if options.fresh:
         ledger.path.unlink(missing_ok=True)
         for folder in run_dirs(run_dir):
             clear_judge_cost(folder, "pairs")
@@ -208,7 +195,7 @@ def judge_pairs(
     if ledger.path.is_file() and (len(kept) != len(rows) or not ledger.path.read_bytes().endswith(b"\n")):
         ledger.rewrite(kept)  # errored or torn pairs are judged again
     done = {(r["prompt"], r["model"], r["rep"]) for r in kept}
-    pairs = find_pairs(run_dir, selection, pair=arms)
+    pairs = find_pairs(run_dir, options.selection or None, pair=arms)
     todo = [p for p in pairs if (p.key[0], p.key[1], str(p.key[2])) not in done]
     random.Random(f"pairs-order:{seed}").shuffle(todo)
     if pairs:
@@ -219,18 +206,17 @@ def judge_pairs(
             f"{arms.treatment}), so {ledger.path.name} gets no rows")
     if not ledger.path.is_file():
         ledger.rewrite([])  # the header: "judged, nothing to judge" must not read as "never judged"
-    from skillbench.cluster.executor import judge_transport  # the cluster sits beside: imported when used
-
     passing = contextlib.ExitStack()  # --executor dask: every request one Dask task (nothing to judge: no cluster)
-    transport = passing.enter_context(judge_transport(executor if todo else "local", scheduler, simulated=simulated,
-                                                      log=log))
-    client = JudgeClient(base_url, api_key, judge_model, max_retries=max_retries, timeout=timeout, transport=transport)
+    transport = passing.enter_context(ctx.judge_transport(needed=bool(todo), simulated=endpoint.simulated))
+    client = JudgeClient(endpoint.base_url, endpoint.api_key, judge_model, max_retries=options.max_retries,
+                         timeout=options.timeout, transport=transport)
     batcher = None
-    if batch:
+    if options.batch:
         from skillbench.judge.batch import BatchClient
         from skillbench.judge.batch_store import BatchStore
 
-        batcher = BatchClient(client, BatchStore(run_dir), "pairs", simulated=simulated, wait_s=batch_wait_s, log=log,
+        batcher = BatchClient(client, BatchStore(run_dir), "pairs", simulated=endpoint.simulated,
+                              wait_s=options.batch_wait_s, log=log,
                               request_kind=lambda sample: f"pair:{ORDERS[sample - 1]}")
     judge = PairJudge(batcher or client, seed=seed)
     spent = 0.0
@@ -252,7 +238,7 @@ def judge_pairs(
                 spent += cost
             batcher.store.close(["pairs"])
         else:
-            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
+            with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool, \
                     tqdm(total=len(todo), desc="judge-pairs", unit="pair", file=sys.stderr, disable=not todo) as bar:
                 for future in [pool.submit(work, p) for p in todo]:
                     row, cost = future.result()
@@ -262,8 +248,6 @@ def judge_pairs(
     finally:
         client.close()
         passing.close()
-    from skillbench.judge.run import batch_provenance, record_pairs_pass
-
     snapshot = (batcher or client).snapshot
     record_pairs_pass(run_dir, {"judge_model": judge_model, "judge_snapshot": snapshot,
                                 "judged": len(new_rows), "seed": seed,

@@ -5,8 +5,8 @@
 gradeable runs that were not graded), ``judge.json`` (the pass's provenance: judge model, samples, seeds, rubric
 and judge-prompt hashes, evidence rates, cost), and per run folder ``judge.json`` (every call) and
 ``judge_cost.txt``. A rerun skips runs whose rows are all present and refuses a damaged ledger (naming the file
-and row) rather than keep or drop a row it cannot trust; ``fresh`` starts over. ``JudgeOptions.executor``
-``dask`` sends every judge request from a worker of ``scheduler``'s cluster (:mod:`skillbench.cluster`); the
+and row) rather than keep or drop a row it cannot trust; ``fresh`` starts over. A pass context whose executor is
+a Dask cluster's (:class:`skillbench.runtime.PassContext`) sends every judge request from one of its workers; the
 grading, the ledger and the retries stay in this process.
 """
 
@@ -19,13 +19,13 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from skillbench.judge.answers import RunAnswer, RunSelection, Skip, select_runs
-from skillbench.judge.client import DEFAULT_JUDGE_MODEL, JudgeClient, Log, stderr_log
+from skillbench.judge.client import DEFAULT_JUDGE_MODEL, JudgeClient
 from skillbench.judge.costs import cache_summary, clear_judge_cost, record_judge_cost
 from skillbench.judge.evidence import evidence_summary
 from skillbench.judge.protocol import judge_prompt_sha
@@ -45,15 +45,17 @@ from skillbench.ledgers.run_folder import read_judge_cost, read_run_judge
 from skillbench.ledgers.shards import Shard, file_sha, git_commit, write_summary
 from skillbench.ledgers.week import pass_record_or_empty, read_pass_record
 from skillbench.paths import PROJECT_ROOT
+from skillbench.runtime import PassContext
 from skillbench.signals.manifest import run_dirs
 from skillbench.vocab import UNGRADED
 
 PAIRS_PASSES = "pairs_passes"  # judge.json: the pairwise judge's passes (kept by every rubric pass)
 
 
-@dataclass
+@dataclass(frozen=True)
 class JudgeOptions:
-    """What ``skillbench judge`` was asked to do."""
+    """What ``skillbench judge`` and ``skillbench judge-pairs`` were asked to do (the pairwise judge reads the
+    judge model, ``fresh``, ``jobs``, ``seed``, the retries, the selection and the batching)."""
 
     judge_model: str = DEFAULT_JUDGE_MODEL
     samples: int = 1
@@ -65,13 +67,11 @@ class JudgeOptions:
     max_retries: int = 4
     timeout: float = 120.0
     limit: int | None = None
-    selection: RunSelection | None = None  # --prompts/--families: grade only these runs (None: all)
+    selection: RunSelection = field(default_factory=RunSelection)  # --prompts/--families: only these runs
     batch: bool = False  # --batch: every call through Message Batches (half price; judge.batch)
     batch_wait_s: float | None = None  # the longest wait for one round of batches (None: until they end)
     cache: bool = False  # --cache: a prompt-cache breakpoint on sample 1's calls (calibration resends them)
     shard: Shard | None = None  # --shard i/N: grade only the runs this leg of a CI matrix owns (ledgers.shards)
-    executor: str = "local"  # --executor: local (this process's threads) or dask (--scheduler's workers)
-    scheduler: str | None = None  # --scheduler: the dask.distributed scheduler's address (executor dask)
 
 
 @dataclass
@@ -135,24 +135,13 @@ def reset(run_dir: Path) -> None:
         clear_judge_cost(folder, "rubric")
 
 
-def judge_run_dir(
-    run_dir: str | Path,
-    options: JudgeOptions,
-    *,
-    base_url: str,
-    api_key: str,
-    endpoint_kind: str = "",
-    log: Log = stderr_log,
-) -> JudgeReport:
+def judge_run_dir(run_dir: str | Path, options: JudgeOptions, ctx: PassContext) -> JudgeReport:
     """Grade every gradeable run of ``run_dir`` that the ledger does not have yet.
 
     Args:
         run_dir: a week's output folder (made by ``skillbench generate``).
         options: judge model, samples, fresh/resume, concurrency, plugin arm, seed, retries.
-        base_url: the Messages endpoint.
-        api_key: its key.
-        endpoint_kind: ``simulated`` or ``real`` (recorded).
-        log: where progress lines go.
+        ctx: the Messages endpoint (its kind is recorded), the executor, the log.
 
     Returns:
         What the pass did (also merged into ``RUN_DIR/judge.json``).
@@ -162,10 +151,15 @@ def judge_run_dir(
             scorecard would refuse (an unknown verdict, a credit outside its item type's range, an item twice:
             :meth:`ScoresLedger.check`); one line naming the file and row — fix it or pass ``fresh``.
     """
-    run_dir = Path(run_dir)
+    with ctx.open_endpoint() as endpoint:
+        return _judge_run_dir(Path(run_dir), options, ctx, endpoint)
+
+
+def _judge_run_dir(run_dir: Path, options: JudgeOptions, ctx: PassContext, endpoint: Any) -> JudgeReport:
+    log, endpoint_kind = ctx.log, endpoint.kind
     if options.fresh:
         reset(run_dir)
-    runs, skips = select_runs(run_dir, include_plugin=options.include_plugin, selection=options.selection)
+    runs, skips = select_runs(run_dir, include_plugin=options.include_plugin, selection=options.selection or None)
     if options.shard is not None:  # another leg of the matrix grades the rest; consolidate merges the legs
         runs = [r for r in runs if options.shard.holds(r.run_id)]
         skips = [s for s in skips if options.shard.holds(s.run_id)]
@@ -188,13 +182,10 @@ def judge_run_dir(
         f"({options.judge_model}, {options.samples} sample{'s' if options.samples > 1 else ''}); "
         f"{len(skips)} not gradeable")
 
-    from skillbench.cluster.executor import judge_transport  # the cluster sits beside: imported when used
-
     # --executor dask: every judge request is one Dask task (nothing to grade: no cluster is opened)
     passing = contextlib.ExitStack()
-    transport = passing.enter_context(judge_transport(options.executor if todo else "local", options.scheduler,
-                                                      simulated=endpoint_kind == "simulated", log=log))
-    client = JudgeClient(base_url, api_key, options.judge_model, max_retries=options.max_retries,
+    transport = passing.enter_context(ctx.judge_transport(needed=bool(todo), simulated=endpoint.simulated))
+    client = JudgeClient(endpoint.base_url, endpoint.api_key, options.judge_model, max_retries=options.max_retries,
                          timeout=options.timeout, transport=transport)
     batcher = None
     if options.batch:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -76,16 +77,26 @@ class Reconciliation(BaseModel):
         return data
 
 
+@dataclass(frozen=True)
+class PassAccount:
+    """What a generate pass says about the runs it did not finish: kept from starting (and why), or stopped."""
+
+    capped: Iterable[str] = ()
+    limited: Iterable[str] = ()
+    not_started: Iterable[str] = ()
+    stopped_legs: Iterable[str] = ()  # ``model|condition`` legs stopped as a systemic failure
+
+
+NOTHING_KEPT = PassAccount()
+
+
 def reconcile_runs(
     planned: Iterable[str],
     *,
     observed: Iterable[str],
     written: Iterable[str],
     run_key: str | None = None,
-    capped: Iterable[str] = (),
-    limited: Iterable[str] = (),
-    not_started: Iterable[str] = (),
-    stopped_legs: Iterable[str] = (),
+    account: PassAccount = NOTHING_KEPT,
     checks_expected: Iterable[tuple[str, str]] | None = None,
     checks_written: Iterable[tuple[str, str]] = (),
     note: str | None = None,
@@ -97,14 +108,16 @@ def reconcile_runs(
         observed: run ids whose run folder holds a finished run.
         written: run ids of the manifest's rows, one per row (a repeated id is a duplicate).
         run_key: the week's run key, recorded.
-        capped, limited, not_started: planned runs that were kept from starting, and why.
-        stopped_legs: ``model|condition`` legs stopped as a systemic failure.
+        account: the pass's own account: planned runs kept from starting (capped, limited, not started) and the
+            legs it stopped.
         checks_expected: (run_id, check_id) rows the complete runs owe ``checks.csv``; None for a week without
             checks.
         checks_written: (run_id, check_id) rows ``checks.csv`` holds.
         note: recorded as an extra key (e.g. when the reconciliation was rebuilt from ``plan.csv``).
     """
     expected, observed, written = list(planned), list(observed), list(written)
+    capped, limited, not_started = list(account.capped), list(account.limited), list(account.not_started)
+    stopped_legs = account.stopped_legs
     explained = set(capped) | set(limited) | set(not_started)
     missing = sorted(set(expected) - set(observed))
     unexpected = sorted(set(observed) - set(expected))

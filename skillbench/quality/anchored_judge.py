@@ -26,9 +26,11 @@ from typing import Any
 from skillbench.judge.client import CallResult, JudgeClient, SlotFailed, ask_validated, opaque_run_id
 from skillbench.judge.protocol import tool_input
 from skillbench.judge.quotes import quote_in_answer
+from skillbench.judge.run import JudgeOptions
 from skillbench.quality.anchored import DIMENSION_IDS, DimensionScore, build_request, parse_scores, rubric_sha
 from skillbench.quality.tools import SKILL_QUALITY_TOOL
 from skillbench.quality.units import SkillUnit
+from skillbench.runtime import PassContext
 from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER, SAMPLE_HEADER
 
 UNGRADED = "ungraded"
@@ -155,18 +157,19 @@ class AnchoredJudge:
         return out
 
 
-def judge_units(units: Sequence[SkillUnit], *, base_url: str, api_key: str, judge_model: str, samples: int,
-                jobs: int = 2, max_retries: int = 4, timeout: float = 120.0, log: Log | None = None) -> JudgePass:
-    """The anchored judge pass over ``units`` with a fresh :class:`JudgeClient` (closed at the end)."""
-    from skillbench.judge.client import stderr_log
+def judge_units(units: Sequence[SkillUnit], options: JudgeOptions, ctx: PassContext) -> JudgePass:
+    """The anchored judge pass over ``units`` with a fresh :class:`JudgeClient` (closed at the end): the options'
+    judge model, ``samples``, ``jobs`` and retries; the context's endpoint and log."""
     from skillbench.limiter import AdaptiveLimiter
 
-    client = JudgeClient(base_url, api_key, judge_model, max_retries=max_retries, timeout=timeout,
-                         limiter=AdaptiveLimiter(jobs, log=log or stderr_log, name=f"lint-skills judge {judge_model}"))
-    try:
-        return AnchoredJudge(client).run(units, samples, jobs=jobs, log=log)
-    finally:
-        client.close()
+    model, jobs = options.judge_model, options.jobs
+    with ctx.open_endpoint() as ep:
+        client = JudgeClient(ep.base_url, ep.api_key, model, max_retries=options.max_retries, timeout=options.timeout,
+                             limiter=AdaptiveLimiter(jobs, log=ctx.log, name=f"lint-skills judge {model}"))
+        try:
+            return AnchoredJudge(client).run(units, options.samples, jobs=jobs, log=ctx.log)
+        finally:
+            client.close()
 
 
 __all__ = ["UNGRADED", "AnchoredJudge", "JudgePass", "JudgedScore", "judge_units", "rubric_sha", "skill_headers"]

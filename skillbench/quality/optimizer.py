@@ -89,13 +89,19 @@ def failures(m: Measurement, tset: TriggerSet) -> tuple[list[str], list[str]]:
 
 
 
-def optimize(suite: Suite, tset: TriggerSet, work: Path, *, iterations: int, spec: RunSpec, rewriter: Rewriter,
-             runs: TriggerRuns, max_total_usd: float | None = None, spent_usd: float = 0.0,
-             log: Log = print) -> OptimizeResult:
-    """Run the loop (module docstring); runs go under ``work`` (must not exist), made by ``runs``.
+@dataclass(frozen=True)
+class LoopBudget:
+    """How long the loop runs and what it may spend."""
 
-    ``spent_usd`` is what was spent before the loop (the near-miss generator's call): it counts toward the cap.
-    """
+    iterations: int
+    max_total_usd: float | None = None  # the cap (None: none)
+    spent_usd: float = 0.0  # spent before the loop (the near-miss generator's call): it counts toward the cap
+
+
+def optimize(suite: Suite, tset: TriggerSet, work: Path, *, budget: LoopBudget, spec: RunSpec, rewriter: Rewriter,
+             runs: TriggerRuns, log: Log = print) -> OptimizeResult:
+    """Run the loop (module docstring) within ``budget``; runs go under ``work`` (must not exist), made by ``runs``."""
+    iterations, max_total_usd, spent_usd = budget.iterations, budget.max_total_usd, budget.spent_usd
     family = tset.family
     hub = suite.family_dir(family) / SKILL_FILE
     before = file_sha(hub)
@@ -113,8 +119,7 @@ def optimize(suite: Suite, tset: TriggerSet, work: Path, *, iterations: int, spe
             return None
         queries = [q for q in tset.queries if split is None or q.split == split]
         m = measure_description(suite, family, c.description, queries,
-                                work / f"c{c.index}-{split or 'all'}", spec=spec, runs=runs, max_total_usd=left(),
-                                log=log)
+                                work / f"c{c.index}-{split or 'all'}", spec=spec, runs=runs, max_total_usd=left())
         spent += m.cost_usd
         c.cost_usd += m.cost_usd
         if m.capped:

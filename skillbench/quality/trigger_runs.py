@@ -29,7 +29,7 @@ import hashlib
 import json
 import re
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -163,15 +163,14 @@ class TriggerRuns(Protocol):
 
     A generate pass ending with ``out_dir/manifest.csv``, its endpoint opened from ``spec`` (a simulation started
     for the pass answers the trigger suite as loaded); it stops starting runs once they cost ``max_total_usd``.
+    Its progress goes where its maker's log goes.
     """
 
-    def __call__(self, suite: Suite, out_dir: Path, *, spec: RunSpec, max_total_usd: float | None,
-                 log: Callable[[str], None]) -> None: ...
+    def __call__(self, suite: Suite, out_dir: Path, *, spec: RunSpec, max_total_usd: float | None) -> None: ...
 
 
 def measure_description(suite: Suite, family: str, description: str, queries: Sequence[Query], work: Path, *,
-                        spec: RunSpec, runs: TriggerRuns, max_total_usd: float | None = None,
-                        log: Callable[[str], None] = print) -> Measurement:
+                        spec: RunSpec, runs: TriggerRuns, max_total_usd: float | None = None) -> Measurement:
     """Run every query ``spec.k`` times with ``description`` installed; per query its trigger rate.
 
     ``work`` (must not exist) receives the trigger suite (``work/suite``) and the runs (``work/runs``), which
@@ -181,7 +180,7 @@ def measure_description(suite: Suite, family: str, description: str, queries: Se
 
     tsuite = load_suite(write_trigger_suite(suite, family, description, queries, work / "suite"))
     run_dir = work / "runs"
-    runs(tsuite, run_dir, spec=spec, max_total_usd=max_total_usd, log=log)
+    runs(tsuite, run_dir, spec=spec, max_total_usd=max_total_usd)
     manifest = read_manifest(run_dir / MANIFEST_FILE)
     ok = manifest[reliable(manifest)]
     act = activated(ok)

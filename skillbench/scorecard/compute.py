@@ -41,7 +41,7 @@ from skillbench.ledgers.truth import read_truth
 from skillbench.ledgers.week import WeekLedgers
 from skillbench.scorecard import history as hist
 from skillbench.scorecard import objective as obj
-from skillbench.scorecard.controls import Controls, control_checks
+from skillbench.scorecard.controls import Controls, ScoringFrames, control_checks
 from skillbench.scorecard.gate import preference_gate
 from skillbench.scorecard.scoring import (
     cell_scores,
@@ -51,7 +51,7 @@ from skillbench.scorecard.scoring import (
     prompt_rep_scores,
     prompt_scores,
 )
-from skillbench.scorecard.simulation import SimulationCheck, simulation_check
+from skillbench.scorecard.simulation import Measured, SimulationCheck, simulation_check
 from skillbench.scorecard.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -385,10 +385,11 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
         n_resamples=n_resamples, seed=seed, incomplete_reasons=reasons, objective=objective,
         extras={"dropped_pieces": ledgers.dropped_pieces}, pair=pair,
         simulation=simulation_check(read_truth(ledgers.run_dir) if endpoint == SIMULATED else None,
-                                    endpoint=endpoint, manifest=manifest, scores=scores, coverage=coverage, lift=lift,
-                                    uncertainty=uncertainty, gate=gate, pair=pair,
-                                    reconciliation_complete=complete, transitions=objective.get("transitions")),
-        controls=control_checks(prompts, prompt_reps, cells, manifest, pair, reconciliation_complete=complete,
+                                    Measured(coverage, lift, uncertainty, gate, objective.get("transitions")),
+                                    endpoint=endpoint, manifest=manifest, scores=scores, pair=pair,
+                                    reconciliation_complete=complete),
+        controls=control_checks(ScoringFrames(prompts, prompt_reps, cells), manifest, pair,
+                                reconciliation_complete=complete,
                                 check_stimuli=objective.get("check_stimuli"), models=models,
                                 n_resamples=n_resamples, seed=seed),
         sentinel=sentinel,

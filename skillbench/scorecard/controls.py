@@ -196,14 +196,23 @@ def rubric_gate(votes: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair, *, r
     return pd.DataFrame(rows, columns=GATE_COLUMNS)
 
 
-def control_checks(prompts: pd.DataFrame, prompt_reps: pd.DataFrame, cells: pd.DataFrame, manifest: pd.DataFrame,
-                   pair: ArmPair = DEFAULT_PAIR, *, reconciliation_complete: bool = True,
-                   check_stimuli: pd.DataFrame | None = None, models: list[str] | None = None,
-                   n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Controls | None:
+@dataclass(frozen=True)
+class ScoringFrames:
+    """The scorecard's scoring frames of every graded arm (:mod:`skillbench.scorecard.scoring`)."""
+
+    prompts: pd.DataFrame  # per prompt × model × arm
+    prompt_reps: pd.DataFrame  # per prompt × model × arm × rep
+    cells: pd.DataFrame  # per run
+
+
+def control_checks(frames: ScoringFrames, manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR, *,
+                   reconciliation_complete: bool = True, check_stimuli: pd.DataFrame | None = None,
+                   models: list[str] | None = None, n_resamples: int = DEFAULT_RESAMPLES,
+                   seed: int = DEFAULT_SEED) -> Controls | None:
     """The placebo and A/A comparisons of a week; ``None`` when it ran neither arm.
 
     Args:
-        prompts, prompt_reps, cells: the scorecard's scoring frames (every graded arm).
+        frames: the scorecard's scoring frames (every graded arm).
         manifest: the run manifest.
         pair: the week's pair (its lift is the first row; its treatment is measured against the placebo).
         reconciliation_complete: the week is fully accounted for (else every rubric gate is inconclusive).
@@ -212,6 +221,7 @@ def control_checks(prompts: pd.DataFrame, prompt_reps: pd.DataFrame, cells: pd.D
         n_resamples: bootstrap resamples.
         seed: bootstrap seed.
     """
+    prompts, prompt_reps, cells = frames.prompts, frames.prompt_reps, frames.cells
     scored = manifest[~manifest["dormancy"].astype(bool)]
     ran = control_pairs(scored["condition"], pair)
     if not ran:

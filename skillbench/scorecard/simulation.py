@@ -259,23 +259,32 @@ def gate_against_truth(gate: pd.DataFrame | None, truth_votes: pd.DataFrame, man
     return both[GATE_COLUMNS].sort_values(["skill_family", "model"], kind="stable").reset_index(drop=True)
 
 
-def simulation_check(truth: pd.DataFrame | None, *, endpoint: str, manifest: pd.DataFrame, scores: pd.DataFrame,
-                     coverage: pd.DataFrame, lift: pd.DataFrame, uncertainty: pd.DataFrame,
-                     gate: pd.DataFrame | None, pair: ArmPair = DEFAULT_PAIR, reconciliation_complete: bool = True,
-                     transitions: pd.DataFrame | None = None) -> SimulationCheck | None:
+@dataclass(frozen=True)
+class Measured:
+    """What the scorecard measured that the simulation check holds against the truth."""
+
+    coverage: pd.DataFrame  # which runs the measured lift is over: the graded ones
+    lift: pd.DataFrame
+    uncertainty: pd.DataFrame
+    gate: pd.DataFrame | None  # the preference gate (None without ``pairs.csv``)
+    transitions: pd.DataFrame | None = None  # the objective transitions (the gate's objective record is not judged)
+
+
+def simulation_check(truth: pd.DataFrame | None, measured: Measured, *, endpoint: str, manifest: pd.DataFrame,
+                     scores: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR,
+                     reconciliation_complete: bool = True) -> SimulationCheck | None:
     """The simulation check of a week; ``None`` unless it ran on the simulated endpoint and has a truth.
 
     Args:
         truth: :func:`skillbench.ledgers.read_truth` output (None: no ``truth.csv``).
+        measured: the scorecard's coverage, lift, uncertainty, gate and objective transitions.
         endpoint: the week's endpoint kind (:func:`skillbench.scorecard.compute.endpoint_kind`).
         manifest, scores: the week's ledgers.
-        coverage: the scorecard's coverage (which runs the measured lift is over: the graded ones).
-        lift, uncertainty: the scorecard's lift and uncertainty tables.
-        gate: the scorecard's preference gate (None without ``pairs.csv``).
         pair: the week's arms.
         reconciliation_complete: the week's reconciliation state, as the measured gate read it.
-        transitions: the week's objective transitions (the gate's objective record is not judged).
     """
+    coverage, lift, uncertainty, gate = measured.coverage, measured.lift, measured.uncertainty, measured.gate
+    transitions = measured.transitions
     if truth is None or endpoint != SIMULATED:
         return None
     final = final_truth(truth, manifest)

@@ -78,8 +78,7 @@ class SimServer:
 
     Args:
         suite: a suite folder or a loaded :class:`~skillbench.suite.Suite`; None answers generically.
-        host: address to bind; keep it on loopback.
-        port: 0 picks a free port.
+        address: ``(host, port)`` to bind; keep the host on loopback; port 0 picks a free port.
         seed: seed of every behaviour, judge and fault draw.
         profiles: a profile file, mapping or :class:`Profiles`; None is the shipped file.
         truth: also write every truth row to this file (the operator's choice; None: keep truth in memory only).
@@ -92,8 +91,7 @@ class SimServer:
         self,
         suite: str | Path | Suite | None = None,
         *,
-        host: str = "127.0.0.1",
-        port: int = 0,
+        address: tuple[str, int] = ("127.0.0.1", 0),
         seed: int = 0,
         profiles: str | Path | Mapping[str, Any] | Profiles | None = None,
         truth: str | Path | None = None,
@@ -112,7 +110,7 @@ class SimServer:
         self.profiles = load_profiles(profiles)
         extra = [f if isinstance(f, FaultSpec) else parse_fault_option(f) if isinstance(f, str)
                  else FaultSpec.model_validate(f) for f in faults or []]
-        self.httpd = _HTTPServer((host, port), _Handler)
+        self.httpd = _HTTPServer(address, _Handler)
         self.httpd.sim = self
         self.host, self.port = self.httpd.server_address[:2]
         self.base_url = f"http://{self.host}:{self.port}"
@@ -237,7 +235,7 @@ def simulated_endpoint(
         with simulated_endpoint("evals", truth="runs/truth.csv") as url:
             env["ANTHROPIC_BASE_URL"] = url   # the site is at f"{url}/site"
     """
-    server = SimServer(suite_dir, host=host, port=port, seed=seed, profiles=profiles, truth=truth,
+    server = SimServer(suite_dir, address=(host, port), seed=seed, profiles=profiles, truth=truth,
                        faults=faults, site_base=site_base)
     with server:
         yield server.base_url

@@ -21,7 +21,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys((
         "plan_week", "plan_matrix", "cli_preview", "run_generation", "generate_week",
         "signals_week", "grade_week", "pair_week", "judge_week",
-        "calibrate_week", "scorecard_week", "JudgeOutcome",
+        "calibrate_week", "scorecard_week", "JudgeOutcome", "StageRuntime",
         "WeekScorecard", "write_signals"
     ), "stages"),
     **dict.fromkeys((
@@ -81,6 +81,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     )
     from skillbench.weekly.stages import (
         JudgeOutcome,
+        StageRuntime,
         WeekScorecard,
         calibrate_week,
         cli_preview,

@@ -9,33 +9,31 @@ run directory's lock for its whole pass.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillbench.ledgers.lock import run_dir_lock
 from skillbench.weekly.notebook import _path, collapsed_progress
 
-Log = Callable[[str], None]
+if TYPE_CHECKING:  # the passes' packages load where a pass runs
+    from skillbench.calibration.run import CalibrationOptions
+    from skillbench.calibration.sentinel import SentinelOptions
+    from skillbench.weekly.stages import StageRuntime
 
-
-
-
-def calibrate_week(run_dir: str | Path, *, backend: str | None = "sim", endpoint: str = "", repeat: int = 3,
-                   sample: int = 0, other_judge: str = "", human_labels: str = "", jobs: int = 2, seed: int = 0,
-                   fresh: bool = False, judge_model: str = "", include_plugin: bool = False, max_retries: int = 4,
-                   timeout: float = 120.0, log: Log = print, collapse_progress: bool = True, wait: bool = False,
-                   holder: str | None = None, sentinel: bool = False, suite_dir: str = "", gold: str = "",
-                   batch: bool | None = None, batch_wait_s: float | None = None, cache: bool = False,
-                   executor: str = "local", scheduler: str = ""):
+def calibrate_week(run_dir: str | Path, options: CalibrationOptions, runtime: StageRuntime, *, fresh: bool = False,
+                   sentinel_gold: Path | None = None, batch: bool | None = None, batch_wait_s: float | None = None,
+                   collapse_progress: bool = True):
     """Calibrate the judge on the week's answers, unless the calibration on disk is current and not ``fresh``;
-    with ``sentinel``, then run the drift sentinel (:func:`sentinel_week`'s rules) in the same pass.
+    with ``sentinel_gold`` (a gold set, :func:`gold_path`), then run the drift sentinel (:func:`sentinel_week`'s
+    rules, with the options' judge, seed, concurrency and retries) in the same pass.
 
     What ``skillbench calibrate`` (always ``fresh``, no sentinel) and ``04_calibration`` (resumes, with the
-    sentinel) run, under the run directory's lock (``wait``: wait for another pass instead of refusing).
-    ``batch`` None reads the suite's ``[judge] batch`` (and ``batch_wait_s``); ``cache`` prompt-caches the
-    gradings that repeat the judge pass's requests. ``executor`` ``dask``: every grading request from a worker of
-    ``scheduler``'s cluster ("": a local cluster; :mod:`skillbench.cluster`).
+    sentinel) run, under the run directory's lock (``runtime.wait``: wait for another pass instead of refusing).
+    ``batch`` None reads the suite's ``[judge] batch`` (and ``batch_wait_s``; both replace the options'); the
+    options' ``cache`` prompt-caches the gradings that repeat the judge pass's requests. ``runtime.executor``
+    ``dask``: every grading request from a worker of ``runtime.scheduler``'s cluster ("": a local cluster;
+    :mod:`skillbench.cluster`).
 
     Raises:
         skillbench.cluster.executor.ExecutorError: ``dask`` and the cluster cannot be used (one line).
@@ -46,52 +44,37 @@ def calibrate_week(run_dir: str | Path, *, backend: str | None = "sim", endpoint
         The :class:`skillbench.calibration.Calibration`, or None when it reused ``calibration.csv`` or there was
         nothing to grade.
     """
+    from skillbench.calibration.sentinel import SentinelOptions
+    from skillbench.weekly.stages import judge_settings
+
     folder = _path(run_dir)
-    with run_dir_lock(folder, command=holder, wait=wait, log=log):
-        cal = _calibrate_locked(folder, backend=backend, endpoint=endpoint, repeat=repeat, sample=sample,
-                                other_judge=other_judge, human_labels=human_labels, jobs=jobs, seed=seed, fresh=fresh,
-                                judge_model=judge_model, include_plugin=include_plugin, max_retries=max_retries,
-                                timeout=timeout, log=log, collapse_progress=collapse_progress, batch=batch,
-                                batch_wait_s=batch_wait_s, cache=cache, executor=executor,
-                                scheduler=scheduler or None)
-        if sentinel:
-            _sentinel_locked(folder, gold_path(folder, suite_dir, gold), backend=backend, endpoint=endpoint,
-                             judge_model=judge_model, jobs=jobs, seed=seed, fresh=fresh, max_retries=max_retries,
-                             timeout=timeout, log=log)
+    settings = judge_settings(folder)
+    options = dataclasses.replace(options, batch=settings.batch if batch is None else batch,
+                                  batch_wait_s=settings.batch_wait_s if batch_wait_s is None else batch_wait_s)
+    with run_dir_lock(folder, command=runtime.holder, wait=runtime.wait, log=runtime.log):
+        cal = _calibrate_locked(folder, options, runtime, fresh=fresh, collapse_progress=collapse_progress)
+        if sentinel_gold is not None:
+            again = SentinelOptions(judge_model=options.judge_model, seed=options.seed, jobs=options.jobs,
+                                    max_retries=options.max_retries, timeout=options.timeout)
+            _sentinel_locked(folder, sentinel_gold, again, runtime, fresh=fresh)
         return cal
 
 
-def _calibrate_locked(folder: Path, *, backend: str | None, endpoint: str, repeat: int, sample: int,
-                      other_judge: str, human_labels: str, jobs: int, seed: int, fresh: bool, judge_model: str,
-                      include_plugin: bool, max_retries: int, timeout: float, log: Log, collapse_progress: bool,
-                      batch: bool | None = None, batch_wait_s: float | None = None, cache: bool = False,
-                      executor: str = "local", scheduler: str | None = None):
-    from skillbench.calibration.run import CalibrationOptions, calibrate, calibration_current
+def _calibrate_locked(folder: Path, options: CalibrationOptions, runtime: StageRuntime, *, fresh: bool,
+                      collapse_progress: bool):
+    from skillbench.calibration.run import calibrate, calibration_current
     from skillbench.judge.answers import select_runs
-    from skillbench.weekly.endpoint import model_endpoint
 
-    if calibration_current(folder) and not fresh and not human_labels:
-        log("calibration.csv is newer than scores.csv: reusing it (pass fresh=True to grade again)")
+    if calibration_current(folder) and not fresh and options.human is None:
+        runtime.log("calibration.csv is newer than scores.csv: reusing it (pass fresh=True to grade again)")
         return None
-    from skillbench.weekly.stages import judge_settings
-
-    settings = judge_settings(folder)
-    opts = CalibrationOptions(repeat=repeat, sample=sample or None, judge_model=judge_model or None,
-                              other_judge=other_judge or None, human=_path(human_labels) if human_labels else None,
-                              include_plugin=include_plugin, seed=seed, jobs=jobs, max_retries=max_retries,
-                              timeout=timeout, batch=settings.batch if batch is None else batch,
-                              batch_wait_s=settings.batch_wait_s if batch_wait_s is None else batch_wait_s,
-                              cache=cache, executor=executor, scheduler=scheduler)
-    calls = repeat >= 2 or bool(other_judge)
-    if calls and not human_labels and not fresh and not select_runs(folder)[0]:
-        log("no gradeable run with an answer this week: nothing to calibrate (see 03_judge's skips)")
+    calls = options.repeat >= 2 or bool(options.other_judge)
+    if calls and options.human is None and not fresh and not select_runs(folder)[0]:
+        runtime.log("no gradeable run with an answer this week: nothing to calibrate (see 03_judge's skips)")
         return None
-    with collapsed_progress() if collapse_progress else contextlib.nullcontext(), \
-            (model_endpoint(backend, endpoint=endpoint, seed=seed) if calls else contextlib.nullcontext()) as ep:
-        if ep is not None:
-            opts.endpoint_kind = ep.kind
-        return calibrate(folder, opts, base_url=ep.base_url if ep else None, api_key=ep.api_key if ep else None,
-                         log=log)
+    ctx = runtime.context(seed=options.seed)
+    with collapsed_progress() if collapse_progress else contextlib.nullcontext():
+        return calibrate(folder, options, ctx)  # the endpoint and the executor open only to grade again
 
 
 def gold_path(run_dir: str | Path, suite_dir: str | Path = "", gold: str | Path = "") -> Path:
@@ -104,11 +87,10 @@ def gold_path(run_dir: str | Path, suite_dir: str | Path = "", gold: str | Path 
     return suite_gold_path(_path(suite_dir) if str(suite_dir) else _path(run_dir).resolve().parent.parent)
 
 
-def sentinel_week(run_dir: str | Path, *, suite_dir: str | Path = "", gold: str | Path = "",
-                  backend: str | None = "sim", endpoint: str = "", judge_model: str = "", jobs: int = 2,
-                  seed: int = 0, fresh: bool = False, max_retries: int = 4, timeout: float = 120.0, log: Log = print,
-                  wait: bool = False, holder: str | None = None):
-    """Run the judge drift sentinel on the week (what ``skillbench sentinel check`` runs), under the week's lock.
+def sentinel_week(run_dir: str | Path, options: SentinelOptions, runtime: StageRuntime, *, gold: Path,
+                  fresh: bool = False):
+    """Run the judge drift sentinel on the week with the gold set ``gold`` (:func:`gold_path`; what ``skillbench
+    sentinel check`` runs), under the week's lock.
 
     Returns:
         The :class:`skillbench.calibration.sentinel.Sentinel`, or None when the suite has no gold set or
@@ -118,27 +100,21 @@ def sentinel_week(run_dir: str | Path, *, suite_dir: str | Path = "", gold: str 
         GoldError: the gold set cannot be read.
     """
     folder = _path(run_dir)
-    with run_dir_lock(folder, command=holder, wait=wait, log=log):
-        return _sentinel_locked(folder, gold_path(folder, suite_dir, gold), backend=backend, endpoint=endpoint,
-                                judge_model=judge_model, jobs=jobs, seed=seed, fresh=fresh, max_retries=max_retries,
-                                timeout=timeout, log=log)
+    with run_dir_lock(folder, command=runtime.holder, wait=runtime.wait, log=runtime.log):
+        return _sentinel_locked(folder, gold, options, runtime, fresh=fresh)
 
 
-def _sentinel_locked(folder: Path, gold: Path, *, backend: str | None, endpoint: str, judge_model: str, jobs: int,
-                     seed: int, fresh: bool, max_retries: int, timeout: float, log: Log):
+def _sentinel_locked(folder: Path, gold: Path, options: SentinelOptions, runtime: StageRuntime, *, fresh: bool):
     from skillbench.calibration.sentinel import DRIFT_BANNER, run_sentinel, sentinel_current
-    from skillbench.weekly.endpoint import model_endpoint
 
+    log = runtime.log
     if not gold.is_file():
         log(f"no gold set: {gold} — build one with skillbench sentinel build")
         return None
-    if not fresh and sentinel_current(folder, gold, judge_model or None):
+    if not fresh and sentinel_current(folder, gold, options.judge_model):
         log("sentinel.json is current (same gold set and judge): reusing it (pass fresh=True to grade again)")
         return None
-    with model_endpoint(backend, endpoint=endpoint, seed=seed) as ep:
-        result = run_sentinel(folder, gold, judge_model=judge_model or None, base_url=ep.base_url,
-                              api_key=ep.api_key, seed=seed, jobs=jobs, endpoint=ep.kind, max_retries=max_retries,
-                              timeout=timeout)
+    result = run_sentinel(folder, gold, options, runtime.context(seed=options.seed))
     s = result.summary
     num = {k: "n/a" if s[k] is None else f"{s[k]:.3f}" for k in ("agreement", "must_credit")}
     log(f"sentinel: {s['flag']} — {s['n_items']} gold items, agreement {num['agreement']}, must credit "
@@ -149,20 +125,15 @@ def _sentinel_locked(folder: Path, gold: Path, *, backend: str | None, endpoint:
     return result
 
 
-def study_week(run_dir: str | Path, options: Any, *, backend: str | None = None, endpoint: str = "",
-               notebook: bool = True, wait: bool = False, log: Log = print, holder: str | None = None,
+def study_week(run_dir: str | Path, options: Any, runtime: StageRuntime, *, notebook: bool = True,
                sim_note: str = "") -> tuple[Any, Path | None]:
     """Run a judge study on the week (what ``skillbench judge-study`` runs), under the week's lock.
 
     Args:
         run_dir: the week.
         options: a :class:`skillbench.calibration.study.StudyOptions`.
-        backend: ``sim`` or ``anthropic`` (None: the default).
-        endpoint: a running endpoint's URL ("" → start one).
+        runtime: the backend and endpoint, the log, the lock's holder and ``wait``.
         notebook: execute ``judge_study.ipynb`` into ``study.html`` afterwards.
-        wait: wait for another pass on the week instead of refusing.
-        log: where progress lines go.
-        holder: the command named in the lock.
         sim_note: the page's note when the endpoint is simulated.
 
     Returns:
@@ -175,14 +146,13 @@ def study_week(run_dir: str | Path, options: Any, *, backend: str | None = None,
     from skillbench.calibration.study import judge_study, plan_study
     from skillbench.calibration.study_report import execute_study_notebook, study_dir
     from skillbench.ledgers.files import STUDY_JSON
-    from skillbench.weekly.endpoint import model_endpoint
 
-    folder = _path(run_dir)
-    with run_dir_lock(folder, command=holder, wait=wait, log=log):
+    folder, log = _path(run_dir), runtime.log
+    with run_dir_lock(folder, command=runtime.holder, wait=runtime.wait, log=log):
         plan = plan_study(folder, options)
         if (study_dir(folder) / STUDY_JSON).is_file():
             log(f"judge-study: replacing the previous study in {study_dir(folder)}")
-        with model_endpoint(backend, endpoint=endpoint, seed=options.seed) as ep:
+        with runtime.context(seed=options.seed).open_endpoint() as ep:
             study = judge_study(folder, options, ep.base_url, ep.api_key, log=log, plan=plan,
                                 notes=[sim_note] if ep.simulated and sim_note else [])
         html = execute_study_notebook(folder) if notebook else None

@@ -165,7 +165,7 @@ def chain_endpoint(backend: str, suite_dir: Path, seed: int, profiles: Path | No
         return
     from skillbench.sim.server import SimServer
 
-    server = SimServer(suite_dir, host="127.0.0.1", seed=seed, profiles=profiles)
+    server = SimServer(suite_dir, seed=seed, profiles=profiles)  # on loopback
     with server:
         yield server.base_url
 
@@ -242,7 +242,7 @@ def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None,
             raise WeeklyError(f"another chain is writing this week's report: {exc}") from exc
         run_dir.mkdir(parents=True, exist_ok=True)  # papermill writes into existing folders only
         return _run_chain(opts, suite_dir=suite_dir, backend=backend, run_dir=run_dir, history=history,
-                          reports_dir=reports_dir, report_dir=report_dir, log=log, progress=progress)
+                          reports_dir=reports_dir, log=log, progress=progress)
 
 
 def _check_selection(suite_dir: Path, opts: WeeklyOptions) -> None:
@@ -267,8 +267,9 @@ def _check_selection(suite_dir: Path, opts: WeeklyOptions) -> None:
 
 
 def _run_chain(opts: WeeklyOptions, *, suite_dir: Path, backend: str, run_dir: Path, history: Path,
-               reports_dir: Path, report_dir: Path, log: Callable[[str], None] | None,
+               reports_dir: Path, log: Callable[[str], None] | None,
                progress: Callable[[str], None] | None) -> WeeklyResult:
+    report_dir = reports_dir / opts.run_key  # the week's pages (locked by the caller)
     for stale in (SCORECARD_HTML, CALIBRATION_HTML):  # a rerun must not show last run's pages as current
         (report_dir / stale).unlink(missing_ok=True)
     from skillbench.generation.toolchain import docker_available

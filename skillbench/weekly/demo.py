@@ -140,10 +140,7 @@ def run_demo(opts: DemoOptions, *, log: Callable[[str], None] = print,
 
         load_profiles(opts.base_profiles)  # a bad file is one line naming it, before any week runs
         base = yaml.safe_load(Path(opts.base_profiles).read_text(encoding="utf-8"))
-    story = plan_story(kept, weeks=opts.weeks, models=models, edit_week=opts.edit_week,  # checked before writing
-                       drift_week=opts.drift_week, family=opts.edit_family, drift_model=opts.drift_model,
-                       before_gain=opts.before_gain, drift=opts.drift, profiles=base, judge_week=opts.judge_week,
-                       judge_leniency=opts.judge_leniency)
+    story = plan_story(kept, opts, models=models, profiles=base)  # checked before writing
     _same_story(out, story)
     out.mkdir(parents=True, exist_ok=True)
     suite = load_suite(copy_suite(Path(w.suite_dir), out / "suite", w.families or ()))

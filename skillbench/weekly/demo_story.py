@@ -26,12 +26,15 @@ import json
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.suite.format import SKILL_FILE, Suite
+
+if TYPE_CHECKING:
+    from skillbench.weekly.demo import DemoOptions
 
 SKILL_EDIT, MODEL_DRIFT, JUDGE_DRIFT = "skill edit", "model drift", "judge drift"
 UP, DOWN, FLAG = "up", "down", "flag"
@@ -106,15 +109,17 @@ def default_drift_model(models: list[str], profiles: dict[str, Any] | None = Non
     return max(models, key=lambda m: (gap(m), -models.index(m)))
 
 
-def plan_story(suite: Suite, *, weeks: int, models: list[str], edit_week: int = 5, drift_week: int = 7,
-               family: str = "", drift_model: str = "", before_gain: float = 0.25, drift: float = DEFAULT_DRIFT,
-               profiles: dict[str, Any] | None = None, judge_week: int = 8,
-               judge_leniency: float = DEFAULT_JUDGE_LENIENCY, judge_model: str = "") -> DemoStory:
-    """The story for ``weeks`` weeks; a move whose week is 0 or after the last week is left out.
+def plan_story(suite: Suite, opts: DemoOptions, *, models: list[str], profiles: dict[str, Any] | None = None,
+               judge_model: str = "") -> DemoStory:
+    """The story for ``opts.weeks`` weeks (the moves' weeks, the edited family, the drifting model, the sizes
+    from ``opts``); a move whose week is 0 or after the last week is left out.
 
     Raises:
         ValueError: an unknown family or model, or fewer than one week.
     """
+    weeks, edit_week, drift_week, judge_week = opts.weeks, opts.edit_week, opts.drift_week, opts.judge_week
+    family, drift_model, before_gain, drift = opts.edit_family, opts.drift_model, opts.before_gain, opts.drift
+    judge_leniency = opts.judge_leniency
     if weeks < 1:
         raise ValueError(f"--weeks {weeks}: a demo needs at least one week")
     if not -1.0 <= before_gain <= 1.0:
@@ -133,9 +138,9 @@ def plan_story(suite: Suite, *, weeks: int, models: list[str], edit_week: int = 
         raise ValueError(f"--drift-model {drift_model}: not one of the demo's models ({', '.join(models)})")
     story = DemoStory(weeks=weeks, models=list(models), before_gain=before_gain, drift=drift,
                       judge_leniency=judge_leniency)
-    from skillbench.judge.client import DEFAULT_JUDGE_MODEL
+    from skillbench.judge.client import resolve_judge_model
 
-    judge_model = judge_model or DEFAULT_JUDGE_MODEL
+    judge_model = resolve_judge_model(judge_model)
     candidates = [
         (edit_week, ScriptedMove(edit_week, SKILL_EDIT, family, tuple(models), UP,
                                  f"{family}'s SKILL.md goes from its draft to the real skill (the draft was worth "

@@ -14,16 +14,18 @@ the files (:mod:`skillbench.quality.optimize_report`).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from skillbench.quality.near_miss import near_miss_payload, near_miss_request, parse_near_misses
 from skillbench.quality.optimize_report import write_outputs
-from skillbench.quality.optimizer import OptimizeResult, optimize
+from skillbench.quality.optimizer import LoopBudget, OptimizeResult, optimize
 from skillbench.quality.rewriter import parse_description, rewrite_request
 from skillbench.quality.trigger_runs import RunSpec
 from skillbench.quality.trigger_set import build_trigger_set, check_splittable
@@ -99,16 +101,28 @@ def trigger_runs(suite: Suite, out_dir: Path, *, spec: RunSpec, max_total_usd: f
                  log: Callable[[str], None]) -> None:
     """The trigger runs of a measured description (:class:`skillbench.quality.trigger_runs.TriggerRuns`): a generate
     pass of the trigger suite, in the with-skill arm, through the endpoint ``spec`` names."""
-    from skillbench.weekly.stages import run_generation
+    from skillbench.generation.options import GenerateOptions
+    from skillbench.weekly.stages import StageRuntime, run_generation
 
-    run_generation(suite, "trigger", out_dir=out_dir, backend=spec.backend, endpoint=spec.endpoint,
-                   models=[spec.model], reps=spec.k, conditions=[WITH_SKILL], jobs=spec.jobs, sandbox=spec.sandbox,
-                   seed=spec.seed, timeout_s=spec.timeout_s, max_total_usd=max_total_usd, log=log)
+    opts = GenerateOptions(run_key="trigger", out_dir=out_dir, models=[spec.model], reps=spec.k,
+                           conditions=[WITH_SKILL], jobs=spec.jobs, sandbox=spec.sandbox or None, seed=spec.seed,
+                           timeout_s=spec.timeout_s, max_total_usd=max_total_usd)
+    runtime = StageRuntime(backend=spec.backend, endpoint=spec.endpoint, log=log)
+    run_generation(suite, opts, runtime.context(seed=spec.seed, suite=suite))
 
 
-def run_optimize(suite: Suite, family: str, out_dir: Path, *, iterations: int, spec: RunSpec,
-                 rewriter_model: str = DEFAULT_REWRITER_MODEL, max_total_usd: float | None = None,
-                 trigger_set: Path | None = None, near_misses: int,
+@dataclass(frozen=True)
+class OptimizeOptions:
+    """What ``skillbench optimize-description`` was asked to do (besides the trigger runs' :class:`RunSpec`)."""
+
+    iterations: int
+    near_misses: int
+    rewriter_model: str = DEFAULT_REWRITER_MODEL
+    max_total_usd: float | None = None
+    trigger_set: Path | None = None  # a fixed trigger set (None: built from the suite and the near-misses)
+
+
+def run_optimize(suite: Suite, family: str, out_dir: Path, options: OptimizeOptions, *, spec: RunSpec,
                  log: Callable[[str], None] = _stderr) -> tuple[OptimizeResult, dict[str, Path]]:
     """The whole command: near-misses, trigger set, loop, files. Returns the result and the files written.
 
@@ -121,6 +135,7 @@ def run_optimize(suite: Suite, family: str, out_dir: Path, *, iterations: int, s
     from skillbench.judge.client import JudgeClient
     from skillbench.weekly.endpoint import model_endpoint
 
+    rewriter_model, trigger_set, near_misses = options.rewriter_model, options.trigger_set, options.near_misses
     check_splittable(suite, family, spec.seed, trigger_set, near_misses)
     check_out_dir(suite, out_dir)
     with model_endpoint(spec.backend, endpoint=spec.endpoint or None, seed=spec.seed) as ep:
@@ -141,8 +156,9 @@ def run_optimize(suite: Suite, family: str, out_dir: Path, *, iterations: int, s
                 return _ask(client, rewrite_request(payload), f"optimize-{family}-{next(calls)}",
                             lambda message: parse_description(message, int(payload["max_chars"])))
 
-            result = optimize(suite, tset, folder / RUNS_DIR, iterations=iterations, spec=spec, rewriter=rewriter,
-                              runs=trigger_runs, max_total_usd=max_total_usd, spent_usd=near_miss_usd, log=log)
+            budget = LoopBudget(options.iterations, options.max_total_usd, spent_usd=near_miss_usd)
+            result = optimize(suite, tset, folder / RUNS_DIR, budget=budget, spec=spec, rewriter=rewriter,
+                              runs=functools.partial(trigger_runs, log=log), log=log)
         finally:
             client.close()
     result.rewriter_model = rewriter_model

@@ -16,9 +16,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillbench.ledgers.files import MANIFEST_FILE
+from skillbench.runtime import PassContext
+
+if TYPE_CHECKING:
+    from skillbench.weekly.stages import StageRuntime
 
 QUALITY_DIR = "quality"  # SUITE_DIR/quality/: lint-skills' default output folder
 PREFLIGHT_JUDGES = 3  # the weekly preflight's judge samples (on the sim: Fleiss' κ, a few seconds)
@@ -58,21 +64,30 @@ def _measured(week: Path, required: bool):
     return measured_triggering(week)
 
 
-def lint_skills(suite_dir: str | Path, *, judge: bool = False, judges: int = 1, judge_model: str = "",
-                backend: str | None = None, endpoint: str = "", seed: int = 0, week: str | Path = "",
-                out: str | Path = "", measured: bool | None = None, site_base: str | None = None,
-                skills_root: str | Path | None = None, families: Sequence[str] = (), jobs: int = 2,
-                max_retries: int = 4, timeout: float = 120.0, write: bool = True, html: bool = True,
-                log: Log | None = None):
-    """Lint a suite's skills; with ``judge``, score them with the anchored judge (``judges`` samples).
+@dataclass(frozen=True)
+class LintOptions:
+    """What ``skillbench lint-skills`` was asked to do."""
 
-    Args:
-        suite_dir: the suite (the folder with ``test-prompts/``).
-        week: a week's run directory: the default destination, and the source of measured triggering.
-        measured: add measured triggering from ``week`` — None: when the week has a manifest; True: required.
-        site_base: the published site base links may use (None: the suite's, else inferred from a skill_url).
-        families: lint only these families (empty: all).
-        write: write the files (False: compute only, e.g. the preflight notebook outside the chain).
+    judge: bool = False  # score the skills with the anchored judge too
+    judges: int = 1  # its samples per family
+    judge_model: str = ""  # "": the default judge
+    seed: int = 0
+    week: str | Path = ""  # a week's run directory: the default destination, and the source of measured triggering
+    out: str | Path = ""  # where the files go ("": the week, else the reports folder)
+    measured: bool | None = None  # measured triggering from ``week`` — None: when it has a manifest; True: required
+    site_base: str | None = None  # the published site base links may use (None: the suite's, else a skill_url's)
+    skills_root: str | Path | None = None
+    families: Sequence[str] = ()  # lint only these families (empty: all)
+    jobs: int = 2
+    max_retries: int = 4
+    timeout: float = 120.0
+    write: bool = True  # write the files (False: compute only, e.g. the preflight notebook outside the chain)
+    html: bool = True
+
+
+def lint_skills(suite_dir: str | Path, options: LintOptions, runtime: StageRuntime):
+    """Lint a suite's skills; with ``options.judge``, score them with the anchored judge (``judges`` samples) on
+    ``runtime``'s endpoint.
 
     Returns:
         ``(LintResult, {kind: path})`` (no paths when not ``write``).
@@ -83,14 +98,16 @@ def lint_skills(suite_dir: str | Path, *, judge: bool = False, judges: int = 1, 
         RunDirBusy: another pass holds the week's run directory.
         BackendError: the endpoint cannot be used.
     """
+    o, log = options, runtime.log
+    week, families, site_base, measured = o.week, o.families, o.site_base, o.measured
     from skillbench.quality.categories import CategoryError, quality_settings
     from skillbench.quality.lint import lint_suite, write_quality
     from skillbench.quality.units import site_base_of, skill_units
     from skillbench.suite.validation import preflight
 
     suite_dir = Path(suite_dir)
-    out_dir = quality_out_dir(suite_dir, week, out) if write else None
-    report = preflight(suite_dir, skills_root=skills_root, site_base=site_base)
+    out_dir = quality_out_dir(suite_dir, week, o.out) if o.write else None
+    report = preflight(suite_dir, skills_root=o.skills_root, site_base=site_base)
     suite = report.suite
     if not suite.skills:
         raise QualityError(f"{suite_dir}: no SKILL.md could be read under {suite.skills_root} — check --skills-root "
@@ -107,30 +124,30 @@ def lint_skills(suite_dir: str | Path, *, judge: bool = False, judges: int = 1, 
     units = skill_units(suite, settings, list(families) or None, site_base=base)
     want_measured = measured if measured is not None else bool(week)
     found = _measured(Path(week), measured is True) if week and want_measured else None
-    options = {"judge": judge, "judges": judges if judge else 0, "judge_model": judge_model, "seed": seed,
+    record = {"judge": o.judge, "judges": o.judges if o.judge else 0, "judge_model": o.judge_model, "seed": o.seed,
                "week": str(week), "families": list(families), "site_base": base, "site_base_source": base_source,
                "preflight_errors": len(report.errors), "out_dir": str(out_dir or "")}
     passed = None
-    if judge:
-        from skillbench.judge.client import DEFAULT_JUDGE_MODEL
+    if o.judge:
+        from skillbench.judge.client import resolve_judge_model
+        from skillbench.judge.run import JudgeOptions
         from skillbench.quality.anchored_judge import judge_units
-        from skillbench.weekly.endpoint import model_endpoint
 
-        model = judge_model or DEFAULT_JUDGE_MODEL
-        options["judge_model"] = model
-        with model_endpoint(backend, endpoint=endpoint or None, seed=seed) as ep:
-            options["endpoint_kind"] = ep.kind
-            passed = judge_units(units, base_url=ep.base_url, api_key=ep.api_key, judge_model=model, samples=judges,
-                                 jobs=jobs, max_retries=max_retries, timeout=timeout, log=log)
-    result = lint_suite(suite_dir, units, judge=passed, measured=found, options=options)
+        judging = JudgeOptions(judge_model=resolve_judge_model(o.judge_model), samples=o.judges, jobs=o.jobs,
+                               max_retries=o.max_retries, timeout=o.timeout)
+        record["judge_model"] = judging.judge_model
+        with runtime.context(seed=o.seed).open_endpoint() as ep:
+            record["endpoint_kind"] = ep.kind
+            passed = judge_units(units, judging, PassContext(endpoint=ep, log=log))
+    result = lint_suite(suite_dir, units, judge=passed, measured=found, options=record)
     if out_dir is None:
         return result, {}
     if week and out_dir.resolve() == Path(week).resolve():
         from skillbench.ledgers.lock import run_dir_lock
 
-        with run_dir_lock(out_dir, log=log or print):
-            return result, write_quality(result, out_dir, html=html)
-    return result, write_quality(result, out_dir, html=html)
+        with run_dir_lock(out_dir, log=log):
+            return result, write_quality(result, out_dir, html=o.html)
+    return result, write_quality(result, out_dir, html=o.html)
 
 
 def preflight_quality(suite_dir: str | Path, run_dir: str | Path = "", *, backend: str = "sim", endpoint: str = "",
@@ -144,8 +161,10 @@ def preflight_quality(suite_dir: str | Path, run_dir: str | Path = "", *, backen
     Returns:
         The :class:`~skillbench.quality.lint.LintResult`.
     """
+    from skillbench.weekly.stages import StageRuntime
+
     on_sim = backend == "sim"
-    result, _ = lint_skills(suite_dir, judge=on_sim, judges=judges, backend=backend, endpoint=endpoint, seed=seed,
-                            week=run_dir if write and run_dir else "", measured=False,
-                            write=bool(write and run_dir), html=False, log=print)
+    options = LintOptions(judge=on_sim, judges=judges, seed=seed, week=run_dir if write and run_dir else "",
+                          measured=False, write=bool(write and run_dir), html=False)
+    result, _ = lint_skills(suite_dir, options, StageRuntime(backend=backend, endpoint=endpoint, log=print))
     return result

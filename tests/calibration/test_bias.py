@@ -20,6 +20,7 @@ from skillbench.calibration.bias import BIAS_COLUMNS, pair_facts, pairwise_bias,
 from skillbench.judge import JudgeOptions, judge_pairs, judge_run_dir
 from skillbench.judge.pairwise import pairs_frame
 from skillbench.ledgers.files import PAIRWISE_BIAS_FILE
+from skillbench.runtime import PassContext
 from skillbench.weekly import model_endpoint
 
 # One pair per row: (winner_ab, winner_ba, treatment chars, control chars, scored equal); ab shows the treatment as A.
@@ -106,8 +107,8 @@ def _pooled_pairs(week: Path, judge: dict[str, float], seeds=SEEDS) -> pd.DataFr
     frames = []
     for seed in seeds:
         with model_endpoint("sim", seed=seed, profiles={"judges": {"default": judge}}) as ep:
-            report = judge_pairs(week, base_url=ep.base_url, api_key=ep.api_key, jobs=3, max_retries=1, fresh=True,
-                                 log=lambda m: None)
+            report = judge_pairs(week, JudgeOptions(jobs=3, max_retries=1, fresh=True),
+                                 PassContext(endpoint=ep, log=lambda m: None))
         assert report.errors == 0
         frames.append(pairs_frame(week))
     return pd.concat(frames, ignore_index=True)
@@ -116,8 +117,7 @@ def _pooled_pairs(week: Path, judge: dict[str, float], seeds=SEEDS) -> pd.DataFr
 def _judge(week: Path, **judge: float) -> None:
     profile = {"flip_rate": 0.0, "fabricated_quote_rate": 0.0, **judge}
     with model_endpoint("sim", profiles={"judges": {"default": profile}}) as ep:
-        assert judge_run_dir(week, JudgeOptions(jobs=3, max_retries=1), base_url=ep.base_url, api_key=ep.api_key,
-                             log=lambda m: None).ok
+        assert judge_run_dir(week, JudgeOptions(jobs=3, max_retries=1), PassContext(endpoint=ep, log=lambda m: None)).ok
 
 
 @pytest.mark.parametrize("bias", [0.3, 0.0])
@@ -147,8 +147,8 @@ def test_length_bias_set_in_the_profile_is_recovered_and_reported(sim_week: Path
     assert row["reading"].startswith("prefers the longer answer by")
     # The weekly calibration page measures the week's own pairs.csv (the last seed's) and writes the table.
     with model_endpoint("sim", profiles={"judges": {"default": {"flip_rate": 0.0}}}) as ep:
-        calibrate(sim_week, CalibrationOptions(repeat=2, sample=3, jobs=3, max_retries=1), base_url=ep.base_url,
-                  api_key=ep.api_key, log=lambda m: None)
+        calibrate(sim_week, CalibrationOptions(repeat=2, sample=3, jobs=3, max_retries=1),
+                  PassContext(endpoint=ep, log=lambda m: None))
     written = pd.read_csv(sim_week / PAIRWISE_BIAS_FILE, keep_default_na=False)
     week = week_pairwise_bias(sim_week)
     assert list(written["measure"]) == list(week["measure"]) == ["order_flip_rate", "position_bias", "length_bias"]
@@ -161,8 +161,8 @@ def test_length_bias_set_in_the_profile_is_recovered_and_reported(sim_week: Path
 
 def test_a_week_without_pairs_says_so_on_the_calibration_page(sim_week: Path) -> None:
     with model_endpoint("sim", profiles={"judges": {"default": {"flip_rate": 0.0}}}) as ep:
-        calibrate(sim_week, CalibrationOptions(repeat=2, sample=2, jobs=2, max_retries=1), base_url=ep.base_url,
-                  api_key=ep.api_key, log=lambda m: None)
+        calibrate(sim_week, CalibrationOptions(repeat=2, sample=2, jobs=2, max_retries=1),
+                  PassContext(endpoint=ep, log=lambda m: None))
     md = (sim_week / "calibration.md").read_text()
     assert "## Pairwise judge bias\n\nNot measured: the pairwise judge did not run on this week (no pairs.csv)." in md
     written = pd.read_csv(sim_week / PAIRWISE_BIAS_FILE)

@@ -20,6 +20,7 @@ import pytest
 from skillbench.calibration import (
     CalibrationOptions,
     LabelsError,
+    SheetOptions,
     calibrate,
     cohen_kappa,
     export_labels,
@@ -34,6 +35,7 @@ from skillbench.calibration import (
 from skillbench.calibration.labels import LABEL_COLUMNS, allocate
 from skillbench.cli import main
 from skillbench.judge import JudgeOptions, judge_run_dir, opaque_run_id
+from skillbench.runtime import PassContext
 from tests.helpers.judge import judge_endpoint, truth
 from tests.helpers.shared import DATA_DIR
 
@@ -128,8 +130,7 @@ def test_self_agreement_and_kappa_match_the_flip_rate(sim_week: Path) -> None:
     eps, eps_other, repeat = 0.1, 0.2, 4
     with judge_endpoint(flip_rate=eps, judges={"haiku": {"flip_rate": eps_other}}) as ep:
         cal = calibrate(sim_week, CalibrationOptions(repeat=repeat, other_judge="claude-haiku-5-5", include_plugin=True,
-                                                 jobs=3, max_retries=1),
-                        base_url=ep.base_url, api_key=ep.api_key, log=lambda m: None)
+                                                 jobs=3, max_retries=1), PassContext(endpoint=ep, log=lambda m: None))
     n = 24 * 5
     honest = truth(sim_week)["positive"].mean()
     allrow = cal.self_agreement.set_index("item_type").loc["all"]
@@ -173,8 +174,8 @@ def test_a_stable_judge_passes_the_must_bar(sim_week: Path) -> None:
 def test_labels_export_and_judge_vs_human(sim_week: Path) -> None:
     eps = 0.15
     with judge_endpoint(flip_rate=eps) as ep:
-        assert judge_run_dir(sim_week, JudgeOptions(jobs=3, max_retries=1), base_url=ep.base_url, api_key=ep.api_key,
-                             log=lambda m: None).ok
+        assert judge_run_dir(sim_week, JudgeOptions(jobs=3, max_retries=1),
+                             PassContext(endpoint=ep, log=lambda m: None)).ok
     assert main(["labels", "export", str(sim_week), "--n", "30", "--seed", "3"]) == 0
     sheet = pd.read_csv(sim_week / "labels.csv", dtype=str, keep_default_na=False)
     assert list(sheet.columns) == LABEL_COLUMNS and len(sheet) == 30
@@ -187,7 +188,7 @@ def test_labels_export_and_judge_vs_human(sim_week: Path) -> None:
     strata = sheet.groupby([arms, sheet["item_type"]]).size()
     assert len(strata) == 6 and strata.min() >= 2  # both arms × three item types, none starved
     with pytest.raises(LabelsError, match="exists"):
-        export_labels(sim_week, 30)
+        export_labels(sim_week, SheetOptions(n=30))
     # Two people label: one from the answer key, one who disagrees on a few items.
     key = truth(sim_week).set_index(["run_id", "item_index"])["positive"]
     verdict = {("must", 1): "met", ("must", 0): "missing", ("bonus", 1): "met", ("bonus", 0): "absent",
@@ -204,7 +205,7 @@ def test_labels_export_and_judge_vs_human(sim_week: Path) -> None:
     pd.concat([a, b]).to_csv(filled, index=False)
     labels = read_labels(filled)
     assert len(labels) == 60 and set(labels["labeler"]) == {"ann", "bob"}
-    cal = calibrate(sim_week, CalibrationOptions(repeat=1, human=filled), log=lambda m: None)  # no model call
+    cal = calibrate(sim_week, CalibrationOptions(repeat=1, human=filled), PassContext(log=lambda m: None))  # no call
     rows = cal.agreement[cal.agreement["item_type"] == "all"].set_index("rater_a")
     ann = rows.loc["human:ann"]
     # Against a perfect human, the judge's confusion is exactly its flips on the labelled items.

@@ -25,6 +25,7 @@ from skillbench.calibration.labels import (
     INTER_HUMAN,
     INTER_HUMAN_ALL,
     LABEL_COLUMNS,
+    SheetOptions,
     allocate,
     export_labels,
     inter_human,
@@ -32,6 +33,7 @@ from skillbench.calibration.labels import (
 )
 from skillbench.cli import main
 from skillbench.judge import JudgeOptions, judge_run_dir, opaque_run_id
+from skillbench.runtime import PassContext
 from tests.helpers.judge import judge_endpoint, run_cli, truth
 from tests.helpers.shared import DATA_DIR
 
@@ -98,7 +100,8 @@ def test_disagreement_items_get_the_stated_share(sim_week: Path, case: dict) -> 
     (sim_week / "g1.csv").write_text(_grades(cand, "a#1", honest).to_csv(index=False))
     (sim_week / "g2.csv").write_text(_grades(cand, "b#1", other).to_csv(index=False))
     files = [sim_week / "g1.csv", sim_week / "g2.csv"]
-    path, sheet = export_labels(sim_week, case["n"], seed=4, disagreements=files, disagreement_share=case["share"])
+    path, sheet = export_labels(sim_week, SheetOptions(n=case["n"], seed=4, disagreements=files,
+                                                       disagreement_share=case["share"]))
     assert len(sheet) == min(case["n"], len(cand))
     assert list(_sheet(path).columns) == LABEL_COLUMNS
     assert (sheet["verdict"] == "").all() and sheet["run_id"].str.startswith("judge-").all(), "labelers stay blind"
@@ -119,12 +122,13 @@ def test_disagreement_items_get_the_stated_share(sim_week: Path, case: dict) -> 
     assert sum(s["picked"] for s in d["strata"]) == len(sheet)
     assert sum(s["candidates"] for s in d["strata"] if s["disagreement"]) == case["k"]
     # Seeded: the same call draws the same sheet; another seed another one (when there is a choice).
-    _, again = export_labels(sim_week, case["n"], seed=4, disagreements=files, disagreement_share=case["share"],
-                             out=sim_week / "again.csv")
+    _, again = export_labels(sim_week, SheetOptions(n=case["n"], seed=4, disagreements=files,
+                                                    disagreement_share=case["share"]), out=sim_week / "again.csv")
     assert again.equals(sheet)
     if len(sheet) < len(cand):
-        _, other_seed = export_labels(sim_week, case["n"], seed=5, disagreements=files,
-                                      disagreement_share=case["share"], out=sim_week / "other.csv")
+        _, other_seed = export_labels(sim_week, SheetOptions(n=case["n"], seed=5, disagreements=files,
+                                                             disagreement_share=case["share"]),
+        out=sim_week / "other.csv")
         assert set(other_seed["run_id"] + other_seed["item_index"].astype(str)) != set(
             sheet["run_id"] + sheet["item_index"].astype(str))
 
@@ -133,7 +137,7 @@ def test_without_disagreements_the_sheet_is_unchanged_and_bad_grades_are_refused
         sim_week: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from skillbench.calibration.labels import sample_labels
 
-    path, sheet = export_labels(sim_week, 30, seed=3)
+    path, sheet = export_labels(sim_week, SheetOptions(n=30, seed=3))
     expected = sample_labels(label_candidates(sim_week), 30, seed=3)
     expected["run_id"] = expected["run_id"].map(opaque_run_id)
     assert _sheet(path).equals(expected.astype(str))
@@ -147,11 +151,11 @@ def test_without_disagreements_the_sheet_is_unchanged_and_bad_grades_are_refused
     other_week = _grades(label_candidates(sim_week).assign(run_id="another-week-run"), "a#1", pd.Series([1] * 80))
     other_week.to_csv(sim_week / "elsewhere.csv", index=False)
     with pytest.raises(LabelsError, match="elsewhere.csv: no grading of an item of"):
-        export_labels(sim_week, 10, out=sim_week / "d.csv", disagreements=[sim_week / "elsewhere.csv"])
+        export_labels(sim_week, SheetOptions(n=10, disagreements=[sim_week / "elsewhere.csv"]), out=sim_week / "d.csv")
     # The companion never replaces a file that is not a sheet's companion (the week's run.json here).
     before = (sim_week / "run.json").read_text()
     with pytest.raises(LabelsError, match="run.json exists and is not the companion of run.csv"):
-        export_labels(sim_week, 10, out=sim_week / "run.csv")
+        export_labels(sim_week, SheetOptions(n=10), out=sim_week / "run.csv")
     assert (sim_week / "run.json").read_text() == before and not (sim_week / "run.csv").exists()
 
 
@@ -180,7 +184,7 @@ def test_same_as_gives_the_same_items_for_a_second_labeler(sim_week: Path,
 
 
 def test_merge_refuses_what_it_cannot_combine(sim_week: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _, sheet = export_labels(sim_week, 12, labeler="ann")
+    _, sheet = export_labels(sim_week, SheetOptions(n=12, labeler="ann"))
     a, b, out = sim_week / "a.csv", sim_week / "b.csv", sim_week / "merged.csv"
     _fill(sheet, sim_week).to_csv(a, index=False)
     _fill(sheet, sim_week, flip={0}).assign(labeler="ann").to_csv(b, index=False)
@@ -219,10 +223,10 @@ def _hand_kappa(merged: pd.DataFrame, x: str, y: str) -> float:
 
 def test_disagreements_to_merged_labels_to_inter_human_kappa(sim_week: Path) -> None:
     with judge_endpoint(flip_rate=0.15) as ep:
-        assert judge_run_dir(sim_week, JudgeOptions(jobs=3, max_retries=1), base_url=ep.base_url,
-                             api_key=ep.api_key, log=lambda m: None).ok
+        assert judge_run_dir(sim_week, JudgeOptions(jobs=3, max_retries=1),
+                             PassContext(endpoint=ep, log=lambda m: None)).ok
         cal = calibrate(sim_week, CalibrationOptions(repeat=3, sample=8, jobs=3, max_retries=1),
-                        base_url=ep.base_url, api_key=ep.api_key, log=lambda m: None)
+                        PassContext(endpoint=ep, log=lambda m: None))
     # The real calibration-grades.csv: its flipping items are the disagreements.
     flips = flipping_items(cal.grades, [r for r in cal.grades["rater"].unique()])
     assert len(flips) > 0
@@ -234,7 +238,8 @@ def test_disagreements_to_merged_labels_to_inter_human_kappa(sim_week: Path) -> 
     assert len(in_sheet & flipped) == min(len(flipped), 20)
     assert json.loads((sim_week / "labels.json").read_text())["disagreements"]["disagreement_items"] == len(flipped)
     for name in ("bob", "cy"):
-        export_labels(sim_week, same_as=sim_week / "labels.csv", labeler=name, out=sim_week / f"labels-{name}.csv")
+        export_labels(sim_week, SheetOptions(same_as=sim_week / "labels.csv", labeler=name),
+                      out=sim_week / f"labels-{name}.csv")
     # Ann is the key; Bob flips a quarter of the items; Cy flips 5 others and leaves 2 blank.
     rng = random.Random(7)
     bob_flips = set(rng.sample(range(40), 10))

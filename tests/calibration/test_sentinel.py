@@ -19,13 +19,22 @@ import pandas as pd
 import pytest
 
 from skillbench.calibration.gold import GoldError, build_gold, read_gold, suite_gold_path, write_gold
-from skillbench.calibration.sentinel import BASELINE, DRIFT, DRIFT_BANNER, JUDGE_CHANGED, STABLE, run_sentinel
+from skillbench.calibration.sentinel import (
+    BASELINE,
+    DRIFT,
+    DRIFT_BANNER,
+    JUDGE_CHANGED,
+    STABLE,
+    SentinelOptions,
+    run_sentinel,
+)
 from skillbench.cli import main
 from skillbench.generation import Endpoint
 from skillbench.judge import JudgeOptions, judge_run_dir
 from skillbench.judge.pairwise import judge_pairs
 from skillbench.ledgers.columns import QDRANT_HISTORY_COLUMNS
 from skillbench.ledgers.files import HISTORY_FILE
+from skillbench.runtime import PassContext
 from skillbench.scorecard import history as hist
 from skillbench.scorecard.write import write_scorecard
 from skillbench.weekly import model_endpoint
@@ -49,8 +58,7 @@ def judged_week(generated_sim_week: Path, tmp_path_factory: pytest.TempPathFacto
     """The generated sim week, graded once by an exact judge (the weeks below are copies of it)."""
     week = Path(shutil.copytree(generated_sim_week, tmp_path_factory.mktemp("sentinel") / "week"))
     with judge_at(0, {"flip_rate": 0.0, "fabricated_quote_rate": 0.0}) as ep:
-        judge_run_dir(week, JudgeOptions(judge_model=JUDGE, include_plugin=True), base_url=ep.base_url,
-                      api_key=ep.api_key)
+        judge_run_dir(week, JudgeOptions(judge_model=JUDGE, include_plugin=True), PassContext(endpoint=ep))
     return week
 
 
@@ -96,8 +104,8 @@ def test_a_damaged_gold_line_is_refused_with_its_line_and_field(tmp_path: Path) 
 
 def _sentinel(suite: Path, key: str, seed: int, profile: Mapping[str, float]):
     with judge_at(seed, profile) as ep:
-        return run_sentinel(suite / "weekly" / key, suite_gold_path(suite), base_url=ep.base_url,
-                            api_key=ep.api_key, seed=0)
+        return run_sentinel(suite / "weekly" / key, suite_gold_path(suite), SentinelOptions(seed=0),
+                            PassContext(endpoint=ep))
 
 
 def test_the_sentinel_flags_a_lenient_week_and_not_an_unchanged_one(suite: Path) -> None:
@@ -144,9 +152,8 @@ def test_the_judge_snapshot_is_recorded_in_judge_json(judged_week: Path, tmp_pat
     assert passes["judge_snapshot"] == JUDGE and passes["passes"][-1]["judge_snapshot"] == JUDGE
     week = Path(shutil.copytree(judged_week, tmp_path / "week"))
     with judge_at(0, STEADY) as ep:
-        report = judge_pairs(week, base_url=ep.base_url, api_key=ep.api_key, judge_model=JUDGE)
-        again = judge_run_dir(week, JudgeOptions(judge_model=JUDGE, include_plugin=True), base_url=ep.base_url,
-                              api_key=ep.api_key)
+        report = judge_pairs(week, JudgeOptions(judge_model=JUDGE), PassContext(endpoint=ep))
+        again = judge_run_dir(week, JudgeOptions(judge_model=JUDGE, include_plugin=True), PassContext(endpoint=ep))
     assert report.judge_snapshot == JUDGE and again.graded == 0 and again.judge_snapshot == ""
     written = json.loads((week / "judge.json").read_text())
     assert written["pairs_passes"][-1]["judge_snapshot"] == JUDGE  # kept by the rubric pass after it
@@ -191,8 +198,8 @@ def test_the_cli_builds_refuses_to_overwrite_and_checks(judged_week: Path, tmp_p
 def test_a_changed_judge_model_is_stated_and_flags_the_week(suite: Path) -> None:
     assert _sentinel(suite, "20261201", 1, STEADY).flag == BASELINE
     with judge_at(1, STEADY) as ep:  # the same judge profile and draws: only the model's name changed
-        other = run_sentinel(suite / "weekly" / "20261208", suite_gold_path(suite), judge_model="claude-sonnet-5-5",
-                             base_url=ep.base_url, api_key=ep.api_key, seed=0)
+        other = run_sentinel(suite / "weekly" / "20261208", suite_gold_path(suite),
+                             SentinelOptions(judge_model="claude-sonnet-5-5", seed=0), PassContext(endpoint=ep))
     assert other.flag == JUDGE_CHANGED and other.flagged
     assert any("judge model changed since 20261201: claude-opus-5-5 → claude-sonnet-5-5" in r
                for r in other.summary["reasons"])

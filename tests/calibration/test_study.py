@@ -33,6 +33,7 @@ from skillbench.judge import JudgeOptions, judge_run_dir
 from skillbench.judge.answers import select_runs
 from skillbench.judge.pairwise import judge_pairs
 from skillbench.ledgers.lock import run_dir_lock
+from skillbench.runtime import PassContext
 from tests.helpers.judge import judge_endpoint, run_cli, truth
 from tests.helpers.shared import DATA_DIR
 
@@ -169,9 +170,9 @@ def test_cli_writes_the_study_page_and_recommends_the_cheaper_equal_judge(sim_we
                 "haiku": {"flip_rate": 0.30, "position_bias": 0.6}}
     with judge_endpoint(judges=profiles) as ep:
         # The week's own rubric and pairwise judges first: the study's pairwise part needs pairs.csv and scores.csv.
-        assert judge_run_dir(sim_week, JudgeOptions(jobs=3, max_retries=1), base_url=ep.base_url, api_key=ep.api_key,
-                             log=lambda m: None).ok
-        judge_pairs(sim_week, base_url=ep.base_url, api_key=ep.api_key, jobs=3, max_retries=1, log=lambda m: None)
+        assert judge_run_dir(sim_week, JudgeOptions(jobs=3, max_retries=1),
+                             PassContext(endpoint=ep, log=lambda m: None)).ok
+        judge_pairs(sim_week, JudgeOptions(jobs=3, max_retries=1), PassContext(endpoint=ep, log=lambda m: None))
         week_pairs = (sim_week / "pairs.csv").read_bytes()
         proc = run_cli("judge-study", str(sim_week), "--judges", OPUS, SONNET, HAIKU, "--backend", "sim",
                        "--endpoint", ep.base_url, "--include-plugin", "--sample", "24", "--jobs", "3",

@@ -33,6 +33,7 @@ from skillbench.generation import (
 from skillbench.generation.image import RUNNER_HOME
 from skillbench.generation.run import move_partials_aside
 from skillbench.ledgers.columns import MANIFEST_COLUMNS, QDRANT_MANIFEST_COLUMNS
+from skillbench.runtime import PassContext
 from skillbench.signals import activation_signals, parse_transcript_text, read_transcript, run_signals
 from skillbench.suite import load_suite
 from skillbench.weekly import model_endpoint
@@ -205,13 +206,14 @@ def test_partial_run_dirs_are_moved_aside(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["_aside", "notes"]
 
 
-def _one_run(tmp_path, suite_dir: Path, profiles: Path, *, sandbox: str = "local", model: str = "haiku",
-             reps: int = 1, conditions=("with-skill",), timeout: float = 120, extra_env=None):
+def _one_run(tmp_path, suite_dir: Path, profiles: Path, *, reps: int = 1, conditions=("with-skill",),
+             timeout: float = 120, extra_env=None):
+    sandbox, model = "local", "haiku"
     suite = load_suite(suite_dir)
     suite.prompts = [p for p in suite.prompts if p.name == "dates-day-month-swapped"]
     opts = _opts(tmp_path / "w", models=[model], conditions=list(conditions), reps=reps, jobs=1, sandbox=sandbox,
                  timeout_s=timeout, extra_env=extra_env or {})
-    report = generate(suite, opts, endpoint_factory=_endpoint(suite_dir, profiles), log=lambda m: None)
+    report = generate(suite, opts, PassContext(endpoint=_endpoint(suite_dir, profiles), log=lambda m: None))
     return report, opts.out_dir
 
 
@@ -264,7 +266,7 @@ def test_four_failing_groups_fail_the_leg_closed(tmp_path):
     suite.prompts = [p for p in suite.prompts if p.name == "dates-day-month-swapped"]
     opts = _opts(out_dir, models=["haiku"], conditions=["no-skill"], reps=5, jobs=1, sandbox="local",
                  extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
-    healed = generate(suite, opts, endpoint_factory=_endpoint(TINY_SUITE, healthy), log=lambda m: None)
+    healed = generate(suite, opts, PassContext(endpoint=_endpoint(TINY_SUITE, healthy), log=lambda m: None))
     assert healed["complete"] and not healed["stopped_legs"]
     assert (pd.read_csv(out_dir / "manifest.csv").is_error == 0).all()
     assert len(list((out_dir / "_aside").iterdir())) == 4
@@ -426,11 +428,11 @@ def test_max_total_usd_caps_and_says_so(tmp_path):
     suite.prompts = [p for p in suite.prompts if p.name == "dates-day-month-swapped"]
     opts = _opts(tmp_path / "w", models=["haiku"], conditions=["no-skill"], reps=3, jobs=1, sandbox="local",
                  max_total_usd=1e-9)
-    report = generate(suite, opts, endpoint_factory=_endpoint(TINY_SUITE, profiles), log=lambda m: None)
+    report = generate(suite, opts, PassContext(endpoint=_endpoint(TINY_SUITE, profiles), log=lambda m: None))
     assert report["observed"] == 1 and len(report["capped"]) == 2
     assert report["accounted"] and not report["complete"]
     assert sorted(report["missing"]) == report["capped"]
-    again = generate(suite, opts, endpoint_factory=_endpoint(TINY_SUITE, profiles), log=lambda m: None)
+    again = generate(suite, opts, PassContext(endpoint=_endpoint(TINY_SUITE, profiles), log=lambda m: None))
     assert again["observed"] == 1 and len(again["capped"]) == 2, "the cap is per week, not per call"
 
 
@@ -510,6 +512,7 @@ KILL_SCRIPT = """
 import sys
 from pathlib import Path
 from skillbench.generation import GenerateOptions, generate
+from skillbench.runtime import PassContext
 from skillbench.weekly import model_endpoint
 from skillbench.suite import load_suite
 
@@ -519,8 +522,8 @@ suite.prompts = [p for p in suite.prompts if p.name == "dates-day-month-swapped"
 opts = GenerateOptions(run_key="kr", out_dir=Path(out_dir), models=["haiku"], conditions=["no-skill", "with-skill",
                        "plugin"], reps=2, jobs=1, sandbox="local", timeout_s=120,
                        extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
-report = generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=suite_dir, profiles=profiles),
-                  log=lambda m: None)
+ctx = PassContext(endpoint=lambda: model_endpoint("sim", suite_dir=suite_dir, profiles=profiles), log=lambda m: None)
+report = generate(suite, opts, ctx)
 sys.exit(0 if report["complete"] else 1)
 """
 

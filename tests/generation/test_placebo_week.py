@@ -17,6 +17,7 @@ import pytest
 
 from skillbench.generation import GenerateOptions, generate
 from skillbench.ledgers.files import PLACEBO_DIR, TRANSCRIPT_FILE
+from skillbench.runtime import PassContext
 from skillbench.signals import read_transcript
 from skillbench.signals.gradeability import skip_reason
 from skillbench.suite import load_suite, read_skill
@@ -47,8 +48,8 @@ def week(tmp_path_factory) -> tuple[Path, Path]:
     out = root / "week"
     opts = GenerateOptions(run_key="pl", out_dir=out, models=["haiku"], conditions=CONDITIONS, reps=2, jobs=3,
                            seed=3, sandbox="docker", timeout_s=180, extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
-    report = generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=suite, seed=3,
-                                                                           profiles=profiles), log=lambda m: None)
+    report = generate(suite, opts, PassContext(endpoint=lambda: model_endpoint("sim", suite_dir=suite, seed=3,
+                                                                           profiles=profiles), log=lambda m: None))
     assert report["complete"], report
     return suite_dir, out
 

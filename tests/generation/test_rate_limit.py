@@ -23,6 +23,7 @@ from skillbench.generation.retries import note_rate_limits
 from skillbench.generation.sandbox import SandboxResult
 from skillbench.ledgers.readers import read_manifest
 from skillbench.limiter import AdaptiveLimiter
+from skillbench.runtime import PassContext
 from skillbench.signals.manifest import rate_limit_retries, was_rate_limited
 from skillbench.suite import load_suite
 from skillbench.weekly import model_endpoint
@@ -86,8 +87,8 @@ def limited_week(tmp_path_factory) -> tuple[Path, list[str]]:
                            sandbox="docker" if docker_available() else "local",
                            extra_env={"CLAUDE_CODE_MAX_RETRIES": CLI_RETRIES})
     lines: list[str] = []
-    report = generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=suite, seed=3,
-                                                                           profiles=profiles), log=lines.append)
+    report = generate(suite, opts, PassContext(endpoint=lambda: model_endpoint("sim", suite_dir=suite, seed=3,
+                                                                           profiles=profiles), log=lines.append))
     assert report["complete"], report
     return out, lines
 
@@ -129,8 +130,8 @@ def test_the_judge_under_the_rate_limit_engages_the_limiter_and_completes(limite
 
     week, _ = limited_week
     with model_endpoint("sim", profiles={"rate_limit": JUDGE_RATE}) as ep:
-        report = judge_run_dir(week, JudgeOptions(jobs=JOBS, max_retries=4), base_url=ep.base_url,
-                               api_key=ep.api_key, endpoint_kind=ep.kind, log=lambda m: None)
+        report = judge_run_dir(week, JudgeOptions(jobs=JOBS, max_retries=4),
+                               PassContext(endpoint=ep, log=lambda m: None))
     assert report.ok and report.graded == RUNS and report.ungraded_items == 0
     err = capfd.readouterr().err
     assert "concurrency" in err and "HTTP 429" in err  # the limiter cut on the judge's 429s, and said so

@@ -26,6 +26,7 @@ from skillbench.generation import (
     reconcile,
     run_state,
 )
+from skillbench.runtime import PassContext
 from skillbench.signals import run_signals, write_manifest
 from skillbench.suite import load_suite
 from skillbench.weekly import model_endpoint
@@ -50,9 +51,9 @@ def states_week(tmp_path_factory) -> Path:
     profiles = write_profiles(base / "p.yaml", {"haiku": forced(), "sonnet": forced(budget_cross=1.0)},
                               faults=faults)
     out = base / "rs"
-    report = generate(_suite(), _opts(out), endpoint_factory=lambda: model_endpoint("sim", suite_dir=TINY_SUITE,
-                                                                                     profiles=profiles),
+    ctx = PassContext(endpoint=lambda: model_endpoint("sim", suite_dir=TINY_SUITE, profiles=profiles),
                       log=lambda m: None)
+    report = generate(_suite(), _opts(out), ctx)
     assert not report["accounted"], report
     return out
 
@@ -98,9 +99,9 @@ def test_the_next_pass_reruns_exactly_the_runs_that_are_not_complete(states_week
     week = Path(shutil.copytree(states_week, tmp_path / "rs"))
     kept = {r: (week / r / "transcript.jsonl").read_bytes() for r, s in EXPECTED.items() if s in COMPLETE_STATES}
     healthy = write_profiles(tmp_path / "ok.yaml", {"haiku": forced(), "sonnet": forced(budget_cross=1.0)})
-    report = generate(_suite(), _opts(week), endpoint_factory=lambda: model_endpoint("sim", suite_dir=TINY_SUITE,
-                                                                                     profiles=healthy),
+    ctx = PassContext(endpoint=lambda: model_endpoint("sim", suite_dir=TINY_SUITE, profiles=healthy),
                       log=lambda m: None)
+    report = generate(_suite(), _opts(week), ctx)
     assert report["complete"], report
     assert {r: (week / r / "transcript.jsonl").read_bytes() for r in kept} == kept, "complete runs are kept"
     assert sorted(p.name.split(".")[0] for p in (week / "_aside").iterdir()) == [_rid("haiku", 2), _rid("haiku", 3)]

@@ -20,6 +20,7 @@ import pytest
 from skillbench.generation import GenerateOptions, LocalSandbox, finished_runs, generate, run_state
 from skillbench.generation.workspace import TaskRun, WorkspaceItem
 from skillbench.ledgers.checks import expected_check_rows, missing_check_rows, read_checks
+from skillbench.runtime import PassContext
 from skillbench.suite import load_suite
 from skillbench.weekly import model_endpoint
 from tests.generation.test_generate import require_docker
@@ -72,8 +73,8 @@ def _generate(suite_dir: Path, out_dir: Path, prompts: list[str], profiles: Path
     suite = load_suite(suite_dir)
     opts = GenerateOptions(run_key="tk", out_dir=out_dir, models=["haiku"], conditions=["with-skill"], reps=1,
                            jobs=2, seed=3, sandbox=sandbox, timeout_s=120, extra_env=NO_RETRIES, prompts=prompts)
-    return generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=suite_dir,
-                                                                         profiles=profiles), log=lambda m: None)
+    return generate(suite, opts, PassContext(endpoint=lambda: model_endpoint("sim", suite_dir=suite_dir,
+                                                                         profiles=profiles), log=lambda m: None))
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +147,7 @@ KILL_SCRIPT = """
 import sys
 from pathlib import Path
 from skillbench.generation import GenerateOptions, generate
+from skillbench.runtime import PassContext
 from skillbench.weekly import model_endpoint
 from skillbench.suite import load_suite
 
@@ -153,8 +155,8 @@ suite_dir, out_dir, profiles = sys.argv[1:4]
 opts = GenerateOptions(run_key="tk", out_dir=Path(out_dir), models=["haiku"], conditions=["no-skill",
                        "with-skill"], reps=1, jobs=1, sandbox="docker", timeout_s=120,
                        extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
-report = generate(load_suite(suite_dir), opts, log=lambda m: None,
-                  endpoint_factory=lambda: model_endpoint("sim", suite_dir=suite_dir, profiles=profiles))
+report = generate(load_suite(suite_dir), opts, PassContext(
+    log=lambda m: None, endpoint=lambda: model_endpoint("sim", suite_dir=suite_dir, profiles=profiles)))
 sys.exit(0 if report["complete"] else 1)
 """
 

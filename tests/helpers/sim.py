@@ -360,11 +360,12 @@ def generate_sim_week(suite_dir: Path, out: Path, *, run_key: str, conditions: S
     a fault shows as the run's state. ``options``: more :class:`GenerateOptions` fields (``families``, ``prompts``).
     """
     from skillbench.generation import GenerateOptions, generate
+    from skillbench.runtime import PassContext
     from skillbench.suite import load_suite
     from skillbench.weekly import model_endpoint
 
     suite = load_suite(suite_dir, skip_missing=skip_missing)
     opts = GenerateOptions(run_key=run_key, out_dir=out, models=["haiku"], conditions=list(conditions), reps=reps,
                            jobs=3, seed=seed, sandbox="docker", extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"}, **options)
-    generate(suite, opts, endpoint_factory=lambda: model_endpoint("sim", suite_dir=suite), log=lambda m: None)
+    generate(suite, opts, PassContext(endpoint=lambda: model_endpoint("sim", suite_dir=suite), log=lambda m: None))
     return out

@@ -25,6 +25,7 @@ from skillbench.judge import JudgeOptions, judge_run_dir
 from skillbench.judge.batch import METADATA_PREFIX, JudgePending, batch_params
 from skillbench.judge.batch_store import JUDGE_BATCHES_FILE, BatchStore, BatchStoreError, RequestInfo, custom_id
 from skillbench.judge.pairwise import judge_pairs
+from skillbench.runtime import PassContext
 from skillbench.vocab import UNGRADED
 from skillbench.weekly import model_endpoint
 from tests.helpers.judge import CLI, run_cli, scores
@@ -36,8 +37,7 @@ VERDICT = ["run_id", "item_index", "verdict", "credit", "evidence_quote", "evide
 
 def _judge(week: Path, ep, **opts):
     options = JudgeOptions(**{"jobs": 3, "max_retries": 1, **opts})
-    return judge_run_dir(week, options, base_url=ep.base_url, api_key=ep.api_key, endpoint_kind=ep.kind,
-                         log=lambda m: None)
+    return judge_run_dir(week, options, PassContext(endpoint=ep, log=lambda m: None))
 
 
 def _verdicts(week: Path) -> list[tuple[str, ...]]:
@@ -91,11 +91,10 @@ def test_batched_pass_writes_the_synchronous_verdicts_at_half_the_price(sim_week
     # One endpoint per pass, both with seed 0: a second identical request to one endpoint is a fresh draw there.
     with model_endpoint("sim") as ep:
         sync = _judge(sync_week, ep)
-        pairs_sync = judge_pairs(sync_week, base_url=ep.base_url, api_key=ep.api_key, log=lambda m: None)
+        pairs_sync = judge_pairs(sync_week, JudgeOptions(), PassContext(endpoint=ep, log=lambda m: None))
     with model_endpoint("sim", profiles={"batches": {"delay_s": 0.05}}) as ep:
         batched = _judge(sim_week, ep, batch=True)
-        pairs_batch = judge_pairs(sim_week, base_url=ep.base_url, api_key=ep.api_key, log=lambda m: None,
-                                  batch=True, simulated=True)
+        pairs_batch = judge_pairs(sim_week, JudgeOptions(batch=True), PassContext(endpoint=ep, log=lambda m: None))
         sent = _server_requests(ep.base_url)
     assert batched.graded == sync.graded > 0 and batched.ungraded_items == sync.ungraded_items == 0
     assert _verdicts(sim_week) == _verdicts(sync_week)
@@ -179,7 +178,7 @@ def test_a_killed_pass_resumes_without_resubmitting(sim_week: Path, tmp_path: Pa
 
 def test_weekly_reads_judge_batch_from_the_suite_config_and_stops_pending(sim_week: Path, tmp_path: Path) -> None:
     from skillbench.weekly.notebook import StageError
-    from skillbench.weekly.stages import judge_settings, judge_week
+    from skillbench.weekly.stages import StageRuntime, judge_settings, judge_week
 
     suite = tmp_path / "suite"
     (suite / "test-prompts").mkdir(parents=True)
@@ -189,9 +188,10 @@ def test_weekly_reads_judge_batch_from_the_suite_config_and_stops_pending(sim_we
     assert judge_settings(sim_week).batch is True
     with model_endpoint("sim", profiles={"batches": {"delay_s": 1.0}}) as ep:
         with pytest.raises(StageError, match=r"judge pending \(batch ids msgbatch_\w+"):
-            judge_week(sim_week, backend="sim", endpoint=ep.base_url)
+            judge_week(sim_week, JudgeOptions(), StageRuntime(backend="sim", endpoint=ep.base_url))
         pending = json.loads((sim_week / JUDGE_BATCHES_FILE).read_text())
-        done = judge_week(sim_week, backend="sim", endpoint=ep.base_url, batch_wait_s=30)  # the rerun continues
+        done = judge_week(sim_week, JudgeOptions(), StageRuntime(backend="sim", endpoint=ep.base_url),
+                          batch_wait_s=30)  # the rerun continues
         sent = _server_requests(ep.base_url)
     assert set(pending["requests"]) <= set(sent) and max(sent.values()) == 1
     assert done.rubric.ok and done.pairs.errors == 0 and done.rubric.batches["reused"] == len(pending["requests"])

@@ -20,6 +20,7 @@ from skillbench.judge.protocol import (
     parse_judge_message,
 )
 from skillbench.prices import BATCH_DISCOUNT, price, usage_cost
+from skillbench.runtime import PassContext
 from skillbench.weekly import model_endpoint
 from tests.helpers.judge import scores
 
@@ -62,10 +63,10 @@ def _rows(week: Path) -> list[tuple[str, ...]]:
 def _pass(week: Path, cache: bool) -> tuple[float, float]:
     # The tiny suite's requests are ~900 tokens: a lower minimum (a profile override) lets them be cached.
     with model_endpoint("sim", profiles={"cache": {"min_tokens": {"opus": 512}}}) as ep:
-        judged = judge_run_dir(week, JudgeOptions(cache=cache, max_retries=1), base_url=ep.base_url,
-                               api_key=ep.api_key, endpoint_kind=ep.kind, log=lambda m: None)
-        cal = calibrate(week, CalibrationOptions(repeat=2, cache=cache, max_retries=1), base_url=ep.base_url,
-                        api_key=ep.api_key, log=lambda m: None)
+        judged = judge_run_dir(week, JudgeOptions(cache=cache, max_retries=1),
+                               PassContext(endpoint=ep, log=lambda m: None))
+        cal = calibrate(week, CalibrationOptions(repeat=2, cache=cache, max_retries=1),
+                        PassContext(endpoint=ep, log=lambda m: None))
     return judged.cost_usd, cal.cost_usd
 
 

@@ -17,7 +17,8 @@ import pytest
 
 from skillbench.arms import ArmPair
 from skillbench.cli import main
-from skillbench.judge import find_pairs, judge_pairs, select_runs
+from skillbench.judge import JudgeOptions, find_pairs, judge_pairs, select_runs
+from skillbench.runtime import PassContext
 from tests.helpers.judge import judge_endpoint, truth
 from tests.helpers.shared import TINY_WEEK
 from tests.scorecard.test_comparison_scorecard import relabel_week
@@ -48,8 +49,8 @@ def _satisfied(run_dir: Path) -> pd.Series:
 
 def _judge(run_dir: Path, log: list[str] | None = None):
     with judge_endpoint(position_bias=0.0) as ep:
-        return judge_pairs(run_dir, base_url=ep.base_url, api_key=ep.api_key, fresh=True, jobs=3, max_retries=1,
-                           log=(log.append if log is not None else lambda m: None))
+        return judge_pairs(run_dir, JudgeOptions(fresh=True, jobs=3, max_retries=1),
+                           PassContext(endpoint=ep, log=(log.append if log is not None else lambda m: None)))
 
 
 def _outcomes(run_dir: Path) -> dict[tuple[str, str, str], str]:

@@ -28,6 +28,7 @@ from skillbench.judge.protocol import shuffled_rubric
 from skillbench.judge.quotes import normalize_quote, quote_in_answer
 from skillbench.ledgers import AppendLedger, LedgerConflict, read_scores
 from skillbench.ledgers.columns import QDRANT_SCORES_COLUMNS, SCORES_COLUMNS
+from skillbench.runtime import PassContext
 from skillbench.scorecard import prompt_rep_scores
 from skillbench.signals import read_transcript, write_manifest
 from tests.helpers.judge import CLI, judge_endpoint, run_cli, scores, truth
@@ -38,8 +39,7 @@ QDRANT_SCORES = QDRANT / "evals" / "weekly" / "20260808" / "scores.csv"
 
 def _judge(sim_week: Path, ep, **opts) -> object:
     options = JudgeOptions(**{"jobs": 3, "max_retries": 1, **opts})
-    return judge_run_dir(sim_week, options, base_url=ep.base_url, api_key=ep.api_key, endpoint_kind=ep.kind,
-                         log=lambda m: None)
+    return judge_run_dir(sim_week, options, PassContext(endpoint=ep, log=lambda m: None))
 
 
 def _graded_vs_truth(sim_week: Path) -> pd.DataFrame:

@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 from skillbench.cli import main
-from skillbench.judge import find_pairs, judge_pairs, outcome, position_agreement
+from skillbench.judge import JudgeOptions, find_pairs, judge_pairs, outcome, position_agreement
 from skillbench.ledgers import read_manifest, read_pairs
 from skillbench.ledgers.columns import PAIRS_COLUMNS
+from skillbench.runtime import PassContext
 from skillbench.scorecard import preference_gate
 from tests.helpers.judge import judge_endpoint, truth
 
@@ -36,8 +37,8 @@ def _truth_direction(sim_week: Path) -> dict[tuple[str, str, int], int]:
 
 
 def _judge(sim_week: Path, ep, **kw):
-    return judge_pairs(sim_week, base_url=ep.base_url, api_key=ep.api_key, jobs=3, max_retries=1, log=lambda m: None,
-                       **kw)
+    return judge_pairs(sim_week, JudgeOptions(jobs=3, max_retries=1, **kw),
+                       PassContext(endpoint=ep, log=lambda m: None))
 
 
 def _rows(sim_week: Path) -> pd.DataFrame:
@@ -103,7 +104,7 @@ def test_a_week_without_a_complete_pair_writes_the_header_and_says_why(sim_week:
     assert main(["signals", str(sim_week)]) == 0
     lines: list[str] = []
     with judge_endpoint() as ep:
-        report = judge_pairs(sim_week, base_url=ep.base_url, api_key=ep.api_key, max_retries=1, log=lines.append)
+        report = judge_pairs(sim_week, JudgeOptions(max_retries=1), PassContext(endpoint=ep, log=lines.append))
     assert report.pairs == 0 and report.judged == 0
     assert (sim_week / "pairs.csv").read_text().splitlines() == [",".join(PAIRS_COLUMNS)]
     assert read_pairs(sim_week / "pairs.csv").empty

@@ -100,7 +100,7 @@ def test_an_out_dir_inside_the_skills_tree_is_refused(tmp_path: Path, capsys) ->
 
 def test_the_near_miss_calls_cost_counts_toward_the_cap(tmp_path: Path) -> None:
     """Spent before the loop (the near-miss call) at or above --max-total-usd: no run starts, no rewriter call."""
-    from skillbench.quality.optimizer import optimize
+    from skillbench.quality.optimizer import LoopBudget, optimize
     from skillbench.quality.trigger_runs import RunSpec
     from skillbench.quality.trigger_set import build_trigger_set
     from skillbench.suite.load import load_suite
@@ -114,7 +114,7 @@ def test_the_near_miss_calls_cost_counts_toward_the_cap(tmp_path: Path) -> None:
     def runs(*args: object, **kwargs: object) -> None:
         raise AssertionError("a trigger run started after the cap was spent")
 
-    result = optimize(suite, tset, tmp_path / "work", iterations=1, spec=RunSpec(), rewriter=rewriter, runs=runs,
-                      max_total_usd=0.01, spent_usd=0.02, log=lambda m: None)
+    result = optimize(suite, tset, tmp_path / "work", budget=LoopBudget(1, max_total_usd=0.01, spent_usd=0.02),
+                      spec=RunSpec(), rewriter=rewriter, runs=runs, log=lambda m: None)
     assert result.capped and result.spent_usd == 0.02 and result.near_miss_usd == 0.02
     assert result.candidates[0].note == "not measured: --max-total-usd spent" and not (tmp_path / "work").exists()

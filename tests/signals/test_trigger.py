@@ -17,7 +17,8 @@ from skillbench.signals import (
 
 
 def _run(prompt: str, family: str, condition: str, activation: str, *, dormancy: bool = False, ok: int = 1,
-         model: str = "sonnet", rep: int = 1, fetched: int = 0) -> dict:
+         rep: int = 1, fetched: int = 0) -> dict:
+    model = "sonnet"
     return {"run_id": f"{prompt}-{model}-{condition}-r{rep}-{activation}", "prompt": prompt, "skill_family": family,
             "model": model, "condition": condition, "rep": rep, "dormancy": dormancy, "skill_activation": activation,
             "signals_ok": ok, "reached_leaf": int(activation != "none"), "fetched_site": fetched,
