@@ -21,7 +21,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("export_labels", "read_labels", "LabelsError", "inter_human", "INTER_HUMAN",
                      "INTER_HUMAN_ALL", "companion_path", "human_grades", "merge_labels", "MergedLabels",
                      "read_grades", "disagreement_items"), "labels"),
-    **dict.fromkeys(("render_markdown", "write_calibration", "bias_section"), "report"),
+    **dict.fromkeys(("render_markdown", "write_calibration", "bias_section"), "run"),
     **dict.fromkeys(("pairwise_bias", "week_pairwise_bias", "pair_facts", "empty_bias", "BIAS_COLUMNS"), "bias"),
     **dict.fromkeys(("Interval", "cluster_interval", "paired_interval", "confusion_by_run", "unanimity_by_run",
                      "lenient_by_run", "STATISTICS"), "intervals"),
@@ -97,18 +97,16 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         recommend,
         rule_text,
     )
-    from skillbench.calibration.report import (
-        bias_section,
-        render_markdown,
-        write_calibration,
-    )
     from skillbench.calibration.run import (
         Calibration,
         CalibrationOptions,
+        bias_section,
         calibrate,
         calibration_current,
         grade_repeats,
         ledger_grades,
+        render_markdown,
+        write_calibration,
     )
     from skillbench.calibration.sentinel import (
         DRIFT_BANNER,
