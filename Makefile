@@ -16,7 +16,7 @@ setup:
 	@bash scripts/setup.sh
 
 test: setup
-	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=20
 
 # ruff, then the layer contracts in pyproject.toml's [tool.importlinter]
 lint: setup

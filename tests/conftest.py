@@ -19,6 +19,15 @@ from tests.helpers.weekly import run_tiny_chain
 MUTATED_SESSION_FIXTURES = ("tiny_chain",)
 # broadest first: a package-scoped fixture groups its whole package, a module-scoped one its module
 SHARED_SCOPES = ("package", "module", "class")
+# The longest work units (measured with --durations), queued first so that neither worker is left running one
+# alone at the end (`make test` passes --no-loadscope-reorder: xdist then hands out work in this order).
+LONGEST_FIRST = (
+    "tests/weekly/test_demo_history.py",  # four weekly chains
+    "tests/weekly/test_skill_creator_chain.py",  # a weekly chain
+    "tests/weekly/test_dotnet_chain.py",  # a weekly chain
+    "tiny_chain",  # a weekly chain, and its resume
+    "tests/weekly/test_notebooks.py::test_nbval_lax_over_the_notebooks",  # every notebook, standalone
+)
 
 
 @pytest.fixture(scope="session")
@@ -66,10 +75,21 @@ def _shared_group(item: pytest.Item) -> str | None:
     return None
 
 
+def _queue_position(item: pytest.Item) -> int:
+    marker = item.get_closest_marker("xdist_group")
+    group = marker.args[0] if marker and marker.args else None
+    for position, unit in enumerate(LONGEST_FIRST):
+        if group == unit or item.nodeid.startswith(unit):
+            return position
+    return len(LONGEST_FIRST)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Give each test that shares a fixture its xdist group (``--dist loadgroup`` keeps a group on one worker)."""
+    """Give each test that shares a fixture its xdist group (``--dist loadgroup`` keeps a group on one worker),
+    and queue the longest work units first (a stable sort: the rest keep their order)."""
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             group = _shared_group(item)
             if group is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=_queue_position)
