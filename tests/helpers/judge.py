@@ -1,9 +1,9 @@
 """Helpers of the judge and calibration tests (no tests here): the generated sim week, endpoints, answer keys.
 
-The week is made once per session by the real ``skillbench generate`` (real Claude Code CLI against the
-simulated endpoint; Docker when the engine answers, else the local sandbox) on the tiny suite, with the
-plugin arm, so there are 24 gradeable runs. The ``sim_week`` fixture (``tests/conftest.py``) gives every
-test its own copy.
+The week is made once per test run (one xdist worker builds it for all: :mod:`tests.helpers.once`) by the
+real ``skillbench generate`` (real Claude Code CLI against the simulated endpoint; Docker when the engine
+answers, else the local sandbox) on the tiny suite, with the plugin arm, so there are 24 gradeable runs. The
+``sim_week`` fixture (``tests/conftest.py``) gives every test its own copy.
 """
 
 from __future__ import annotations

@@ -18,6 +18,8 @@ from PIL import Image, ImageStat
 from tests.helpers.shared import IN_CI
 
 WIDTH, HEIGHT = 1280, 1600
+# the report is the tiny chain's, which test_notebooks resumes in place: run beside its other users (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("tiny_chain")
 
 
 def chromium() -> str:

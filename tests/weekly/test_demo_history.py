@@ -1,8 +1,9 @@
 """``skillbench demo-history``: four simulated weeks through the real chain, the skill edit scripted in week 4.
 
-Two families of the bundled suite, haiku, one rep: enough prompts for the week-over-week rule (ready from the
-fourth week) to tell a scripted move from noise. The draft version is worth nothing (``before_gain=0``), so the
-edit's move is the skill's whole effect, in a quiet simulated world (``--profiles``).
+Two families of the bundled suite, haiku, one rep, the two arms the lift compares (no plugin arm): enough prompts
+for the week-over-week rule (ready from the fourth week) to tell a scripted move from noise. The draft version is
+worth nothing (``before_gain=0``), so the edit's move is the skill's whole effect, in a quiet simulated world
+(``--profiles``).
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ def demo(tmp_path_factory) -> dict:
     profile = forced(trigger=1.0, trigger_floor=1.0, follow_link=1.0, must={"without": 0.0, "with": 1.0})
     base = write_profiles(reports / "base-profiles.yaml", {"default": profile},
                           judges={"default": {"flip_rate": 0.0, "fabricated_quote_rate": 0.0, "position_bias": 0.0}})
+    # the lift is with-skill − no-skill: a plugin arm would add a third of the runs and nothing the story reads
     weekly = WeeklyOptions(suite_dir=BUNDLED, backend="sim", models=["haiku"], reps=1, families=FAMILIES, jobs=3,
-                           seed=5, reports_dir=reports)
+                           conditions=["no-skill", "with-skill"], calibration_repeat=2, seed=5, reports_dir=reports)
     result = run_demo(DemoOptions(weekly=weekly, weeks=4, edit_week=4, drift_week=0, edit_family=EDITED,
                                   before_gain=0.0, base_profiles=base), log=lambda line: None)
     return {"result": result, "reports": reports}
