@@ -85,8 +85,7 @@ def run_generate(args: argparse.Namespace) -> int:
     from skillbench.generation.run import GenerateOptions, SandboxFailure, default_out_dir
     from skillbench.generation.toolchain import ToolMissing
     from skillbench.signals.manifest import SignalsError
-    from skillbench.suite.load import load_suite
-    from skillbench.suite.validation import SuiteError
+    from skillbench.suite.validation import SuiteError, load_suite
     from skillbench.weekly.stages import StageRuntime, run_generation
 
     if not Path(args.suite_dir).is_dir():

@@ -55,8 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from skillbench.quality.optimizer import score_text
     from skillbench.quality.trigger_runs import RunSpec
     from skillbench.quality.trigger_set import TriggerSetError
-    from skillbench.suite.load import load_suite
-    from skillbench.suite.validation import SuiteError
+    from skillbench.suite.validation import SuiteError, load_suite
     from skillbench.weekly.optimize_stage import DEFAULT_REWRITER_MODEL, OptimizeError, OptimizeOptions, run_optimize
 
     if not Path(args.suite).is_dir():

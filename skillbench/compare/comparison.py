@@ -104,7 +104,7 @@ def plan_comparison(suite: Suite, base_ref: str, head_ref: str = HEAD, *, allow_
         base_ref, head_ref: git refs of the suite's repository (``head_ref`` default ``HEAD``: the working tree).
         allow_dirty: the head may be a working tree that differs from ``HEAD`` (its diff hash is recorded).
         cache_dir: where another head's files are materialized (needed only when ``head_ref`` is not ``HEAD``).
-        load: ``load(suite_dir) -> Suite`` for a materialized head (default :func:`skillbench.suite.load.load_suite`).
+        load: ``load(suite_dir) -> Suite`` for a materialized head (default :func:`skillbench.suite.load_suite`).
 
     Raises:
         CompareError: a bad ref, a dirty tree, the same commit twice, or a changed family that has no
@@ -123,7 +123,7 @@ def plan_comparison(suite: Suite, base_ref: str, head_ref: str = HEAD, *, allow_
             rel_root = repo.materialize(commit, Path(cache_dir))
             folder = rel_root / repo.rel if repo.rel != "." else rel_root
             if load is None:
-                from skillbench.suite.load import load_suite as load
+                from skillbench.suite.validation import load_suite as load
             head_suite = load(folder)
             head = SkillsVersion(head_ref, commit, folder, folder)
             repo = dataclasses.replace(repo, suite_dir=folder)

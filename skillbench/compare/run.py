@@ -119,7 +119,7 @@ def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntim
         PlanError, BackendError, RunDirBusy, SandboxFailure: as ``skillbench generate``.
     """
     from skillbench.generation.backend import resolve_backend
-    from skillbench.suite.load import load_suite
+    from skillbench.suite.validation import load_suite
 
     o, log = options, runtime.log
     backend = resolve_backend(runtime.backend)  # once: every stage then uses the same backend without saying so again

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.files import ASIDE_DIR, TMP_PREFIX, TRANSCRIPT_FILE, TRUTH_FILE
 from skillbench.signals.manifest import run_states
 from skillbench.signals.transcript import read_transcript
@@ -90,3 +92,24 @@ def write_truth(out_dir: Path, endpoint: Any, run_ids: list[str]) -> None:
     rows = endpoint.fetch_truth(run_ids)
     with _TRUTH_LOCK:  # one rewrite at a time across the pass's worker threads
         TruthWriter(out_dir / TRUTH_FILE).record(rows)
+
+
+# -- the prompt as run -----------------------------------------------------------------------------------
+# The prompt as run: the copy of a test prompt a run's folder keeps (``test-prompt.json``), which the judge reads.
+#
+# A JSON prompt file is copied byte for byte; an imported spec (a dotnet or skill-creator eval) is written as JSON
+# with each must's grading decided (:mod:`skillbench.suite.absence`), once, when the run is made.
+
+
+def write_test_prompt(spec: Any, path: Path) -> None:
+    """The prompt as run: a JSON prompt file byte for byte; an imported spec as JSON, each must's grading decided.
+
+    The judge reads this copy and honours explicit ``absence`` values only, so an imported spec's absence rule
+    (:mod:`skillbench.suite.absence`) is decided here, once, for whoever grades the run later.
+    """
+    from skillbench.suite.absence import resolve_absence
+
+    if not spec.absence_rule:
+        shutil.copy2(spec.path, path)
+        return
+    atomic_write_text(path, resolve_absence(spec.test, rule=True).model_dump_json(indent=2, exclude_none=True) + "\n")

@@ -41,12 +41,12 @@ from skillbench.generation.folders import (
     move_partials_aside,
     skills_sha,
     spent_so_far,
+    write_test_prompt,
     write_truth,
 )
 from skillbench.generation.image import RUNNER_HOME
 from skillbench.generation.options import GenerateOptions, default_out_dir
 from skillbench.generation.plan import PlanError, make_plan, run_names, selected, write_plan
-from skillbench.generation.prompt_copy import write_test_prompt
 from skillbench.generation.reconciliation import reconcile
 from skillbench.generation.retries import (
     MAX_RETRIED_GROUPS,

@@ -25,8 +25,7 @@ from skillbench.ledgers.files import MANIFEST_FILE, TEST_PROMPT_FILE, TRANSCRIPT
 from skillbench.ledgers.readers import LedgerError, read_manifest
 from skillbench.ledgers.run_folder import metadata_or_none, read_metadata
 from skillbench.ledgers.week import read_plan, week_arms
-from skillbench.signals.gradeability import skip_reason
-from skillbench.signals.manifest import run_dirs
+from skillbench.signals.manifest import run_dirs, skip_reason
 from skillbench.signals.transcript import read_transcript
 from skillbench.suite.absence import absence_indexes
 from skillbench.suite.format import TestPrompt

@@ -29,7 +29,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("optimize", "OptimizeResult", "Candidate"), "optimizer"),
     **dict.fromkeys(("write_outputs",), "optimize_report"),
     **dict.fromkeys(("near_miss_request", "parse_near_misses"), "near_miss"),
-    **dict.fromkeys(("SKILL_QUALITY_TOOL", "DESCRIPTION_TOOL", "NEAR_MISS_TOOL"), "tools"),
+    **dict.fromkeys(("SKILL_QUALITY_TOOL", "DESCRIPTION_TOOL", "NEAR_MISS_TOOL"), "payload"),
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -71,13 +71,13 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         OptimizeResult,
         optimize,
     )
-    from skillbench.quality.static import (
-        static_findings,
-    )
-    from skillbench.quality.tools import (
+    from skillbench.quality.payload import (
         DESCRIPTION_TOOL,
         NEAR_MISS_TOOL,
         SKILL_QUALITY_TOOL,
+    )
+    from skillbench.quality.static import (
+        static_findings,
     )
     from skillbench.quality.trigger_f1 import (
         TRIGGER_F1_COLUMNS,

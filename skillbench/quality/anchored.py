@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from skillbench.judge.protocol import ProtocolError, delimiter_token
-from skillbench.quality.tools import SKILL_QUALITY_TOOL
+from skillbench.quality.payload import SKILL_QUALITY_TOOL
 
 ANCHORS = (0.0, 0.25, 0.5, 0.75, 1.0)
 DEFAULT_MAX_TOKENS = 2048

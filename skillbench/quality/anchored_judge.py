@@ -28,7 +28,7 @@ from skillbench.judge.protocol import tool_input
 from skillbench.judge.quotes import quote_in_answer
 from skillbench.judge.run import JudgeOptions
 from skillbench.quality.anchored import DIMENSION_IDS, DimensionScore, build_request, parse_scores, rubric_sha
-from skillbench.quality.tools import SKILL_QUALITY_TOOL
+from skillbench.quality.payload import SKILL_QUALITY_TOOL
 from skillbench.quality.units import SkillUnit
 from skillbench.runtime import PassContext
 from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER, SAMPLE_HEADER

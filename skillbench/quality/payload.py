@@ -1,5 +1,5 @@
 """How skill quality's model calls carry their input: one JSON payload between a tag pair in the user message, and a
-forced tool for the reply (the rewriter and the near-miss generator; :mod:`skillbench.quality.tools` names the tools).
+forced tool for the reply (the rewriter and the near-miss generator; :mod:`skillbench.quality.payload` names the tools).
 
 Contract: :func:`payload_request` writes ``intro``, the start tag, the payload as indented JSON and the end tag;
 :func:`read_payload` finds the first start tag and the last end tag of the last user message (text or text blocks)
@@ -38,3 +38,13 @@ def read_payload(body: Mapping[str, Any], tags: tuple[str, str], what: str) -> d
     if start < 0 or end < start:
         raise ValueError(f"no {what} payload in the request")
     return json.loads(str(content)[start + len(start_tag):end])
+
+
+# -- the forced tools ------------------------------------------------------------------------------------
+# The forced tools of the model calls skill quality makes, declared once: the client forces them and the simulated
+# endpoint recognises its role by them (:mod:`skillbench.sim.roles`).
+
+
+SKILL_QUALITY_TOOL = "record_skill_quality"  # lint-skills --judge: one skill's anchored scores with quoted evidence
+DESCRIPTION_TOOL = "propose_description"  # optimize-description: a rewritten description from the train failures
+NEAR_MISS_TOOL = "propose_near_misses"  # optimize-description: should-not queries sharing the family's vocabulary

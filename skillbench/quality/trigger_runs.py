@@ -176,7 +176,7 @@ def measure_description(suite: Suite, family: str, description: str, queries: Se
     ``work`` (must not exist) receives the trigger suite (``work/suite``) and the runs (``work/runs``), which
     ``runs`` makes.
     """
-    from skillbench.suite.load import load_suite
+    from skillbench.suite.validation import load_suite
 
     tsuite = load_suite(write_trigger_suite(suite, family, description, queries, work / "suite"))
     run_dir = work / "runs"

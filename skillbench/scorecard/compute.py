@@ -60,8 +60,7 @@ from skillbench.scorecard.stats import (
     uncertainty_table,
 )
 from skillbench.signals import trigger
-from skillbench.signals.gradeability import skip_reason
-from skillbench.signals.manifest import COMPLETE_STATES, HARNESS_INVALID
+from skillbench.signals.manifest import COMPLETE_STATES, HARNESS_INVALID, skip_reason
 from skillbench.vocab import CONTROL_ARMS, ENDPOINT_UNKNOWN, PLUGIN, REAL, SIMULATED
 
 # The coverage reason of a gradeable run the judge has not graded (nor skipped): the week is not finished.

@@ -17,21 +17,19 @@ _EXPORTS: dict[str, str] = {
         "activation_summary", "activation_counts", "self_served_baseline", "trigger_health",
         "never_triggered", "with_skill_runs", "activated", "reliable"
     ), "trigger"),
-    **dict.fromkeys(("skip_reason",), "gradeability"),
+    **dict.fromkeys(("skip_reason",), "manifest"),
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # static analysers and IDEs see the real imports
-    from skillbench.signals.gradeability import (
-        skip_reason,
-    )
     from skillbench.signals.manifest import (
         SignalsError,
         activation_signals,
         read_metadata,
         run_dirs,
         run_signals,
+        skip_reason,
         write_manifest,
     )
     from skillbench.signals.transcript import (

@@ -24,15 +24,13 @@ from typing import Any
 
 import pandas as pd
 
+from skillbench.arms import lists_skill
 from skillbench.ledgers import run_folder
 from skillbench.ledgers.atomic import atomic_write_text
 from skillbench.ledgers.columns import MANIFEST_COLUMNS, VERSION_COLUMNS
 from skillbench.ledgers.files import MANIFEST_FILE, TRANSCRIPT_FILE
 from skillbench.ledgers.readers import LedgerError
 from skillbench.signals.transcript import Transcript, read_transcript
-
-# The run-state names are domain words (vocab.py, so the ledgers can read them); which state a folder is in is
-# decided here, by run_state.
 from skillbench.vocab import (  # noqa: F401 - re-exported: the state names travel with run_state
     API_ERROR,
     BUDGET_HIT,
@@ -283,3 +281,31 @@ def write_manifest(out_dir: str | Path) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=list(MANIFEST_COLUMNS))
     atomic_write_text(out_dir / MANIFEST_FILE, frame.to_csv(index=False))
     return frame
+
+
+# -- gradeability ----------------------------------------------------------------------------------------
+# Gradeability: whether a run's answer can be graded, and if not, the one reason recorded.
+#
+# Used by the judge (``judge-skips.csv``) and the scorecard's coverage, so both name the same reason.
+
+
+def skip_reason(signals: Mapping[str, Any], answer: str | None = None) -> str | None:
+    """Why a run cannot be graded (the judge's ``judge-skips.csv`` and the scorecard's coverage), else None.
+
+    Budget-capped answers are truncated; a skilled-arm run (``with-skill``, ``plugin`` and their version arms
+    ``with-skill@REF``) without its skill measures nothing, nor does a ``placebo`` run whose placebo is not listed
+    (:func:`skillbench.arms.lists_skill`); an errored run has nothing to grade; nor has an empty answer (checked
+    only when ``answer`` is given).
+    """
+    if signals.get("budget_hit") == 1:
+        return "budget-capped (truncated)"
+    if lists_skill(str(signals.get("condition") or "")) and signals.get("skill_available") != 1:
+        return "invalid: skill unavailable"
+    exit_code = signals.get("exit_code")
+    if exit_code != 0:
+        return f"errored (exit {'missing' if exit_code is None else exit_code})"
+    if signals.get("is_error"):
+        return "errored (API error)"
+    if answer is not None and not answer.strip():
+        return "no gradeable answer"
+    return None

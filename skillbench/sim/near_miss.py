@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from skillbench.quality.near_miss import MAX_QUERY_CHARS, read_payload
-from skillbench.quality.tools import NEAR_MISS_TOOL
+from skillbench.quality.payload import NEAR_MISS_TOOL
 from skillbench.sim import draws, triggering
 from skillbench.sim.agent import Reply
 

@@ -30,8 +30,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skillbench.quality.payload import DESCRIPTION_TOOL
 from skillbench.quality.rewriter import MAX_DESCRIPTION_CHARS, read_payload
-from skillbench.quality.tools import DESCRIPTION_TOOL
 from skillbench.sim import draws, triggering
 from skillbench.sim.agent import Reply
 

@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from skillbench.quality.tools import DESCRIPTION_TOOL, NEAR_MISS_TOOL, SKILL_QUALITY_TOOL
+from skillbench.quality.payload import DESCRIPTION_TOOL, NEAR_MISS_TOOL, SKILL_QUALITY_TOOL
 
 if TYPE_CHECKING:
     from skillbench.sim.agent import Reply

@@ -100,7 +100,7 @@ class SimServer:
         log: Callable[[str], None] | None = None,
     ):
         if suite is not None and not isinstance(suite, Suite):
-            from skillbench.suite.load import load_suite
+            from skillbench.suite.validation import load_suite
 
             # Lenient on missing workspace files: a suite generation refuses is never run, and one it runs
             # with --skip-missing is answered as run (the same trimmed prompts).

@@ -40,7 +40,7 @@ from typing import Any
 
 from skillbench.judge.protocol import ProtocolError
 from skillbench.quality.anchored import ANCHORS, RequestView, parse_request
-from skillbench.quality.tools import SKILL_QUALITY_TOOL
+from skillbench.quality.payload import SKILL_QUALITY_TOOL
 from skillbench.sim import draws
 from skillbench.sim.agent import Reply
 from skillbench.sim.judge import fabricate

@@ -26,7 +26,7 @@ _EXPORTS: dict[str, str] = {
         "PreflightReport", "SuiteError", "preflight"
     ), "validation"),
     **dict.fromkeys(("Defect", "RUBRIC_RANGES", "MIN_PREFERENCE_PROMPTS"), "defects"),
-    **dict.fromkeys(("load_suite",), "load"),
+    **dict.fromkeys(("load_suite",), "validation"),
     **dict.fromkeys(("Layout", "SuiteRoots", "FileField", "register_layout", "layout_named", "registered_layouts",
                      "detect_layout", "detect_format", "is_suite", "FORMATS", "layouts_table"), "layouts"),
 }
@@ -69,11 +69,9 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         register_layout,
         registered_layouts,
     )
-    from skillbench.suite.load import (
-        load_suite,
-    )
     from skillbench.suite.validation import (
         PreflightReport,
         SuiteError,
+        load_suite,
         preflight,
     )

@@ -112,3 +112,19 @@ def preflight(
     return layout.preflight(Path(suite_dir), skills_root=skills_root, site_base=site_base,
                             heldout_prefixes=heldout_prefixes, config=config, skip_missing=skip_missing,
                             trigger_set=trigger_set)
+
+
+# -- loading a suite for a run ---------------------------------------------------------------------------
+# Load a suite for a run: preflight it, and refuse it when it has errors (warnings do not stop a run).
+
+
+def load_suite(suite_dir: str | Path = "evals", **overrides) -> Suite:
+    """Read a suite for a run: preflight it and refuse it when it has errors.
+
+    Raises:
+        SuiteError: the suite has preflight errors (warnings do not stop a run).
+    """
+    report = preflight(suite_dir, **overrides)
+    if report.errors:
+        raise SuiteError(report)
+    return report.suite

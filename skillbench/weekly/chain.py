@@ -250,8 +250,7 @@ def _check_selection(suite_dir: Path, opts: WeeklyOptions) -> None:
     if not (opts.prompts or opts.families):
         return
     from skillbench.generation.plan import SelectionError, make_plan, selected
-    from skillbench.suite.load import load_suite
-    from skillbench.suite.validation import SuiteError
+    from skillbench.suite.validation import SuiteError, load_suite
 
     try:
         suite = load_suite(suite_dir, skip_missing=opts.skip_missing)

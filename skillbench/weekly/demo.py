@@ -87,7 +87,7 @@ class DemoResult:
 def copy_suite(suite_dir: Path, dest: Path, families: Sequence[str] = ()) -> Path:
     """The demo's own copy of the suite (the story edits it; the original is never touched), keeping only
     ``families`` when given so each week is complete rather than a partial run of a bigger suite."""
-    from skillbench.suite.load import load_suite
+    from skillbench.suite.validation import load_suite
 
     if dest.is_dir():
         return dest
@@ -120,7 +120,7 @@ def run_demo(opts: DemoOptions, *, log: Callable[[str], None] = print,
         ValueError: a story that cannot be planned (unknown family or model, no weeks).
         WeeklyError: a week's chain cannot start.
     """
-    from skillbench.suite.load import load_suite
+    from skillbench.suite.validation import load_suite
     from skillbench.weekly.chain import run_weekly
 
     w = opts.weekly

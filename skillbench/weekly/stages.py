@@ -97,7 +97,7 @@ def plan_week(suite_dir: str | Path, opts: GenerateOptions, run_dir: str | Path 
     """
     from skillbench.generation.plan import make_plan, selected
     from skillbench.signals.manifest import run_states
-    from skillbench.suite.load import load_suite
+    from skillbench.suite.validation import load_suite
 
     suite = load_suite(_path(suite_dir), skip_missing=skip_missing)
     opts = opts.for_suite(suite)
@@ -124,7 +124,7 @@ def cli_preview(suite_dir: str | Path, plan: pd.DataFrame, n: int = 3, *, skip_m
     """The first ``n`` pending runs' Claude Code command lines (the prompt elided), as generate would run them."""
     from skillbench.generation.cli_call import CliCall, cli_args
     from skillbench.generation.task_phase import run_tools
-    from skillbench.suite.load import load_suite
+    from skillbench.suite.validation import load_suite
 
     suite = load_suite(_path(suite_dir), skip_missing=skip_missing)
     lines = []
@@ -181,7 +181,7 @@ def generate_week(suite_dir: str | Path, opts: GenerateOptions, run_dir: str | P
     Raises:
         StageError: a planned run is unaccounted for (the week must not read as complete).
     """
-    from skillbench.suite.load import load_suite
+    from skillbench.suite.validation import load_suite
 
     suite = load_suite(_path(suite_dir), skip_missing=skip_missing)
     opts = dataclasses.replace(opts, out_dir=resolve_run_dir(suite_dir, opts.run_key, run_dir))

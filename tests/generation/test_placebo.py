@@ -13,7 +13,7 @@ from skillbench.arms import ConditionError, check_condition, is_skilled, lists_s
 from skillbench.generation.plan import PlanError, installed_families, make_plan
 from skillbench.generation.versions import install_dirs
 from skillbench.ledgers.files import PLACEBO_DIR
-from skillbench.signals.gradeability import skip_reason
+from skillbench.signals.manifest import skip_reason
 from skillbench.suite import RunSettings, load_suite, read_skill
 from skillbench.suite.placebo import (
     RECOGNISED_CHARS,

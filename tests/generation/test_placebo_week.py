@@ -19,7 +19,7 @@ from skillbench.generation import GenerateOptions, generate
 from skillbench.ledgers.files import PLACEBO_DIR, TRANSCRIPT_FILE
 from skillbench.runtime import PassContext
 from skillbench.signals import read_transcript
-from skillbench.signals.gradeability import skip_reason
+from skillbench.signals.manifest import skip_reason
 from skillbench.suite import load_suite, read_skill
 from skillbench.suite.placebo import split_skill
 from skillbench.suite.versions import tree_hash

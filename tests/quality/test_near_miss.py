@@ -19,7 +19,7 @@ from skillbench.judge.protocol import ProtocolError
 from skillbench.quality.near_miss import near_miss_payload, near_miss_request, parse_near_misses
 from skillbench.quality.trigger_set import GENERATED, TEST, build_trigger_set, family_eval_queries
 from skillbench.sim import triggering
-from skillbench.suite.load import load_suite
+from skillbench.suite.validation import load_suite
 from skillbench.weekly import model_endpoint
 from skillbench.wire import RUN_ID_HEADER
 

@@ -103,7 +103,7 @@ def test_the_near_miss_calls_cost_counts_toward_the_cap(tmp_path: Path) -> None:
     from skillbench.quality.optimizer import LoopBudget, optimize
     from skillbench.quality.trigger_runs import RunSpec
     from skillbench.quality.trigger_set import build_trigger_set
-    from skillbench.suite.load import load_suite
+    from skillbench.suite.validation import load_suite
 
     suite = load_suite(ROOT / "evals")
     tset = build_trigger_set(suite, FAMILY, generated=["Is my A/B test significant? It has resample in it too."])

@@ -21,7 +21,7 @@ from skillbench.quality.trigger_set import (
     held_out_size,
 )
 from skillbench.sim.rewrite import rewrite
-from skillbench.suite.load import load_suite
+from skillbench.suite.validation import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 EVALS, TINY = ROOT / "evals", ROOT / "tests" / "data" / "tiny-suite"
