@@ -1,15 +1,15 @@
-"""The public API: the entry points resolve, every name of the old flat layout still resolves (with a
-DeprecationWarning naming its new home), no public name is shadowed by a module, and the CLI lists every
+"""The public API: the entry points resolve, each package front declares its names once (its stub) and they
+resolve, the old flat layout's aliases are gone, no public name is shadowed by a module, and the CLI lists every
 subcommand."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import re
 import types
-import warnings
-from typing import Any
+from pathlib import Path
 
 import pytest
 
@@ -17,76 +17,44 @@ import skillbench
 from skillbench.cli import build_parser, main
 
 
-def _home(dotted: str) -> Any:
-    module, _, name = dotted.rpartition(".")
-    return getattr(importlib.import_module(module), name)
+def _fronts() -> list[str]:
+    """Every package with a front: ``skillbench`` and each sub-package that has an ``__init__.pyi``."""
+    names = ["skillbench"] + [i.name for i in pkgutil.walk_packages(skillbench.__path__, "skillbench.") if i.ispkg]
+    return [n for n in names if (Path(importlib.import_module(n).__file__).with_suffix(".pyi")).is_file()]
 
 
-def _skillbench_warnings(caught: list[warnings.WarningMessage]) -> list[warnings.WarningMessage]:
-    """The deprecation warnings skillbench raised (not those of a third-party import done on first use)."""
-    return [w for w in caught
-            if issubclass(w.category, DeprecationWarning) and str(w.message).startswith("skillbench.")]
+def _stub_names(package: str) -> set[str]:
+    stub = Path(importlib.import_module(package).__file__).with_suffix(".pyi")
+    tree = ast.parse(stub.read_text())
+    imports = [node for node in tree.body if isinstance(node, ast.ImportFrom)]
+    return {alias.asname or alias.name for node in imports for alias in node.names}
 
 
-def _resolve(name: str) -> tuple[Any, list[warnings.WarningMessage]]:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        value = getattr(skillbench, name)
-    return value, _skillbench_warnings(caught)
-
-
-# Every name importable from ``skillbench`` before the sub-packages, and where it lives now.
-_OLD = {
-    "skillbench.suite": "CONFIG_FILENAME ConfigError Defect PreflightReport PromptSpec RubricItem Skill Suite "
-                        "SuiteConfig SuiteError TestPrompt load_config load_suite parse_skill_url preflight",
-    "skillbench.generation": "BackendError Endpoint GenerateOptions generate make_plan reconcile resolve_backend",
-    "skillbench.signals": "Transcript activation_summary read_transcript run_signals self_served_baseline "
-                          "trigger_health write_manifest",
-    "skillbench.judge": "DEFAULT_JUDGE_MODEL JudgeClient JudgeOptions JudgeReport PreferenceInput RubricJudge "
-                        "VerdictsInput build_judge_request build_pair_request evidence_summary find_pairs "
-                        "judge_headers judge_pairs judge_prompt_sha judge_run_dir pairs_frame parse_preference "
-                        "parse_verdicts position_agreement select_runs",
-    "skillbench.calibration": "Calibration CalibrationOptions calibrate cohen_kappa export_labels fleiss_kappa "
-                              "flipping_items krippendorff_alpha krippendorff_reading landis_koch pabak "
-                              "pair_agreement read_labels self_agreement",
-    "skillbench.scorecard": "GateDecision HistoryError ScorecardData ScorecardResult WeekOverWeek bootstrap_lift "
-                            "cell_scores collapse_votes compute_scorecard cost_cells decide lift_table "
-                            "minimum_detectable_effect paired_differences preference_gate prompt_rep_scores "
-                            "prompt_scores read_history render_markdown scorecard_frames uncertainty_table "
-                            "update_history week_over_week write_scorecard",
-    "skillbench.ledgers": "LedgerError Reconciliation read_judge_skips read_manifest read_pairs read_reconciliation "
-                          "read_scores",
-    "skillbench.prices": "price usage_cost",
-    "skillbench.sim": "SimServer simulated_endpoint",
-    "skillbench.weekly": "model_endpoint",  # it may start the simulation: above it (ARCHITECTURE.md)
-}
-OLD_HOMES: dict[str, str] = {name: f"{home}.{name}" for home, names in _OLD.items() for name in names.split()}
-OLD_HOMES |= {"load_run": "skillbench.ledgers.load_week", "RunLedgers": "skillbench.ledgers.WeekLedgers"}  # renamed
-
-
-def test_the_old_names_are_the_hundred_and_one_of_the_flat_layout():
-    assert len(OLD_HOMES) == 101
-
-
-def test_every_entry_point_resolves_without_a_warning():
+def test_every_entry_point_resolves():
     assert skillbench.__all__ and set(skillbench.__all__) <= set(dir(skillbench))
     for name in skillbench.__all__:
-        value, caught = _resolve(name)
+        value = getattr(skillbench, name)
         assert value is not None and not isinstance(value, types.ModuleType), name
-        assert not caught, f"skillbench.{name} warned: {caught[0].message}"
 
 
-@pytest.mark.parametrize("name", sorted(OLD_HOMES, key=str.lower))
-def test_every_old_name_still_resolves_and_warns_only_when_it_moved(name: str):
-    home = OLD_HOMES[name]
-    value, caught = _resolve(name)
-    assert value is _home(home), f"skillbench.{name} is not {home}"
-    if name in skillbench.__all__:
-        assert not caught, f"skillbench.{name} is an entry point but warned: {caught[0].message}"
-        return
-    assert len(caught) == 1, f"skillbench.{name} resolved without a DeprecationWarning"
-    assert str(caught[0].message) == f"skillbench.{name} is deprecated; use {home}"
-    assert caught[0].filename == __file__, "the warning points at the caller's line"
+@pytest.mark.parametrize("package", _fronts())
+def test_a_front_declares_its_names_once_in_its_stub_and_each_resolves(package: str):
+    """``__init__.py`` holds no list of names (lazy_loader reads them from ``__init__.pyi``, which type checkers
+    read too), and every name the stub declares resolves to what its module defines."""
+    module = importlib.import_module(package)
+    init = Path(module.__file__).read_text()
+    assert "lazy_loader.attach_stub(__name__, __file__)" in init and "_EXPORTS" not in init
+    names = _stub_names(package)
+    assert names == set(module.__all__), package
+    for name in sorted(names):
+        assert getattr(module, name) is not None, f"{package}.{name}"
+
+
+@pytest.mark.parametrize("name", ["decide", "load_run", "RunLedgers", "JudgeClient", "price"])
+def test_the_flat_layouts_aliases_are_gone(name: str):
+    """Names importable from ``skillbench`` before the sub-packages were aliases; a name has one home now."""
+    with pytest.raises(AttributeError):
+        getattr(skillbench, name)
 
 
 def test_no_public_name_is_shadowed_by_a_submodule():

@@ -1,11 +1,11 @@
 """The layers hold for what the import graph cannot see: the lazy re-exports of every package front.
 
 ``lint-imports`` (``make lint``) checks the contracts of ``pyproject.toml``'s ``[tool.importlinter]`` on the static
-import graph. A package ``__init__`` maps each public name to the module defining it (``_EXPORTS``, resolved on
-first use by :mod:`skillbench._exports`), so ``from skillbench.generation import Endpoint`` is, to the graph, an
-import of ``skillbench.generation`` only. These tests read the same layers from ``pyproject.toml`` and hold every
-such import to them as an import of the module that defines the name: it must point down (or stay in its package
-without closing a cycle between sibling modules), and the module must exist and define the name.
+import graph. A package front declares each public name and the module defining it once, in its ``__init__.pyi``
+(resolved on first use by ``lazy_loader.attach_stub``), so ``from skillbench.generation import Endpoint`` is, to
+the graph, an import of ``skillbench.generation`` only. These tests read the same layers from ``pyproject.toml``
+and hold every such import to them as an import of the module that defines the name: it must point down (or stay
+in its package without closing a cycle between sibling modules), and the module must exist and define the name.
 """
 
 from __future__ import annotations
@@ -58,17 +58,18 @@ def _graph() -> grimp.ImportGraph:
 
 @cache
 def _exports() -> dict[str, dict[str, tuple[str, str]]]:
-    """Per package: public name → (defining module, its name there), from ``_EXPORTS`` (and ``_DEPRECATED``)."""
+    """Per package: public name → (defining module, its name there), from the front's ``__init__.pyi``."""
     out: dict[str, dict[str, tuple[str, str]]] = {}
     names = [PACKAGE] + [i.name for i in pkgutil.walk_packages(skillbench.__path__, f"{PACKAGE}.") if i.ispkg]
     for package in names:
-        module = importlib.import_module(package)
-        exports = getattr(module, "_EXPORTS", None)
-        if exports is None:
+        stub = Path(importlib.import_module(package).__file__).with_suffix(".pyi")
+        if not stub.is_file():
             continue
-        targets = {name: (rel if rel.startswith(PACKAGE) else f"{package}.{rel}", name)
-                   for name, rel in exports.items()}
-        targets |= {name: (home, new) for name, (home, new) in getattr(module, "_DEPRECATED", {}).items()}
+        targets: dict[str, tuple[str, str]] = {}
+        for node in ast.parse(stub.read_text()).body:
+            if isinstance(node, ast.ImportFrom):
+                assert node.level == 1 and node.module, f"{stub}: only `from .module import name` declares a name"
+                targets |= {a.asname or a.name: (f"{package}.{node.module}", a.name) for a in node.names}
         out[package] = targets
     return out
 

@@ -109,8 +109,7 @@ def fleiss_kappa(ratings: np.ndarray | pd.DataFrame) -> float:
 
     Uses ``statsmodels`` ``aggregate_raters`` + ``fleiss_kappa``; NaN with a single category.
     """
-    from statsmodels.stats.inter_rater import aggregate_raters
-    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa as sm_fleiss
 
     frame = pd.DataFrame(ratings).dropna()
     if frame.empty or frame.shape[1] < 2:

@@ -43,8 +43,7 @@ from skillbench.ledgers.files import (
     SCORES_FILE,
 )
 from skillbench.ledgers.readers import read_cells
-from skillbench.markdown import cell_text as _fmt
-from skillbench.markdown import frame_table as _table
+from skillbench.markdown import cell_text as _fmt, frame_table as _table
 from skillbench.runtime import PassContext
 from skillbench.vocab import UNGRADED
 

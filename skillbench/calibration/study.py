@@ -32,13 +32,13 @@ import pandas as pd
 
 from skillbench.calibration.intervals import (
     STATISTICS,
+    cluster_interval as _cluster,
     confusion_by_run,
     lenient_by_run,
     paired_interval,
     ratio,
     unanimity_by_run,
 )
-from skillbench.calibration.intervals import cluster_interval as _cluster
 from skillbench.calibration.recommendation import DEFAULT_MARGIN, Recommendation, recommend
 from skillbench.vocab import ITEM_TYPES
 

@@ -2,42 +2,8 @@
 HTTP request, Dask's re-runs off), what runs on a worker, and the worker check.
 """
 
-from __future__ import annotations
+import lazy_loader
 
-from typing import TYPE_CHECKING
-
-from skillbench._exports import lazy_exports
-
-_EXPORTS: dict[str, str] = {
-    **dict.fromkeys((
-        "open_executor", "executor_opener", "ExecutorError", "check_executor_args", "DaskExecutor",
-        "remote_workers", "refuse_remote_workers"
-    ), "executor"),
-    **dict.fromkeys(("DaskSandbox", "WORKER_LOST_EXIT"), "sandbox"),
-    **dict.fromkeys(("DaskTransport",), "transport"),
-    **dict.fromkeys(("check_workers", "WorkerStatus"), "checks"),
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # static analysers and IDEs see the real imports
-    from skillbench.cluster.checks import (
-        WorkerStatus,
-        check_workers,
-    )
-    from skillbench.cluster.executor import (
-        DaskExecutor,
-        ExecutorError,
-        check_executor_args,
-        executor_opener,
-        open_executor,
-        refuse_remote_workers,
-        remote_workers,
-    )
-    from skillbench.cluster.sandbox import (
-        WORKER_LOST_EXIT,
-        DaskSandbox,
-    )
-    from skillbench.cluster.transport import (
-        DaskTransport,
-    )
+# The public names are declared once, in __init__.pyi, and imported on first use (SPEC 1), so a command
+# pays only for the modules it touches.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

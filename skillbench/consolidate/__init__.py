@@ -3,26 +3,8 @@ failing closed unless every declared leg reported, each planned run came from ex
 same thing.
 """
 
-from __future__ import annotations
+import lazy_loader
 
-from typing import TYPE_CHECKING
-
-from skillbench._exports import lazy_exports
-
-_EXPORTS: dict[str, str] = {
-    **dict.fromkeys(("consolidate", "ConsolidationResult"), "run"),
-    **dict.fromkeys(("ConsolidationRefused", "OutputRefused", "Problem"), "problems"),
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # static analysers and IDEs see the real imports
-    from skillbench.consolidate.problems import (
-        ConsolidationRefused,
-        OutputRefused,
-        Problem,
-    )
-    from skillbench.consolidate.run import (
-        ConsolidationResult,
-        consolidate,
-    )
+# The public names are declared once, in __init__.pyi, and imported on first use (SPEC 1), so a command
+# pays only for the modules it touches.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -1,6 +1,6 @@
 """Write ``reconciliation.json`` for a generated week (the rule is :func:`skillbench.ledgers.reconcile_runs`).
 
-A run folder is observed only when :func:`skillbench.generation.run_state` says it is complete (``finished`` or
+A run folder is observed only when :func:`skillbench.signals.run_state` says it is complete (``finished`` or
 ``budget_hit``): the same rule resume uses, so a run that ended in an API error after its retry is ``missing``
 here and rerun by the next pass (ARCHITECTURE.md, "Run states").
 """

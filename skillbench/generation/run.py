@@ -3,7 +3,7 @@
 Every planned run gets its own folder ``OUT_DIR/<run_id>/`` (transcript, stderr, metadata, the test prompt),
 written under a temporary name and renamed into place when the run is over, so an interrupted generate
 leaves either a finished run or a partial folder that the next call moves aside and reruns — never a
-duplicate. Which folders count as finished is :func:`skillbench.generation.run_state` (ARCHITECTURE.md,
+duplicate. Which folders count as finished is :func:`skillbench.signals.run_state` (ARCHITECTURE.md,
 "Run states"), the same rule the reconciliation and the manifest use. A run that hits the external timeout, ends
 in an API error or loses its Dask worker is retried once, and the retry is recorded in ``retries.json``; more than
 ``MAX_RETRIED_GROUPS`` retried runs in one model × condition leg stop that leg (a systemic failure must not

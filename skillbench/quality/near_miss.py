@@ -15,8 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillbench.judge.protocol import ProtocolError, tool_input
-from skillbench.quality.payload import NEAR_MISS_TOOL, payload_request
-from skillbench.quality.payload import read_payload as read_tagged
+from skillbench.quality.payload import NEAR_MISS_TOOL, payload_request, read_payload as read_tagged
 from skillbench.suite.format import SKILL_FILE, Suite
 
 MAX_QUERY_CHARS = 400

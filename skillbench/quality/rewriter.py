@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from skillbench.judge.protocol import ProtocolError, tool_input
-from skillbench.quality.payload import DESCRIPTION_TOOL, payload_request
-from skillbench.quality.payload import read_payload as read_tagged
+from skillbench.quality.payload import DESCRIPTION_TOOL, payload_request, read_payload as read_tagged
 from skillbench.suite.description import MAX_DESCRIPTION_CHARS
 
 PAYLOAD_START, PAYLOAD_END = "<rewrite-request>", "</rewrite-request>"

@@ -2,28 +2,8 @@
 computed. The markdown helpers every page shares are :mod:`skillbench.markdown`, below the scorecard.
 """
 
-from __future__ import annotations
+import lazy_loader
 
-from typing import TYPE_CHECKING
-
-from skillbench._exports import lazy_exports
-
-_EXPORTS: dict[str, str] = {
-    **dict.fromkeys((
-        "export_notebook_html", "write_markdown_page", "write_week_index",
-        "write_reports_index", "read_state", "write_state", "markdown_to_html"
-    ), "pages"),
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # static analysers and IDEs see the real imports
-    from skillbench.report.pages import (
-        export_notebook_html,
-        markdown_to_html,
-        read_state,
-        write_markdown_page,
-        write_reports_index,
-        write_state,
-        write_week_index,
-    )
+# The public names are declared once, in __init__.pyi, and imported on first use (SPEC 1), so a command
+# pays only for the modules it touches.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -39,8 +39,7 @@ from skillbench.ledgers.reconciliation import Reconciliation
 from skillbench.ledgers.shards import consolidation_incomplete
 from skillbench.ledgers.truth import read_truth
 from skillbench.ledgers.week import WeekLedgers
-from skillbench.scorecard import history as hist
-from skillbench.scorecard import objective as obj
+from skillbench.scorecard import history as hist, objective as obj
 from skillbench.scorecard.controls import Controls, ScoringFrames, control_checks
 from skillbench.scorecard.gate import preference_gate
 from skillbench.scorecard.scoring import (

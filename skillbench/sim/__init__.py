@@ -11,35 +11,8 @@ Use :func:`simulated_endpoint` (a context manager yielding the base URL) or :cla
 imported on first use (PEP 562), so reading the profiles does not start loading the server.
 """
 
-from __future__ import annotations
+import lazy_loader
 
-from typing import TYPE_CHECKING
-
-from skillbench._exports import lazy_exports
-
-_EXPORTS: dict[str, str] = {
-    **dict.fromkeys((
-        "AgentProfile", "FaultSpec", "JudgeProfile", "ProfileError", "Profiles", "SkillVersion", "load_profiles",
-        "parse_fault_option",
-    ), "profiles"),
-    **dict.fromkeys(("SimServer", "simulated_endpoint"), "server"),
-    **dict.fromkeys(("skill_version_key", "version_key"), "versions"),
-    "TaskRun": "tasks",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # static analysers and IDEs see the real imports
-    from skillbench.sim.profiles import (
-        AgentProfile,
-        FaultSpec,
-        JudgeProfile,
-        ProfileError,
-        Profiles,
-        SkillVersion,
-        load_profiles,
-        parse_fault_option,
-    )
-    from skillbench.sim.server import SimServer, simulated_endpoint
-    from skillbench.sim.tasks import TaskRun
-    from skillbench.sim.versions import skill_version_key, version_key
+# The public names are declared once, in __init__.pyi, and imported on first use (SPEC 1), so a command
+# pays only for the modules it touches.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -89,7 +89,7 @@ def plan_week(suite_dir: str | Path, opts: GenerateOptions, run_dir: str | Path 
 
     Returns:
         ``plan.csv``'s columns plus ``status``: the run's state when its folder holds a complete run
-        (``finished`` or ``budget_hit``, :func:`skillbench.generation.run_state`), ``limited`` when
+        (``finished`` or ``budget_hit``, :func:`skillbench.signals.run_state`), ``limited`` when
         ``prompts``/``families`` keep it out of this pass, else ``pending``.
 
     Raises:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from skillbench.generation import run_state
+from skillbench.signals import run_state
 from skillbench.vocab import FINISHED
 
 TIMING_COLUMNS = {"timestamp", "duration_ms"}  # when a run ran and how long it took; nothing else may differ

@@ -17,11 +17,11 @@ from skillbench.cluster.executor import (
     refuse_remote_workers,
     remote_workers,
 )
-from skillbench.generation import COMPLETE_STATES, run_state
 from skillbench.generation.backend import Endpoint
 from skillbench.generation.retries import needs_retry
 from skillbench.generation.sandbox import SandboxResult
-from skillbench.vocab import WORKER_LOST
+from skillbench.signals import run_state
+from skillbench.vocab import COMPLETE_STATES, WORKER_LOST
 from tests.helpers.shared import TINY_SUITE
 
 THIS_HOST = {"10.0.0.5", "vm", "fe80::1"}

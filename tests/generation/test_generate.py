@@ -253,7 +253,7 @@ def test_four_failing_groups_fail_the_leg_closed(tmp_path):
     assert not report["accounted"] and not report["complete"]
     # the 4 runs that ended in an API error after their retry are missing too (run state api_error), not complete
     assert len(report["not_started"]) == 1 and len(report["missing"]) == 5 and report["observed"] == 0
-    from skillbench.generation import run_state
+    from skillbench.signals import run_state
 
     assert sorted(run_state(out_dir / r) for r in set(report["missing"]) - set(report["not_started"])) == \
         ["api_error"] * 4
@@ -564,7 +564,7 @@ def test_a_sandbox_failure_mid_pass_writes_the_ledgers_and_one_error_line(tmp_pa
     """The sandbox's CLI vanishes after the first run: the pass stops, the failed run is recorded as
     ``sandbox_failure``, manifest and reconciliation are written (incomplete), and the error is a line of its
     own after the closed progress bar. The next pass heals the week."""
-    from skillbench.generation import run_state
+    from skillbench.signals import run_state
 
     claude = require_cli()
     wrapper = tmp_path / "bin" / "claude"

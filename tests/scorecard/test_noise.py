@@ -10,8 +10,7 @@ import pytest
 from scipy import stats
 
 from skillbench.report.figures import trend_bands
-from skillbench.scorecard import history as hist
-from skillbench.scorecard import noise
+from skillbench.scorecard import history as hist, noise
 
 Z = stats.norm.ppf(0.975)
 

@@ -1,0 +1,20 @@
+from .checks import (
+    WorkerStatus as WorkerStatus,
+    check_workers as check_workers,
+)
+from .executor import (
+    DaskExecutor as DaskExecutor,
+    ExecutorError as ExecutorError,
+    check_executor_args as check_executor_args,
+    executor_opener as executor_opener,
+    open_executor as open_executor,
+    refuse_remote_workers as refuse_remote_workers,
+    remote_workers as remote_workers,
+)
+from .sandbox import (
+    WORKER_LOST_EXIT as WORKER_LOST_EXIT,
+    DaskSandbox as DaskSandbox,
+)
+from .transport import (
+    DaskTransport as DaskTransport,
+)

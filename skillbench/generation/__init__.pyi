@@ -1,0 +1,85 @@
+from .backend import (
+    BACKENDS as BACKENDS,
+    PROBE_TIMEOUT as PROBE_TIMEOUT,
+    BackendError as BackendError,
+    Endpoint as Endpoint,
+    existing_endpoint as existing_endpoint,
+    is_loopback_host as is_loopback_host,
+    probe_endpoint as probe_endpoint,
+    require_loopback as require_loopback,
+    resolve_backend as resolve_backend,
+    sim_info as sim_info,
+    simulation_at as simulation_at,
+)
+from .cli_call import (
+    CliCall as CliCall,
+    cli_args as cli_args,
+    cli_env as cli_env,
+    custom_headers as custom_headers,
+)
+from .folders import (
+    finished_runs as finished_runs,
+    move_partials_aside as move_partials_aside,
+    skills_sha as skills_sha,
+    write_truth as write_truth,
+)
+from .image import (
+    ImageBuildError as ImageBuildError,
+    ImageSpec as ImageSpec,
+    build_image as build_image,
+    current_spec as current_spec,
+    find_image as find_image,
+)
+from .plan import (
+    PlanError as PlanError,
+    SelectionError as SelectionError,
+    installed_families as installed_families,
+    make_plan as make_plan,
+    run_id as run_id,
+    run_name as run_name,
+    selected as selected,
+    write_plan as write_plan,
+)
+from .reconciliation import (
+    reconcile as reconcile,
+    summary_line as summary_line,
+)
+from .run import (
+    GenerateOptions as GenerateOptions,
+    default_out_dir as default_out_dir,
+    generate as generate,
+)
+from .sandbox import (
+    DockerSandbox as DockerSandbox,
+    EndpointRelay as EndpointRelay,
+    LocalSandbox as LocalSandbox,
+    Sandbox as Sandbox,
+    SandboxFailure as SandboxFailure,
+    SandboxResult as SandboxResult,
+    SkillLinkError as SkillLinkError,
+    choose_sandbox as choose_sandbox,
+    install_skills as install_skills,
+    remove_stale_relays as remove_stale_relays,
+    sealed_address as sealed_address,
+    skill_entries as skill_entries,
+)
+from .task_phase import (
+    refuse_local_workspace_checks as refuse_local_workspace_checks,
+    run_timeout as run_timeout,
+    run_tools as run_tools,
+)
+from .toolchain import (
+    CLAUDE_CODE_VERSION as CLAUDE_CODE_VERSION,
+    ToolMissing as ToolMissing,
+    claude_path as claude_path,
+    claude_version as claude_version,
+    docker_available as docker_available,
+)
+from .workspace import (
+    Probe as Probe,
+    SetupOutcome as SetupOutcome,
+    TaskError as TaskError,
+    TaskRun as TaskRun,
+    WorkspaceItem as WorkspaceItem,
+    prepare_task as prepare_task,
+)

@@ -1,0 +1,75 @@
+from .answers import (
+    RunAnswer as RunAnswer,
+    Skip as Skip,
+    read_run_answer as read_run_answer,
+    select_runs as select_runs,
+)
+from .batch import (
+    BatchClient as BatchClient,
+    JudgePending as JudgePending,
+)
+from .batch_store import (
+    BatchStore as BatchStore,
+    BatchStoreError as BatchStoreError,
+    RequestInfo as RequestInfo,
+    custom_id as custom_id,
+)
+from .client import (
+    DEFAULT_JUDGE_MODEL as DEFAULT_JUDGE_MODEL,
+    CallResult as CallResult,
+    JudgeCallError as JudgeCallError,
+    JudgeClient as JudgeClient,
+    SlotFailed as SlotFailed,
+    ask_validated as ask_validated,
+    opaque_run_id as opaque_run_id,
+    resolve_judge_model as resolve_judge_model,
+    shuffle_seed as shuffle_seed,
+)
+from .costs import (
+    clear_judge_cost as clear_judge_cost,
+    record_judge_cost as record_judge_cost,
+)
+from .evidence import (
+    evidence_counts as evidence_counts,
+    evidence_frame as evidence_frame,
+    evidence_summary as evidence_summary,
+)
+from .pairwise import (
+    Pair as Pair,
+    PairJudge as PairJudge,
+    PairsReport as PairsReport,
+    find_pairs as find_pairs,
+    judge_pairs as judge_pairs,
+    outcome as outcome,
+    pairs_frame as pairs_frame,
+    position_agreement as position_agreement,
+)
+from .protocol import (
+    PreferenceInput as PreferenceInput,
+    ProtocolError as ProtocolError,
+    RubricLine as RubricLine,
+    VerdictsInput as VerdictsInput,
+    build_judge_request as build_judge_request,
+    build_pair_request as build_pair_request,
+    judge_headers as judge_headers,
+    judge_prompt_sha as judge_prompt_sha,
+    parse_preference as parse_preference,
+    parse_verdicts as parse_verdicts,
+)
+from .quotes import (
+    normalize_quote as normalize_quote,
+    quote_in_answer as quote_in_answer,
+)
+from .rubric import (
+    ItemGrade as ItemGrade,
+    RubricJudge as RubricJudge,
+    RunGrading as RunGrading,
+    ScoresLedger as ScoresLedger,
+    Vote as Vote,
+    score_rows as score_rows,
+)
+from .run import (
+    JudgeOptions as JudgeOptions,
+    JudgeReport as JudgeReport,
+    judge_run_dir as judge_run_dir,
+)

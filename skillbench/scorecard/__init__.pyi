@@ -1,0 +1,93 @@
+from .compute import (
+    ScorecardData as ScorecardData,
+    compute_scorecard as compute_scorecard,
+    endpoint_kind as endpoint_kind,
+    incomplete_reasons as incomplete_reasons,
+    objective_frames as objective_frames,
+)
+from .controls import (
+    Controls as Controls,
+    comparison_lift as comparison_lift,
+    control_checks as control_checks,
+    control_pairs as control_pairs,
+    rubric_gate as rubric_gate,
+    rubric_votes as rubric_votes,
+    satisfied_items as satisfied_items,
+)
+from .gate import (
+    collapse_votes as collapse_votes,
+    objective_records as objective_records,
+    preference_gate as preference_gate,
+)
+from .history import (
+    HistoryError as HistoryError,
+    WeekOverWeek as WeekOverWeek,
+    endpoints_path as endpoints_path,
+    read_history as read_history,
+    update_history as update_history,
+    week_over_week as week_over_week,
+    write_history as write_history,
+)
+from .noise import (
+    between_noise as between_noise,
+    moved as moved,
+    threshold as threshold,
+    within_noise as within_noise,
+)
+from .objective import (
+    arm_rates as arm_rates,
+    objective_record_table as objective_record_table,
+    pass_at_k as pass_at_k,
+    pass_hat_k as pass_hat_k,
+    pass_k_table as pass_k_table,
+    run_outcomes as run_outcomes,
+    stimulus_outcomes as stimulus_outcomes,
+    task_lift as task_lift,
+    tool_violations as tool_violations,
+    transition_counts as transition_counts,
+    transitions as transitions,
+    unrunnable_checks as unrunnable_checks,
+)
+from .render import (
+    render_markdown as render_markdown,
+)
+from .scoring import (
+    cell_scores as cell_scores,
+    composite_score as composite_score,
+    cost_cells as cost_cells,
+    cost_eligible as cost_eligible,
+    prompt_cost_deltas as prompt_cost_deltas,
+    prompt_rep_scores as prompt_rep_scores,
+    prompt_scores as prompt_scores,
+)
+from .simulation import (
+    JUDGE_ACCURACY_FLOOR as JUDGE_ACCURACY_FLOOR,
+    SimulationCheck as SimulationCheck,
+    simulation_check as simulation_check,
+    truth_scores as truth_scores,
+)
+from .stats import (
+    bootstrap_lift as bootstrap_lift,
+    lift_table as lift_table,
+    minimum_detectable_effect as minimum_detectable_effect,
+    paired_differences as paired_differences,
+    t_critical as t_critical,
+    uncertainty_table as uncertainty_table,
+)
+from .verdicts import (
+    GATE_RULES as GATE_RULES,
+    OBJECTIVE_RULES as OBJECTIVE_RULES,
+    GateDecision as GateDecision,
+    GateRecord as GateRecord,
+    ObjectiveRecord as ObjectiveRecord,
+    VerdictRule as VerdictRule,
+    decide as decide,
+    gate_rule as gate_rule,
+    verdicts_table as verdicts_table,
+)
+from .write import (
+    ScorecardResult as ScorecardResult,
+    default_history_path as default_history_path,
+    scorecard_frames as scorecard_frames,
+    write_scorecard as write_scorecard,
+)
