@@ -2,8 +2,8 @@
 # `make lint` checks style and the import layers, `make docs` builds the documentation site strictly (into site/).
 # All start with `make setup`, which installs and starts everything they need.
 
-# the pin lives in one place: skillbench/generation/toolchain.py
-CLAUDE_CODE_VERSION := $(shell sed -n 's/^CLAUDE_CODE_VERSION = "\([^"]*\)".*/\1/p' skillbench/generation/toolchain.py)
+# the pin lives in one place: skillbench/generation/_toolchain.py
+CLAUDE_CODE_VERSION := $(shell sed -n 's/^CLAUDE_CODE_VERSION = "\([^"]*\)".*/\1/p' skillbench/generation/_toolchain.py)
 VENV := .venv
 PY := $(VENV)/bin/python
 # the CI machine has two cores; tests that share state name an xdist_group (see tests/conftest.py)

@@ -34,7 +34,7 @@ from skillbench.generation import (  # noqa: E402
     docker_available,
     generate,
 )
-from skillbench.generation.image import RUNNER_HOME  # noqa: E402
+from skillbench.generation._image import RUNNER_HOME  # noqa: E402
 from skillbench.runtime import PassContext  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
 from skillbench.weekly import model_endpoint  # noqa: E402

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from skillbench.judge import JudgeClient, JudgeOptions, judge_run_dir  # noqa: E402
 from skillbench.runtime import PassContext  # noqa: E402
-from skillbench.sim.answers import compose  # noqa: E402
+from skillbench.sim._answers import compose  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
 from skillbench.weekly import model_endpoint  # noqa: E402
 
@@ -82,7 +82,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--samples", type=int, choices=[1, 2], default=1)
     args = ap.parse_args()
-    import skillbench.judge.rubric as judge_module
+    import skillbench.judge._rubric as judge_module
 
     judge_module.JudgeClient = TimedClient  # count call time inside the unchanged pass
     with tempfile.TemporaryDirectory() as tmp, model_endpoint("sim") as ep:

@@ -23,9 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skillbench.calibration.run import CalibrationOptions, calibrate  # noqa: E402
-from skillbench.judge import JudgeOptions, judge_run_dir  # noqa: E402
-from skillbench.judge.pairwise import judge_pairs  # noqa: E402
+from skillbench.calibration import CalibrationOptions, calibrate  # noqa: E402
+from skillbench.judge import (  # noqa: E402
+    JudgeOptions,
+    judge_pairs,  # noqa: E402
+    judge_run_dir,
+)
 from skillbench.runtime import PassContext  # noqa: E402
 from skillbench.weekly import model_endpoint  # noqa: E402
 

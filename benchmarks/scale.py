@@ -81,7 +81,7 @@ def dask_pass(args: argparse.Namespace, out: Path) -> dict:
     import dask
     from distributed import Client, LocalCluster
 
-    from skillbench.cluster.sandbox import DaskSandbox
+    from skillbench.cluster import DaskSandbox
 
     waits: list[float] = []
     original = DaskSandbox.run

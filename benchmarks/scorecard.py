@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from skillbench.ledgers.columns import QDRANT_MANIFEST_COLUMNS, QDRANT_SCORES_COLUMNS
+from skillbench.ledgers._columns import QDRANT_MANIFEST_COLUMNS, QDRANT_SCORES_COLUMNS
 from skillbench.scorecard import write_scorecard
 
 MODELS = ("sonnet", "haiku")

@@ -4,7 +4,7 @@ Not a test, and no model calls: synthetic weeks with a known truth, measured wit
 
 **Where the weeks come from.** qdrant's published week 1 (``../shared/datasets/qdrant-skills/evals/weekly/20260808``,
 26 prompts × 2 models) is read with skillbench's readers and scored by the scorecard
-(:func:`skillbench.ledgers.load_week`, :func:`skillbench.scorecard.compute.compute_scorecard`); its 52 real
+(:func:`skillbench.ledgers.load_week`, :func:`skillbench.scorecard._compute.compute_scorecard`); its 52 real
 per-prompt pairs (no-skill, with-skill must coverage) are the pool. Each model's with-skill values are shifted so
 its differences ``dᵢ`` average :data:`TRUE_LIFT` exactly (the shape — skewed, bounded, heavily tied — stays
 qdrant's). A synthetic week draws ``n`` prompts from the pool with replacement; its true lift is
@@ -14,15 +14,15 @@ qdrant's). A synthetic week draws ``n`` prompts from the pool with replacement; 
 
 * coverage of the **paired t interval** — :func:`skillbench.scorecard.lift_table`'s ``ci_low, ci_high``, every
   synthetic week one "model" of a single call — and of the **BCa bootstrap** interval the scorecard reports
-  (:func:`skillbench.scorecard.stats.bootstrap_intervals`, the function under ``uncertainty_table``, 10,000
+  (:func:`skillbench.scorecard._stats.bootstrap_intervals`, the function under ``uncertainty_table``, 10,000
   resamples, called on batches of weeks); the old percentile interval beside them for reference (scipy,
   same resamples count). Target: BCa at n = 26 within 93–97 % (a run of ≥ 2,000 weeks exits 1 when it is not);
-* the **preference gate** (:func:`skillbench.scorecard.gate.collapse_votes` then
-  :func:`~skillbench.scorecard.verdicts.decide`) on records of n stimuli × 2 reps: its pass rate under **A/A** (each
+* the **preference gate** (:func:`skillbench.scorecard._gate.collapse_votes` then
+  :func:`~skillbench.scorecard._verdicts.decide`) on records of n stimuli × 2 reps: its pass rate under **A/A** (each
   rep's judgment W/T/L with probabilities 0.40/0.20/0.40: no preference) and its **power** at two stated
   effects, rep judgments 0.50/0.20/0.30 (net +20 %, the gate's net-win floor) and 0.60/0.20/0.20 (net +40 %);
-* the **week-over-week rule's false-alarm rate** (:mod:`skillbench.scorecard.noise`, as
-  :func:`skillbench.scorecard.history.week_over_week` applies it; checked against that function on the first
+* the **week-over-week rule's false-alarm rate** (:mod:`skillbench.scorecard._noise`, as
+  :func:`skillbench.scorecard._history.week_over_week` applies it; checked against that function on the first
   histories): the synthetic weeks taken ten at a time as stationary histories (the true lift never moves), each
   week from the fourth compared with the one before; a "yes" is a false alarm.
 
@@ -45,13 +45,10 @@ import pandas as pd
 from scipy import stats as sps
 
 from skillbench.ledgers import load_week
-from skillbench.scorecard import cell_scores, lift_table, noise
-from skillbench.scorecard.compute import compute_scorecard
-from skillbench.scorecard.gate import collapse_votes
-from skillbench.scorecard.history import WOW_MIN_RUNS, empty_history, history_rows, upsert, week_over_week
-from skillbench.scorecard.scoring import METRICS
-from skillbench.scorecard.stats import DEFAULT_RESAMPLES, bootstrap_intervals
-from skillbench.scorecard.verdicts import decide
+from skillbench.scorecard import _noise as noise, cell_scores, collapse_votes, compute_scorecard, decide, lift_table
+from skillbench.scorecard._history import WOW_MIN_RUNS, empty_history, history_rows, upsert, week_over_week
+from skillbench.scorecard._scoring import METRICS
+from skillbench.scorecard._stats import DEFAULT_RESAMPLES, bootstrap_intervals
 from skillbench.vocab import VALID_PASS
 
 ROOT = Path(__file__).resolve().parents[1]

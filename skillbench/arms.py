@@ -2,9 +2,9 @@
 
 A condition label is an arm of :mod:`skillbench.vocab` (``no-skill``, ``with-skill``, ``plugin``, and the opt-in
 ``placebo`` and ``aa``), optionally followed by ``@REF``, a git ref of the suite's repository: ``with-skill@main``
-installs the prompt's family as it is at ``main`` (a **version arm**, :mod:`skillbench.suite.versions`).
+installs the prompt's family as it is at ``main`` (a **version arm**, :mod:`skillbench.suite._versions`).
 ``no-skill`` installs nothing, so it never takes a ref. ``aa`` is a second no-skill arm (no-skill vs aa is the
-harness's noise floor); ``placebo`` installs the family's placebo (:mod:`skillbench.suite.placebo`: the real
+harness's noise floor); ``placebo`` installs the family's placebo (:mod:`skillbench.suite._placebo`: the real
 frontmatter over a same-length neutral body), which is no version of the skill, so neither takes a ref.
 
 The signals, judge, pairwise judge and scorecard compare one :class:`ArmPair`: the lift is treatment − control,

@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from skillbench.ledgers.lock import RunDirBusy, set_process_command
+    from skillbench.ledgers import RunDirBusy, set_process_command
 
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         # A run directory's file that cannot be read: its one line names the file and the fix. Imported here, not
         # above: the ledgers bring pandas, and `skillbench --help` must stay fast.
-        from skillbench.ledgers.readers import LedgerError
+        from skillbench.ledgers import LedgerError
 
         if not isinstance(exc, LedgerError):
             raise

@@ -36,7 +36,7 @@ def stderr_log(message: str) -> None:
 
 @runtime_checkable
 class Endpoint(Protocol):
-    """A Messages endpoint ready to use (:class:`skillbench.generation.backend.Endpoint` is the one there is)."""
+    """A Messages endpoint ready to use (:class:`skillbench.generation._backend.Endpoint` is the one there is)."""
 
     base_url: str
     api_key: str

@@ -165,13 +165,13 @@ def test_the_scan_finds_front_imports_in_every_form():
               "def f():\n    from skillbench.judge import JudgeOptions\n"
               "from skillbench import report\nreport.write_week_index\n")
     found = {(i.front, i.name, i.target) for i in _scan("skillbench.suite.x", source)}
-    assert found == {("skillbench.generation", "Endpoint", "skillbench.generation.backend"),
+    assert found == {("skillbench.generation", "Endpoint", "skillbench.generation._backend"),
                      ("skillbench.judge", "JudgeOptions", _exports()["skillbench.judge"]["JudgeOptions"][0]),
-                     ("skillbench.report", "write_week_index", "skillbench.report.pages")}
+                     ("skillbench.report", "write_week_index", "skillbench.report._pages")}
     assert len(_upward(_scan("skillbench.suite.x", source))) == 3, "the example's imports point up"
     sibling = _scan("skillbench.generation.x", "from skillbench.judge import JudgeOptions\n")
     assert _upward(sibling) == [f"{sibling[0]}: judge is its independent sibling"]
-    inside = _scan("skillbench.sim.agent", "from skillbench.sim import SimServer\n")  # the server imports the agent
+    inside = _scan("skillbench.sim._agent", "from skillbench.sim import SimServer\n")  # the server imports the agent
     assert len(_closing(inside)) == 1 and not _upward(inside)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from skillbench.generation.run import LocalExecutor
+from skillbench.generation import LocalExecutor
 from skillbench.judge import DEFAULT_JUDGE_MODEL, resolve_judge_model
 from skillbench.runtime import PassContext
 

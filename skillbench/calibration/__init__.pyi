@@ -1,4 +1,4 @@
-from .agreement import (
+from ._agreement import (
     UNANIMOUS_MUSTS_BAR as UNANIMOUS_MUSTS_BAR,
     agreement_rows as agreement_rows,
     cohen_kappa as cohen_kappa,
@@ -12,14 +12,14 @@ from .agreement import (
     pair_agreement as pair_agreement,
     self_agreement as self_agreement,
 )
-from .bias import (
+from ._bias import (
     BIAS_COLUMNS as BIAS_COLUMNS,
     empty_bias as empty_bias,
     pair_facts as pair_facts,
     pairwise_bias as pairwise_bias,
     week_pairwise_bias as week_pairwise_bias,
 )
-from .gold import (
+from ._gold import (
     GoldAnswer as GoldAnswer,
     GoldError as GoldError,
     build_gold as build_gold,
@@ -28,7 +28,7 @@ from .gold import (
     suite_gold_path as suite_gold_path,
     write_gold as write_gold,
 )
-from .intervals import (
+from ._intervals import (
     STATISTICS as STATISTICS,
     Interval as Interval,
     cluster_interval as cluster_interval,
@@ -37,11 +37,12 @@ from .intervals import (
     paired_interval as paired_interval,
     unanimity_by_run as unanimity_by_run,
 )
-from .labels import (
+from ._labels import (
     INTER_HUMAN as INTER_HUMAN,
     INTER_HUMAN_ALL as INTER_HUMAN_ALL,
     LabelsError as LabelsError,
     MergedLabels as MergedLabels,
+    SheetOptions as SheetOptions,
     companion_path as companion_path,
     disagreement_items as disagreement_items,
     export_labels as export_labels,
@@ -51,13 +52,13 @@ from .labels import (
     read_grades as read_grades,
     read_labels as read_labels,
 )
-from .recommendation import (
+from ._recommendation import (
     DEFAULT_MARGIN as DEFAULT_MARGIN,
     Recommendation as Recommendation,
     recommend as recommend,
     rule_text as rule_text,
 )
-from .run import (
+from ._run import (
     Calibration as Calibration,
     CalibrationOptions as CalibrationOptions,
     bias_section as bias_section,
@@ -68,14 +69,17 @@ from .run import (
     render_markdown as render_markdown,
     write_calibration as write_calibration,
 )
-from .sentinel import (
+from ._sentinel import (
+    DRIFT as DRIFT,
     DRIFT_BANNER as DRIFT_BANNER,
+    JUDGE_CHANGED as JUDGE_CHANGED,
     Sentinel as Sentinel,
+    SentinelOptions as SentinelOptions,
     read_sentinel as read_sentinel,
     run_sentinel as run_sentinel,
     sentinel_current as sentinel_current,
 )
-from .study import (
+from ._study import (
     JudgeStudy as JudgeStudy,
     StudyOptions as StudyOptions,
     StudyPlan as StudyPlan,
@@ -83,10 +87,11 @@ from .study import (
     plan_study as plan_study,
     study_pairwise as study_pairwise,
 )
-from .study_report import (
+from ._study_report import (
     execute_study_notebook as execute_study_notebook,
     plot_kappas as plot_kappas,
     render_study as render_study,
+    study_dir as study_dir,
     study_frames as study_frames,
     write_study as write_study,
 )

@@ -1,6 +1,6 @@
-"""Deterministic checks: grading a run's checks (:mod:`~skillbench.checks.grade`) by their types' records
+"""Deterministic checks: grading a run's checks (:mod:`~skillbench.checks._grade`) by their types' records
 (:mod:`skillbench.checktypes`), the run's ``checks.json`` / the week's ``checks.csv``
-(:mod:`~skillbench.checks.ledger`), and the docs' table of check types (:mod:`~skillbench.checks.table`).
+(:mod:`~skillbench.checks._ledger`), and the docs' table of check types (:mod:`~skillbench.checks._table`).
 """
 
 import lazy_loader

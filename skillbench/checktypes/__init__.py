@@ -1,13 +1,13 @@
 """Check types: what each deterministic check of a spec is, in one record per type that every stage reads.
 
-:mod:`~skillbench.checktypes.registry` holds the record (:class:`CheckKind`) and the registry;
-:class:`~skillbench.checktypes.registry.Check` (a check as a spec writes it); :mod:`~skillbench.checktypes.kinds` one
+:mod:`~skillbench.checktypes._registry` holds the record (:class:`CheckKind`) and the registry;
+:class:`~skillbench.checktypes._registry.Check` (a check as a spec writes it); :mod:`~skillbench.checktypes.kinds` one
 module per type or family of types (importing this package registers them all, so adding a type is adding a
-module there); :mod:`~skillbench.checktypes.tools` the tool-name alias table the tool checks compare through.
+module there); :mod:`~skillbench.checktypes._tools` the tool-name alias table the tool checks compare through.
 
 This package sits below :mod:`skillbench.suite`: it imports only :mod:`skillbench.vocab`. Grading runs
-(:mod:`skillbench.checks`), the sandbox's probes (:mod:`skillbench.generation.workspace`) and the simulated agent
-(:mod:`skillbench.sim.tasks`) call the records' functions.
+(:mod:`skillbench.checks`), the sandbox's probes (:mod:`skillbench.generation._workspace`) and the simulated agent
+(:mod:`skillbench.sim._tasks`) call the records' functions.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import importlib
 import pkgutil
 
 from skillbench.checktypes import kinds
-from skillbench.checktypes.registry import (
+from skillbench.checktypes._registry import (
     FILE_MISSING,
     FILE_NOT_REGULAR,
     FILE_OK,
@@ -32,7 +32,7 @@ from skillbench.checktypes.registry import (
     check_kinds,
     register,
 )
-from skillbench.checktypes.tools import TOOL_ALIASES, canonical_tool, matching_uses, tools_used
+from skillbench.checktypes._tools import TOOL_ALIASES, canonical_tool, matching_uses, tools_used
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(kinds.__path__)):
     importlib.import_module(f"{kinds.__name__}.{_module}")

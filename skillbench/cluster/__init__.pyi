@@ -1,8 +1,8 @@
-from .checks import (
+from ._checks import (
     WorkerStatus as WorkerStatus,
     check_workers as check_workers,
 )
-from .executor import (
+from ._executor import (
     DaskExecutor as DaskExecutor,
     ExecutorError as ExecutorError,
     check_executor_args as check_executor_args,
@@ -11,10 +11,10 @@ from .executor import (
     refuse_remote_workers as refuse_remote_workers,
     remote_workers as remote_workers,
 )
-from .sandbox import (
+from ._sandbox import (
     WORKER_LOST_EXIT as WORKER_LOST_EXIT,
     DaskSandbox as DaskSandbox,
 )
-from .transport import (
+from ._transport import (
     DaskTransport as DaskTransport,
 )

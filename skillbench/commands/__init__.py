@@ -56,7 +56,7 @@ def positive_float(text: str) -> float:
 
 def run_key(text: str) -> str:
     """An argparse type: a run key (:func:`skillbench.ledgers.check_run_key`, the one rule every command uses)."""
-    from skillbench.ledgers.keys import RunKeyError, check_run_key
+    from skillbench.ledgers import RunKeyError, check_run_key
 
     try:
         return check_run_key(text)
@@ -67,7 +67,7 @@ def run_key(text: str) -> str:
 @lru_cache(maxsize=1)
 def simulated_model_names() -> frozenset[str]:
     """Model names the shipped simulation profiles know (their agent and judge profiles)."""
-    from skillbench.sim.profiles import load_profiles
+    from skillbench.sim import load_profiles
 
     profiles = load_profiles()
     return frozenset(k for k in (*profiles.models, *profiles.judges) if k != "default")
@@ -140,8 +140,8 @@ def add_judge_call_args(p: argparse.ArgumentParser) -> None:
 
 
 def shard_spec(text: str):
-    """An argparse type: ``i/N`` (1 ≤ i ≤ N), a leg of a CI matrix (:class:`skillbench.ledgers.shards.Shard`)."""
-    from skillbench.ledgers.shards import ShardError, parse_shard
+    """An argparse type: ``i/N`` (1 ≤ i ≤ N), a leg of a CI matrix (:class:`skillbench.ledgers._shards.Shard`)."""
+    from skillbench.ledgers import ShardError, parse_shard
 
     try:
         return parse_shard(text)

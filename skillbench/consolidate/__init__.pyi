@@ -1,9 +1,10 @@
-from .problems import (
+from ._problems import (
     ConsolidationRefused as ConsolidationRefused,
     OutputRefused as OutputRefused,
     Problem as Problem,
 )
-from .run import (
+from ._report import report_lines as report_lines
+from ._run import (
     ConsolidationResult as ConsolidationResult,
     consolidate as consolidate,
 )

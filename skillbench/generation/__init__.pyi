@@ -1,4 +1,4 @@
-from .backend import (
+from ._backend import (
     BACKENDS as BACKENDS,
     PROBE_TIMEOUT as PROBE_TIMEOUT,
     BackendError as BackendError,
@@ -11,26 +11,27 @@ from .backend import (
     sim_info as sim_info,
     simulation_at as simulation_at,
 )
-from .cli_call import (
+from ._cli_call import (
     CliCall as CliCall,
     cli_args as cli_args,
     cli_env as cli_env,
     custom_headers as custom_headers,
 )
-from .folders import (
+from ._folders import (
     finished_runs as finished_runs,
     move_partials_aside as move_partials_aside,
     skills_sha as skills_sha,
     write_truth as write_truth,
 )
-from .image import (
+from ._image import (
+    RUNNER_UID as RUNNER_UID,
     ImageBuildError as ImageBuildError,
     ImageSpec as ImageSpec,
     build_image as build_image,
     current_spec as current_spec,
     find_image as find_image,
 )
-from .plan import (
+from ._plan import (
     PlanError as PlanError,
     SelectionError as SelectionError,
     installed_families as installed_families,
@@ -40,16 +41,21 @@ from .plan import (
     selected as selected,
     write_plan as write_plan,
 )
-from .reconciliation import (
+from ._provenance import config_sha as config_sha, image_tag as image_tag
+from ._reconciliation import (
     reconcile as reconcile,
     summary_line as summary_line,
 )
-from .run import (
+from ._retries import MAX_RETRIED_GROUPS as MAX_RETRIED_GROUPS
+from ._run import (
     GenerateOptions as GenerateOptions,
+    LocalExecutor as LocalExecutor,
     default_out_dir as default_out_dir,
     generate as generate,
 )
-from .sandbox import (
+from ._sandbox import (
+    LABEL as LABEL,
+    NETWORK_SEALED as NETWORK_SEALED,
     DockerSandbox as DockerSandbox,
     EndpointRelay as EndpointRelay,
     LocalSandbox as LocalSandbox,
@@ -62,20 +68,23 @@ from .sandbox import (
     remove_stale_relays as remove_stale_relays,
     sealed_address as sealed_address,
     skill_entries as skill_entries,
+    skills_tar as skills_tar,
 )
-from .task_phase import (
+from ._task_phase import (
+    rebuild_checks_ledger as rebuild_checks_ledger,
     refuse_local_workspace_checks as refuse_local_workspace_checks,
     run_timeout as run_timeout,
     run_tools as run_tools,
 )
-from .toolchain import (
+from ._toolchain import (
     CLAUDE_CODE_VERSION as CLAUDE_CODE_VERSION,
     ToolMissing as ToolMissing,
     claude_path as claude_path,
     claude_version as claude_version,
     docker_available as docker_available,
 )
-from .workspace import (
+from ._versions import arm_versions as arm_versions
+from ._workspace import (
     Probe as Probe,
     SetupOutcome as SetupOutcome,
     TaskError as TaskError,

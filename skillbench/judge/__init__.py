@@ -1,6 +1,6 @@
 """The judges: a blind rubric judge with verified evidence and a position-swapped pairwise judge.
 
-Both speak :mod:`skillbench.judge.protocol` (shared byte for byte with the simulated judge) through the real
+Both speak :mod:`skillbench.judge._protocol` (shared byte for byte with the simulated judge) through the real
 ``anthropic`` SDK (:class:`JudgeClient`), retry a failed slot once, and append resumable ledgers.
 """
 

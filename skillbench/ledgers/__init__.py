@@ -1,6 +1,6 @@
-"""The run directory's contract: every file name (:mod:`~skillbench.ledgers.files`), every column list
-(:mod:`~skillbench.ledgers.columns`), a reader for every file (the week's ledgers and records, and a run folder's:
-:mod:`~skillbench.ledgers.run_folder`), the append-only ledger, atomic writes, run keys and the
+"""The run directory's contract: every file name (:mod:`~skillbench.ledgers._files`), every column list
+(:mod:`~skillbench.ledgers._columns`), a reader for every file (the week's ledgers and records, and a run folder's:
+:mod:`~skillbench.ledgers._run_folder`), the append-only ledger, atomic writes, run keys and the
 reconciliation rule, and the shards of a CI matrix (the slice each leg owns, its summary, a consolidation's status).
 """
 

@@ -1,19 +1,102 @@
-from .append import (
+from ._append import (
     AppendLedger as AppendLedger,
     LedgerConflict as LedgerConflict,
     csv_text as csv_text,
 )
-from .atomic import (
+from ._atomic import (
     atomic_write_json as atomic_write_json,
     atomic_write_text as atomic_write_text,
 )
-from .keys import (
+from ._checks import expected_check_rows as expected_check_rows, read_checks as read_checks
+from ._columns import (
+    CALIBRATION_KEY_COLUMNS as CALIBRATION_KEY_COLUMNS,
+    CHECKS_COLUMNS as CHECKS_COLUMNS,
+    HISTORY_COLUMNS as HISTORY_COLUMNS,
+    HISTORY_ENDPOINT_COLUMNS as HISTORY_ENDPOINT_COLUMNS,
+    JUDGE_SKIPS_COLUMNS as JUDGE_SKIPS_COLUMNS,
+    MANIFEST_COLUMNS as MANIFEST_COLUMNS,
+    PAIRS_COLUMNS as PAIRS_COLUMNS,
+    PLAN_COLUMNS as PLAN_COLUMNS,
+    QDRANT_HISTORY_COLUMNS as QDRANT_HISTORY_COLUMNS,
+    SCORES_COLUMNS as SCORES_COLUMNS,
+    VERSION_COLUMNS as VERSION_COLUMNS,
+)
+from ._files import (
+    ASIDE_DIR as ASIDE_DIR,
+    CALIBRATION_FILE as CALIBRATION_FILE,
+    CALIBRATION_GRADES_FILE as CALIBRATION_GRADES_FILE,
+    CALIBRATION_HTML as CALIBRATION_HTML,
+    CALIBRATION_MD as CALIBRATION_MD,
+    CHECKS_FILE as CHECKS_FILE,
+    CONFIG_FILE as CONFIG_FILE,
+    CONSOLIDATION_FILE as CONSOLIDATION_FILE,
+    COST_PARTS_FILE as COST_PARTS_FILE,
+    FIXTURES_DIR as FIXTURES_DIR,
+    GOLD_DIR as GOLD_DIR,
+    GOLD_FILE as GOLD_FILE,
+    HISTORY_ENDPOINTS_SUFFIX as HISTORY_ENDPOINTS_SUFFIX,
+    HISTORY_FILE as HISTORY_FILE,
+    INDEX_FILE as INDEX_FILE,
+    JUDGE_BATCHES_FILE as JUDGE_BATCHES_FILE,
+    JUDGE_COST_FILE as JUDGE_COST_FILE,
+    JUDGE_SKIPS_FILE as JUDGE_SKIPS_FILE,
+    LABELS_FILE as LABELS_FILE,
+    MANIFEST_FILE as MANIFEST_FILE,
+    METADATA_FILE as METADATA_FILE,
+    OPTIMIZE_CANDIDATES_FILE as OPTIMIZE_CANDIDATES_FILE,
+    OPTIMIZE_DIR as OPTIMIZE_DIR,
+    OPTIMIZE_REPORT_MD as OPTIMIZE_REPORT_MD,
+    OPTIMIZE_TRIGGER_SET as OPTIMIZE_TRIGGER_SET,
+    PAIRS_FILE as PAIRS_FILE,
+    PAIRWISE_BIAS_FILE as PAIRWISE_BIAS_FILE,
+    PASS_FILE as PASS_FILE,
+    PLACEBO_DIR as PLACEBO_DIR,
+    PLAN_FILE as PLAN_FILE,
+    PROGRESS_FILE as PROGRESS_FILE,
+    PROMPTS_DIR as PROMPTS_DIR,
+    RECONCILIATION_FILE as RECONCILIATION_FILE,
+    RETRIES_FILE as RETRIES_FILE,
+    RUN_CHECKS_FILE as RUN_CHECKS_FILE,
+    RUN_FILE as RUN_FILE,
+    RUN_JUDGE_FILE as RUN_JUDGE_FILE,
+    SCORECARD_FILE as SCORECARD_FILE,
+    SCORECARD_HTML as SCORECARD_HTML,
+    SCORES_FILE as SCORES_FILE,
+    SENTINEL_FILE as SENTINEL_FILE,
+    SENTINEL_GRADES_FILE as SENTINEL_GRADES_FILE,
+    SKILL_EVALS_DIR as SKILL_EVALS_DIR,
+    SKILL_EVALS_FILE as SKILL_EVALS_FILE,
+    SKILL_FILE as SKILL_FILE,
+    SKILL_QUALITY_FILE as SKILL_QUALITY_FILE,
+    SKILL_QUALITY_JSON as SKILL_QUALITY_JSON,
+    SKILL_QUALITY_MD as SKILL_QUALITY_MD,
+    SOLUTIONS_DIR as SOLUTIONS_DIR,
+    STATE_FILE as STATE_FILE,
+    STDERR_FILE as STDERR_FILE,
+    STUDY_DIR as STUDY_DIR,
+    STUDY_FILE as STUDY_FILE,
+    STUDY_GRADES_FILE as STUDY_GRADES_FILE,
+    STUDY_HTML as STUDY_HTML,
+    STUDY_JSON as STUDY_JSON,
+    STUDY_JUDGES_FILE as STUDY_JUDGES_FILE,
+    STUDY_MD as STUDY_MD,
+    STUDY_NOTEBOOK as STUDY_NOTEBOOK,
+    STUDY_PAIRS_FILE as STUDY_PAIRS_FILE,
+    TEST_PROMPT_FILE as TEST_PROMPT_FILE,
+    TMP_PREFIX as TMP_PREFIX,
+    TRANSCRIPT_FILE as TRANSCRIPT_FILE,
+    TRIGGER_F1_FILE as TRIGGER_F1_FILE,
+    TRUTH_FILE as TRUTH_FILE,
+    VERSIONS_DIR as VERSIONS_DIR,
+    WEEKLY_DIR as WEEKLY_DIR,
+)
+from ._keys import (
     RUN_KEY_RE as RUN_KEY_RE,
     RunKeyError as RunKeyError,
     check_run_key as check_run_key,
     utc_run_key as utc_run_key,
 )
-from .lock import (
+from ._lock import (
     LOCK_FILE as LOCK_FILE,
     RunDirBusy as RunDirBusy,
     process_command as process_command,
@@ -21,7 +104,7 @@ from .lock import (
     run_dir_lock as run_dir_lock,
     set_process_command as set_process_command,
 )
-from .readers import (
+from ._readers import (
     LedgerError as LedgerError,
     empty_scores as empty_scores,
     format_timestamp as format_timestamp,
@@ -38,30 +121,35 @@ from .readers import (
     read_scores as read_scores,
     read_scores_frame as read_scores_frame,
 )
-from .reconciliation import (
+from ._reconciliation import (
+    PassAccount as PassAccount,
     Reconciliation as Reconciliation,
     cross_check as cross_check,
     reconcile_runs as reconcile_runs,
 )
-from .run_folder import (
+from ._run_folder import (
     metadata_or_none as metadata_or_none,
     read_cost_parts as read_cost_parts,
     read_judge_cost as read_judge_cost,
     read_metadata as read_metadata,
     read_run_judge as read_run_judge,
 )
-from .shards import (
+from ._shards import (
+    COMPLETE as COMPLETE,
+    INCOMPLETE as INCOMPLETE,
     Shard as Shard,
     ShardError as ShardError,
     consolidation_incomplete as consolidation_incomplete,
     consolidation_status as consolidation_status,
+    file_sha as file_sha,
+    git_commit as git_commit,
     owner as owner,
     parse_shard as parse_shard,
     read_summary as read_summary,
     summaries_in as summaries_in,
     write_summary as write_summary,
 )
-from .slugs import (
+from ._slugs import (
     SLUGS_FILE as SLUGS_FILE,
     is_safe as is_safe,
     original_name as original_name,
@@ -70,16 +158,18 @@ from .slugs import (
     short_id as short_id,
     slug as slug,
 )
-from .truth import (
+from ._truth import (
+    RowKey as RowKey,
     TruthRow as TruthRow,
     TruthWriter as TruthWriter,
     empty_truth as empty_truth,
     final_truth as final_truth,
     parse_truth_csv as parse_truth_csv,
     read_truth as read_truth,
+    row_key as row_key,
     truth_csv as truth_csv,
 )
-from .week import (
+from ._week import (
     WeekLedgers as WeekLedgers,
     load_week as load_week,
     pass_record_or_empty as pass_record_or_empty,

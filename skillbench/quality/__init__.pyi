@@ -1,48 +1,61 @@
-from .anchored import (
+from ._anchored import (
+    ANCHORS as ANCHORS,
     DIMENSIONS as DIMENSIONS,
+    RequestView as RequestView,
+    parse_request as parse_request,
 )
-from .anchored_judge import (
+from ._anchored_judge import (
     AnchoredJudge as AnchoredJudge,
     judge_units as judge_units,
 )
-from .categories import (
+from ._categories import (
     CATEGORY_TARGETS as CATEGORY_TARGETS,
+    CategoryError as CategoryError,
     quality_settings as quality_settings,
     skill_category as skill_category,
 )
-from .composite import (
+from ._composite import (
     composite_scores as composite_scores,
     normalisation_note as normalisation_note,
 )
-from .kappa import (
+from ._kappa import (
     kappa_by_dimension as kappa_by_dimension,
 )
-from .lint import (
+from ._lint import (
     LintResult as LintResult,
     lint_suite as lint_suite,
     write_quality as write_quality,
 )
-from .near_miss import (
+from ._near_miss import (
+    MAX_QUERY_CHARS as MAX_QUERY_CHARS,
+    near_miss_payload as near_miss_payload,
     near_miss_request as near_miss_request,
     parse_near_misses as parse_near_misses,
+    read_payload as read_payload,
 )
-from .optimize_report import (
+from ._optimize_report import (
     write_outputs as write_outputs,
 )
-from .optimizer import (
+from ._optimizer import (
     Candidate as Candidate,
+    LoopBudget as LoopBudget,
     OptimizeResult as OptimizeResult,
     optimize as optimize,
+    score_text as score_text,
 )
-from .payload import (
+from ._payload import (
     DESCRIPTION_TOOL as DESCRIPTION_TOOL,
     NEAR_MISS_TOOL as NEAR_MISS_TOOL,
     SKILL_QUALITY_TOOL as SKILL_QUALITY_TOOL,
 )
-from .static import (
+from ._rewriter import (
+    parse_description as parse_description,
+    rewrite_request as rewrite_request,
+)
+from ._static import (
     static_findings as static_findings,
 )
-from .trigger_f1 import (
+from ._trigger_f1 import (
     TRIGGER_F1_COLUMNS as TRIGGER_F1_COLUMNS,
     disagreement_reading as disagreement_reading,
     measured_triggering as measured_triggering,
@@ -50,13 +63,13 @@ from .trigger_f1 import (
     predicted_triggering as predicted_triggering,
     write_trigger_f1 as write_trigger_f1,
 )
-from .trigger_runs import (
+from ._trigger_runs import (
     RunSpec as RunSpec,
     TriggerRuns as TriggerRuns,
     measure_description as measure_description,
     with_description as with_description,
 )
-from .trigger_set import (
+from ._trigger_set import (
     GENERATED as GENERATED,
     Query as Query,
     TriggerSet as TriggerSet,
@@ -64,6 +77,8 @@ from .trigger_set import (
     build_trigger_set as build_trigger_set,
     check_splittable as check_splittable,
 )
-from .units import (
+from ._units import (
+    frontmatter as frontmatter,
+    site_base_of as site_base_of,
     skill_units as skill_units,
 )

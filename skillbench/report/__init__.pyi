@@ -1,5 +1,6 @@
-from .pages import (
+from ._pages import (
     export_notebook_html as export_notebook_html,
+    format_seconds as format_seconds,
     markdown_to_html as markdown_to_html,
     read_state as read_state,
     write_markdown_page as write_markdown_page,

@@ -1,6 +1,6 @@
 """The scorecard: qdrant's scoring maths, lift statistics, dotnet's preference gate, the history and its noise band,
 the simulation check (a simulated week against its truth) and the placebo / A/A controls. Every verdict, its
-precedence and its plain words: :mod:`skillbench.scorecard.verdicts` (:func:`verdicts_table` for the docs).
+precedence and its plain words: :mod:`skillbench.scorecard._verdicts` (:func:`verdicts_table` for the docs).
 
 :func:`write_scorecard` writes ``scorecard.md`` and upserts the history; :func:`scorecard_frames` hands a notebook
 the tidy DataFrames behind every table.

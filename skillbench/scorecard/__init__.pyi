@@ -1,11 +1,11 @@
-from .compute import (
+from ._compute import (
     ScorecardData as ScorecardData,
     compute_scorecard as compute_scorecard,
     endpoint_kind as endpoint_kind,
     incomplete_reasons as incomplete_reasons,
     objective_frames as objective_frames,
 )
-from .controls import (
+from ._controls import (
     Controls as Controls,
     comparison_lift as comparison_lift,
     control_checks as control_checks,
@@ -14,27 +14,29 @@ from .controls import (
     rubric_votes as rubric_votes,
     satisfied_items as satisfied_items,
 )
-from .gate import (
+from ._gate import (
     collapse_votes as collapse_votes,
     objective_records as objective_records,
     preference_gate as preference_gate,
 )
-from .history import (
+from ._history import (
     HistoryError as HistoryError,
     WeekOverWeek as WeekOverWeek,
     endpoints_path as endpoints_path,
+    numeric_history as numeric_history,
     read_history as read_history,
     update_history as update_history,
     week_over_week as week_over_week,
     write_history as write_history,
 )
-from .noise import (
+from ._labels import arm_names as arm_names, arm_order as arm_order
+from ._noise import (
     between_noise as between_noise,
     moved as moved,
     threshold as threshold,
     within_noise as within_noise,
 )
-from .objective import (
+from ._objective import (
     arm_rates as arm_rates,
     objective_record_table as objective_record_table,
     pass_at_k as pass_at_k,
@@ -48,10 +50,10 @@ from .objective import (
     transitions as transitions,
     unrunnable_checks as unrunnable_checks,
 )
-from .render import (
+from ._render import (
     render_markdown as render_markdown,
 )
-from .scoring import (
+from ._scoring import (
     cell_scores as cell_scores,
     composite_score as composite_score,
     cost_cells as cost_cells,
@@ -60,13 +62,16 @@ from .scoring import (
     prompt_rep_scores as prompt_rep_scores,
     prompt_scores as prompt_scores,
 )
-from .simulation import (
+from ._simulation import (
+    CREDITED as CREDITED,
     JUDGE_ACCURACY_FLOOR as JUDGE_ACCURACY_FLOOR,
     SimulationCheck as SimulationCheck,
     simulation_check as simulation_check,
     truth_scores as truth_scores,
 )
-from .stats import (
+from ._stats import (
+    DEFAULT_RESAMPLES as DEFAULT_RESAMPLES,
+    DEFAULT_SEED as DEFAULT_SEED,
     bootstrap_lift as bootstrap_lift,
     lift_table as lift_table,
     minimum_detectable_effect as minimum_detectable_effect,
@@ -74,20 +79,23 @@ from .stats import (
     t_critical as t_critical,
     uncertainty_table as uncertainty_table,
 )
-from .verdicts import (
+from ._verdicts import (
     GATE_RULES as GATE_RULES,
+    MIN_STIMULI as MIN_STIMULI,
     OBJECTIVE_RULES as OBJECTIVE_RULES,
     GateDecision as GateDecision,
     GateRecord as GateRecord,
     ObjectiveRecord as ObjectiveRecord,
     VerdictRule as VerdictRule,
+    Wording as Wording,
     decide as decide,
     gate_rule as gate_rule,
     verdicts_table as verdicts_table,
 )
-from .write import (
+from ._write import (
     ScorecardResult as ScorecardResult,
     default_history_path as default_history_path,
     scorecard_frames as scorecard_frames,
+    week_history as week_history,
     write_scorecard as write_scorecard,
 )

@@ -5,7 +5,7 @@ agent models (profiles per model family, working in a task's workspace when the 
 true effect of each listed version of a skill), a judge, a published skills site and faults, and keeps the
 ground truth of what each simulated run decided (rubric items and checks), which a harness reads back over
 ``GET /skillbench/truth``. The headers, routes and key it speaks are :mod:`skillbench.wire`'s; the truth rows'
-format is :mod:`skillbench.ledgers.truth`'s.
+format is :mod:`skillbench.ledgers._truth`'s.
 
 Use :func:`simulated_endpoint` (a context manager yielding the base URL) or :class:`SimServer`. Names are
 imported on first use (PEP 562), so reading the profiles does not start loading the server.

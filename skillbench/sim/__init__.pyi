@@ -1,4 +1,4 @@
-from .profiles import (
+from ._profiles import (
     AgentProfile as AgentProfile,
     FaultSpec as FaultSpec,
     JudgeProfile as JudgeProfile,
@@ -7,15 +7,17 @@ from .profiles import (
     SkillVersion as SkillVersion,
     load_profiles as load_profiles,
     parse_fault_option as parse_fault_option,
+    pick_key as pick_key,
 )
-from .server import (
+from ._server import (
     SimServer as SimServer,
+    serve_forever as serve_forever,
     simulated_endpoint as simulated_endpoint,
 )
-from .tasks import (
+from ._tasks import (
     TaskRun as TaskRun,
 )
-from .versions import (
+from ._versions import (
     skill_version_key as skill_version_key,
     version_key as version_key,
 )

@@ -1,18 +1,30 @@
-from .config import (
+from ._absence import absence_indexes as absence_indexes, resolve_absence as resolve_absence
+from ._config import (
     CONFIG_FILENAME as CONFIG_FILENAME,
     DEFAULT_ALLOWED_TOOLS as DEFAULT_ALLOWED_TOOLS,
     ConfigError as ConfigError,
+    JudgeSettings as JudgeSettings,
     RunSettings as RunSettings,
     SuiteConfig as SuiteConfig,
     SuiteSettings as SuiteSettings,
     load_config as load_config,
 )
-from .defects import (
+from ._defects import (
     MIN_PREFERENCE_PROMPTS as MIN_PREFERENCE_PROMPTS,
     RUBRIC_RANGES as RUBRIC_RANGES,
     Defect as Defect,
 )
-from .format import (
+from ._description import (
+    MAX_DESCRIPTION_CHARS as MAX_DESCRIPTION_CHARS,
+    Description as Description,
+    common_words as common_words,
+    content_words as content_words,
+    read_description as read_description,
+    segments as segments,
+    stem as stem,
+)
+from ._format import (
+    FRONTMATTER as FRONTMATTER,
     EvalInfo as EvalInfo,
     FrontmatterError as FrontmatterError,
     PromptSpec as PromptSpec,
@@ -24,22 +36,35 @@ from .format import (
     parse_skill_url as parse_skill_url,
     read_skill as read_skill,
 )
-from .layouts import (
+from ._layouts import (
     FORMATS as FORMATS,
     FileField as FileField,
     Layout as Layout,
     SuiteRoots as SuiteRoots,
     detect_format as detect_format,
     detect_layout as detect_layout,
+    detection_summary as detection_summary,
     is_suite as is_suite,
     layout_named as layout_named,
     layouts_table as layouts_table,
     register_layout as register_layout,
     registered_layouts as registered_layouts,
 )
-from .validation import (
+from ._placebo import carries_placebo as carries_placebo, materialize_placebo as materialize_placebo
+from ._validation import (
     PreflightReport as PreflightReport,
     SuiteError as SuiteError,
     load_suite as load_suite,
     preflight as preflight,
+)
+from ._versions import (
+    HEAD as HEAD,
+    SkillsVersion as SkillsVersion,
+    SuiteRepo as SuiteRepo,
+    VersionError as VersionError,
+    changed_files as changed_files,
+    git as git,
+    resolve_version as resolve_version,
+    resolve_versions as resolve_versions,
+    tree_hash as tree_hash,
 )

@@ -1,21 +1,24 @@
-from .across import (
+from ._across import (
     Weeks as Weeks,
     activation_by_week as activation_by_week,
     load_weeks as load_weeks,
     never_triggered_in_weeks as never_triggered_in_weeks,
     prompt_movers as prompt_movers,
 )
-from .chain import (
+from ._chain import (
+    DEFAULT_JOBS as DEFAULT_JOBS,
     KERNEL_NAME as KERNEL_NAME,
     WeeklyOptions as WeeklyOptions,
     WeeklyResult as WeeklyResult,
     check_kernel as check_kernel,
     run_weekly as run_weekly,
 )
-from .endpoint import (
+from ._demo import DemoOptions as DemoOptions, run_demo as run_demo
+from ._demo_story import DEFAULT_DRIFT as DEFAULT_DRIFT, DEFAULT_JUDGE_LENIENCY as DEFAULT_JUDGE_LENIENCY
+from ._endpoint import (
     model_endpoint as model_endpoint,
 )
-from .notebook import (
+from ._notebook import (
     StageError as StageError,
     collapsed_progress as collapsed_progress,
     manifest_if_any as manifest_if_any,
@@ -26,10 +29,17 @@ from .notebook import (
     resolve_run_dir as resolve_run_dir,
     run_health as run_health,
 )
-from .progress import (
+from ._optimize_stage import (
+    DEFAULT_REWRITER_MODEL as DEFAULT_REWRITER_MODEL,
+    OptimizeError as OptimizeError,
+    OptimizeOptions as OptimizeOptions,
+    run_optimize as run_optimize,
+)
+from ._progress import (
     ProgressRelay as ProgressRelay,
 )
-from .stage_run import (
+from ._quality_stage import LintOptions as LintOptions, QualityError as QualityError, lint_skills as lint_skills
+from ._stage_run import (
     STAGES as STAGES,
     Stage as Stage,
     StageResult as StageResult,
@@ -37,13 +47,14 @@ from .stage_run import (
     execute_stage as execute_stage,
     notebook_parameters as notebook_parameters,
 )
-from .stages import (
+from ._stages import (
     JudgeOutcome as JudgeOutcome,
     StageRuntime as StageRuntime,
     WeekScorecard as WeekScorecard,
     calibrate_week as calibrate_week,
     cli_preview as cli_preview,
     generate_week as generate_week,
+    gold_path as gold_path,
     grade_week as grade_week,
     judge_week as judge_week,
     pair_week as pair_week,
@@ -51,10 +62,12 @@ from .stages import (
     plan_week as plan_week,
     run_generation as run_generation,
     scorecard_week as scorecard_week,
+    sentinel_week as sentinel_week,
     signals_week as signals_week,
+    study_week as study_week,
     write_signals as write_signals,
 )
-from .tables import (
+from ._tables import (
     calibration_tables as calibration_tables,
     judge_tables as judge_tables,
 )

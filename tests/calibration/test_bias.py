@@ -15,11 +15,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skillbench.calibration import CalibrationOptions, calibrate
-from skillbench.calibration.bias import BIAS_COLUMNS, pair_facts, pairwise_bias, week_pairwise_bias
-from skillbench.judge import JudgeOptions, judge_pairs, judge_run_dir
-from skillbench.judge.pairwise import pairs_frame
-from skillbench.ledgers.files import PAIRWISE_BIAS_FILE
+from skillbench.calibration import (
+    BIAS_COLUMNS,
+    CalibrationOptions,
+    calibrate,
+    pair_facts,
+    pairwise_bias,
+    week_pairwise_bias,
+)
+from skillbench.judge import JudgeOptions, judge_pairs, judge_run_dir, pairs_frame
+from skillbench.ledgers import PAIRWISE_BIAS_FILE
 from skillbench.runtime import PassContext
 from skillbench.weekly import model_endpoint
 

@@ -32,7 +32,7 @@ from skillbench.calibration import (
     pair_agreement,
     read_labels,
 )
-from skillbench.calibration.labels import LABEL_COLUMNS, allocate
+from skillbench.calibration._labels import LABEL_COLUMNS, allocate
 from skillbench.cli import main
 from skillbench.judge import JudgeOptions, judge_run_dir, opaque_run_id
 from skillbench.runtime import PassContext

@@ -20,8 +20,8 @@ import pytest
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
 
 from skillbench.calibration import CalibrationOptions, LabelsError, calibrate, read_labels
-from skillbench.calibration.agreement import GRADE_COLUMNS, flipping_items
-from skillbench.calibration.labels import (
+from skillbench.calibration._agreement import GRADE_COLUMNS, flipping_items
+from skillbench.calibration._labels import (
     INTER_HUMAN,
     INTER_HUMAN_ALL,
     LABEL_COLUMNS,
@@ -135,7 +135,7 @@ def test_disagreement_items_get_the_stated_share(sim_week: Path, case: dict) -> 
 
 def test_without_disagreements_the_sheet_is_unchanged_and_bad_grades_are_refused(
         sim_week: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from skillbench.calibration.labels import sample_labels
+    from skillbench.calibration._labels import sample_labels
 
     path, sheet = export_labels(sim_week, SheetOptions(n=30, seed=3))
     expected = sample_labels(label_candidates(sim_week), 30, seed=3)

@@ -18,8 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.calibration.gold import GoldError, build_gold, read_gold, suite_gold_path, write_gold
-from skillbench.calibration.sentinel import (
+from skillbench.calibration import GoldError, build_gold, read_gold, suite_gold_path, write_gold
+from skillbench.calibration._sentinel import (
     BASELINE,
     DRIFT,
     DRIFT_BANNER,
@@ -30,13 +30,10 @@ from skillbench.calibration.sentinel import (
 )
 from skillbench.cli import main
 from skillbench.generation import Endpoint
-from skillbench.judge import JudgeOptions, judge_run_dir
-from skillbench.judge.pairwise import judge_pairs
-from skillbench.ledgers.columns import QDRANT_HISTORY_COLUMNS
-from skillbench.ledgers.files import HISTORY_FILE
+from skillbench.judge import JudgeOptions, judge_pairs, judge_run_dir
+from skillbench.ledgers import HISTORY_FILE, QDRANT_HISTORY_COLUMNS
 from skillbench.runtime import PassContext
-from skillbench.scorecard import history as hist
-from skillbench.scorecard.write import write_scorecard
+from skillbench.scorecard import _history as hist, write_scorecard
 from skillbench.weekly import model_endpoint
 from tests.helpers.judge import truth
 

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skillbench.calibration.agreement import cohen_kappa
-from skillbench.calibration.intervals import (
+from skillbench.calibration import cohen_kappa, recommend, rule_text
+from skillbench.calibration._intervals import (
     STATISTICS,
     cluster_interval,
     confusion_by_run,
@@ -26,13 +26,10 @@ from skillbench.calibration.intervals import (
     paired_interval,
     raw_agreement,
 )
-from skillbench.calibration.recommendation import recommend, rule_text
-from skillbench.calibration.study import HUMAN, TRUTH, StudyOptions, judge_study
+from skillbench.calibration._study import HUMAN, TRUTH, StudyOptions, judge_study
 from skillbench.cli import main
-from skillbench.judge import JudgeOptions, judge_run_dir
-from skillbench.judge.answers import select_runs
-from skillbench.judge.pairwise import judge_pairs
-from skillbench.ledgers.lock import run_dir_lock
+from skillbench.judge import JudgeOptions, judge_pairs, judge_run_dir, select_runs
+from skillbench.ledgers import run_dir_lock
 from skillbench.runtime import PassContext
 from tests.helpers.judge import judge_endpoint, run_cli, truth
 from tests.helpers.shared import DATA_DIR

@@ -12,10 +12,10 @@ import pytest
 
 from skillbench.checks import check_types_table, grade_checks
 from skillbench.checktypes import ProbeResult, check_kind
-from skillbench.generation.workspace import TaskRun, prepare_task, probe_for
-from skillbench.signals.transcript import Transcript
+from skillbench.generation._workspace import TaskRun, prepare_task, probe_for
+from skillbench.signals import Transcript
 from skillbench.suite import preflight
-from skillbench.suite.dotnet.skill_validator import ASSERTIONS
+from skillbench.suite.dotnet import ASSERTIONS
 from tests.checks.test_grade_dotnet import FinalFiles
 
 TREE = Path(__file__).parent / "fixtures" / "file-not-contains"

@@ -22,7 +22,7 @@ from skillbench.checktypes import (
     matching_uses,
     tools_used,
 )
-from skillbench.signals.transcript import Transcript
+from skillbench.signals import Transcript
 from tests.helpers.shared import DATA_DIR
 
 TYPE_CASES = Path(__file__).parent / "cases"

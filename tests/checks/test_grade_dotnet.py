@@ -9,9 +9,9 @@ import pytest
 
 from skillbench.checks import grade_check
 from skillbench.checktypes import Check, ProbeResult
-from skillbench.checktypes.grading import glob_files
-from skillbench.generation.workspace import probe_for
-from skillbench.signals.transcript import Transcript
+from skillbench.checktypes._grading import glob_files
+from skillbench.generation._workspace import probe_for
+from skillbench.signals import Transcript
 
 
 def _answer(text: str) -> Transcript:

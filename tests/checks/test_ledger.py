@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from skillbench.checks import CheckResult, write_checks_ledger, write_run_checks
-from skillbench.ledgers.checks import expected_check_rows, missing_check_rows, read_checks
-from skillbench.ledgers.columns import CHECKS_COLUMNS
+from skillbench.ledgers import CHECKS_COLUMNS
+from skillbench.ledgers._checks import expected_check_rows, missing_check_rows, read_checks
 
 RESULT = {"type": "result", "subtype": "success", "is_error": False, "result": "ok", "num_turns": 1}
 

@@ -22,7 +22,7 @@ def dask_cluster() -> Iterator[object]:
     import dask
     from distributed import LocalCluster
 
-    from skillbench.generation.image import build_image
+    from skillbench.generation import build_image
 
     build_image(log=lambda message: None)  # the workers' image: this machine's engine is theirs
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):

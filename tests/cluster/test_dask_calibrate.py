@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from skillbench.cli import main
-from skillbench.ledgers.files import CALIBRATION_FILE
+from skillbench.ledgers import CALIBRATION_FILE
 
 GRADES_FILE = "calibration-grades.csv"
 GRADE_KEY = ["rater", "run_id", "item_index"]

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from skillbench.cli import main
-from skillbench.cluster.transport import DaskTransport
+from skillbench.cluster import DaskTransport
 
 KEY = ["run_id", "item_index"]
 

@@ -10,16 +10,9 @@ from pathlib import Path
 import pytest
 
 from skillbench.cli import main
-from skillbench.cluster.executor import (
-    DaskExecutor,
-    ExecutorError,
-    open_executor,
-    refuse_remote_workers,
-    remote_workers,
-)
-from skillbench.generation.backend import Endpoint
-from skillbench.generation.retries import needs_retry
-from skillbench.generation.sandbox import SandboxResult
+from skillbench.cluster import DaskExecutor, ExecutorError, open_executor, refuse_remote_workers, remote_workers
+from skillbench.generation import Endpoint, SandboxResult
+from skillbench.generation._retries import needs_retry
 from skillbench.signals import run_state
 from skillbench.vocab import COMPLETE_STATES, WORKER_LOST
 from tests.helpers.shared import TINY_SUITE

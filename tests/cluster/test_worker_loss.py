@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.cluster.sandbox import WORKER_LOST_EXIT
+from skillbench.cluster import WORKER_LOST_EXIT
 from skillbench.generation import finished_runs
 from skillbench.vocab import WORKER_LOST
 from tests.helpers.cluster import generate_argv, generate_cli, remove_week_containers

@@ -2,7 +2,7 @@
 
 Commit A is the bundled ``time-series-pandas`` family; commit B edits its SKILL.md (a new description and a marker
 line in its body). The simulated endpoint is told, by a profile keyed on the description's hash
-(:mod:`skillbench.sim.versions`), that A's version is worth nothing (gain 0) and B's the full default gain, so the
+(:mod:`skillbench.sim._versions`), that A's version is worth nothing (gain 0) and B's the full default gain, so the
 true direction is known: B is better. Every run is a real Claude Code CLI in a fresh Docker container.
 """
 
@@ -18,9 +18,8 @@ import pytest
 
 from skillbench.cli import main
 from skillbench.compare import shipped_schema
-from skillbench.sim.server import SimServer
-from skillbench.sim.versions import skill_version_key
-from skillbench.suite.versions import tree_hash
+from skillbench.sim import SimServer, skill_version_key
+from skillbench.suite import tree_hash
 from tests.generation.test_generate import require_docker
 from tests.helpers.git import commit_all, git
 from tests.helpers.sim import forced, require_cli, write_profiles

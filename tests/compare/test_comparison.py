@@ -12,7 +12,7 @@ import pytest
 from skillbench.arms import ArmPair, ConditionError, arm_kind, arm_ref, check_condition
 from skillbench.cli import main
 from skillbench.compare import CompareError, json_schema, plan_comparison, shipped_schema
-from skillbench.compare.verdicts import (
+from skillbench.compare._verdicts import (
     IMPROVEMENT,
     INVALID,
     PREFERENCE_LOSS,
@@ -21,8 +21,8 @@ from skillbench.compare.verdicts import (
     exit_code,
     preference_loss,
 )
-from skillbench.generation.plan import PlanError
-from skillbench.generation.versions import arm_versions, install_dirs
+from skillbench.generation import PlanError
+from skillbench.generation._versions import arm_versions, install_dirs
 from skillbench.suite import load_suite
 from tests.helpers.git import commit_all, git
 
@@ -133,7 +133,7 @@ def test_a_resumed_week_refuses_a_ref_that_moved(repo, tmp_path):
 
 
 def test_results_schema_is_the_shipped_file():
-    assert shipped_schema() == json_schema()  # regenerate with skillbench.compare.results.write_schema
+    assert shipped_schema() == json_schema()  # regenerate with skillbench.compare._results.write_schema
 
 
 def test_findings_and_exit_codes():

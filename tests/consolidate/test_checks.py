@@ -12,20 +12,19 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.consolidate.inputs import (
+from skillbench.consolidate import OutputRefused, Problem
+from skillbench.consolidate._inputs import (
     GENERATE_IDENTITY,
     GENERATE_OBSERVED_IDENTITY,
     check_declared,
     identity_problems,
     read_legs,
 )
-from skillbench.consolidate.output import check_generation_out, commit, staging_dir
-from skillbench.consolidate.problems import OutputRefused, Problem
-from skillbench.consolidate.report import consolidation, merge_record
-from skillbench.ledgers.files import CONSOLIDATION_FILE, LOCK_FILE
-from skillbench.ledgers.lock import run_dir_lock
-from skillbench.ledgers.shards import Shard, consolidation_incomplete, write_summary
-from skillbench.scorecard.compute import incomplete_reasons
+from skillbench.consolidate._output import check_generation_out, commit, staging_dir
+from skillbench.consolidate._report import consolidation, merge_record
+from skillbench.ledgers import Shard, consolidation_incomplete, run_dir_lock, write_summary
+from skillbench.ledgers._files import CONSOLIDATION_FILE, LOCK_FILE
+from skillbench.scorecard import incomplete_reasons
 from tests.helpers.shared import ROOT
 
 CLI = [sys.executable, "-c", "import sys; from skillbench.cli import main; sys.exit(main())"]
@@ -178,7 +177,7 @@ def test_a_merge_that_is_not_complete_keeps_the_week_incomplete(tmp_path):
 
 def test_an_unreadable_retries_or_reconciliation_file_blocks_the_merge(tmp_path):
     """A leg's retried, capped and limited runs live in these files: a damaged one must not vanish from the merge."""
-    from skillbench.consolidate.generation_checks import check_side_files
+    from skillbench.consolidate._generation_checks import check_side_files
 
     folders = [leg(tmp_path, f"s{i}", i) for i in (1, 2, 3)]
     (folders[1] / "retries.json").write_text("{not json", encoding="utf-8")

@@ -17,8 +17,7 @@ import pandas as pd
 import pytest
 
 from skillbench.generation import docker_available
-from skillbench.ledgers.files import CONSOLIDATION_FILE, HISTORY_FILE, RECONCILIATION_FILE
-from skillbench.ledgers.shards import owner, read_summary
+from skillbench.ledgers import CONSOLIDATION_FILE, HISTORY_FILE, RECONCILIATION_FILE, owner, read_summary
 from tests.helpers.shared import IN_CI, ROOT, TINY_SUITE
 from tests.helpers.sim import require_cli
 

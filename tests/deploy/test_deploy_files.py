@@ -24,7 +24,7 @@ import kubernetes_validate
 import pytest
 
 from skillbench.cli import build_parser
-from skillbench.suite.dotnet.yaml_strict import load_strict
+from skillbench.suite.dotnet import load_strict
 from tests.deploy.commands import VARIABLE, Command, commands_in
 from tests.helpers.shared import IN_CI, ROOT
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from skillbench.cli import build_parser
-from skillbench.suite.dotnet.yaml_strict import load_strict
+from skillbench.suite.dotnet import load_strict
 from tests.deploy.test_deploy_files import K8S, WORKFLOW
 
 STUB = f"""#!{sys.executable}

@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.ledgers import load_week
-from skillbench.ledgers.checks import read_checks
-from skillbench.ledgers.files import CHECKS_FILE
+from skillbench.ledgers import CHECKS_FILE, load_week, read_checks
 from skillbench.paths import DEFAULT_SUITE as EVALS_DIR
 from skillbench.scorecard import compute_scorecard, render_markdown
 from tests.generation.test_generate import require_docker

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from skillbench.cli import main
-from skillbench.ledgers import load_week
-from skillbench.ledgers.files import METADATA_FILE
+from skillbench.ledgers import METADATA_FILE, load_week
 from skillbench.suite import SuiteError, load_suite
 from tests.generation.test_generate import require_docker
 from tests.helpers.shared import DOTNET, require

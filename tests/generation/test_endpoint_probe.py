@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from skillbench.generation import BackendError
-from skillbench.sim.server import SimServer
+from skillbench.sim import SimServer
 from skillbench.weekly import model_endpoint
 from skillbench.wire import SIM_API_KEY
 from tests.helpers.shared import TINY_SUITE

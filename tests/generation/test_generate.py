@@ -30,9 +30,9 @@ from skillbench.generation import (
     make_plan,
     write_plan,
 )
-from skillbench.generation.image import RUNNER_HOME
-from skillbench.generation.run import move_partials_aside
-from skillbench.ledgers.columns import MANIFEST_COLUMNS, QDRANT_MANIFEST_COLUMNS
+from skillbench.generation._image import RUNNER_HOME
+from skillbench.generation._run import move_partials_aside
+from skillbench.ledgers._columns import MANIFEST_COLUMNS, QDRANT_MANIFEST_COLUMNS
 from skillbench.runtime import PassContext
 from skillbench.signals import activation_signals, parse_transcript_text, read_transcript, run_signals
 from skillbench.suite import load_suite
@@ -328,17 +328,17 @@ def test_local_sandbox_never_follows_a_skill_link_out_of_its_family(tmp_path):
     assert "fam/leak.md" in message and str(secret) in message and len(message.splitlines()) == 1
     assert not list(tmp_path.glob("skillbench-run-*")), "nothing left of the refused run"
 
-    from skillbench.generation.sandbox import SkillLinkError, _skills_tar, install_skills
+    from skillbench.generation import SkillLinkError, install_skills, skills_tar
 
     with pytest.raises(SkillLinkError, match="fam/leak.md"):  # the docker sandbox's tar follows the same rule
-        _skills_tar([fam], 1000)
+        skills_tar([fam], 1000)
     with pytest.raises(SkillLinkError, match="fam/leak.md"):
         install_skills([fam], tmp_path / "other-home")
     assert not (tmp_path / "other-home").exists(), "refused before anything is copied"
     (fam / "leak.md").unlink()
     (fam / "ref" / "up").symlink_to("../..")  # a linked folder that leaves the family
     with pytest.raises(SkillLinkError, match="fam/ref/up"):
-        _skills_tar([fam], 1000)
+        skills_tar([fam], 1000)
     (fam / "ref" / "up").unlink()
 
     home = tmp_path / "home"
@@ -353,10 +353,10 @@ def test_docker_skills_tar_keeps_links_inside_the_family(tmp_path):
     import io
     import tarfile
 
-    from skillbench.generation.sandbox import _skills_tar
+    from skillbench.generation import skills_tar
 
     fam, secret = _linked_family(tmp_path)
-    with tarfile.open(fileobj=io.BytesIO(_skills_tar([fam], 1000))) as tar:
+    with tarfile.open(fileobj=io.BytesIO(skills_tar([fam], 1000))) as tar:
         members = {m.name: m for m in tar.getmembers()}
         assert members[".claude/skills/fam/alias.md"].issym()
         assert members[".claude/skills/fam/alias.md"].linkname == "ref/notes.md"

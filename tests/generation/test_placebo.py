@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from skillbench.arms import ConditionError, check_condition, is_skilled, lists_skill
-from skillbench.generation.plan import PlanError, installed_families, make_plan
-from skillbench.generation.versions import install_dirs
-from skillbench.ledgers.files import PLACEBO_DIR
-from skillbench.signals.manifest import skip_reason
+from skillbench.generation import PlanError, installed_families, make_plan
+from skillbench.generation._versions import install_dirs
+from skillbench.ledgers import PLACEBO_DIR
+from skillbench.signals import skip_reason
 from skillbench.suite import RunSettings, load_suite, read_skill
-from skillbench.suite.placebo import (
+from skillbench.suite._placebo import (
     RECOGNISED_CHARS,
     SENTENCES,
     carries_placebo,
@@ -24,7 +24,7 @@ from skillbench.suite.placebo import (
     placebo_text,
     split_skill,
 )
-from skillbench.suite.versions import tree_hash, working_tree
+from skillbench.suite._versions import tree_hash, working_tree
 from tests.helpers.shared import ROOT, TINY_SUITE
 from tests.helpers.sim import make_suite
 

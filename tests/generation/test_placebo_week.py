@@ -16,13 +16,11 @@ import pandas as pd
 import pytest
 
 from skillbench.generation import GenerateOptions, generate
-from skillbench.ledgers.files import PLACEBO_DIR, TRANSCRIPT_FILE
+from skillbench.ledgers import PLACEBO_DIR, TRANSCRIPT_FILE
 from skillbench.runtime import PassContext
-from skillbench.signals import read_transcript
-from skillbench.signals.manifest import skip_reason
-from skillbench.suite import load_suite, read_skill
-from skillbench.suite.placebo import split_skill
-from skillbench.suite.versions import tree_hash
+from skillbench.signals import read_transcript, skip_reason
+from skillbench.suite import load_suite, read_skill, tree_hash
+from skillbench.suite._placebo import split_skill
 from skillbench.weekly import model_endpoint
 from tests.generation.test_generate import require_docker
 from tests.generation.test_placebo import topic_words

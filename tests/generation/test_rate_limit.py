@@ -18,13 +18,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.generation import GenerateOptions, docker_available, generate
-from skillbench.generation.retries import note_rate_limits
-from skillbench.generation.sandbox import SandboxResult
-from skillbench.ledgers.readers import read_manifest
+from skillbench.generation import GenerateOptions, SandboxResult, docker_available, generate
+from skillbench.generation._retries import note_rate_limits
+from skillbench.ledgers import read_manifest
 from skillbench.limiter import AdaptiveLimiter
 from skillbench.runtime import PassContext
-from skillbench.signals.manifest import rate_limit_retries, was_rate_limited
+from skillbench.signals._manifest import rate_limit_retries, was_rate_limited
 from skillbench.suite import load_suite
 from skillbench.weekly import model_endpoint
 from tests.helpers.sim import forced, make_suite, require_cli, write_profiles
@@ -126,7 +125,7 @@ def test_a_rate_limited_matrix_completes_and_concurrency_drops(limited_week) -> 
 
 
 def test_the_judge_under_the_rate_limit_engages_the_limiter_and_completes(limited_week, capfd) -> None:
-    from skillbench.judge.run import JudgeOptions, judge_run_dir
+    from skillbench.judge import JudgeOptions, judge_run_dir
 
     week, _ = limited_week
     with model_endpoint("sim", profiles={"rate_limit": JUDGE_RATE}) as ep:

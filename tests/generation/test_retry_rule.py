@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.generation.retries import needs_retry
-from skillbench.generation.sandbox import SandboxResult
-from skillbench.generation.workspace import SetupOutcome
-from skillbench.signals.manifest import run_state
+from skillbench.generation import SandboxResult, SetupOutcome
+from skillbench.generation._retries import needs_retry
+from skillbench.signals import run_state
 from skillbench.vocab import COMPLETE_STATES, HARNESS_INVALID
 from tests.helpers.shared import SHARED, require
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from skillbench.generation import Endpoint, choose_sandbox
-from skillbench.generation.sandbox import LOCAL_NOT_SEALED, RELAY_SOCKET, EndpointRelay, LocalSandbox, SandboxFailure
-from skillbench.sim.server import SimServer
+from skillbench.generation._sandbox import LOCAL_NOT_SEALED, RELAY_SOCKET, EndpointRelay, LocalSandbox, SandboxFailure
+from skillbench.sim import SimServer
 from skillbench.weekly import model_endpoint
 from tests.generation.test_generate import require_docker
 from tests.helpers.shared import TINY_SUITE
@@ -159,7 +159,7 @@ def test_relay_forwards_to_the_endpoint_and_leaves_nothing(tmp_path):
 
 def test_relays_of_a_killed_generate_are_removed_and_live_ones_kept(tmp_path):
     """A generate killed with -9 cannot stop its relays; the next pass removes their folders, never a live one's."""
-    from skillbench.generation.sandbox import RELAY_FOLDER_PREFIX, remove_stale_relays
+    from skillbench.generation._sandbox import RELAY_FOLDER_PREFIX, remove_stale_relays
 
     gone = subprocess.Popen(["true"])
     gone.wait()  # its PID now names no process

@@ -14,9 +14,8 @@ import pandas as pd
 import pytest
 
 from skillbench.cli import main
-from skillbench.generation.sandbox import skill_entries
-from skillbench.ledgers import load_week, read_manifest
-from skillbench.ledgers.files import MANIFEST_FILE, METADATA_FILE, SCORES_FILE, SKILL_EVALS_DIR
+from skillbench.generation import skill_entries
+from skillbench.ledgers import MANIFEST_FILE, METADATA_FILE, SCORES_FILE, SKILL_EVALS_DIR, load_week, read_manifest
 from skillbench.scorecard import compute_scorecard
 from skillbench.suite import load_suite
 from tests.generation.test_generate import require_docker

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.generation.workspace import TaskError, prepare_task
+from skillbench.generation import TaskError, prepare_task
 from skillbench.suite import load_suite
-from skillbench.suite.task import WorkspaceFile
+from skillbench.suite._task import WorkspaceFile
 from tests.helpers.sim import SITE, make_suite
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.generation.toolchain import docker_available
+from skillbench.generation import docker_available
 from tests.helpers.shared import IN_CI, ROOT
 
 RUN_KEY = "ct"
@@ -39,7 +39,7 @@ def remove_week_containers(out: Path) -> None:
     """Remove the containers labelled with this week (a killed worker's run keeps its container)."""
     import docker
 
-    from skillbench.generation.sandbox import LABEL
+    from skillbench.generation import LABEL
 
     client = docker.from_env()
     try:

@@ -3,7 +3,7 @@
 Each xdist worker is a pytest session of its own, so a ``scope="session"`` fixture would be built once per worker
 (a generated week costs a minute of real-CLI runs on both cores). :func:`build_once` makes the first worker that
 needs the artefact build it in the directory every worker of the run shares (the parent of their base temps),
-under an ``fcntl`` lock (the same primitive as the run-directory lock in :mod:`skillbench.ledgers.lock`); the
+under an ``fcntl`` lock (the same primitive as the run-directory lock in :mod:`skillbench.ledgers._lock`); the
 others wait on the lock and load the pickled result. Without xdist it is a plain build in the session's temp.
 """
 

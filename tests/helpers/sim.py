@@ -322,7 +322,7 @@ def connect_targets(strace_text: str) -> list[str]:
 
 def final_check_truth(run_dir: Path) -> pd.DataFrame:
     """The simulation's decided outcome of every check of each run's final attempt: ``run_id, check_id, decided``."""
-    from skillbench.ledgers.files import METADATA_FILE, TRUTH_FILE
+    from skillbench.ledgers import METADATA_FILE, TRUTH_FILE
     from skillbench.vocab import CHECK_ITEM
 
     truth = pd.read_csv(run_dir / TRUTH_FILE, dtype=str, keep_default_na=False)
@@ -336,8 +336,7 @@ def final_check_truth(run_dir: Path) -> pd.DataFrame:
 
 def checks_against_truth(run_dir: Path) -> pd.DataFrame:
     """checks.csv joined with the truth (outer): rows where the two disagree or one side is missing are problems."""
-    from skillbench.ledgers.checks import read_checks
-    from skillbench.ledgers.files import CHECKS_FILE
+    from skillbench.ledgers import CHECKS_FILE, read_checks
 
     checks = read_checks(run_dir / CHECKS_FILE)
     return checks.merge(final_check_truth(run_dir), on=["run_id", "check_id"], how="outer", indicator=True)

@@ -6,19 +6,21 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from skillbench.judge import JudgeClient
-from skillbench.judge.answers import RunAnswer
-from skillbench.judge.protocol import (
+from skillbench.judge import (
+    JudgeClient,
+    RubricJudge,
+    RunAnswer,
+    ScoresLedger,
     absence_requirement,
     build_judge_request,
     parse_judge_message,
+    score_rows,
 )
-from skillbench.judge.rubric import RubricJudge, ScoresLedger, score_rows
 from skillbench.ledgers import read_scores
 from skillbench.scorecard import prompt_rep_scores
-from skillbench.sim.answers import compose
-from skillbench.sim.claims import claim, violation
-from skillbench.sim.judge import grade
+from skillbench.sim._answers import compose
+from skillbench.sim._claims import claim, violation
+from skillbench.sim._judge import grade
 from tests.helpers.judge import judge_endpoint
 
 ITEMS = ((0, "must", "Names the build id"), (1, "must", "Did NOT attempt to download symbols"),

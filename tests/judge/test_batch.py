@@ -21,10 +21,9 @@ import anthropic
 import pytest
 import yaml
 
-from skillbench.judge import JudgeOptions, judge_run_dir
-from skillbench.judge.batch import METADATA_PREFIX, JudgePending, batch_params
-from skillbench.judge.batch_store import JUDGE_BATCHES_FILE, BatchStore, BatchStoreError, RequestInfo, custom_id
-from skillbench.judge.pairwise import judge_pairs
+from skillbench.judge import JudgeOptions, judge_pairs, judge_run_dir
+from skillbench.judge._batch import METADATA_PREFIX, JudgePending, batch_params
+from skillbench.judge._batch_store import JUDGE_BATCHES_FILE, BatchStore, BatchStoreError, RequestInfo, custom_id
 from skillbench.runtime import PassContext
 from skillbench.vocab import UNGRADED
 from skillbench.weekly import model_endpoint
@@ -177,8 +176,8 @@ def test_a_killed_pass_resumes_without_resubmitting(sim_week: Path, tmp_path: Pa
 
 
 def test_weekly_reads_judge_batch_from_the_suite_config_and_stops_pending(sim_week: Path, tmp_path: Path) -> None:
-    from skillbench.weekly.notebook import StageError
-    from skillbench.weekly.stages import StageRuntime, judge_settings, judge_week
+    from skillbench.weekly import StageError
+    from skillbench.weekly._stages import StageRuntime, judge_settings, judge_week
 
     suite = tmp_path / "suite"
     (suite / "test-prompts").mkdir(parents=True)

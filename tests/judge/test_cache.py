@@ -10,15 +10,10 @@ from pathlib import Path
 import anthropic
 import pytest
 
-from skillbench.calibration.run import CalibrationOptions, calibrate
-from skillbench.judge import JudgeOptions, judge_run_dir
-from skillbench.judge.cache import with_cache_breakpoint
-from skillbench.judge.costs import cache_summary
-from skillbench.judge.protocol import (
-    build_judge_request,
-    judge_prompt_sha,
-    parse_judge_message,
-)
+from skillbench.calibration import CalibrationOptions, calibrate
+from skillbench.judge import JudgeOptions, build_judge_request, judge_prompt_sha, judge_run_dir, parse_judge_message
+from skillbench.judge._cache import with_cache_breakpoint
+from skillbench.judge._costs import cache_summary
 from skillbench.prices import BATCH_DISCOUNT, price, usage_cost
 from skillbench.runtime import PassContext
 from skillbench.weekly import model_endpoint

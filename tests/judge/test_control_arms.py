@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from skillbench.judge.answers import select_runs
+from skillbench.judge import select_runs
 from tests.helpers.shared import TINY_WEEK
 
 WEEK = TINY_WEEK / "20261130"

@@ -21,13 +21,14 @@ from skillbench.judge import (
     RubricJudge,
     ScoresLedger,
     judge_run_dir,
+    normalize_quote,
     opaque_run_id,
+    quote_in_answer,
     select_runs,
 )
-from skillbench.judge.protocol import shuffled_rubric
-from skillbench.judge.quotes import normalize_quote, quote_in_answer
+from skillbench.judge._protocol import shuffled_rubric
 from skillbench.ledgers import AppendLedger, LedgerConflict, read_scores
-from skillbench.ledgers.columns import QDRANT_SCORES_COLUMNS, SCORES_COLUMNS
+from skillbench.ledgers._columns import QDRANT_SCORES_COLUMNS, SCORES_COLUMNS
 from skillbench.runtime import PassContext
 from skillbench.scorecard import prompt_rep_scores
 from skillbench.signals import read_transcript, write_manifest

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.judge.answers import graded_arm, read_run_answer, select_runs
-from skillbench.ledgers.readers import LedgerError
-from skillbench.ledgers.week import week_arms
-from skillbench.signals.manifest import run_dirs, run_signals, skip_reason
+from skillbench.judge._answers import graded_arm, read_run_answer, select_runs
+from skillbench.ledgers import LedgerError, week_arms
+from skillbench.signals import run_dirs, run_signals, skip_reason
 from tests.helpers.shared import TINY_WEEK, read_csv_rows, write_csv_rows
 
 WEEK = "20261130"

@@ -11,8 +11,7 @@ import pytest
 
 from skillbench.cli import main
 from skillbench.judge import JudgeOptions, find_pairs, judge_pairs, outcome, position_agreement
-from skillbench.ledgers import read_manifest, read_pairs
-from skillbench.ledgers.columns import PAIRS_COLUMNS
+from skillbench.ledgers import PAIRS_COLUMNS, read_manifest, read_pairs
 from skillbench.runtime import PassContext
 from skillbench.scorecard import preference_gate
 from tests.helpers.judge import judge_endpoint, truth

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.ledgers import LedgerError, cross_check, reconcile_runs
-from skillbench.ledgers.checks import expected_check_rows, missing_check_rows, read_checks
-from skillbench.ledgers.columns import CHECKS_COLUMNS
-from skillbench.ledgers.files import CHECKS_FILE, METADATA_FILE
+from skillbench.ledgers import CHECKS_COLUMNS, CHECKS_FILE, METADATA_FILE, LedgerError, cross_check, reconcile_runs
+from skillbench.ledgers._checks import expected_check_rows, missing_check_rows, read_checks
 from tests.helpers.shared import write_csv_rows
 
 ROW = {"prompt": "p", "model": "haiku", "condition": "with-skill", "rep": "1", "run_id": "r1", "check_id": "c1",

@@ -8,8 +8,7 @@ import pandas as pd
 import pytest
 
 from skillbench.generation import reconcile
-from skillbench.ledgers import Reconciliation, read_reconciliation, reconcile_from_plan, reconcile_runs
-from skillbench.ledgers.reconciliation import PassAccount
+from skillbench.ledgers import PassAccount, Reconciliation, read_reconciliation, reconcile_from_plan, reconcile_runs
 
 PLANNED = ["r1", "r2", "r3", "r4"]
 

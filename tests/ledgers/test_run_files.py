@@ -13,26 +13,28 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.generation.plan import write_plan
-from skillbench.generation.retries import LegState, RetryLog
-from skillbench.judge.costs import record_judge_cost
-from skillbench.judge.run import record_pairs_pass
-from skillbench.ledgers.columns import CALIBRATION_KEY_COLUMNS, PLAN_COLUMNS
-from skillbench.ledgers.readers import LedgerError, json_object_or_none, read_cells, read_manifest_ids
-from skillbench.ledgers.run_folder import (
+from skillbench.generation import write_plan
+from skillbench.generation._retries import LegState, RetryLog
+from skillbench.judge import record_judge_cost
+from skillbench.judge._run import record_pairs_pass
+from skillbench.ledgers import (
+    CALIBRATION_KEY_COLUMNS,
+    PLAN_COLUMNS,
+    LedgerError,
+    json_object_or_none,
     metadata_or_none,
-    read_cost_parts,
-    read_judge_cost,
-    read_metadata,
-    read_run_judge,
-)
-from skillbench.ledgers.week import (
     read_calibration,
     read_calibration_grades,
+    read_cells,
+    read_cost_parts,
+    read_judge_cost,
+    read_manifest_ids,
+    read_metadata,
     read_pass_record,
     read_plan,
     read_retries,
     read_run_json,
+    read_run_judge,
     read_sentinel,
 )
 from tests.helpers.shared import TINY_WEEK

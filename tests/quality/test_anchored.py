@@ -7,15 +7,13 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from skillbench.judge.client import JudgeClient
-from skillbench.judge.quotes import quote_in_answer
-from skillbench.quality.anchored import DIMENSION_IDS, parse_request, parse_scores, user_message
-from skillbench.quality.anchored_judge import AnchoredJudge
-from skillbench.quality.categories import QualitySettings
-from skillbench.quality.units import skill_units
-from skillbench.sim.server import SimServer
-from skillbench.sim.skill_judge import honest_scores
-from skillbench.suite.validation import preflight
+from skillbench.judge import JudgeClient, quote_in_answer
+from skillbench.quality import AnchoredJudge, skill_units
+from skillbench.quality._anchored import DIMENSION_IDS, parse_request, parse_scores, user_message
+from skillbench.quality._categories import QualitySettings
+from skillbench.sim import SimServer
+from skillbench.sim._skill_judge import honest_scores
+from skillbench.suite import preflight
 from skillbench.wire import SIM_API_KEY
 from tests.helpers.shared import ROOT
 

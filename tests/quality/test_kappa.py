@@ -9,8 +9,8 @@ import math
 import pandas as pd
 import pytest
 
-from skillbench.quality.anchored import DIMENSION_IDS
-from skillbench.quality.kappa import band, kappa, kappa_by_dimension, reading
+from skillbench.quality._anchored import DIMENSION_IDS
+from skillbench.quality._kappa import band, kappa, kappa_by_dimension, reading
 from tests.helpers.shared import DATA_DIR
 
 CASES = json.loads((DATA_DIR / "kappa_cases.json").read_text())["cases"]

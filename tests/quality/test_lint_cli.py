@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from skillbench.ledgers.files import SKILL_QUALITY_FILE, SKILL_QUALITY_JSON, SKILL_QUALITY_MD
-from skillbench.quality.lint import QUALITY_COLUMNS
+from skillbench.ledgers import SKILL_QUALITY_FILE, SKILL_QUALITY_JSON, SKILL_QUALITY_MD
+from skillbench.quality._lint import QUALITY_COLUMNS
 from tests.helpers.shared import TINY_SUITE, TINY_WEEK
 
 

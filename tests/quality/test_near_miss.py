@@ -1,7 +1,7 @@
 """The near-miss generator on the simulated endpoint, through the real anthropic SDK (JudgeClient).
 
 The request holds the family's description and the other families' names and descriptions — no query of the
-trigger set, so no test query; the simulated rule (:mod:`skillbench.sim.near_miss`) is deterministic and its
+trigger set, so no test query; the simulated rule (:mod:`skillbench.sim._near_miss`) is deterministic and its
 queries carry the family's words and another family's intent; in the trigger set they read ``source: generated``.
 """
 
@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.judge.client import JudgeClient, ask_validated
-from skillbench.judge.protocol import ProtocolError
-from skillbench.quality.near_miss import near_miss_payload, near_miss_request, parse_near_misses
-from skillbench.quality.trigger_set import GENERATED, TEST, build_trigger_set, family_eval_queries
-from skillbench.sim import triggering
-from skillbench.suite.validation import load_suite
+from skillbench.judge import JudgeClient, ProtocolError, ask_validated
+from skillbench.quality import near_miss_payload, near_miss_request, parse_near_misses
+from skillbench.quality._trigger_set import GENERATED, TEST, build_trigger_set, family_eval_queries
+from skillbench.sim import _triggering as triggering
+from skillbench.suite import load_suite
 from skillbench.weekly import model_endpoint
 from skillbench.wire import RUN_ID_HEADER
 

@@ -2,12 +2,12 @@
 
 The family is time-series-pandas of a temp copy of the bundled suite, its description weakened to "Notes on
 pandas.": no "Use when" context and no topic word a time-series query shares (``pandas`` is common to the suite's
-descriptions, so the sim's triggering rule leaves it out), so by :mod:`skillbench.sim.triggering` every query
+descriptions, so the sim's triggering rule leaves it out), so by :mod:`skillbench.sim._triggering` every query
 falls to rule 3 with almost no overlap — p(trigger) near ``trigger × trigger_floor`` — and recall is near 0.
-The simulated rewriter (:mod:`skillbench.sim.rewrite`) adds "Use when" contexts from the missed train queries'
+The simulated rewriter (:mod:`skillbench.sim._rewrite`) adds "Use when" contexts from the missed train queries'
 words; the held-out should-trigger queries share those words (resample, rolling, timestamp, daily …), which puts
 them under rule 2 (``use_when_gain``: p ≈ 1), so test F1 must rise — through the rule, from train failures only.
-The default four generated near-misses (:mod:`skillbench.sim.near_miss`) join the should-not side, labelled
+The default four generated near-misses (:mod:`skillbench.sim._near_miss`) join the should-not side, labelled
 ``generated`` and counted apart in the candidates' table.
 """
 
@@ -22,9 +22,9 @@ import pandas as pd
 import pytest
 
 from skillbench.cli import main
-from skillbench.generation.toolchain import docker_available
-from skillbench.ledgers.files import OPTIMIZE_CANDIDATES_FILE, OPTIMIZE_REPORT_MD, OPTIMIZE_TRIGGER_SET
-from skillbench.quality.trigger_runs import with_description
+from skillbench.generation import docker_available
+from skillbench.ledgers import OPTIMIZE_CANDIDATES_FILE, OPTIMIZE_REPORT_MD, OPTIMIZE_TRIGGER_SET
+from skillbench.quality import with_description
 from tests.helpers.shared import IN_CI
 from tests.helpers.sim import require_cli
 
@@ -100,10 +100,8 @@ def test_an_out_dir_inside_the_skills_tree_is_refused(tmp_path: Path, capsys) ->
 
 def test_the_near_miss_calls_cost_counts_toward_the_cap(tmp_path: Path) -> None:
     """Spent before the loop (the near-miss call) at or above --max-total-usd: no run starts, no rewriter call."""
-    from skillbench.quality.optimizer import LoopBudget, optimize
-    from skillbench.quality.trigger_runs import RunSpec
-    from skillbench.quality.trigger_set import build_trigger_set
-    from skillbench.suite.validation import load_suite
+    from skillbench.quality import LoopBudget, RunSpec, build_trigger_set, optimize
+    from skillbench.suite import load_suite
 
     suite = load_suite(ROOT / "evals")
     tset = build_trigger_set(suite, FAMILY, generated=["Is my A/B test significant? It has resample in it too."])

@@ -8,10 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.quality.categories import CategoryError, QualitySettings, quality_settings, skill_category
-from skillbench.quality.static import static_findings
-from skillbench.quality.units import skill_units
-from skillbench.suite.validation import preflight
+from skillbench.quality import skill_units, static_findings
+from skillbench.quality._categories import CategoryError, QualitySettings, quality_settings, skill_category
+from skillbench.suite import preflight
 
 GOOD = ("Fits regression models. Use when someone asks 'fit a regression', 'which predictors matter', or "
         "'check the residuals' with statsmodels. Do not use for plotting.")

@@ -20,8 +20,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.ledgers.files import TRIGGER_F1_FILE
-from skillbench.quality.trigger_f1 import (
+from skillbench.ledgers import TRIGGER_F1_FILE
+from skillbench.quality._trigger_f1 import (
     TRIGGER_F1_COLUMNS,
     TRIGGERING_DIMENSION,
     disagreement_reading,
@@ -94,7 +94,7 @@ def _quality_csv(path: Path, predicted: dict[str, str]) -> Path:
 
 
 def test_measured_next_to_predicted_joins_by_family_and_reads_the_disagreement(tmp_path: Path) -> None:
-    from skillbench.quality.anchored import DIMENSION_IDS
+    from skillbench.quality._anchored import DIMENSION_IDS
 
     assert TRIGGERING_DIMENSION in DIMENSION_IDS
     week = WEEKS / "20261130"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.quality.rewriter import read_payload, rewrite_payload, rewrite_request
-from skillbench.quality.trigger_runs import with_description
-from skillbench.quality.trigger_set import (
+from skillbench.quality import with_description
+from skillbench.quality._rewriter import read_payload, rewrite_payload, rewrite_request
+from skillbench.quality._trigger_set import (
     GENERATED,
     TEST,
     TRAIN,
@@ -20,8 +20,8 @@ from skillbench.quality.trigger_set import (
     check_splittable,
     held_out_size,
 )
-from skillbench.sim.rewrite import rewrite
-from skillbench.suite.validation import load_suite
+from skillbench.sim._rewrite import rewrite
+from skillbench.suite import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 EVALS, TINY = ROOT / "evals", ROOT / "tests" / "data" / "tiny-suite"

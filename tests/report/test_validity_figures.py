@@ -10,8 +10,7 @@ import pytest
 
 from skillbench.ledgers import load_week
 from skillbench.report import figures
-from skillbench.scorecard import compute_scorecard
-from skillbench.scorecard.simulation import JUDGE_ACCURACY_FLOOR
+from skillbench.scorecard import JUDGE_ACCURACY_FLOOR, compute_scorecard
 from tests.helpers.shared import TINY_WEEK
 
 

@@ -15,7 +15,7 @@ import pytest
 from scipy import stats as sps
 
 from skillbench.scorecard import bootstrap_lift, uncertainty_table
-from skillbench.scorecard.stats import DEFAULT_SEED, bootstrap_ci, bootstrap_intervals
+from skillbench.scorecard._stats import DEFAULT_SEED, bootstrap_ci, bootstrap_intervals
 
 FIXED = np.array([1.0, 0.25, 0.0, 0.25, -0.25, 0.75])  # the scoring case's d, skewed to the right
 

@@ -18,10 +18,8 @@ import pytest
 
 from skillbench.cli import main
 from skillbench.ledgers import load_week
-from skillbench.scorecard import write_scorecard
-from skillbench.scorecard.history import endpoints_path
-from skillbench.scorecard.write import default_history_path
-from skillbench.weekly.stages import scorecard_week
+from skillbench.scorecard import default_history_path, endpoints_path, write_scorecard
+from skillbench.weekly import scorecard_week
 from tests.helpers.shared import TINY_WEEK
 
 KEY = "20261130"

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from skillbench.arms import ArmPair
-from skillbench.scorecard.controls import rubric_votes
+from skillbench.scorecard import rubric_votes
 from tests.helpers.scorecard import page_section, score_week
 from tests.helpers.shared import TINY_WEEK, read_csv_rows, write_csv_rows
 

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from skillbench.scorecard import collapse_votes, decide, preference_gate
-from skillbench.scorecard.verdicts import ALPHA, NET_WIN_FLOOR, sign_test_p
+from skillbench.scorecard._verdicts import ALPHA, NET_WIN_FLOOR, sign_test_p
 from skillbench.vocab import INVALID_INCONCLUSIVE, VALID_NO_CHANGE, VALID_PASS
 
 RECORDS = [(w, t, n - w - t) for n in range(5, 31) for w in range(n + 1) for t in range(n - w + 1)]

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from skillbench.scorecard import decide, preference_gate
-from skillbench.scorecard.verdicts import ALPHA, NET_LOSS_FLOOR, ObjectiveRecord, sign_test_p
+from skillbench.scorecard._verdicts import ALPHA, NET_LOSS_FLOOR, ObjectiveRecord, sign_test_p
 from skillbench.vocab import (
     BASELINE_ONLY,
     BOTH,

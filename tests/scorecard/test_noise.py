@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from skillbench.report.figures import trend_bands
-from skillbench.scorecard import history as hist, noise
+from skillbench.scorecard import _history as hist, _noise as noise
 
 Z = stats.norm.ppf(0.975)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from skillbench.cli import main
-from skillbench.ledgers.columns import CHECKS_COLUMNS
+from skillbench.ledgers import CHECKS_COLUMNS
 from skillbench.scorecard import scorecard_frames
 from skillbench.vocab import BASELINE_ONLY, CHECK_ERROR, CHECK_FAILED, CHECK_PASSED, NO_SKILL
 from tests.scorecard import test_scorecard_sim as sim

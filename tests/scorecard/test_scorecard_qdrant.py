@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from skillbench.cli import main
-from skillbench.ledgers.columns import QDRANT_HISTORY_COLUMNS
-from skillbench.scorecard.history import endpoints_path
+from skillbench.ledgers import QDRANT_HISTORY_COLUMNS
+from skillbench.scorecard import endpoints_path
 from tests.helpers.shared import QDRANT, require
 
 WEEK = "20260808"

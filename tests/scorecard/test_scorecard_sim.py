@@ -16,8 +16,7 @@ import pandas as pd
 import pytest
 
 from skillbench.cli import main
-from skillbench.ledgers import load_week
-from skillbench.ledgers.columns import MANIFEST_COLUMNS, PAIRS_COLUMNS, SCORES_COLUMNS
+from skillbench.ledgers import MANIFEST_COLUMNS, PAIRS_COLUMNS, SCORES_COLUMNS, load_week
 from skillbench.scorecard import compute_scorecard, scorecard_frames
 from skillbench.vocab import LIFT_ARMS
 from tests.helpers.shared import TINY_WEEK

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from skillbench.ledgers import read_scores
-from skillbench.ledgers.columns import QDRANT_SCORES_COLUMNS
+from skillbench.ledgers._columns import QDRANT_SCORES_COLUMNS
 from skillbench.scorecard import (
     cell_scores,
     lift_table,

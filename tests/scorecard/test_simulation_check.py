@@ -16,12 +16,11 @@ import pandas as pd
 import pytest
 
 from skillbench.arms import ArmPair
-from skillbench.ledgers import final_truth, load_week, read_truth
-from skillbench.ledgers.columns import LEGACY_TRUTH_COLUMNS, TRUTH_COLUMNS
-from skillbench.ledgers.truth import TruthRow
-from skillbench.scorecard.compute import DISAGREES_WITH_TRUTH
-from skillbench.scorecard.simulation import gate_against_truth
-from skillbench.scorecard.verdicts import decide
+from skillbench.ledgers import TruthRow, final_truth, load_week, read_truth
+from skillbench.ledgers._columns import LEGACY_TRUTH_COLUMNS, TRUTH_COLUMNS
+from skillbench.scorecard import decide
+from skillbench.scorecard._compute import DISAGREES_WITH_TRUTH
+from skillbench.scorecard._simulation import gate_against_truth
 from tests.helpers.scorecard import page_section, score_week
 from tests.helpers.shared import TINY_WEEK, read_csv_rows, write_csv_rows
 

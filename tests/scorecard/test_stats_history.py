@@ -13,8 +13,8 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.power import TTestPower
 
-from skillbench.ledgers.columns import HISTORY_COLUMNS, QDRANT_HISTORY_COLUMNS
-from skillbench.ledgers.files import HISTORY_ENDPOINTS_FILE, HISTORY_FILE
+from skillbench.ledgers import HISTORY_COLUMNS, QDRANT_HISTORY_COLUMNS
+from skillbench.ledgers._files import HISTORY_ENDPOINTS_FILE, HISTORY_FILE
 from skillbench.scorecard import (
     bootstrap_lift,
     minimum_detectable_effect,
@@ -22,13 +22,7 @@ from skillbench.scorecard import (
     update_history,
     week_over_week,
 )
-from skillbench.scorecard.history import (
-    SENTINEL_HISTORY_COLUMNS,
-    HistoryError,
-    endpoints_path,
-    history_rows,
-    upsert,
-)
+from skillbench.scorecard._history import SENTINEL_HISTORY_COLUMNS, HistoryError, endpoints_path, history_rows, upsert
 from tests.helpers.shared import QDRANT, TINY_WEEK, require
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skillbench.scorecard.stats import t_critical
+from skillbench.scorecard import t_critical
 
 
 def test_scalars_are_floats_with_the_textbook_values() -> None:

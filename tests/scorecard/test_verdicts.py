@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from skillbench import vocab
-from skillbench.compare.verdicts import REPAIRS
+from skillbench.compare._verdicts import REPAIRS
 from skillbench.scorecard import GATE_RULES, OBJECTIVE_RULES, ObjectiveRecord, decide, gate_rule, verdicts_table
-from skillbench.scorecard.verdicts import GateRecord, objective_rule, rule_words
+from skillbench.scorecard._verdicts import GateRecord, objective_rule, rule_words
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "verdict_cases"
 GATE = json.loads((CASES / "gate.json").read_text(encoding="utf-8"))

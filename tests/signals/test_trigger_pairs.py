@@ -7,8 +7,14 @@ import pandas as pd
 import pytest
 
 from skillbench.arms import ArmPair
-from skillbench.signals import activation_counts, activation_summary, self_served_baseline, skip_reason, trigger_health
-from skillbench.signals.trigger import false_trigger_arms
+from skillbench.signals import (
+    activation_counts,
+    activation_summary,
+    false_trigger_arms,
+    self_served_baseline,
+    skip_reason,
+    trigger_health,
+)
 from tests.signals.test_trigger import _run
 
 PAIR = ArmPair("with-skill@head", "with-skill@base", "no-skill")

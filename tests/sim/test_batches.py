@@ -11,10 +11,9 @@ import anthropic
 import httpx
 import pytest
 
-from skillbench.judge import build_judge_request, judge_headers, parse_verdicts
-from skillbench.judge.protocol import VERDICTS_TOOL, tool_input
+from skillbench.judge import VERDICTS_TOOL, build_judge_request, judge_headers, parse_verdicts, tool_input
 from skillbench.sim import SimServer
-from skillbench.sim.batches import decode_params, encode_user_id
+from skillbench.sim._batches import decode_params, encode_user_id
 from skillbench.wire import SIM_API_KEY
 from tests.helpers.sim import PROMPTS
 

@@ -11,7 +11,7 @@ import pytest
 
 from skillbench.judge import build_judge_request, judge_headers
 from skillbench.sim import SimServer
-from skillbench.sim.usage import min_cacheable, tokens
+from skillbench.sim._usage import min_cacheable, tokens
 from skillbench.wire import SIM_API_KEY
 from tests.helpers.sim import PROMPTS
 

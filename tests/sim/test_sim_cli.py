@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from skillbench.sim import SimServer
-from skillbench.sim.answers import answer_lines
-from skillbench.sim.claims import line_matches
+from skillbench.sim._answers import answer_lines
+from skillbench.sim._claims import line_matches
 from tests.helpers.sim import (
     PROMPTS,
     CliOptions,

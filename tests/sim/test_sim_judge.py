@@ -21,8 +21,9 @@ from skillbench.judge import (
     judge_prompt_sha,
     parse_preference,
     parse_verdicts,
+    quote_in_answer,
 )
-from skillbench.judge.protocol import (
+from skillbench.judge._protocol import (
     JUDGE_SYSTEM_PROMPT,
     PREFERENCE_TOOL,
     VERDICTS_TOOL,
@@ -32,8 +33,7 @@ from skillbench.judge.protocol import (
     shuffled_rubric,
     tool_input,
 )
-from skillbench.judge.quotes import quote_in_answer
-from skillbench.sim.answers import compose
+from skillbench.sim._answers import compose
 from tests.helpers.sim import PROMPTS
 
 PROMPT = PROMPTS["chain-wax"]["prompt"]

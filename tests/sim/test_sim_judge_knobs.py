@@ -20,9 +20,17 @@ import pandas as pd
 import pytest
 
 from skillbench.calibration import grade_repeats
-from skillbench.judge import JudgeClient, build_judge_request, build_pair_request, judge_headers, select_runs
-from skillbench.judge.protocol import PREFERENCE_TOOL, VERDICTS_TOOL, tool_input
-from skillbench.sim.answers import compose
+from skillbench.judge import (
+    PREFERENCE_TOOL,
+    VERDICTS_TOOL,
+    JudgeClient,
+    build_judge_request,
+    build_pair_request,
+    judge_headers,
+    select_runs,
+    tool_input,
+)
+from skillbench.sim._answers import compose
 from tests.helpers.judge import judge_endpoint, truth
 from tests.helpers.sim import PROMPTS
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from skillbench.sim import SimServer, load_profiles, version_key
-from skillbench.sim.agent import Agent
-from skillbench.sim.conversation import parse_request
+from skillbench.sim._agent import Agent
+from skillbench.sim._conversation import parse_request
 from skillbench.suite import load_suite
-from skillbench.suite.placebo import placebo_text, split_skill
+from skillbench.suite._placebo import placebo_text, split_skill
 from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER
 from tests.helpers.sim import PROMPTS, QUIET, TYRE, make_suite, write_profiles
 from tests.sim.test_sim_units import _cli_like_body, _post

@@ -18,23 +18,23 @@ import pytest
 
 import skillbench
 from skillbench.generation import BackendError, is_loopback_host, require_loopback, resolve_backend
-from skillbench.ledgers.columns import TRUTH_COLUMNS
-from skillbench.ledgers.truth import TruthRow, TruthWriter
+from skillbench.ledgers import TruthRow, TruthWriter
+from skillbench.ledgers._columns import TRUTH_COLUMNS
 from skillbench.sim import (
     FaultSpec,
     ProfileError,
     SimServer,
-    draws,
+    _draws as draws,
+    _usage as usage,
     load_profiles,
     parse_fault_option,
-    usage,
 )
-from skillbench.sim.agent import Agent
-from skillbench.sim.answers import compose
-from skillbench.sim.claims import claim, line_matches
-from skillbench.sim.conversation import parse_request
-from skillbench.sim.faults import FaultPlan
-from skillbench.sim.judge import grade
+from skillbench.sim._agent import Agent
+from skillbench.sim._answers import compose
+from skillbench.sim._claims import claim, line_matches
+from skillbench.sim._conversation import parse_request
+from skillbench.sim._faults import FaultPlan
+from skillbench.sim._judge import grade
 from skillbench.weekly import model_endpoint
 from skillbench.wire import SIM_API_KEY
 from tests.helpers.shared import ROOT

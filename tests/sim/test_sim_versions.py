@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.ledgers.truth import parse_truth_csv
+from skillbench.ledgers import parse_truth_csv
 from skillbench.sim import ProfileError, SimServer, load_profiles, skill_version_key, version_key
-from skillbench.sim.conversation import parse_request
-from skillbench.sim.profiles import Pair
-from skillbench.sim.versions import LISTED_MAX, listed_description
+from skillbench.sim._conversation import parse_request
+from skillbench.sim._profiles import Pair
+from skillbench.sim._versions import LISTED_MAX, listed_description
 from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER, TRUTH_ROUTE
 from tests.helpers.sim import PROMPTS, QUIET, TYRE, make_suite, write_profiles
 from tests.sim.test_sim_units import _cli_like_body, _post

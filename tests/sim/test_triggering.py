@@ -1,4 +1,5 @@
-"""The simulated model's trigger rule (skillbench.sim.triggering): a description read as the guidance says a model does.
+"""The simulated model's trigger rule (skillbench.sim._triggering): a description read as the guidance says a model
+does.
 
 "Use when" contexts raise the propensity, exclusions lower it below any off-topic prompt, off-topic prompts stay at
 the floor; the bundled suite's dormancy prompts are less likely to trigger than their family's own prompts under
@@ -11,11 +12,10 @@ import pytest
 
 import skillbench
 from skillbench.paths import DEFAULT_SUITE
-from skillbench.sim import load_profiles
-from skillbench.sim.agent import Agent
-from skillbench.sim.conversation import parse_request
-from skillbench.sim.profiles import AgentProfile
-from skillbench.sim.triggering import content_words, read_description, relevance, trigger_probability
+from skillbench.sim import AgentProfile, load_profiles
+from skillbench.sim._agent import Agent
+from skillbench.sim._conversation import parse_request
+from skillbench.sim._triggering import content_words, read_description, relevance, trigger_probability
 from tests.helpers.sim import make_suite
 
 NAME = "tyre-repair"

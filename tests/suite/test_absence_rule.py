@@ -1,4 +1,4 @@
-"""The absence detection rule (skillbench.suite.absence): data-driven cases, the per-item override, where the rule
+"""The absence detection rule (skillbench.suite._absence): data-driven cases, the per-item override, where the rule
 applies, and the rule over every rubric string of the shared dotnet and qdrant specs (read at test time)."""
 
 from __future__ import annotations
@@ -9,13 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skillbench.suite.absence import (
-    absence_indexes,
-    asserts_absence,
-    graded_as_absence,
-    resolve_absence,
-)
-from skillbench.suite.format import RubricItem, TestPrompt
+from skillbench.suite import RubricItem, TestPrompt
+from skillbench.suite._absence import absence_indexes, asserts_absence, graded_as_absence, resolve_absence
 from tests.helpers.shared import DATA_DIR, DOTNET, QDRANT, ROOT, require
 
 CASES = json.loads((DATA_DIR / "absence_cases" / "rule.json").read_text(encoding="utf-8"))["cases"]
@@ -45,7 +40,7 @@ def test_the_override_wins_and_only_musts_count(item: RubricItem, rule: bool, ex
 
 def test_rule_applies_to_imported_specs_only() -> None:
     """The layout that loaded a prompt records whether the rule grades it: dotnet's specs yes, our JSON files no."""
-    from skillbench.suite.validation import preflight
+    from skillbench.suite import preflight
 
     dotnet = preflight(require(DOTNET / "snapshot-1b8f2aa")).suite.prompts
     assert dotnet and all(p.absence_rule for p in dotnet)

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from skillbench.cli import main
-from skillbench.generation.image import RUNNER_UID, WORKSPACE
-from skillbench.generation.toolchain import docker_available
+from skillbench.generation import docker_available
+from skillbench.generation._image import RUNNER_UID, WORKSPACE
 from skillbench.suite import PromptSpec, preflight
 from tests.helpers.shared import IN_CI, ROOT
 from tests.helpers.sim import require_cli
@@ -81,7 +81,7 @@ def _require_image() -> str:
             pytest.fail("CI must have a Docker engine: `make setup` starts dockerd")
         pytest.skip("no Docker engine answers (run `make setup` as root to start dockerd)")
     require_cli()  # the image's tag carries the CLI version
-    from skillbench.generation.image import build_image
+    from skillbench.generation import build_image
 
     return build_image(log=lambda _msg: None)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from skillbench.cli import main
-from skillbench.generation.workspace import prepare_task
+from skillbench.generation import prepare_task
 from skillbench.suite import preflight
 from skillbench.suite.dotnet import load_strict
 from tests.helpers.shared import DOTNET, require

@@ -1,4 +1,4 @@
-"""The suite-format registry (skillbench.suite.layouts): detection (data-driven), the built-ins, the docs table, and
+"""The suite-format registry (skillbench.suite._layouts): detection (data-driven), the built-ins, the docs table, and
 a format added by one decorated class that preflight, ``validate --format`` and the table pick up."""
 
 from __future__ import annotations
@@ -12,23 +12,26 @@ from pathlib import Path
 import pytest
 
 from skillbench.cli import main
-from skillbench.suite import layouts as registry
-from skillbench.suite.config import SuiteConfig
-from skillbench.suite.format import Suite
-from skillbench.suite.layouts import (
+from skillbench.suite import (
     FORMATS,
     FileField,
     Layout,
+    PreflightReport,
+    Suite,
+    SuiteConfig,
+    SuiteRepo,
     SuiteRoots,
+    VersionError,
+    _layouts as registry,
     detect_format,
+    git,
     is_suite,
     layout_named,
     layouts_table,
+    preflight,
     register_layout,
     registered_layouts,
 )
-from skillbench.suite.validation import PreflightReport, preflight
-from skillbench.suite.versions import SuiteRepo, VersionError, git
 from tests.helpers.shared import ROOT
 
 CASES = json.loads((Path(__file__).parent / "layout_cases.json").read_text(encoding="utf-8"))["cases"]

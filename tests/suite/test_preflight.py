@@ -243,7 +243,7 @@ def _exec_one_argument(text: str) -> bool:
 @pytest.mark.skipif(not Path("/proc/sys/kernel").is_dir(), reason="the limit is Linux's MAX_ARG_STRLEN")
 @pytest.mark.parametrize("char", ["x", "é"])  # the limit counts UTF-8 bytes, not characters
 def test_a_prompt_over_the_os_argument_limit_is_refused(suite, capsys, char):
-    from skillbench.suite.defects import MAX_PROMPT_BYTES
+    from skillbench.suite._defects import MAX_PROMPT_BYTES
 
     width = len(char.encode())
     at_limit = char * (MAX_PROMPT_BYTES // width) + "x" * (MAX_PROMPT_BYTES % width)

@@ -10,9 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.generation.plan import make_plan
-from skillbench.suite.layouts import detect_format
-from skillbench.suite.validation import preflight
+from skillbench.generation import make_plan
+from skillbench.suite import detect_format, preflight
 from skillbench.vocab import NO_SKILL, PLUGIN, WITH_SKILL
 from tests.helpers.shared import DATA_DIR
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillbench.suite.format import PromptSpec, TestPrompt
-from skillbench.suite.skip_missing import drop_missing
+from skillbench.suite import PromptSpec, TestPrompt
+from skillbench.suite._skip_missing import drop_missing
 
 
 def _spec(tmp_path: Path, **fields) -> PromptSpec:

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from skillbench.checktypes import Check
-from skillbench.suite import preflight
-from skillbench.suite.format import TestPrompt
+from skillbench.suite import TestPrompt, preflight
 from tests.suite.test_preflight import _prompt, _run, suite  # noqa: F401 - the fixture is reused
 
 TASK = {"workspace": [{"src": "task/report.py", "dest": "report.py"}, {"dest": "data.csv", "content": "a,b\n1,2\n"}],

@@ -15,9 +15,8 @@ import pandas as pd
 import pytest
 
 from skillbench.cli import main
-from skillbench.weekly.chain import WeeklyOptions
-from skillbench.weekly.demo import DemoOptions, run_demo
-from skillbench.weekly.demo_story import DRAFT_SUFFIX, SKILL_EDIT, draft_text
+from skillbench.weekly import DemoOptions, WeeklyOptions, run_demo
+from skillbench.weekly._demo_story import DRAFT_SUFFIX, SKILL_EDIT, draft_text
 from tests.generation.test_generate import require_docker
 from tests.helpers.sim import forced, require_cli, write_profiles
 from tests.helpers.weekly import require_kernel

@@ -32,8 +32,8 @@ from skillbench import weekly
 from skillbench.report import figures
 from skillbench.suite import load_suite
 from skillbench.weekly import STAGES, WeeklyOptions, notebook_parameters, run_weekly
-from skillbench.weekly.chain import stage_parameters
-from skillbench.weekly.week_pages import report_notes as _notes
+from skillbench.weekly._chain import stage_parameters
+from skillbench.weekly._week_pages import report_notes as _notes
 from tests.helpers.shared import ROOT, TINY_SUITE, TINY_WEEK
 from tests.helpers.weekly import RUN_KEY, require_kernel
 
@@ -605,7 +605,7 @@ def test_trend_bands_follow_the_week_over_week_rule(weeks):
 
 
 def test_markdown_pages_render_tables_and_escape_answers(tmp_path):
-    from skillbench.report import pages as report
+    from skillbench.report import _pages as report
 
     md = tmp_path / "scorecard.md"
     md.write_text("# T\n\n| item | evidence |\n|---|---|\n| avoid | <script>alert(1)</script> |\n")

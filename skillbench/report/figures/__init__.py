@@ -12,10 +12,10 @@ same in every figure and every week; a comparison's two versions of one arm are 
 default with-skill vs no-skill, whose wording is unchanged).
 """
 
+from skillbench.report.figures._activation import activation_breakdown, activation_by_week_heatmap
 from skillbench.report.figures._base import ARM_COLORS, OUTCOME_COLORS, ROUTE_COLORS, ROUTES, Z95, arm_color, arm_colors
-from skillbench.report.figures.activation import activation_breakdown, activation_by_week_heatmap
-from skillbench.report.figures.judging import calibration_heatmap, pair_outcomes, verdict_breakdown
-from skillbench.report.figures.lift import (
+from skillbench.report.figures._judging import calibration_heatmap, pair_outcomes, verdict_breakdown
+from skillbench.report.figures._lift import (
     cost_vs_lift,
     lift_forest,
     lift_trend,
@@ -23,9 +23,9 @@ from skillbench.report.figures.lift import (
     prompt_moves,
     trend_bands,
 )
-from skillbench.report.figures.objective import pass_k_curves, transition_bars
-from skillbench.report.figures.runs import run_durations, suite_composition
-from skillbench.report.figures.validity import simulation_panel
+from skillbench.report.figures._objective import pass_k_curves, transition_bars
+from skillbench.report.figures._runs import run_durations, suite_composition
+from skillbench.report.figures._validity import simulation_panel
 
 __all__ = [
     "ARM_COLORS",

@@ -1,5 +1,5 @@
 """dotnet/skills eval specs as a suite: both formats (skill-validator ``scenarios:``, Vally ``stimuli:``), their
-tree layout, and dotnet's authoring gate — all loading into the one :class:`~skillbench.suite.format.Suite`.
+tree layout, and dotnet's authoring gate — all loading into the one :class:`~skillbench.suite._format.Suite`.
 """
 
 import lazy_loader

@@ -1,28 +1,28 @@
-from .authoring import (
+from ._authoring import (
     GRADER_REQUIRED as GRADER_REQUIRED,
     INSTRUMENT_DEBT as INSTRUMENT_DEBT,
 )
-from .layout import (
+from ._layout import (
     DotnetLayout as DotnetLayout,
     DotnetReport as DotnetReport,
     eval_specs as eval_specs,
     preflight_dotnet as preflight_dotnet,
 )
-from .skill_validator import (
+from ._skill_validator import (
     ASSERTIONS as ASSERTIONS,
     load_scenarios as load_scenarios,
 )
-from .stimulus import (
+from ._stimulus import (
     Draft as Draft,
     EvalContext as EvalContext,
     parse_duration as parse_duration,
 )
-from .vally import (
+from ._vally import (
     GRADERS as GRADERS,
     load_stimuli as load_stimuli,
     reference_answer as reference_answer,
 )
-from .yaml_strict import (
+from ._yaml_strict import (
     DuplicateKey as DuplicateKey,
     DuplicateKeyError as DuplicateKeyError,
     load_strict as load_strict,

@@ -1,5 +1,5 @@
 """Skills written with Anthropic's skill-creator: ``<skill>/evals/evals.json`` and trigger eval sets, loaded into
-the one :class:`~skillbench.suite.format.Suite` (see :mod:`skillbench.suite.skill_creator.layout`).
+the one :class:`~skillbench.suite._format.Suite` (see :mod:`skillbench.suite.skill_creator._layout`).
 """
 
 import lazy_loader

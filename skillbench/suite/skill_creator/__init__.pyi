@@ -1,4 +1,4 @@
-from .evals import (
+from ._evals import (
     EvalFileError as EvalFileError,
     Item as Item,
     query_key as query_key,
@@ -6,7 +6,7 @@ from .evals import (
     read_json as read_json,
     read_trigger_set as read_trigger_set,
 )
-from .layout import (
+from ._layout import (
     EVALS_FILE as EVALS_FILE,
     TRIGGER_SET_NAMES as TRIGGER_SET_NAMES,
     SkillCreatorLayout as SkillCreatorLayout,

@@ -1,0 +1,401 @@
+"""Running a calibration: grade the week's answers again, compare raters, write the three files.
+
+:func:`calibrate` grades each answer ``repeat`` times with the ledger's judge (self-agreement), once with a second
+judge, and/or reads human labels (two or more labelers are also compared with each other, "human vs human": the
+ceiling any judge can reach); it writes ``calibration.csv``, ``calibration-grades.csv`` and
+``calibration.md`` into the run directory. :func:`calibration_current` is the one "calibration is current" rule:
+the chain reuses a calibration written after the scores it measured last changed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from skillbench.calibration._agreement import (
+    AGREEMENT_COLUMNS,
+    GRADE_COLUMNS,
+    SELF_COLUMNS,
+    UNANIMOUS_MUSTS_BAR,
+    _typed,
+    agreement_rows,
+    flipping_items,
+    multi_rows,
+    positive,
+    self_agreement,
+)
+from skillbench.calibration._bias import week_pairwise_bias
+from skillbench.judge import evidence_counts, evidence_frame
+from skillbench.ledgers import (
+    CALIBRATION_FILE,
+    CALIBRATION_GRADES_FILE,
+    CALIBRATION_MD,
+    PAIRS_FILE,
+    PAIRWISE_BIAS_FILE,
+    SCORES_FILE,
+    atomic_write_text,
+    read_cells,
+)
+from skillbench.markdown import cell_text as _fmt, frame_table as _table
+from skillbench.runtime import PassContext
+from skillbench.vocab import UNGRADED
+
+
+@dataclass(frozen=True)
+class CalibrationOptions:
+    """What ``skillbench calibrate`` was asked to do."""
+
+    repeat: int = 3
+    sample: int | None = None  # runs to grade again (None: every gradeable run)
+    judge_model: str | None = None  # default: the ledger's judge, else the default judge
+    other_judge: str | None = None
+    human: Path | None = None
+    include_plugin: bool = False
+    seed: int = 0
+    jobs: int = 2
+    max_retries: int = 4
+    timeout: float = 120.0
+    batch: bool = False  # --batch: the gradings through Message Batches (half price)
+    batch_wait_s: float | None = None  # the longest wait for one round of batches (None: until they end)
+    cache: bool = False  # --cache: sample 1 resends the judge pass's requests; read them from the prompt cache
+
+
+@dataclass
+class Calibration:
+    """The tidy results (what the notebooks read) and the files written."""
+
+    grades: pd.DataFrame
+    self_agreement: pd.DataFrame
+    flipping: pd.DataFrame
+    agreement: pd.DataFrame
+    evidence: pd.DataFrame
+    cost_usd: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def musts_pass(self) -> bool | None:
+        row = self.self_agreement[self.self_agreement["item_type"] == "must"]
+        return None if row.empty else row["passes"].iloc[0]
+
+
+def grade_repeats(runs: Sequence[Any], client: Any, samples: Sequence[int], rater: str, *, seed: int = 0,
+                  jobs: int = 2, cache: bool = False, batch: Any = None) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """Grade each run's items once per sample number (independent samples), evidence verified as in scoring.
+
+    Args:
+        runs: :class:`skillbench.judge.RunAnswer` objects.
+        client: a :class:`skillbench.judge.JudgeClient`.
+        samples: the sample numbers (each is one grading).
+        rater: name prefix of the rater (``<rater>#<sample>``).
+        seed: rubric-order seed.
+        jobs: runs at once.
+        cache: a prompt-cache breakpoint on sample 1 (:class:`~skillbench.judge._rubric.RubricJudge`).
+        batch: a :class:`skillbench.judge._batch.BatchClient` around ``client``: the same calls, batched.
+
+    Returns:
+        ``(grades, evidence, cost)``: tidy gradings (:data:`GRADE_COLUMNS`), the judge's evidence counts
+        (one row), and the spend.
+    """
+    from skillbench.judge import RubricJudge, RunGrading, Vote, judge_prompt_sha
+
+    judge = RubricJudge(batch or client, seed=seed, cache=cache)
+
+    def work(run: Any) -> tuple[list[dict[str, Any]], RunGrading]:
+        log = RunGrading(run.run_id, client.model, len(samples), seed, run.rubric_sha, judge_prompt_sha())
+        attempts: dict[int, int] = {}
+        rows = []
+        for s in samples:
+            result = judge.grade_sample(run, run.lines(), s, log, attempts)
+            for index, kind, text in run.items:
+                vote = result.get(index)
+                graded = isinstance(vote, Vote)
+                rows.append({"run_id": run.run_id, "item_index": index, "item_type": kind, "item_text": text,
+                             "prompt": run.prompt, "model": run.model, "condition": run.condition,
+                             "rater": f"{rater}#{s}", "verdict": vote.verdict if graded else UNGRADED,
+                             "flagged": bool(graded and vote.flagged), "reason": "" if graded else str(vote)})
+        return rows, log
+
+    if batch is not None:
+        results = batch.run(list(runs), work, lambda r: ("calibration", r.run_id))
+    else:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            results = list(pool.map(work, runs))
+    grades = pd.DataFrame([r for rows, _ in results for r in rows], columns=[c for c in GRADE_COLUMNS
+                                                                              if c != "positive"])
+    grades["positive"] = positive(grades["verdict"])
+    calls = [c for _, log in results for c in log.calls]
+    reasons = grades.loc[grades["verdict"].eq(UNGRADED), "reason"]
+    evidence = evidence_frame({client.model: evidence_counts(calls, reasons)})
+    cost = sum(c.get("cost_usd", 0.0) for c in calls)
+    return grades[GRADE_COLUMNS], evidence, cost
+
+
+def ledger_grades(run_dir: Path, rater: str) -> pd.DataFrame:
+    """The final verdicts of ``scores.csv`` as gradings by ``rater`` (empty when there is no ledger)."""
+    path = run_dir / SCORES_FILE
+    if not path.is_file():
+        return pd.DataFrame(columns=GRADE_COLUMNS)
+    s = read_cells(path)
+    if "run_id" not in s or "item_index" not in s:
+        return pd.DataFrame(columns=GRADE_COLUMNS)
+    out = pd.DataFrame({"run_id": s["run_id"], "item_index": pd.to_numeric(s["item_index"]).astype(int),
+                        "item_type": s["item_type"], "item_text": s["item_text"], "prompt": s["prompt"],
+                        "model": s["model"], "condition": s["condition"], "rater": rater, "verdict": s["verdict"],
+                        "flagged": s["evidence_verified"].eq("0"), "reason": ""})
+    out["positive"] = positive(out["verdict"])
+    return out[GRADE_COLUMNS]
+
+
+def calibrate(run_dir: str | Path, options: CalibrationOptions, ctx: PassContext) -> Calibration:
+    """Run the calibration of ``run_dir`` and write ``calibration.csv``, ``calibration-grades.csv`` and
+    ``calibration.md``.
+
+    Args:
+        run_dir: a generated (and usually judged) run directory.
+        options: repeats, sample size, judges, human labels.
+        ctx: the Messages endpoint (needed when ``repeat`` ≥ 2 or ``other_judge`` is set; a simulated one gets
+            the sim's draw keys on batched requests), the executor (a Dask cluster's: every grading request of
+            both judges is sent from one of its workers, one connection for the pass), the log.
+
+    Raises:
+        ValueError: nothing to calibrate (no repeats, no other judge, no labels), or labels that match no
+            graded item.
+    """
+    from skillbench.calibration._labels import INTER_HUMAN, human_grades, inter_human, read_labels
+    from skillbench.judge import JudgeClient, resolve_judge_model, select_runs
+
+    say = ctx.log
+    run_dir = Path(run_dir)
+    ledger = ledger_grades(run_dir, "ledger")
+    primary = resolve_judge_model(options.judge_model, _ledger_judge(run_dir))
+    frames, evidence, rows, notes = [], [], [], []
+    cost = 0.0
+    needs_calls = options.repeat >= 2 or options.other_judge
+    self_table = pd.DataFrame(columns=SELF_COLUMNS)
+    flips = pd.DataFrame(columns=["run_id", "item_index", "item_type", "item_text", "prompt", "verdicts",
+                                  "n_positive", "n"])
+    if needs_calls:
+        if ctx.endpoint is None:
+            raise ValueError("calibrate: grading again needs an endpoint")
+        runs, _ = select_runs(run_dir, include_plugin=options.include_plugin)
+        if options.sample is not None and options.sample < len(runs):
+            runs = random.Random(f"calibrate:{options.seed}").sample(runs, options.sample)
+        if not runs:
+            raise ValueError(f"{run_dir}: no gradeable run with an answer to calibrate on")
+        repeats = list(range(1, max(options.repeat, 1) + 1))
+        say(f"calibrate: {len(runs)} runs × {len(repeats)} gradings by {primary}"
+            + (f", 1 by {options.other_judge}" if options.other_judge else ""))
+        # --executor dask: every grading request is one Dask task, both judges through one cluster connection
+        with ctx.open_endpoint() as ep, ctx.judge_transport(needed=True, simulated=ep.simulated) as transport:
+            client = JudgeClient(ep.base_url, ep.api_key, primary, max_retries=options.max_retries,
+                                 timeout=options.timeout, transport=transport)
+            try:
+                g, ev, c = grade_repeats(runs, client, repeats, primary, seed=options.seed, jobs=options.jobs,
+                                         cache=options.cache, batch=_batcher(run_dir, client, options, ctx, ep))
+            finally:
+                client.close()
+            frames.append(g)
+            evidence.append(ev)
+            cost += c
+            if options.other_judge:
+                other = JudgeClient(ep.base_url, ep.api_key, options.other_judge, max_retries=options.max_retries,
+                                    timeout=options.timeout, transport=transport)
+                try:
+                    # Its own sample number: a second judge's errors are its own, not a replay of sample 1's.
+                    g2, ev2, c2 = grade_repeats(runs, other, [repeats[-1] + 1], options.other_judge,
+                                                seed=options.seed, jobs=options.jobs,
+                                                batch=_batcher(run_dir, other, options, ctx, ep))
+                finally:
+                    other.close()
+                frames.append(g2)
+                evidence.append(ev2)
+                cost += c2
+        raters = [f"{primary}#{s}" for s in repeats]
+        if len(raters) >= 2:
+            self_table = self_agreement(g, raters)
+            flips = flipping_items(g, raters)
+            for a, b in itertools.combinations(raters, 2):
+                rows.append(agreement_rows(g, "samples", a, b))
+            if len(raters) >= 3:
+                rows.append(multi_rows(g, "samples (all)", raters))
+        if options.other_judge:
+            both = pd.concat([g, g2])
+            rows.append(agreement_rows(both, "judges", f"{primary}#1", f"{options.other_judge}#{repeats[-1] + 1}"))
+    if options.human is not None:
+        labels = read_labels(options.human, run_ids=ledger["run_id"].unique() if not ledger.empty else ())
+        humans = human_grades(labels)
+        if ledger.empty:
+            raise ValueError(f"{run_dir}: --human needs the judge's verdicts (scores.csv); run skillbench judge")
+        judged = ledger.set_index(["run_id", "item_index"])
+        matched = humans.join(judged[[]], on=["run_id", "item_index"], how="inner")
+        if matched.empty:
+            raise ValueError(f"{options.human}: no labelled item is in {run_dir / 'scores.csv'}")
+        frames.extend([humans, ledger])
+        labelers = sorted(humans["rater"].unique())
+        for h in labelers:
+            rows.append(agreement_rows(pd.concat([humans, ledger]), "judge vs human", h, "ledger"))
+        if len(labelers) >= 2:
+            rows.append(multi_rows(pd.concat([humans, ledger]), "judge + humans", [*labelers, "ledger"]))
+            rows.append(inter_human(labels))
+        notes.append(f"human labels: {labels['verdict'].ne('').sum()} from {len(labelers)} labeler(s); the judge "
+                     "side is the ledger's final verdict (scores.csv)")
+        if len(labelers) >= 2:
+            notes.append(f"{INTER_HUMAN}: the labelers against each other — the ceiling any judge can reach on "
+                         "these items (a judge vs human κ near it is as good as the labels allow)")
+    if not frames:
+        raise ValueError("nothing to calibrate: use --repeat 2 or more, --other-judge M, or --human FILE")
+    grades = pd.concat(frames, ignore_index=True)
+    agreement = _typed(pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=AGREEMENT_COLUMNS))
+    cal = Calibration(grades, self_table, flips, agreement,
+                      pd.concat(evidence, ignore_index=True) if evidence else pd.DataFrame(), cost, notes)
+    write_calibration(run_dir, cal, options, primary)
+    if options.batch:
+        from skillbench.judge import BatchStore
+
+        BatchStore(run_dir).close(["calibration"])  # complete: the next calibration asks again
+    return cal
+
+
+def _batcher(run_dir: Path, client: Any, options: CalibrationOptions, ctx: PassContext, endpoint: Any) -> Any:
+    """The batch client of a ``--batch`` calibration (None: synchronous)."""
+    if not options.batch:
+        return None
+    from skillbench.judge import BatchClient, BatchStore
+
+    return BatchClient(client, BatchStore(run_dir), "calibration", simulated=endpoint.simulated,
+                       wait_s=options.batch_wait_s, log=ctx.log)
+
+
+def _ledger_judge(run_dir: Path) -> str | None:
+    path = run_dir / SCORES_FILE
+    if not path.is_file():
+        return None
+    models = read_cells(path)
+    values = [m for m in models.get("judge_model", pd.Series(dtype=str)).unique() if m]
+    return values[0] if values else None
+
+
+def calibration_current(run_dir: str | Path) -> bool:
+    """True when ``calibration.csv`` was written after the scores it measured last changed."""
+    folder = Path(run_dir)
+    cal, scores = folder / CALIBRATION_FILE, folder / SCORES_FILE
+    return cal.is_file() and scores.is_file() and cal.stat().st_mtime >= scores.stat().st_mtime
+
+
+# -- calibration.md --------------------------------------------------------------------------------------
+# ``calibration.md``: self-agreement against the must bar, flipping items, agreement, confusion, evidence, and
+# the pairwise judge's bias (:mod:`skillbench.calibration._bias`, also written to ``pairwise-bias.csv``).
+
+
+def bias_section(bias: pd.DataFrame | None, *, has_pairs: bool = True) -> list[str]:
+    """The "Pairwise judge bias" section's lines: the measures with intervals and readings, or why there are none.
+
+    Args:
+        bias: :func:`skillbench.calibration._bias.pairwise_bias` rows; None: not measured.
+        has_pairs: whether the week has a ``pairs.csv`` (the reason given when there is no row).
+    """
+    out = ["## Pairwise judge bias", ""]
+    if bias is None or bias.empty:
+        why = ("the pairwise judge did not run on this week (no pairs.csv)" if not has_pairs or bias is None
+               else "pairs.csv has no judged pair")
+        return [*out, f"Not measured: {why}.", ""]
+    shown = bias.assign(interval=[f"{_fmt(lo, 2)} – {_fmt(hi, 2)}" for lo, hi in zip(bias["ci_low"],
+                                                                                       bias["ci_high"], strict=True)])
+    return [*out,
+            "Each pair is judged in both orders. Order flip rate: the share of pairs whose preferred answer changes "
+            "when the order is swapped. Position bias: (#A − #B) / verdicts over both orders (0 for a position-"
+            "blind judge; the share of verdicts that pick A whatever the content). Length bias: among pairs the "
+            "rubric judge scored equal, (#longer − #shorter) / verdicts. Intervals: 95 % bootstrap over pairs.",
+            "",
+            _table(shown, ["judge_model", "measure", "n", "estimate", "interval", "reading", "note"],
+                   ["judge", "measure", "pairs", "estimate", "interval", "reading", "note"]), ""]
+
+
+def render_markdown(cal: Calibration, options: CalibrationOptions, judge_model: str,
+                    bias: pd.DataFrame | None = None, *, has_pairs: bool = False) -> str:
+    """``calibration.md``: self-agreement with the must bar, flipping items, agreement, confusion, evidence, bias.
+
+    ``bias``: :func:`skillbench.calibration._bias.pairwise_bias` rows (None: not measured); ``has_pairs``: whether
+    the week has a ``pairs.csv`` (what the section says when there is no row).
+    """
+    out = [f"# Judge calibration — {judge_model}", ""]
+    if not cal.self_agreement.empty:
+        verdict = {True: "**PASS**", False: "**FAIL**", None: "n/a"}[cal.musts_pass]
+        must = cal.self_agreement[cal.self_agreement["item_type"] == "must"].iloc[0]
+        out += ["## Self-agreement", "",
+                f"The same answers graded {options.repeat} times. Bar: ≥ {UNANIMOUS_MUSTS_BAR:.0%} of must items "
+                f"unanimous — {verdict} ({_fmt(must['unanimity'] * 100 if must['n_items'] else None, 1)} % of "
+                f"{int(must['n_items'])} musts).", "",
+                _table(cal.self_agreement, ["item_type", "n_items", "unanimous", "unanimity", "flipping"],
+                       ["item type", "items", "unanimous", "unanimity", "flipping"]), ""]
+        if cal.flipping.empty:
+            out += ["No item flipped.", ""]
+        else:
+            out += ["### Flipping items", "",
+                    "Items whose verdict changed between gradings: reword them or accept the noise.", "",
+                    _table(cal.flipping, ["item_type", "prompt", "run_id", "item_index", "item_text", "verdicts"],
+                           ["type", "prompt", "run", "item", "text", "verdicts"]), ""]
+    if not cal.agreement.empty:
+        out += ["## Agreement", "",
+                "κ read on the Landis–Koch scale (≤ 0.20 slight, ≤ 0.40 fair, ≤ 0.60 moderate, ≤ 0.80 "
+                "substantial, above almost perfect); α with Krippendorff's rule (≥ 0.800 reliable, ≥ 0.667 "
+                "tentative conclusions only, below unreliable). PABAK = 2·p_o − 1 stays readable when base "
+                "rates are extreme and κ collapses.", "",
+                _table(cal.agreement, ["comparison", "rater_a", "rater_b", "item_type", "n_units", "raw_agreement",
+                                       "cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "pabak", "base_rate_a",
+                                       "base_rate_b", "landis_koch", "krippendorff_reading"],
+                       ["comparison", "rater A", "rater B", "type", "n", "agree", "Cohen κ", "Fleiss κ", "α",
+                        "PABAK", "base A", "base B", "κ reading", "α reading"]), ""]
+        pairs = cal.agreement[cal.agreement["rater_b"].ne("")]
+        if not pairs.empty:
+            out += ["### Confusion against the reference (rater A)", "",
+                    "A false positive is a \"met\" (or \"violated\") the reference does not give: for must and "
+                    "bonus items it is the costly error, because it inflates coverage.", "",
+                    _table(pairs, ["comparison", "rater_a", "rater_b", "item_type", "true_positive",
+                                   "false_positive", "false_negative", "true_negative", "false_positive_rate",
+                                   "false_negative_rate"],
+                           ["comparison", "reference", "rater", "type", "both +", "false +", "false −", "both −",
+                            "false + rate", "false − rate"]), ""]
+    if not cal.evidence.empty:
+        out += ["## Evidence", "",
+                "Quotes of met/violated verdicts that are not in the answer (first asks), and those still "
+                "unverified after the one re-ask (scored missing/clean and flagged).", "",
+                _table(cal.evidence, ["judge_model", "positive_verdicts", "unverified", "hallucinated_evidence_rate",
+                                      "still_unverified", "residual_rate"],
+                       ["judge", "met/violated", "unverified", "rate", "still unverified", "residual rate"]), ""]
+    out += bias_section(bias, has_pairs=has_pairs)
+    out += ["## Provenance", "", f"- judge model: {judge_model}"]
+    if options.other_judge:
+        out.append(f"- other judge: {options.other_judge}")
+    out += [f"- repeats: {options.repeat}; runs: {cal.grades['run_id'].nunique()}; seed: {options.seed}",
+            f"- calibration spend: ${cal.cost_usd:.4f}", *[f"- {n}" for n in cal.notes], ""]
+    return "\n".join(out)
+
+
+def write_calibration(run_dir: Path, cal: Calibration, options: CalibrationOptions, judge_model: str) -> None:
+    """Write ``calibration.csv``, ``calibration-grades.csv``, ``pairwise-bias.csv`` and ``calibration.md`` atomically.
+
+    The pairwise judge's bias is measured on the week's ``pairs.csv``
+    (:func:`skillbench.calibration._bias.week_pairwise_bias`; an empty table when there is none).
+    """
+    rows = [cal.agreement]
+    if not cal.self_agreement.empty:
+        rows.append(pd.DataFrame({"comparison": "self-agreement", "rater_a": judge_model, "rater_b": "",
+                                  "item_type": cal.self_agreement["item_type"],
+                                  "n_units": cal.self_agreement["n_items"], "n_raters": options.repeat,
+                                  "unanimity": cal.self_agreement["unanimity"]}))
+    present = [r for r in rows if not r.empty]
+    table = _typed(pd.concat(present, ignore_index=True) if present else pd.DataFrame(columns=AGREEMENT_COLUMNS))
+    atomic_write_text(run_dir / CALIBRATION_FILE, table.to_csv(index=False))
+    atomic_write_text(run_dir / CALIBRATION_GRADES_FILE, cal.grades.to_csv(index=False))
+    bias = week_pairwise_bias(run_dir)
+    atomic_write_text(run_dir / PAIRWISE_BIAS_FILE, bias.to_csv(index=False))
+    atomic_write_text(run_dir / CALIBRATION_MD, render_markdown(cal, options, judge_model, bias,
+                                                                has_pairs=(run_dir / PAIRS_FILE).is_file()))

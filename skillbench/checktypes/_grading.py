@@ -1,0 +1,86 @@
+"""Helpers the check types share to grade: a short detail, text tests, the file probe's states and glob output.
+
+Each check ends ``passed``, ``failed`` or ``error`` (it could not run: a probe timed out, the sandbox was gone,
+the transcript has no result to count) with a short detail that says why. An ``error`` is never a skill loss.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+
+from skillbench.checktypes._registry import FILE_MISSING, FILE_OK, Check, ProbeResult, RunFacts
+from skillbench.vocab import CHECK_ERROR, CHECK_FAILED, CHECK_PASSED
+
+DETAIL_CHARS = 200  # a detail is a hint for people, never a dump of the output
+Outcome = tuple[str, str]  # status, detail
+
+
+def short(text: str) -> str:
+    """``text`` on one line, at most :data:`DETAIL_CHARS` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= DETAIL_CHARS else text[: DETAIL_CHARS - 1] + "…"
+
+
+def contains(haystack: str, needle: str) -> bool:
+    """Case-insensitive substring (as Vally and dotnet's skill-validator compare an answer)."""
+    return needle.casefold() in haystack.casefold()
+
+
+def text_check(kind: str, check: Check, text: str, where: str) -> Outcome:
+    """contains / not_contains / matches / not_matches of ``text`` (the answer, or a file's content)."""
+    if kind in ("contains", "not_contains"):
+        found = contains(text, check.value or "")
+        wanted = kind == "contains"
+        if found == wanted:
+            return CHECK_PASSED, ""
+        verb = "lacks" if wanted else "contains"
+        return CHECK_FAILED, short(f"{where} {verb} {check.value!r}")
+    try:
+        found = re.search(check.pattern or "", text) is not None
+    except re.error as exc:  # preflight refuses it; a spec edited behind its back still never crashes a pass
+        return CHECK_ERROR, short(f"invalid pattern {check.pattern!r}: {exc}")
+    wanted = kind == "matches"
+    if found == wanted:
+        return CHECK_PASSED, ""
+    verb = "does not match" if wanted else "matches"
+    return CHECK_FAILED, short(f"{where} {verb} {check.pattern!r}")
+
+
+def glob_files(output: bytes) -> list[tuple[str, bytes]]:
+    """A glob probe's output (NUL, path, NUL, content, …) as ``(path, content)`` pairs, in the probe's order."""
+    parts = output.split(b"\0")[1:]
+    return [(name.decode("utf-8", "replace"), data) for name, data in zip(parts[::2], parts[1::2], strict=False)]
+
+
+def taken_probe(check: Check, facts: RunFacts) -> ProbeResult | Outcome:
+    """The check's probe when it was taken and finished, else the ``error`` outcome that says why not."""
+    probe = facts.probes.get(check.check_id)
+    if probe is None:
+        return CHECK_ERROR, "not probed (the sandbox took no probe for this check)"
+    if probe.error:
+        return CHECK_ERROR, short(probe.error)
+    if probe.timed_out:
+        return CHECK_ERROR, f"timeout after {probe.timeout_s:g}s"
+    return probe
+
+
+def probed_files(check: Check, probe: ProbeResult) -> list[tuple[str, str]] | Outcome:
+    """The files a content probe (``file`` / ``glob_content``) found, as ``(path, text)``: empty when nothing
+    matches, else the ``failed`` outcome of a path that is not a regular file."""
+    if probe.file_state == FILE_MISSING:
+        return []
+    if check.is_glob:
+        return [(name, data.decode("utf-8", "replace")) for name, data in glob_files(probe.output)]
+    if probe.file_state != FILE_OK:
+        return CHECK_FAILED, short(f"{check.path}: not a regular file")
+    return [(str(check.path), probe.output.decode("utf-8", "replace"))]
+
+
+def sim_files(check: Check, files: dict[str, str]) -> list[str]:
+    """The texts of the simulated workspace's files a ``file_*`` check's path names (a glob: every match)."""
+    if check.is_glob:  # an sh ``case`` pattern: ``*`` also crosses ``/`` (generation.workspace.GLOB_PROBE)
+        return [text for rel, text in sorted(files.items()) if fnmatch.fnmatchcase(rel, check.path or "")]
+    rel = posixpath.normpath((check.path or "").strip().lstrip("/")).removeprefix("./")
+    return [files[rel]] if rel in files else []

@@ -1,0 +1,82 @@
+"""The comparison's notebook: its tidy frames, and its execution by ``skillbench compare --report``.
+
+``notebooks/compare_versions.ipynb`` (parameters: suite, base, head, run dir) shows the per-prompt lift of the
+head over the base, the pairwise votes and the verdicts; every number comes from :func:`comparison_frames`, which
+reads what the comparison wrote (``results.json``, the ledgers), so the notebook and ``compare.md`` never differ.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from skillbench.compare._results import CompareResults
+from skillbench.compare._run import RESULTS_FILE, CompareOutcome
+from skillbench.paths import NOTEBOOKS_DIR
+
+NOTEBOOK = "compare_versions.ipynb"
+KERNEL_NAME = "skillbench"
+
+
+def read_results(run_dir: str | Path) -> CompareResults:
+    """``RUN_DIR/results.json``, validated against its schema.
+
+    Raises:
+        ValueError: no such file, or one that does not match the schema (the message names the file).
+    """
+    path = Path(run_dir) / RESULTS_FILE
+    try:
+        return CompareResults.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError as exc:
+        raise ValueError(f"{path}: not found (run `skillbench compare` first)") from exc
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise ValueError(f"{path}: not a skillbench compare result: {str(exc).splitlines()[0]}") from exc
+
+
+def comparison_frames(run_dir: str | Path) -> dict[str, Any]:
+    """The notebook's frames: ``verdicts``, ``prompt_lift`` (per model × prompt: base, head, ``d`` = head − base),
+    ``votes`` (one per family × model × prompt) and ``health``; ``results`` is the :class:`CompareResults`."""
+    from skillbench.ledgers import load_week
+    from skillbench.scorecard import collapse_votes
+    from skillbench.weekly import scorecard_week
+
+    results = read_results(run_dir)
+    verdicts = pd.DataFrame([v.model_dump() for v in results.verdicts])
+    frames: dict[str, Any] = {"results": results, "verdicts": verdicts,
+                              "health": pd.Series(results.health.model_dump(), name="value").to_frame()}
+    if not results.verdicts:
+        frames |= {"prompt_lift": pd.DataFrame(columns=["model", "prompt", "base", "head", "d"]),
+                   "votes": pd.DataFrame(columns=["skill_family", "model", "prompt", "vote"])}
+        return frames
+    data = scorecard_week(run_dir).data  # computed, never written: the comparison wrote its scorecard already
+    frames["prompt_lift"] = data.paired.rename(columns={"no_skill": "base", "with_skill": "head"})
+    pairs = load_week(run_dir).pairs
+    ok = pairs[pairs["error"].astype(str).str.strip().eq("")] if pairs is not None else None
+    frames["votes"] = (collapse_votes(ok) if ok is not None and len(ok)
+                       else pd.DataFrame(columns=["skill_family", "model", "prompt", "vote"]))
+    return frames
+
+
+def execute_compare_notebook(outcome: CompareOutcome, *, suite_dir: str | Path, base: str, head: str,
+                             kernel_name: str = KERNEL_NAME) -> Path:
+    """Execute the notebook with papermill into the run directory and export its HTML; the HTML's path.
+
+    Raises:
+        RuntimeError: a cell failed (the executed notebook is kept beside it, to read the error).
+    """
+    import papermill as pm
+
+    from skillbench.report import export_notebook_html
+
+    out = outcome.run_dir / NOTEBOOK
+    params = {"suite_dir": str(Path(suite_dir).resolve()), "base": base, "head": head,
+              "run_dir": str(outcome.run_dir.resolve())}
+    try:
+        pm.execute_notebook(str(NOTEBOOKS_DIR / NOTEBOOK), str(out), parameters=params, kernel_name=kernel_name,
+                            cwd=str(NOTEBOOKS_DIR), progress_bar=False, log_output=False)
+    except pm.PapermillExecutionError as exc:
+        raise RuntimeError(f"{out}: {exc.ename}: {exc.evalue}") from exc
+    return export_notebook_html(out, out.with_suffix(".html"))

@@ -1,0 +1,110 @@
+"""optimize-description's files: the candidate SKILL.md, its diff, candidates.csv, trigger-set.json, optimize.md.
+
+Contract of :func:`write_outputs`: every file is created new in the result folder (``open(…, "x")``: an existing
+file is never overwritten — the folder is new per call, named ``<family>-<UTC stamp>``). ``SKILL.md`` is the
+original hub file with only its description replaced by the winner's (the whole file); ``SKILL.md.diff`` the
+unified diff against the original; ``candidates.csv`` one row per candidate (its description, train and test
+rates and F1 — test only for the original and the winner, the only ones measured on test — and, counted apart,
+how many of the split's generated near-misses were measured and fired (``<split>_generated_n``/``_fp``), cost,
+notes);
+``optimize.md`` the table, the winner, its test F1 against the original's, the split's counts, the seed, k, the
+model and the cap.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pandas as pd
+
+from skillbench.ledgers import OPTIMIZE_CANDIDATES_FILE, OPTIMIZE_REPORT_MD, OPTIMIZE_TRIGGER_SET, SKILL_FILE
+from skillbench.quality._optimizer import OptimizeResult, score_text
+from skillbench.quality._trigger_runs import RATE_THRESHOLD, with_description
+from skillbench.quality._trigger_set import write_trigger_set
+from skillbench.suite import Suite
+
+DIFF_FILE = f"{SKILL_FILE}.diff"
+
+
+def _new(path: Path, text: str) -> None:
+    with path.open("x", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def candidates_frame(result: OptimizeResult) -> pd.DataFrame:
+    rows = []
+    for c in result.candidates:
+        row = {"candidate": c.index, "winner": int(c is result.winner), "chars": len(c.description),
+               "description": c.description}
+        for split, scores in (("train", c.train), ("test", c.test)):
+            for key in ("tp", "fn", "fp", "tn", "precision", "recall", "f1", "generated_n", "generated_fp"):
+                row[f"{split}_{key}"] = scores.get(key)
+        row.update({"cost_usd": round(c.cost_usd, 6), "capped": int(c.capped), "note": c.note})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _fired(fp: object, n: object) -> str:
+    return "—" if n is None or pd.isna(n) or not n else f"{int(fp)}/{int(n)}"
+
+
+def _near_misses(result: OptimizeResult) -> str:
+    asked = result.trigger_set.near_misses_requested
+    return ("none asked for" if not asked else
+            f"{asked} asked for with {result.rewriter_model or 'the rewriter model'}, ${result.near_miss_usd:.4f}")
+
+
+def _page(result: OptimizeResult, frame: pd.DataFrame, diff: str) -> str:
+    first, win = result.candidates[0], result.winner
+    counts = result.trigger_set.counts()
+    cap = ("none" if result.max_total_usd is None else
+           f"${result.max_total_usd:g} — **hit: runs were not started**" if result.capped else
+           f"${result.max_total_usd:g} (not hit)")
+    lines = [
+        f"# optimize-description: {result.family}", "",
+        f"Trigger set: {counts['train_should']} + {counts['train_should_not']} train, {counts['test_should']} + "
+        f"{counts['test_should_not']} test (should + should-not), of the should-not {counts['train_generated']} "
+        f"train and {counts['test_generated']} test generated near-misses ({_near_misses(result)}); seed "
+        f"{result.trigger_set.seed}, the test side of each stratum rounded up (ceil 0.4 n); "
+        f"k = {result.spec.k} runs per query with {result.spec.model} ({result.spec.backend or 'default'} backend); "
+        f"a query triggered when its rate is ≥ {RATE_THRESHOLD}. Iterations: {result.iterations}. "
+        f"Spent ${result.spent_usd:.4f}; cap: {cap}.", "",
+        "| # | chars | train P | train R | train F1 | test F1 | generated fired (train / test) | cost $ | note |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in frame.itertuples(index=False):
+        mark = " **(winner)**" if r.winner else ""
+        fired = (f"{_fired(r.train_generated_fp, r.train_generated_n)} / "
+                 f"{_fired(r.test_generated_fp, r.test_generated_n)}")
+        scores = " | ".join(score_text(v) for v in (r.train_precision, r.train_recall, r.train_f1, r.test_f1))
+        lines.append(f"| {r.candidate}{mark} | {r.chars} | {scores} | {fired} | {r.cost_usd:.4f} | {r.note} |")
+    verdict = ("the original kept the best train F1: no change proposed" if win is first else
+               f"candidate {win.index}: test F1 {score_text(win.test.get('f1'))} against the original's "
+               f"{score_text(first.test.get('f1'))}")
+    lines += ["", f"**Winner**: {verdict}.", "", "Selection read train only; test was measured for the original "
+              "and the winner alone.", "", "## Winner's description", "", f"> {win.description}", "",
+              "## Diff", "", "```diff", diff.rstrip() or "(no change)", "```", ""]
+    return "\n".join(lines)
+
+
+def write_outputs(result: OptimizeResult, suite: Suite, folder: Path) -> dict[str, Path]:
+    """Write the five files into ``folder`` (module docstring); returns them by name."""
+    hub = suite.family_dir(result.family) / SKILL_FILE
+    original = hub.read_text(encoding="utf-8")
+    new = with_description(original, result.winner.description)
+    diff = "".join(difflib.unified_diff(original.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        fromfile=f"a/{result.family}/{SKILL_FILE}",
+                                        tofile=f"b/{result.family}/{SKILL_FILE}"))
+    frame = candidates_frame(result)
+    paths = {name: folder / name for name in (SKILL_FILE, DIFF_FILE, OPTIMIZE_CANDIDATES_FILE, OPTIMIZE_TRIGGER_SET,
+                                              OPTIMIZE_REPORT_MD)}
+    _new(paths[SKILL_FILE], new)
+    _new(paths[DIFF_FILE], diff)
+    _new(paths[OPTIMIZE_CANDIDATES_FILE], frame.to_csv(index=False))
+    write_trigger_set(result.trigger_set, paths[OPTIMIZE_TRIGGER_SET])
+    _new(paths[OPTIMIZE_REPORT_MD], _page(result, frame, diff))
+    return paths
+
+
+__all__ = ["DIFF_FILE", "candidates_frame", "write_outputs"]

@@ -1,0 +1,135 @@
+"""The weekly report's HTML: executed notebooks without code, the scorecard page, and the two index pages.
+
+Everything here renders files that already exist (executed notebooks, ``scorecard.md``, ``calibration.md``,
+``weekly.json``); nothing computes a number. The pages are self-contained: figures are inline PNGs and no page
+loads a script or stylesheet from the network (nbconvert's RequireJS, MathJax and Mermaid tags are dropped by
+``templates/notebook.html.j2``), so a report opens offline and a screenshot never leaves the machine.
+
+Layout (``reports/`` is git-ignored)::
+
+    reports/index.html                   every week, newest first
+    reports/<run_key>/index.html         the week: status, headline lift, links to stages and scorecard
+    reports/<run_key>/weekly.json        what the chain did (stages, timings, options), read by the indexes
+    reports/<run_key>/NN_<stage>.ipynb   the executed notebook
+    reports/<run_key>/NN_<stage>.html    the same without code
+    reports/<run_key>/scorecard.html     scorecard.md rendered
+    reports/<run_key>/calibration.html   calibration.md rendered
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from skillbench.ledgers import CALIBRATION_HTML, INDEX_FILE, SCORECARD_HTML, STATE_FILE, atomic_write_text
+from skillbench.markdown import format_seconds
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+NOTEBOOK_TEMPLATE = "notebook.html.j2"
+
+
+def _jinja() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True,
+                             lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+    env.filters["seconds"] = format_seconds
+    env.filters["signed"] = lambda x, nd=3: "–" if x is None else f"{x:+.{nd}f}"
+    return env
+
+
+def markdown_to_html(text: str) -> str:
+    """Render GitHub-style markdown (tables included) to an HTML fragment, raw HTML escaped.
+
+    Uses ``mistune``, which nbconvert already depends on. Escaping matters: the scorecard quotes model
+    answers (avoid-violation evidence), and an answer must not be able to inject markup into the report.
+    """
+    import mistune
+
+    render = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])
+    return str(render(text))
+
+
+def export_notebook_html(notebook: str | Path, html: str | Path, *, show_code: bool = False) -> Path:
+    """Write an executed notebook as a self-contained HTML page.
+
+    Args:
+        notebook: the executed ``.ipynb``.
+        html: where to write the page.
+        show_code: keep the code cells (used for a failed stage, so the failing cell is visible).
+    """
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="lab", extra_template_paths=[str(TEMPLATES)],
+                            template_file=NOTEBOOK_TEMPLATE, exclude_input=not show_code,
+                            exclude_input_prompt=True, exclude_output_prompt=True, embed_images=True)
+    nb = nbformat.read(str(notebook), as_version=4)
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": Path(notebook).stem}})
+    out = Path(html)
+    out.write_text(body, encoding="utf-8")
+    return out
+
+
+def write_markdown_page(markdown_file: str | Path, html: str | Path, *, title: str, back: str = INDEX_FILE) -> Path:
+    """Render a markdown ledger (``scorecard.md``, ``calibration.md``) as a report page."""
+    text = Path(markdown_file).read_text(encoding="utf-8")
+    page = _jinja().get_template("markdown_page.html.j2").render(title=title, body=markdown_to_html(text), back=back)
+    out = Path(html)
+    out.write_text(page, encoding="utf-8")
+    return out
+
+
+def read_state(report_dir: str | Path) -> dict[str, Any] | None:
+    """A week's ``weekly.json``, or None when it has none (or it is unreadable)."""
+    path = Path(report_dir) / STATE_FILE
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_state(report_dir: str | Path, state: Mapping[str, Any]) -> Path:
+    """Write ``weekly.json`` atomically (the indexes read it while a later week runs)."""
+    path = Path(report_dir) / STATE_FILE
+    atomic_write_text(path, json.dumps(state, indent=2, sort_keys=True, default=str))
+    return path
+
+
+def write_week_index(report_dir: str | Path, state: Mapping[str, Any], *, headline: Sequence[Mapping[str, Any]] = (),
+                     notes: Sequence[str] = ()) -> Path:
+    """``reports/<run_key>/index.html``: status, headline lift, notes, and links to every stage.
+
+    Args:
+        report_dir: the week's report folder.
+        state: the chain's ``weekly.json`` content.
+        headline: rows ``model, must_lift, must_lift_se`` (from the history) for the lift summary.
+        notes: sentences the reader must see first (simulated endpoint, local sandbox, incomplete week).
+    """
+    report_dir = Path(report_dir)
+    page = _jinja().get_template("week_index.html.j2").render(
+        s=state, headline=list(headline), notes=list(notes),
+        has_scorecard=(report_dir / SCORECARD_HTML).is_file(),
+        has_calibration=(report_dir / CALIBRATION_HTML).is_file(),
+    )
+    out = report_dir / INDEX_FILE
+    out.write_text(page, encoding="utf-8")
+    return out
+
+
+def write_reports_index(reports_dir: str | Path) -> Path:
+    """``reports/index.html``: every week that has a ``weekly.json``, newest run key first."""
+    reports_dir = Path(reports_dir)
+    weeks = []
+    for folder in sorted((p for p in reports_dir.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True):
+        state = read_state(folder)
+        if state is not None:
+            weeks.append({"dir": folder.name, **state})
+    page = _jinja().get_template("reports_index.html.j2").render(
+        weeks=weeks, generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+    out = reports_dir / INDEX_FILE
+    out.write_text(page, encoding="utf-8")
+    return out

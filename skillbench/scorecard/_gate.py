@@ -1,0 +1,125 @@
+"""The paired preference gate (dotnet/skills adapter policy), per skill family × model, from ``pairs.csv``.
+
+Each row of ``pairs.csv`` is one (prompt, model, rep) judged twice with positions swapped; its ``outcome`` is
+``W``/``T``/``L`` for the treatment's answer (the week's :class:`~skillbench.arms.ArmPair`: with-skill in a weekly
+run, ``with-skill@HEAD`` in a comparison, so a comparison's gate counts the head's wins). The gate:
+
+1. collapses reps to **one vote per prompt** (a stimulus): the majority direction among the reps' wins and
+   losses (``W`` when wins outnumber losses, ``L`` when losses do, ``T`` on an even split — ties inside the
+   reps carry no direction), because repeated runs of one task are not independent tasks;
+2. counts ``n = W + T + L`` over the family's preference-eligible prompts (dormancy prompts never vote);
+3. decides the record by the one verdict specification, :mod:`skillbench.scorecard._verdicts` (an exact
+   one-sided sign test of ``W`` against ``L`` with a net-win and an eligibility floor, after the health checks;
+   every state, its precedence and its plain words live there).
+
+This module builds the records from the ledgers: the stimulus votes, the judge errors, the activation contract's
+dormancy activations and the objective record of deterministic checks per skill family × model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from skillbench.arms import DEFAULT_PAIR, ArmPair
+from skillbench.scorecard._verdicts import ObjectiveRecord, decide
+from skillbench.signals import false_trigger_arms
+from skillbench.vocab import BASELINE_ONLY, SKILLED_ONLY
+
+GATE_COLUMNS = ["skill_family", "model", "state", "reason", "verdict", "n", "wins", "ties", "losses", "p_value",
+                "net_win", "judge_errors", "dormancy_activations", "evidence"]
+OBJECTIVE_COLUMNS = ["objective_n", "objective_wins", "objective_ties", "objective_losses", "objective_p",
+                     "objective_net_loss"]
+
+
+def collapse_votes(pairs: pd.DataFrame) -> pd.DataFrame:
+    """One vote per (skill family, model, prompt): the majority direction of its reps, an even split a tie.
+
+    Args:
+        pairs: ``pairs.csv`` rows without judge errors.
+
+    Returns:
+        ``skill_family, model, prompt, reps, rep_wins, rep_losses, vote``.
+    """
+    keys = ["skill_family", "model", "prompt"]
+    g = pairs.assign(_w=pairs["outcome"].eq("W"), _l=pairs["outcome"].eq("L")).groupby(keys, sort=True)
+    votes = pd.DataFrame({"reps": g.size(), "rep_wins": g["_w"].sum(), "rep_losses": g["_l"].sum()})
+    direction = np.sign(votes["rep_wins"] - votes["rep_losses"])
+    votes["vote"] = np.select([direction > 0, direction < 0], ["W", "L"], "T")
+    return votes.reset_index()
+
+
+def dormancy_activations(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+    """Per family × model, runs of the family's dormancy prompts (treatment, plugin) that activated the skill.
+
+    Returns:
+        ``skill_family, model, dormancy_runs, dormancy_activations``.
+    """
+    dorm = manifest[manifest["dormancy"] & false_trigger_arms(manifest["condition"], pair)]
+    active = dorm["skill_activation"].fillna("none").str.strip().ne("none") & dorm["skill_activation"].ne("")
+    g = dorm.assign(_a=active).groupby(["skill_family", "model"], sort=True)
+    return pd.DataFrame({"dormancy_runs": g.size(), "dormancy_activations": g["_a"].sum()}).reset_index()
+
+
+def objective_records(transitions: pd.DataFrame | None) -> dict[tuple[str, str], ObjectiveRecord]:
+    """Per family × model, the objective record of its non-dormancy stimuli with checks.
+
+    Args:
+        transitions: :func:`skillbench.scorecard._objective.transitions` output (None or empty: no checks).
+    """
+    if transitions is None or transitions.empty:
+        return {}
+    votes = transitions[~transitions["dormancy"].astype(bool)]
+    out = {}
+    for (family, model), block in votes.groupby(["skill_family", "model"], sort=True):
+        out[(family, model)] = ObjectiveRecord(len(block), int(block["transition"].eq(SKILLED_ONLY).sum()),
+                                               int(block["transition"].eq(BASELINE_ONLY).sum()))
+    return out
+
+
+def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliation_complete: bool = True,
+                    transitions: pd.DataFrame | None = None, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+    """The gate for every skill family × model that has pairwise judgments or preference-eligible runs.
+
+    Args:
+        pairs: ``pairs.csv`` (:func:`skillbench.ledgers.read_pairs`), outcomes for the treatment.
+        manifest: the run manifest (dormancy flags and activations).
+        reconciliation_complete: false makes every record ``INVALID_INCONCLUSIVE``.
+        transitions: the week's objective transitions (a week with checks); adds :data:`OBJECTIVE_COLUMNS`.
+        pair: the week's arms: the treatment's scored runs name the records, its dormancy runs (and the plugin
+            arm's) feed the activation contract.
+
+    Returns:
+        One row per family × model with :data:`GATE_COLUMNS` (then :data:`OBJECTIVE_COLUMNS` with checks).
+    """
+    objective = objective_records(transitions)
+    dormant = set(manifest.loc[manifest["dormancy"], "prompt"])
+    eligible = pairs[~pairs["prompt"].isin(dormant)]
+    errored = eligible["error"].astype(str).str.strip().ne("")
+    errors = eligible[errored].groupby(["skill_family", "model"]).size().rename("judge_errors")
+    votes = collapse_votes(eligible[~errored])
+    record = (votes.assign(W=votes["vote"].eq("W"), T=votes["vote"].eq("T"), L=votes["vote"].eq("L"))
+              .groupby(["skill_family", "model"])[["W", "T", "L"]].sum())
+    scored = manifest[~manifest["dormancy"] & manifest["condition"].eq(pair.treatment)]
+    index = (set(record.index) | set(errors.index)
+             | set(zip(scored["skill_family"], scored["model"], strict=True)))
+    acts = dormancy_activations(manifest, pair).set_index(["skill_family", "model"])["dormancy_activations"]
+    rows = []
+    for family, model in sorted(index):
+        w, t, lo = (int(record.at[(family, model), k]) if (family, model) in record.index else 0
+                    for k in ("W", "T", "L"))
+        n_err = int(errors.get((family, model), 0))
+        n_act = int(acts.get((family, model), 0))
+        checked = objective.get((family, model))
+        dec = decide(w, t, lo, reconciliation_complete=reconciliation_complete, judge_errors=n_err,
+                     dormancy_activations=n_act, objective=checked)
+        row = {"skill_family": family, "model": model, "state": dec.state, "reason": dec.reason,
+               "verdict": dec.verdict, "n": dec.n, "wins": w, "ties": t, "losses": lo, "p_value": dec.p_value,
+               "net_win": dec.net_win, "judge_errors": n_err, "dormancy_activations": n_act,
+               "evidence": dec.evidence}
+        if objective:
+            values = ((checked.n, checked.wins, checked.ties, checked.losses, checked.p_value, checked.net_loss)
+                      if checked else (0, 0, 0, 0, float("nan"), float("nan")))
+            row |= dict(zip(OBJECTIVE_COLUMNS, values, strict=True))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=GATE_COLUMNS + (OBJECTIVE_COLUMNS if objective else []))

@@ -1,0 +1,391 @@
+"""``scorecard-history.csv``: one row per run × model, and the week-over-week rule that reads it.
+
+**The file keeps qdrant's 8 columns** (``run_key, window_end, model, must_lift, must_lift_se, composite_lift,
+cost_delta, turns_delta``), so qdrant's own tools (their ``summarize-eval.py`` rewrites it with
+``csv.DictWriter(fieldnames=<those 8>)``) read and rewrite it unchanged. The endpoint kind of each row
+(``real``/``simulated``/…) lives in a **sidecar** beside it, ``<stem>.endpoints.csv``
+(``scorecard-history.endpoints.csv``; columns ``run_key, model, endpoint``), keyed by (run key, model). A row
+with no record in the sidecar reads ``real`` (qdrant's runner only ever called the real API), so the sidecar is
+written *before* the history whenever any row is not real or the sidecar already exists: a simulated week is
+never in a history file without its sidecar record, even after a crash between the two writes.
+
+The sidecar also carries each week's **judge drift sentinel** (:mod:`skillbench.calibration._sentinel`) next to
+the lift, on every model's row of the week: ``judge_model, judge_snapshot, sentinel_agreement,
+sentinel_must_credit, sentinel_flag`` (:data:`SENTINEL_HISTORY_COLUMNS`). A sidecar written before them (three
+columns) still reads, its rows' sentinel values empty; the next write adds the columns. A week with sentinel
+values writes the sidecar even when every row is real.
+
+Files of ours that carry a 9th ``endpoint`` column still read (the column is the row's endpoint; a sidecar
+record that disagrees with it is refused); the next write migrates them to 8 columns + sidecar.
+
+Both files are written the way qdrant's ``csv`` writer writes (numbers with 6 decimals, empty for unknown, CRLF
+line ends), so upserting a week into their file leaves their rows byte-identical. ``window_end`` is the latest run
+``timestamp`` of the week. A torn or hand-damaged row (wrong number of cells, a lift that is not a number, an
+empty key, a (run key, model) twice) is refused with one line naming the file and line, never rewritten.
+
+Upsert is idempotent and keyed on (run key, model): a row is replaced in place, a new one appended.
+
+Week over week, among weeks of the **same endpoint kind only** (a simulated week never enters real-week
+statistics), ordered by their run window (``window_end``; a week not in the history, e.g. a partial one, is
+placed by its own window end, never by its run key):
+
+* until four run keys exist up to this one: "Will be computed after four runs.";
+* then ``Δ = now − previous``, ``t·SE_Δ`` with ``SE_Δ = √(SE_now² + SE_prev²)`` (t at this week's pairs − 1),
+  the between-week σ (population SD of the *prior* weekly lifts, needs ≥ 2), ``threshold = max`` of the two,
+  actionable when ``|Δ| > threshold``.
+
+**A comparison never writes the weekly history** (:func:`keeps_history`): the history is the series of weekly
+with-skill − no-skill lifts, and a ``skillbench compare`` week (``with-skill@HEAD − with-skill@BASE``) is another
+quantity, so it neither reads nor writes ``scorecard-history.csv`` or its endpoints file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from skillbench.arms import ArmPair
+from skillbench.ledgers import (
+    HISTORY_COLUMNS,
+    HISTORY_ENDPOINT_COLUMNS,
+    HISTORY_ENDPOINTS_SUFFIX,
+    QDRANT_HISTORY_COLUMNS,
+    atomic_write_text,
+    parse_timestamps,
+)
+from skillbench.scorecard import _noise as noise
+from skillbench.scorecard._stats import DEFAULT_CONFIDENCE
+from skillbench.vocab import ENDPOINT_UNKNOWN, REAL
+
+NUMERIC_COLUMNS: tuple[str, ...] = QDRANT_HISTORY_COLUMNS[3:]
+# The week's judge drift sentinel, kept in the sidecar beside the row's endpoint (qdrant's 8 columns stay as they are).
+SENTINEL_HISTORY_COLUMNS: tuple[str, ...] = ("judge_model", "judge_snapshot", "sentinel_agreement",
+                                             "sentinel_must_credit", "sentinel_flag")
+SIDECAR_COLUMNS: tuple[str, ...] = (*HISTORY_ENDPOINT_COLUMNS, *SENTINEL_HISTORY_COLUMNS)
+FRAME_COLUMNS: tuple[str, ...] = (*HISTORY_COLUMNS, *SENTINEL_HISTORY_COLUMNS)  # what read_history returns
+LEGACY_ENDPOINT = REAL
+WOW_MIN_RUNS = 4
+KEY = ["run_key", "model"]
+_REQUIRED = ("run_key", "model", "must_lift")  # a row without these carries no week-over-week information
+_RESTORE = "restore the file from a good copy or delete that line"
+
+
+class HistoryError(ValueError):
+    """A history file that cannot be read or written; the message names the file and line."""
+
+
+def keeps_history(pair: ArmPair) -> bool:
+    """True when a week of this pair is read against and written into the week-over-week history.
+
+    The one rule: a comparison never writes the weekly history — only the weekly pair (with-skill vs no-skill)
+    is a point of the series; any other pair neither reads nor writes ``scorecard-history.csv`` and its sidecar.
+    """
+    return pair.is_default
+
+
+def empty_history() -> pd.DataFrame:
+    """A history with no rows."""
+    return pd.DataFrame({c: pd.Series(dtype=str) for c in FRAME_COLUMNS})
+
+
+def endpoints_path(path: str | Path) -> Path:
+    """The sidecar of a history file: ``scorecard-history.csv`` → ``scorecard-history.endpoints.csv``."""
+    path = Path(path)
+    return path.with_name(path.stem + HISTORY_ENDPOINTS_SUFFIX)
+
+
+def _not_a_folder(path: Path) -> None:
+    if path.exists() and not path.is_file():
+        raise HistoryError(f"{path}: is a folder, not a history file — pass the CSV's path (e.g. "
+                           "SUITE_DIR/weekly/scorecard-history.csv)")
+
+
+def _records(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header and every record with its line number; every record has the header's number of cells."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise HistoryError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}) — {_RESTORE}") from exc
+    reader = csv.reader(io.StringIO(text, newline=""))
+    records: list[tuple[int, list[str]]] = []
+    try:
+        for cells in reader:
+            if cells:  # a blank line holds no row
+                records.append((reader.line_num, cells))
+    except csv.Error as exc:
+        raise HistoryError(f"{path}: line {reader.line_num}: not a readable CSV row ({exc}) — {_RESTORE}") from exc
+    if not records:
+        raise HistoryError(f"{path}: empty file (expected a header row) — delete it to start a new history")
+    (_, header), rows = records[0], records[1:]
+    for line, cells in rows:
+        if len(cells) != len(header):
+            raise HistoryError(f"{path}: line {line}: {len(cells)} cells, expected {len(header)} ({', '.join(header)})"
+                               f" — a torn or hand-edited row; {_RESTORE}")
+    return header, rows
+
+
+def _read_endpoints(path: Path) -> dict[tuple[str, str], tuple[int, str, dict[str, str]]]:
+    """The sidecar's records: (run key, model) → (line, endpoint, sentinel values); empty without a sidecar.
+
+    A sidecar without (some of) the sentinel columns reads them empty.
+    """
+    _not_a_folder(path)
+    if not path.is_file():
+        return {}
+    header, rows = _records(path)
+    extra = header[len(HISTORY_ENDPOINT_COLUMNS):]
+    if header[: len(HISTORY_ENDPOINT_COLUMNS)] != list(HISTORY_ENDPOINT_COLUMNS) or \
+            any(c not in SENTINEL_HISTORY_COLUMNS for c in extra) or len(set(extra)) != len(extra):
+        raise HistoryError(f"{path}: columns are {', '.join(header)}, expected {', '.join(HISTORY_ENDPOINT_COLUMNS)}"
+                           f" (then any of {', '.join(SENTINEL_HISTORY_COLUMNS)}) — {_RESTORE}")
+    out: dict[tuple[str, str], tuple[int, str, dict[str, str]]] = {}
+    for line, cells in rows:
+        run_key, model, endpoint = cells[:3]
+        if not (run_key.strip() and model.strip() and endpoint.strip()):
+            raise HistoryError(f"{path}: line {line}: an empty run_key, model or endpoint — {_RESTORE}")
+        if (run_key, model) in out:
+            raise HistoryError(f"{path}: line {line}: ({run_key}, {model}) again (first on line "
+                               f"{out[(run_key, model)][0]}) — {_RESTORE}")
+        values = dict.fromkeys(SENTINEL_HISTORY_COLUMNS, "") | dict(zip(extra, cells[3:], strict=True))
+        out[(run_key, model)] = (line, endpoint.strip(), values)
+    return out
+
+
+def read_history(path: str | Path) -> pd.DataFrame:
+    """Read ``scorecard-history.csv`` and its endpoint sidecar as strings (so rewriting never reformats a row).
+
+    Returns:
+        One row per run key × model with :data:`FRAME_COLUMNS` (qdrant's 8, ``endpoint``, then the sentinel's
+        :data:`SENTINEL_HISTORY_COLUMNS` from the sidecar, empty where it has none); empty when the file is absent.
+
+    Raises:
+        HistoryError: one line naming the file and line: the path is a folder, the file is unreadable, one of
+            qdrant's 8 columns is missing or an unknown one is present, a row has another number of cells than
+            the header, an empty key or lift, a value that is not a number or a timestamp, a (run key, model)
+            twice, or a sidecar record that contradicts the file's own ``endpoint`` column.
+    """
+    path = Path(path)
+    _not_a_folder(path)
+    if not path.is_file():
+        return empty_history()
+    header, rows = _records(path)
+    missing = [c for c in QDRANT_HISTORY_COLUMNS if c not in header]
+    if missing:
+        raise HistoryError(f"{path}: missing column(s) {', '.join(missing)}")
+    unknown = [c for c in header if c not in HISTORY_COLUMNS]
+    if unknown:
+        raise HistoryError(f"{path}: unknown column(s) {', '.join(unknown)} (a history has "
+                           f"{', '.join(QDRANT_HISTORY_COLUMNS)}) — a rewrite would lose them; move them elsewhere")
+    sidecar = endpoints_path(path)
+    recorded = _read_endpoints(sidecar)
+    index = {c: header.index(c) for c in header}
+    out, seen = [], {}
+    for line, cells in rows:
+        row = {c: cells[i] for c, i in index.items()}
+        for column in _REQUIRED:
+            if not row[column].strip():
+                raise HistoryError(f"{path}: line {line}: column {column!r} is empty — {_RESTORE}")
+        for column in NUMERIC_COLUMNS:
+            value = row[column]
+            if value.strip() and pd.isna(pd.to_numeric(value, errors="coerce")):
+                raise HistoryError(f"{path}: line {line}: column {column!r}: {value!r} is not a number — {_RESTORE}")
+        stamp = row["window_end"]
+        if stamp.strip() and pd.isna(parse_timestamps(pd.Series([stamp])).iloc[0]):
+            raise HistoryError(f"{path}: line {line}: column 'window_end': {stamp!r} is not a UTC timestamp "
+                               f"(20260808T081641Z) — {_RESTORE}")
+        key = (row["run_key"], row["model"])
+        if key in seen:
+            raise HistoryError(f"{path}: line {line}: run {key[0]} × {key[1]} again (first on line {seen[key]}) — "
+                               f"{_RESTORE}")
+        seen[key] = line
+        note = recorded.get(key)
+        if "endpoint" in row:  # a 9-column file of ours: the column is the row's endpoint
+            row["endpoint"] = row["endpoint"].strip() or ENDPOINT_UNKNOWN
+            if note is not None and note[1] != row["endpoint"]:
+                raise HistoryError(f"{sidecar}: line {note[0]}: {key[0]} × {key[1]} is {note[1]!r}, but {path} line "
+                                   f"{line} says {row['endpoint']!r} — correct one of them")
+        else:
+            row["endpoint"] = note[1] if note is not None else LEGACY_ENDPOINT
+        row.update(note[2] if note is not None else dict.fromkeys(SENTINEL_HISTORY_COLUMNS, ""))
+        out.append(row)
+    return pd.DataFrame(out, columns=list(FRAME_COLUMNS)) if out else empty_history()
+
+
+def _num(value: float) -> str:
+    return "" if value is None or pd.isna(value) else f"{value:.6f}"
+
+
+def history_rows(run_key: str, window_end: str, lift: pd.DataFrame, endpoint: str,
+                 sentinel: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """This week's history rows, formatted as qdrant formats them.
+
+    Args:
+        run_key: the week's run key.
+        window_end: latest run timestamp, e.g. ``20260808T081641Z``.
+        lift: :func:`skillbench.scorecard.lift_table` output (``model, must_lift, must_lift_se, composite_lift,
+            cost_delta, turns_delta``), in the order the rows should be written.
+        endpoint: ``real``, ``simulated``, …
+        sentinel: the week's ``sentinel.json`` (None: the week ran no sentinel; its columns stay empty).
+    """
+    rows = pd.DataFrame({"run_key": run_key, "window_end": window_end, "model": lift["model"].astype(str)})
+    for column in NUMERIC_COLUMNS:
+        rows[column] = [_num(v) for v in lift[column]]
+    rows["endpoint"] = endpoint
+    for column, value in sentinel_cells(sentinel).items():
+        rows[column] = value
+    return rows[list(FRAME_COLUMNS)].reset_index(drop=True)
+
+
+def sentinel_cells(sentinel: Mapping[str, Any] | None) -> dict[str, str]:
+    """The sidecar's sentinel cells of a week from its ``sentinel.json`` (all empty without one)."""
+    if not sentinel:
+        return dict.fromkeys(SENTINEL_HISTORY_COLUMNS, "")
+    return {"judge_model": str(sentinel.get("judge_model") or ""),
+            "judge_snapshot": str(sentinel.get("judge_snapshot") or ""),
+            "sentinel_agreement": _num(sentinel.get("agreement")),
+            "sentinel_must_credit": _num(sentinel.get("must_credit")),
+            "sentinel_flag": str(sentinel.get("flag") or "")}
+
+
+def upsert(history: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """Replace rows keyed on (run key, model) in place and append new keys; idempotent."""
+    history = _framed(history).reset_index(drop=True).copy()
+    position = {(k, m): i for i, (k, m) in enumerate(zip(history["run_key"], history["model"], strict=True))}
+    extra = []
+    for row in _framed(rows).itertuples(index=False):
+        i = position.get((row.run_key, row.model))
+        if i is None:
+            extra.append(row._asdict())
+        else:
+            history.loc[i, list(FRAME_COLUMNS)] = list(row)
+    if extra:
+        history = pd.concat([history, pd.DataFrame(extra, columns=list(FRAME_COLUMNS))], ignore_index=True)
+    return history
+
+
+def _framed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with :data:`FRAME_COLUMNS`: a frame of the 9 columns gets empty sentinel cells."""
+    return frame.reindex(columns=list(FRAME_COLUMNS), fill_value="")
+
+
+def _csv(columns: tuple[str, ...], rows: pd.DataFrame) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf)  # qdrant's csv.DictWriter: minimal quoting, CRLF
+    writer.writerow(columns)
+    writer.writerows(rows[list(columns)].itertuples(index=False, name=None))
+    return buf.getvalue()
+
+
+def write_history(path: str | Path, history: pd.DataFrame) -> None:
+    """Write the history with qdrant's 8 columns, and the endpoint of every row into the sidecar first.
+
+    The sidecar is written when a row is not ``real``, a row has sentinel values, or the sidecar already exists
+    (a real-only history without a sentinel needs none: an absent record reads ``real``); it always lists every
+    row, with the sentinel's columns. A 9-column file of ours becomes 8
+    columns + sidecar here.
+
+    Raises:
+        HistoryError: the history path or its sidecar's is a folder (nothing is written).
+    """
+    path = Path(path)
+    sidecar = endpoints_path(path)
+    _not_a_folder(path)
+    _not_a_folder(sidecar)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame = _framed(history).fillna("")
+    sentinel = frame[list(SENTINEL_HISTORY_COLUMNS)].astype(str).ne("").any(axis=None)
+    if sidecar.exists() or frame["endpoint"].ne(REAL).any() or sentinel:
+        # First: a crash between the two writes must never leave a simulated row without its record.
+        atomic_write_text(sidecar, _csv(SIDECAR_COLUMNS, frame))
+    atomic_write_text(path, _csv(QDRANT_HISTORY_COLUMNS, frame))
+
+
+def update_history(path: str | Path, rows: pd.DataFrame) -> pd.DataFrame:
+    """Read, upsert ``rows`` and write back; returns the whole history."""
+    history = upsert(read_history(path), rows)
+    write_history(path, history)
+    return history
+
+
+def numeric_history(history: pd.DataFrame) -> pd.DataFrame:
+    """The history with numeric columns as floats and ``window_end`` kept as text (tidy, for notebooks)."""
+    out = _framed(history).copy()
+    for column in (*NUMERIC_COLUMNS, "sentinel_agreement", "sentinel_must_credit"):
+        out[column] = pd.to_numeric(out[column].where(out[column] != ""), errors="coerce").astype(float)
+    return out
+
+
+@dataclass
+class WeekOverWeek:
+    """The week-over-week comparison for one run.
+
+    Attributes:
+        ready: four run keys of this endpoint kind exist up to this run.
+        n_runs: run keys of this endpoint kind up to and including this run.
+        previous: the previous run key of the same kind, if any.
+        table: one row per model: ``model, prev_lift, now_lift, delta, within, between, threshold,
+            actionable`` (empty until ``ready``).
+    """
+
+    ready: bool
+    n_runs: int
+    endpoint: str
+    previous: str | None = None
+    min_runs: int = WOW_MIN_RUNS
+    table: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def week_over_week(history: pd.DataFrame, run_key: str, lift: pd.DataFrame, endpoint: str, *,
+                   window_end: str = "", confidence: float = DEFAULT_CONFIDENCE,
+                   min_runs: int = WOW_MIN_RUNS) -> WeekOverWeek:
+    """Apply the week-over-week rule to this run against the history (which should already contain it).
+
+    Args:
+        history: :func:`read_history` output (strings).
+        run_key: this run.
+        lift: this run's :func:`skillbench.scorecard.lift_table` (``must_lift``, ``must_lift_se``, ``n_pairs``).
+        endpoint: this run's endpoint kind; only history rows of the same kind are compared.
+        window_end: this run's own window end (its latest run timestamp). A run that is not in the history (a
+            partial week) is placed by it among the other weeks; without it, after the latest one.
+    """
+    h = numeric_history(history)
+    h = h[h["endpoint"] == endpoint]
+    if run_key not in set(h["run_key"]):
+        now_rows = history_rows(run_key, "", lift, endpoint)
+        now_rows["window_end"] = window_end or (h["window_end"].max() if not h.empty else "")
+        h = pd.concat([h, numeric_history(now_rows)], ignore_index=True)
+    # Weeks in the order they ran: by the end of their run window (parsed, so any timestamp form sorts right),
+    # the run key only breaking ties. Run keys need not sort by date.
+    windows = h.assign(_end=parse_timestamps(h["window_end"].astype(str))).groupby("run_key")["_end"].max()
+    order = (windows.reset_index().sort_values(["_end", "run_key"], kind="stable", na_position="first")
+             ["run_key"].tolist())
+    upto = order[: order.index(run_key) + 1]
+    result = WeekOverWeek(ready=len(upto) >= min_runs, n_runs=len(upto), endpoint=endpoint, min_runs=min_runs)
+    if not result.ready:
+        return result
+    prior = upto[:-1]
+    result.previous = prior[-1]
+    rows = []
+    for rec in lift.itertuples(index=False):
+        model = rec.model
+        mine = h[h["model"] == model]
+        prev = mine[mine["run_key"] == result.previous]
+        prev_lift = float(prev["must_lift"].iloc[0]) if len(prev) else float("nan")
+        prev_se = float(prev["must_lift_se"].iloc[0]) if len(prev) else float("nan")
+        now, se_now = float(rec.must_lift), float(rec.must_lift_se)
+        delta = now - prev_lift
+        within = noise.within_noise(se_now, prev_se, int(rec.n_pairs) - 1, confidence)
+        between = noise.between_noise(mine[mine["run_key"].isin(prior)]["must_lift"].to_numpy())
+        limit = noise.threshold(within, between)
+        actionable = noise.moved(delta, limit)
+        rows.append({"model": model, "prev_lift": prev_lift, "now_lift": now, "delta": delta, "within": within,
+                     "between": between, "threshold": limit, "actionable": actionable})
+    result.table = pd.DataFrame(rows, columns=["model", "prev_lift", "now_lift", "delta", "within", "between",
+                                               "threshold", "actionable"])
+    return result

@@ -1,0 +1,200 @@
+"""The objective layer: what the deterministic checks say, per run, arm, stimulus and model.
+
+Rubric items keep qdrant's maths; checks are a separate record shown beside them. From ``checks.csv`` and the
+manifest:
+
+* a run **completes the task** when every one of its checks passed; a run with a check in ``error`` (it could not
+  run) has an unknown outcome and is left out — an error is never a skill loss;
+* **check pass rate** = passed / (passed + failed) per arm × model; **task pass rate** = completing runs / runs with
+  a known outcome;
+* **pass@k** and **pass^k** per stimulus (prompt × model × arm) for k = 1 … reps, with the unbiased estimators over
+  its ``n`` known runs of which ``c`` completed: pass@k = 1 − C(n−c, k)/C(n, k) (at least one of k tries
+  completes), pass^k = C(c, k)/C(n, k) (all k do); averaged over the stimuli that have at least k known runs;
+* the **task-pass lift** (with-skill − no-skill: treatment − control) with its paired SE over stimuli, the same
+  pairing as the rubric lift (:func:`skillbench.scorecard._stats.paired_differences`);
+* **transitions** per stimulus: each lift arm completes when most of its known reps completed (an even split does
+  not), giving skilled-only, baseline-only, both or neither — from the control to the treatment (a comparison:
+  skilled-only means only the head version completed, baseline-only only the base version);
+* the **objective record** per skill family × model (:func:`objective_record_table`): skilled-only (W) against
+  baseline-only (L) over its preference-eligible stimuli with a transition, both/neither the ties, and whether it
+  is a credible loss (:class:`skillbench.scorecard._verdicts.ObjectiveRecord`, what the gate's ``VALID_REGRESSION``
+  reads);
+* a check in ``error`` is named in coverage as "check could not run" (:func:`unrunnable_checks`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.special import comb
+
+from skillbench.arms import DEFAULT_PAIR, ArmPair
+from skillbench.scorecard._gate import objective_records
+from skillbench.scorecard._stats import paired_differences, t_critical
+from skillbench.vocab import (
+    BASELINE_ONLY,
+    BOTH,
+    CHECK_ERROR,
+    CHECK_FAILED,
+    CHECK_PASSED,
+    NEITHER,
+    SKILLED_ONLY,
+    TRANSITIONS,
+)
+
+RUN_COLUMNS = ["run_id", "prompt", "skill_family", "model", "condition", "rep", "dormancy", "checks", "passed",
+               "failed", "errors", "completed"]
+TOOL_CHECK_TYPES = ("expect_tools", "reject_tools")
+RECORD_COLUMNS = ["skill_family", "model", "n", "wins", "ties", "losses", "p_value", "net_loss", "regression",
+                  "reason", "evidence"]
+UNRUNNABLE = "check could not run"  # the coverage reason of a check in error: never a skill loss
+ERROR_COLUMNS = ["run_id", "prompt", "model", "condition", "rep", "check_id", "check_type", "detail", "reason"]
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from ``n`` tries with ``c`` successes (NaN when ``k > n``)."""
+    if k > n or k < 1:
+        return float("nan")
+    return 1.0 - float(comb(n - c, k, exact=True)) / float(comb(n, k, exact=True))
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k (all ``k`` tries succeed) from ``n`` tries with ``c`` successes (NaN when ``k > n``)."""
+    if k > n or k < 1:
+        return float("nan")
+    return float(comb(c, k, exact=True)) / float(comb(n, k, exact=True))
+
+
+def run_outcomes(checks: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
+    """One row per run with checks: its counts and ``completed`` (True/False, or NA when a check errored).
+
+    Args:
+        checks: ``checks.csv`` rows (:func:`skillbench.ledgers._checks.read_checks`).
+        manifest: the week's manifest (family and dormancy of each run).
+    """
+    if checks.empty:
+        return pd.DataFrame(columns=RUN_COLUMNS)
+    status = checks.assign(_p=checks["status"].eq(CHECK_PASSED), _f=checks["status"].eq(CHECK_FAILED),
+                           _e=checks["status"].eq(CHECK_ERROR))
+    g = status.groupby("run_id", sort=True)
+    runs = pd.DataFrame({"checks": g.size(), "passed": g["_p"].sum(), "failed": g["_f"].sum(),
+                         "errors": g["_e"].sum()}).reset_index()
+    info = manifest[["run_id", "prompt", "skill_family", "model", "condition", "rep", "dormancy"]].astype(
+        {"run_id": str})
+    runs = runs.merge(info, on="run_id", how="inner")
+    runs["completed"] = pd.Series(runs["failed"].eq(0), dtype="boolean").mask(runs["errors"].gt(0))
+    return runs[RUN_COLUMNS].sort_values(["model", "prompt", "condition", "rep"], kind="stable").reset_index(drop=True)
+
+
+def arm_rates(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per model × arm: check and task pass rates, with the counts behind them (errors counted apart)."""
+    if runs.empty:
+        return pd.DataFrame(columns=["model", "condition", "runs", "check_pass_rate", "check_errors", "known_runs",
+                                     "task_pass_rate", "unknown_runs"])
+    g = runs.assign(_known=runs["completed"].notna(), _done=runs["completed"].fillna(False).astype(bool)
+                    ).groupby(["model", "condition"], sort=True)
+    out = pd.DataFrame({"runs": g.size(), "passed": g["passed"].sum(), "failed": g["failed"].sum(),
+                        "check_errors": g["errors"].sum(), "known_runs": g["_known"].sum(),
+                        "completed_runs": g["_done"].sum()})
+    graded = out["passed"] + out["failed"]
+    out["check_pass_rate"] = (out["passed"] / graded).where(graded > 0)
+    out["task_pass_rate"] = (out["completed_runs"] / out["known_runs"]).where(out["known_runs"] > 0)
+    out["unknown_runs"] = out["runs"] - out["known_runs"]
+    return out.reset_index()[["model", "condition", "runs", "check_pass_rate", "check_errors", "known_runs",
+                              "task_pass_rate", "unknown_runs"]]
+
+
+def stimulus_outcomes(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per prompt × model × arm: ``n`` known runs, ``c`` completed, and whether the arm completes (majority)."""
+    known = runs[runs["completed"].notna()]
+    g = known.assign(_c=known["completed"].astype(bool)).groupby(
+        ["skill_family", "prompt", "model", "condition", "dormancy"], sort=True)
+    out = pd.DataFrame({"n": g.size(), "c": g["_c"].sum()}).reset_index()
+    out["task_pass_rate"] = out["c"] / out["n"]
+    out["completes"] = 2 * out["c"] > out["n"]  # an even split does not complete
+    return out
+
+
+def pass_k_table(stimuli: pd.DataFrame) -> pd.DataFrame:
+    """Per model × arm × k: mean pass@k and pass^k over the stimuli with at least k known runs."""
+    rows = []
+    for (model, cond), block in stimuli.groupby(["model", "condition"], sort=True):
+        for k in range(1, int(block["n"].max()) + 1):
+            ok = block[block["n"] >= k]
+            tries = list(zip(ok["n"].astype(int), ok["c"].astype(int), strict=True))
+            rows.append({"model": model, "condition": cond, "k": k, "stimuli": len(ok),
+                         "pass_at_k": float(np.mean([pass_at_k(n, c, k) for n, c in tries])),
+                         "pass_hat_k": float(np.mean([pass_hat_k(n, c, k) for n, c in tries]))})
+    return pd.DataFrame(rows, columns=["model", "condition", "k", "stimuli", "pass_at_k", "pass_hat_k"])
+
+
+def transitions(stimuli: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+    """Per prompt × model present in both lift arms: the transition (skilled-only, baseline-only, both, neither).
+
+    Control → treatment: ``no_skill_completes`` is the control's outcome, ``with_skill_completes`` the
+    treatment's (:data:`~skillbench.vocab.SKILLED_ONLY` = only the treatment completes).
+    """
+    no, wi = pair.lift_arms
+    arms = stimuli[stimuli["condition"].isin(pair.lift_arms)]
+    wide = arms.pivot(index=["skill_family", "prompt", "model", "dormancy"], columns="condition", values="completes")
+    wide = wide.reindex(columns=list(pair.lift_arms)).dropna().astype(bool)
+    base, skilled = wide[no], wide[wi]
+    kind = np.select([skilled & ~base, base & ~skilled, base & skilled], [SKILLED_ONLY, BASELINE_ONLY, BOTH], NEITHER)
+    out = pd.DataFrame({"no_skill_completes": base, "with_skill_completes": skilled, "transition": kind})
+    return out.reset_index()
+
+
+def transition_counts(trans: pd.DataFrame) -> pd.DataFrame:
+    """Per model: how many stimuli fall in each transition (dormancy stimuli left out)."""
+    scored = trans[~trans["dormancy"].astype(bool)]
+    counts = scored.groupby(["model", "transition"]).size().unstack(fill_value=0)
+    return counts.reindex(columns=list(TRANSITIONS), fill_value=0).reset_index()
+
+
+def task_lift(stimuli: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+    """Per model: task pass rate control → treatment (no-skill → with-skill) over paired stimuli, the lift and its
+    paired SE (``no_skill``/``with_skill`` columns: the control's and the treatment's rates)."""
+    prompts = stimuli[~stimuli["dormancy"].astype(bool)]
+    paired = paired_differences(prompts, metric="task_pass_rate", pair=pair)
+    rows = []
+    for model, block in paired.groupby("model", sort=True):
+        n = len(block)
+        se = float(block["d"].std(ddof=1) / np.sqrt(n)) if n >= 2 else float("nan")
+        half = t_critical(n - 1) * se if n >= 2 else float("nan")
+        lift = float(block["d"].mean())
+        rows.append({"model": model, "n_pairs": n, "no_skill": float(block["no_skill"].mean()),
+                     "with_skill": float(block["with_skill"].mean()), "task_lift": lift, "task_lift_se": se,
+                     "excludes_zero": bool(abs(lift) > half) if n >= 2 else pd.NA})
+    return pd.DataFrame(rows, columns=["model", "n_pairs", "no_skill", "with_skill", "task_lift", "task_lift_se",
+                                       "excludes_zero"])
+
+
+def tool_violations(checks: pd.DataFrame) -> pd.DataFrame:
+    """The failed tool-constraint checks (``expect_tools``/``reject_tools``): run, check and what was used."""
+    v = checks[checks["check_type"].isin(TOOL_CHECK_TYPES) & checks["status"].eq(CHECK_FAILED)]
+    return v[["prompt", "model", "condition", "rep", "run_id", "check_id", "detail"]].sort_values(
+        ["prompt", "model", "condition", "rep"], kind="stable").reset_index(drop=True)
+
+
+def objective_record_table(trans: pd.DataFrame) -> pd.DataFrame:
+    """Per skill family × model: the objective record the gate reads, with its loss test and why it is not one.
+
+    Args:
+        trans: :func:`transitions` output (dormancy stimuli are left out here, as in the gate).
+
+    Returns:
+        :data:`RECORD_COLUMNS`; ``reason`` is empty for a credible loss (``regression``), else ``underpowered``,
+        ``not_significant``, ``no_loss_direction`` or ``net_loss_below_floor``.
+    """
+    rows = [{"skill_family": family, "model": model, "n": rec.n, "wins": rec.wins, "ties": rec.ties,
+             "losses": rec.losses, "p_value": rec.p_value, "net_loss": rec.net_loss, "regression": rec.regression,
+             "reason": rec.reason, "evidence": rec.evidence}
+            for (family, model), rec in objective_records(trans).items()]
+    return pd.DataFrame(rows, columns=RECORD_COLUMNS)
+
+
+def unrunnable_checks(checks: pd.DataFrame) -> pd.DataFrame:
+    """The checks in ``error``, each named "check could not run" (coverage lists them; they are never a loss)."""
+    e = checks[checks["status"].eq(CHECK_ERROR)].assign(reason=UNRUNNABLE)
+    return e[ERROR_COLUMNS].sort_values(["prompt", "model", "condition", "rep", "check_id"], kind="stable"
+                                        ).reset_index(drop=True)

@@ -1,0 +1,369 @@
+"""``scorecard.md``: qdrant's sections, in their order and table layout, from a computed :class:`ScorecardData`.
+
+The page is ``scorecard/templates/scorecard.md.j2``; this module builds each table and line it shows. Headings and
+labels name the week's pair (:func:`skillbench.scorecard._labels.arm_names`): a weekly week's text is unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pandas as pd
+
+from skillbench.arms import arm_kind
+from skillbench.markdown import fmt, is_missing, md_cell, md_table, money, signed
+from skillbench.scorecard._compute import ScorecardData
+from skillbench.scorecard._labels import arm_names, arm_order
+from skillbench.scorecard._render_objective import objective_context
+from skillbench.scorecard._simulation import FLOOR_ALPHA, JUDGE_ACCURACY_FLOOR
+from skillbench.scorecard._stats import DEFAULT_POWER
+from skillbench.scorecard._verdicts import rule_words
+from skillbench.signals import never_triggered
+from skillbench.vocab import NO_SKILL, PLUGIN
+
+TEMPLATE = "scorecard.md.j2"
+EPS = 1e-9
+EVIDENCE_CHARS = 120
+ITEM_CHARS = 80
+# A snapshot pinned to a build ends in its date (claude-haiku-4-5-20251001); anything else is an alias.
+DATED = re.compile(r"-\d{8}$")
+
+
+def _lift_section(d: ScorecardData) -> dict[str, Any]:
+    lift = d.lift.set_index("model")
+    show_bonus = bool((lift["bonus_delta"].abs() > EPS).any())
+    show_avoid = bool((lift["avoid_delta"].abs() > EPS).any())
+    headers = ["model", f"must_coverage {arm_names(d.pair).arrow}", "must lift ± SE", "95% CI != 0?"]
+    headers += ["Δbonus"] * show_bonus + ["Δavoid"] * show_avoid + ["Δcost ($)", "Δturns"]
+    rows = []
+    for m in d.models:
+        r = lift.loc[m]
+        se = r["must_lift_se"]
+        flag = ("n/a (need >=2 prompts)" if is_missing(se) or r["n_pairs"] < 2
+                else "yes" if bool(r["excludes_zero"]) else "no")
+        row = [m, f"{fmt(r['must_no'])} → {fmt(r['must_with'])}", f"{signed(r['must_lift'])} ± {fmt(se)}", flag]
+        row += [signed(r["bonus_delta"])] * show_bonus + [signed(r["avoid_delta"], 2)] * show_avoid
+        row += [signed(r["cost_delta"], 4), signed(r["turns_delta"], 1)]
+        rows.append(row)
+    return {"table": md_table(headers, rows)}
+
+
+def _uncertainty_table(d: ScorecardData) -> str:
+    u = d.uncertainty.set_index("model")
+    rows = []
+    for m in d.models:
+        if m not in u.index:
+            rows.append([m, 0, "n/a", "n/a", "n/a", "n/a", "n/a"])
+            continue
+        r = u.loc[m]
+        ci = "n/a" if is_missing(r["boot_low"]) else f"[{signed(r['boot_low'])}, {signed(r['boot_high'])}]"
+        reach = "n/a" if r["detectable"] is pd.NA else "yes" if bool(r["detectable"]) else "no"
+        rows.append([m, int(r["n_pairs"]), signed(r["paired_lift"]), ci, fmt(r["sd_d"]), fmt(r["mde"]), reach])
+    pct = f"{d.uncertainty['power'].iloc[0] * 100:.0f}" if len(d.uncertainty) else f"{DEFAULT_POWER * 100:.0f}"
+    return md_table(["model", "n prompts", "paired lift", "95% bootstrap CI", "SD(dᵢ)", f"MDE ({pct}% power)",
+                     "lift ≥ MDE?"], rows)
+
+
+def _wow_table(d: ScorecardData) -> str:
+    rows = [[r.model, f"{fmt(r.prev_lift)} → {fmt(r.now_lift)}", signed(r.delta), fmt(r.within), fmt(r.between),
+             fmt(r.threshold), r.actionable] for r in d.wow.table.itertuples(index=False)]
+    return md_table(["model", "must lift (prev → now)", "Δ", "t·SE_Δ (within)", "σ (between)", "threshold",
+                     "actionable?"], rows)
+
+
+def _cells_table(d: ScorecardData) -> str:
+    c = d.cells.set_index(["model", "condition"])
+    rows = []
+    for m in d.models:
+        for cond in arm_order(d.cells["condition"], d.pair):
+            if (m, cond) not in c.index or c.loc[(m, cond), "n_prompts"] == 0:
+                continue
+            r = c.loc[(m, cond)]
+            rows.append([m, cond, fmt(r["must_coverage"]), fmt(r["bonus_rate"]), fmt(r["avoid_violations"], 2),
+                         fmt(r["composite"]), fmt(r.get("mean_cost"), 4), fmt(r.get("mean_turns"), 1),
+                         int(r["n_prompts"])])
+    if not rows:
+        return ""
+    return md_table(["model", "condition", "must_cov", "bonus_rate", "avoid_viol", "composite", "mean cost",
+                     "mean turns", "n"], rows)
+
+
+def _prompts_table(d: ScorecardData) -> str:
+    arms = list(d.pair.lift_arms)
+    no, wi = arms
+    p = d.prompts[d.prompts["condition"].isin(arms)]
+    wide = p.pivot(index=["prompt", "model"], columns="condition", values=["must_coverage", "composite"])
+    wide = wide.reindex(columns=pd.MultiIndex.from_product([["must_coverage", "composite"], arms]))
+    rank = {m: i for i, m in enumerate(d.models)}
+    order = sorted(wide.index, key=lambda k: (k[0], rank.get(k[1], len(rank)), k[1]))
+    wide = wide.loc[order] if order else wide
+    must, comp = wide["must_coverage"], wide["composite"]
+    lift = must[wi] - must[no]
+    rows = [[prompt, model, f"{fmt(a)} → {fmt(b)}", signed(delta), f"{fmt(c)} → {fmt(e)}"]
+            for (prompt, model), a, b, delta, c, e in zip(wide.index, must[no], must[wi], lift, comp[no], comp[wi],
+                                                          strict=True)]
+    if not rows:
+        return ""
+    arrow = arm_names(d.pair).arrow
+    return md_table(["prompt", "model", f"must {arrow}", "must lift", f"comp {arrow}"], rows)
+
+
+def _activation_table(d: ScorecardData) -> str:
+    rows = []
+    for r in d.activation.to_dict("records"):
+        kinds = sorted((k[4:], int(v)) for k, v in r.items() if k.startswith("act_") and v)
+        acts = ", ".join(f"{k}×{v}" for k, v in kinds)
+        flag = "  ⚠ never triggered" if r["never_triggered"] else ""
+        rows.append([r["prompt"], f"{acts}{flag}", f"{int(r['reached_leaf'])}/{int(r['runs'])}"])
+    return md_table(["prompt", f"activations ({arm_names(d.pair).treatment})", "reached leaf"], rows)
+
+
+def _trigger_health_table(d: ScorecardData) -> str:
+    rows = [[r.skill_family, r.scored_runs, r.activations, fmt(r.recall), r.dormancy_runs, r.false_triggers,
+             fmt(r.false_trigger_rate), fmt(r.precision), fmt(r.f1)]
+            for r in d.trigger_health.itertuples(index=False)]
+    return md_table(["skill family", f"{arm_names(d.pair).treatment} runs", "activated", "recall", "dormancy runs",
+                     "false triggers",
+                     "false-trigger rate", "precision", "F1"], rows)
+
+
+def _avoid_table(d: ScorecardData) -> str:
+    rows = [[r.prompt, r.model, r.condition, md_cell(r.item_text)[:ITEM_CHARS],
+             md_cell(r.evidence_quote)[:EVIDENCE_CHARS]] for r in d.avoid_violations.itertuples(index=False)]
+    return md_table(["prompt", "model", "condition", "violated item", "evidence"], rows)
+
+
+def _gate_table(d: ScorecardData) -> str:
+    g = d.gate.assign(_rank=d.gate["model"].map({m: i for i, m in enumerate(d.models)}).fillna(len(d.models)))
+    g = g.sort_values(["skill_family", "_rank", "model"], kind="stable")
+    rows = [[r.skill_family, r.model, r.verdict, r.evidence] for r in g.itertuples(index=False)]
+    return md_table(["skill family", "model", "verdict", "evidence"], rows)
+
+
+def _interval(low: Any, high: Any) -> str:
+    return "n/a" if is_missing(low) or is_missing(high) else f"[{signed(low)}, {signed(high)}]"
+
+
+def _yes_no(value: Any) -> str:
+    return "n/a" if is_missing(value) else "yes" if bool(value) else "**no**"
+
+
+def _model_rank(d: ScorecardData) -> dict[str, int]:
+    return {m: i for i, m in enumerate(d.models)}
+
+
+def _simulation_context(d: ScorecardData) -> dict[str, Any] | None:
+    """The simulation check's tables (:mod:`skillbench.scorecard._simulation`); None for a week without one."""
+    sim = d.simulation
+    if sim is None:
+        return None
+    rank = _model_rank(d)
+    lift = sim.lift.assign(_r=sim.lift["model"].map(rank)).sort_values("_r", kind="stable")
+    lift_rows = [[r.model, int(r.n_pairs), signed(r.true_lift), signed(r.measured_lift), _interval(r.ci_low, r.ci_high),
+                  _yes_no(r.t_covers), _interval(r.boot_low, r.boot_high), _yes_no(r.boot_covers)]
+                 for r in lift.itertuples(index=False)]
+    judge_rows = [[r.item_type, r.n, r.agree, fmt(r.accuracy), r.truth_omitted, r.false_met, fmt(r.false_met_rate),
+                   "**yes**" if r.below_floor else "no"] for r in sim.judge.itertuples(index=False)]
+    act = sim.activation.set_index("condition")
+    act_rows = [[c, int(act.at[c, "runs"]), int(act.at[c, "agree"]), fmt(act.at[c, "agreement"])]
+                for c in arm_order(act.index, d.pair)]
+    gate = sim.gate.assign(_r=sim.gate["model"].map(rank)).sort_values(["skill_family", "_r"], kind="stable")
+    gate_rows = [[r.skill_family, r.model, md_cell(r.measured if isinstance(r.measured, str) else "n/a"),
+                  md_cell(r.truth if isinstance(r.truth, str) else "n/a"),
+                  md_cell(r.truth_evidence if isinstance(r.truth_evidence, str) else ""),
+                  "yes" if r.agrees else "one vote off" if r.one_vote else "**no**"]
+                 for r in gate.itertuples(index=False)]
+    return {
+        "reasons": sim.reasons, "unmatched": sim.unmatched, "floor": f"{JUDGE_ACCURACY_FLOOR:.0%}",
+        "alpha": f"{FLOOR_ALPHA:g}",
+        "lift": md_table(["model", "n prompts", "true lift", "measured lift", "95% t CI", "covers truth?",
+                          "95% bootstrap CI", "covers truth?"], lift_rows),
+        "judge": md_table(["item type", "graded", "= truth", "accuracy", "truth omitted", "false met",
+                           "false-met rate", f"below {JUDGE_ACCURACY_FLOOR:.0%}?"], judge_rows),
+        "activation": md_table(["arm", "runs", "activation = truth", "agreement"], act_rows) if act_rows else "",
+        "gate": md_table(["skill family", "model", "gate verdict (measured)", "verdict the truth implies",
+                          "truth's record", "agree?"], gate_rows) if gate_rows else "",
+    }
+
+
+def _controls_context(d: ScorecardData) -> dict[str, Any] | None:
+    """The placebo and A/A tables (:mod:`skillbench.scorecard._controls`); None for a week without those arms."""
+    ctl = d.controls
+    if ctl is None:
+        return None
+    rank = _model_rank(d)
+    order = {c: i for i, c in enumerate(dict.fromkeys(ctl.lift["comparison"]))}
+    lift = ctl.lift.assign(_c=ctl.lift["comparison"].map(order), _r=ctl.lift["model"].map(rank))
+    lift_rows = []
+    for r in lift.sort_values(["_c", "_r"], kind="stable").itertuples(index=False):
+        flag = ("n/a (need >=2 prompts)" if is_missing(r.must_lift_se) or r.n_pairs < 2
+                else "yes" if bool(r.excludes_zero) else "no")
+        lift_rows.append([r.comparison, r.model, int(r.n_pairs), f"{fmt(r.must_no)} → {fmt(r.must_with)}",
+                          f"{signed(r.must_lift)} ± {fmt(r.must_lift_se)}", _interval(r.ci_low, r.ci_high),
+                          _interval(r.boot_low, r.boot_high), flag])
+    gate = ctl.gate.assign(_c=ctl.gate["comparison"].map(order), _r=ctl.gate["model"].map(rank))
+    gate_rows = [[r.comparison, r.skill_family, r.model, r.verdict, r.evidence]
+                 for r in gate.sort_values(["_c", "skill_family", "_r"], kind="stable").itertuples(index=False)]
+    return {
+        "arms": ctl.arms, "ungraded": ctl.ungraded,
+        "lift": md_table(["comparison", "model", "n prompts", "must_coverage control→treatment", "must lift ± SE",
+                          "95% t CI", "95% bootstrap CI", "95% CI != 0?"], lift_rows),
+        "gate": md_table(["comparison", "skill family", "model", "verdict (rubric votes)", "evidence"], gate_rows)
+        if gate_rows else "",
+    }
+
+
+def _dropped_table(d: ScorecardData) -> str:
+    rows = [[r.run_id, r.prompt, r.model, r.condition, r.reason] for r in d.dropped.itertuples(index=False)]
+    return md_table(["run_id", "prompt", "model", "condition", "reason"], rows)
+
+
+def _spec_dropped_table(d: ScorecardData) -> str:
+    pieces = d.extras.get("dropped_pieces")
+    if pieces is None or pieces.empty:
+        return ""
+    return md_table(["prompt", "not run"], [[r.prompt, md_cell(r.piece)] for r in pieces.itertuples(index=False)])
+
+
+def _snapshot_table(d: ScorecardData) -> str:
+    rows = []
+    for m, strings in d.provenance["snapshots"].items():
+        if not strings:
+            rows.append([m, "(unknown)"])
+        elif len(strings) == 1:
+            rows.append([m, f"`{strings[0]}`"])
+        else:
+            rows.append([m, f"⚠ multiple (`{'`, `'.join(strings)}`) — model changed mid-week"])
+    return md_table(["model", "exact snapshot string"], rows)
+
+
+def _spend_lines(d: ScorecardData) -> dict[str, str]:
+    s = d.spend
+    per_model = ", ".join(f"{m} {money(v)}" for m, v in s["per_model"].items())
+    generation = f"{money(s['generation'])}  ({per_model})" if per_model else money(s["generation"])
+    if s["runs_without_cost"]:
+        generation += f"; {s['runs_without_cost']} runs without a recorded cost"
+    label = f"judge ({', '.join(s['judge_models'])})" if s["judge_models"] else "judge"
+    if s["judge"] is None:
+        judge = "unknown (no judge_cost.txt in the run folders)"
+        total = f"**total: unknown** (generation {money(s['generation'])} + judge unknown)"
+    elif s["judge_lacking"]:
+        judge = (f"≥ {money(s['judge'])} (judge_cost.txt missing for {s['judge_lacking']} of {s['graded_runs']} "
+                 f"graded runs)")
+        total = f"**total: ≥ {money(s['total'])}** (judge cost incomplete)"
+    else:
+        judge = money(s["judge"])
+        total = f"**total: {money(s['total'])}**"
+    return {"generation": generation, "judge_label": label, "judge": judge, "total": total}
+
+
+def _timing_lines(d: ScorecardData) -> list[str]:
+    t = d.timing
+    lines = [f"- runs timed: {t['runs']}"]
+    if t["runs"]:
+        lines.append(f"- compute-time (Σ per-run): {t['compute_min']:.1f} min  (mean {t['mean_s']:.0f}s, "
+                     f"median {t['median_s']:.0f}s, max {t['max_s']:.0f}s)")
+        if "wall_min" in t:
+            lines.append(f"- wall-clock: {t['wall_min']:.1f} min  (parallel speedup ~{t['speedup']:.1f}×)")
+        else:
+            lines.append("- wall-clock: unknown (no run timestamps)")
+    limited = d.manifest.get("rate_limited", pd.Series(dtype=str)).astype(str).str.strip().isin({"1", "True", "true"})
+    if limited.any():  # a week without rate limits renders as before
+        lines.append(f"- rate-limited runs (the CLI retried a 429 or 529; see retries.json): {int(limited.sum())} "
+                     f"of {len(d.manifest)}")
+    return lines
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("skillbench.scorecard", "templates"), trim_blocks=True,
+                             lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+                             autoescape=False)
+    env.filters.update(fmt=fmt, signed=signed, money=money, codes=lambda xs: ", ".join(f"`{x}`" for x in xs))
+    return env
+
+
+# The judge drift sentinel's banner (skillbench.calibration._sentinel.DRIFT_BANNER; the scorecard does not import it).
+DRIFT_BANNER = "judge drift — re-certify before reading this week's lift"
+SENTINEL_TITLE = "Judge drift sentinel"
+MEASURE_NAMES = {"must_credit": "mean must credit", "agreement": "agreement with the gold labels"}
+
+
+def sentinel_markdown(s: dict[str, Any] | None) -> str:
+    """The "Judge drift sentinel" section of a week's ``sentinel.json`` ("" when the week ran no sentinel).
+
+    The scorecard shows it before Coverage; ``04_calibration`` shows it too.
+    """
+    if s is None:
+        return ""
+    kappa = fmt(s.get("kappa"))
+    lines = [f"## {SENTINEL_TITLE}", "",
+             f"The week's judge re-graded the frozen gold set (`{Path(str(s.get('gold', ''))).name}`, "
+             f"{s.get('n_items', 0)} items of {s.get('n_answers', 0)} answers, sha `{s.get('gold_sha', '')}`): judge "
+             f"`{s.get('judge_model', '')}`, resolved snapshot `{s.get('judge_snapshot') or 'unknown'}`. Agreement "
+             f"with the gold labels {fmt(s.get('agreement'))} (Cohen's κ {kappa}), mean must credit "
+             f"{fmt(s.get('must_credit'))}.", ""]
+    rows = [[MEASURE_NAMES.get(r["measure"], r["measure"]), r["n_paired"], fmt(r["now"]), fmt(r["previous"]),
+             signed(r["move"]), fmt(r["within"]), fmt(r["between"]), fmt(r["threshold"]), r["moved"]]
+            for r in s.get("comparison") or []]
+    if rows:
+        prev = s.get("previous") or {}
+        lines += [f"Against {prev.get('run_key', 'the previous week')} (the most recent earlier week with this gold "
+                  "set and endpoint kind): the move is the mean of the paired per-item differences, within = t(n−1)·SE "
+                  "of those differences, between = the spread of the earlier weeks' values, threshold = the larger.",
+                  "", md_table(["measure", "paired items", "this week", "previous", "move", "within", "between",
+                                "threshold", "moved?"], rows), ""]
+    flag = str(s.get("flag", ""))
+    verdict = f"**{DRIFT_BANNER}**" if s.get("flagged") else f"**{flag}**"
+    lines += [f"Flag: {verdict} — {'; '.join(s.get('reasons') or []) or flag}.", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _with_sentinel(d: ScorecardData, markdown: str) -> str:
+    """The banner at the top (after the title's other banners) when flagged, and the section before Coverage."""
+    section = sentinel_markdown(d.sentinel)
+    if not section:
+        return markdown
+    if d.judge_drift:
+        reasons = "; ".join((d.sentinel or {}).get("reasons") or [])
+        banner = f"> **{DRIFT_BANNER}** — {reasons}; see {SENTINEL_TITLE}. Read no lift below as a clean week.\n\n"
+        head = markdown.find("\n## ")
+        markdown = markdown[: head + 1] + banner + markdown[head + 1:] if head >= 0 else banner + markdown
+    at = markdown.find("\n## Coverage\n")
+    return markdown[: at + 1] + section + markdown[at + 1:] if at >= 0 else markdown + "\n" + section
+
+
+def render_markdown(d: ScorecardData) -> str:
+    """Render ``scorecard.md`` from computed data through ``templates/scorecard.md.j2``; a week with a drift
+    sentinel gets its section before Coverage, and a flagged one the drift banner at the top."""
+    counts = d.activation_counts
+    ns_runs = int((d.manifest["condition"].astype(str).map(arm_kind).eq(NO_SKILL) & ~d.manifest["dormancy"]).sum())
+    cov = d.coverage
+    context = {
+        "d": d, "title": d.title, "names": arm_names(d.pair), "lift": _lift_section(d), "rule": rule_words(),
+        "objective": objective_context(d),
+        "uncertainty_table": _uncertainty_table(d) if d.models else "",
+        "wow_table": _wow_table(d) if d.wow.ready else "",
+        "cells_table": _cells_table(d),
+        "has_plugin_cells": bool(d.cells["condition"].astype(str).map(arm_kind).eq(PLUGIN).any()),
+        "prompts_table": _prompts_table(d), "activation_counts": counts,
+        "activation_table": _activation_table(d) if not d.activation.empty else "",
+        "never_triggered": never_triggered(d.activation),
+        "trigger_health_table": _trigger_health_table(d) if not d.trigger_health.empty else "",
+        "site": d.site_host, "ns_runs": ns_runs,
+        "served_prompts": sorted(set(d.self_served["prompt"])),
+        "avoid_table": _avoid_table(d) if not d.avoid_violations.empty else "",
+        "gate_table": _gate_table(d) if d.gate is not None and not d.gate.empty else "",
+        "simulation": _simulation_context(d), "controls": _controls_context(d),
+        "graded": int(cov["graded"].sum()), "gradeable": int(cov["gradeable"].sum()),
+        "dropped_table": _dropped_table(d) if not d.dropped.empty else "",
+        "spec_dropped": _spec_dropped_table(d), "n_spec_dropped": len(d.extras.get("dropped_pieces", ())),
+        "n_dormancy_runs": int(cov["dormancy"].sum()),
+        "n_telemetry_runs": int((~cov["dormancy"] & ~cov["gradeable"]).sum()),
+        "recon": d.reconciliation, "spend": _spend_lines(d), "timing_lines": _timing_lines(d), "h": d.health,
+        "snapshot_table": _snapshot_table(d), "prov": d.provenance,
+        "floating": sorted({v for s in d.provenance["snapshots"].values() for v in s if not DATED.search(v)}),
+    }
+    return _with_sentinel(d, _environment().get_template(TEMPLATE).render(**context))

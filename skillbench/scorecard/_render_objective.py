@@ -1,0 +1,103 @@
+"""The scorecard's objective section: the deterministic checks' tables, from :attr:`ScorecardData.objective`.
+
+Shown beside qdrant's rubric sections (which it never changes) only when the week has ``checks.csv`` rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from skillbench.markdown import fmt, is_missing, md_cell, md_table, signed
+from skillbench.scorecard._compute import ScorecardData
+from skillbench.scorecard._labels import arm_names, arm_order
+from skillbench.scorecard._verdicts import objective_rule
+from skillbench.vocab import TRANSITIONS
+
+DETAIL_CHARS = 100
+
+
+def _model_rank(d: ScorecardData, frame: pd.DataFrame, *extra: str) -> pd.DataFrame:
+    rank = {m: i for i, m in enumerate(d.models)}
+    out = frame.assign(_m=frame["model"].map(rank).fillna(len(rank)))
+    keys = ["_m", "model"]
+    if "condition" in out:
+        arm = {c: i for i, c in enumerate(arm_order(out["condition"], d.pair))}
+        out = out.assign(_c=out["condition"].map(arm).fillna(len(arm)))
+        keys.append("_c")
+    return out.sort_values([*keys, *extra], kind="stable")
+
+
+def _rates_table(d: ScorecardData) -> str:
+    rates = _model_rank(d, d.objective["check_rates"])
+    rows = [[r.model, r.condition, int(r.runs), fmt(r.check_pass_rate), fmt(r.task_pass_rate), int(r.unknown_runs)]
+            for r in rates.itertuples(index=False)]
+    return md_table(["model", "condition", "runs", "check pass rate", "task pass rate", "runs with a check error"],
+                    rows)
+
+
+def _lift_table(d: ScorecardData) -> str:
+    lift = _model_rank(d, d.objective["task_lift"])
+    rows = []
+    for r in lift.itertuples(index=False):
+        flag = "n/a (need >=2 stimuli)" if is_missing(r.task_lift_se) else "yes" if bool(r.excludes_zero) else "no"
+        rows.append([r.model, f"{fmt(r.no_skill)} → {fmt(r.with_skill)}",
+                     f"{signed(r.task_lift)} ± {fmt(r.task_lift_se)}", flag, int(r.n_pairs)])
+    return md_table(["model", f"task pass {arm_names(d.pair).arrow}", "task lift ± SE", "95% CI != 0?", "n stimuli"],
+                    rows)
+
+
+def _pass_k_table(d: ScorecardData) -> str:
+    table = _model_rank(d, d.objective["pass_k"], "k")
+    rows = [[r.model, r.condition, int(r.k), int(r.stimuli), fmt(r.pass_at_k), fmt(r.pass_hat_k)]
+            for r in table.itertuples(index=False)]
+    return md_table(["model", "condition", "k", "stimuli", "pass@k", "pass^k"], rows)
+
+
+def _transitions_table(d: ScorecardData) -> str:
+    counts = _model_rank(d, d.objective["transition_counts"])
+    rows = [[r["model"], *(int(r[t]) for t in TRANSITIONS)] for _, r in counts.iterrows()]
+    return md_table(["model", *TRANSITIONS], rows)
+
+
+def _record_table(d: ScorecardData) -> str:
+    records = _model_rank(d, d.objective["objective_record"]).sort_values(["skill_family", "_m", "model"],
+                                                                           kind="stable")
+    rows = [[r.skill_family, r.model, r.evidence.removeprefix("objective "), _regression_cell(r.reason)]
+            for r in records.itertuples(index=False)]
+    return md_table(["skill family", "model", "objective record", "regression?"], rows)
+
+
+def _regression_cell(reason: str) -> str:
+    """``**VALID_REGRESSION** (credible loss)`` or ``no credible loss (underpowered)``: the rule's own words."""
+    rule = objective_rule(reason if isinstance(reason, str) else "")
+    return f"**{rule.state}** ({rule.label})" if rule.state else f"{rule.label} ({rule.reason})"
+
+
+def _violations_table(d: ScorecardData) -> str:
+    v = d.objective["tool_violations"]
+    rows = [[r.prompt, r.model, r.condition, int(r.rep), r.check_id, md_cell(r.detail)[:DETAIL_CHARS]]
+            for r in v.itertuples(index=False)]
+    return md_table(["prompt", "model", "condition", "rep", "check", "what was used"], rows)
+
+
+def _errors_table(d: ScorecardData) -> str:
+    e = d.objective["check_errors"]
+    rows = [[r.run_id, r.check_id, r.check_type, r.reason, md_cell(r.detail)[:DETAIL_CHARS]]
+            for r in e.itertuples(index=False)]
+    return md_table(["run_id", "check", "type", "coverage", "why"], rows)
+
+
+def objective_context(d: ScorecardData) -> dict[str, Any]:
+    """The template's ``objective`` block: every table of the section ({} when the week has no checks)."""
+    if not d.has_checks:
+        return {}
+    return {
+        "rates": _rates_table(d), "lift": _lift_table(d) if not d.objective["task_lift"].empty else "",
+        "pass_k": _pass_k_table(d), "transitions": _transitions_table(d) if len(d.objective["transitions"]) else "",
+        "records": _record_table(d) if len(d.objective["transitions"]) else "",
+        "violations": _violations_table(d) if len(d.objective["tool_violations"]) else "",
+        "errors": _errors_table(d) if len(d.objective["check_errors"]) else "",
+        "n_errors": len(d.objective["check_errors"]),
+    }

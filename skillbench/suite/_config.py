@@ -1,0 +1,125 @@
+"""Suite configuration: `skillbench.toml` in a suite directory.
+
+A suite directory (``SUITE_DIR``) is the folder that contains ``test-prompts/``. The config file is optional
+(qdrant's suite has none); every field has a default that matches qdrant's weekly run, and command-line flags
+override what the file says.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from skillbench.ledgers import CONFIG_FILE
+from skillbench.vocab import CONDITIONS, LIFT_ARMS, Condition  # noqa: F401 - CONDITIONS re-exported
+
+CONFIG_FILENAME = CONFIG_FILE
+DEFAULT_ALLOWED_TOOLS = ["Skill", "WebSearch", "WebFetch", "Read", "Grep", "Glob", "Bash"]
+
+
+class ConfigError(ValueError):
+    """A suite config file that cannot be read; the message is one actionable line.
+
+    Attributes:
+        path: the config file.
+        field: the key (``suite.site_base``), or ``file`` / ``TOML syntax`` when the file itself is unreadable.
+        problem: what is wrong.
+        fix: how to fix it.
+    """
+
+    def __init__(self, path: Path, field: str, problem: str, fix: str):
+        self.path, self.field, self.problem, self.fix = Path(path), field, problem, fix
+        super().__init__(f"{path}: {field}: {problem} — {fix}")
+
+
+class SuiteSettings(BaseModel):
+    """Where the suite's skills live and how prompts are split."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    skills_root: str | None = Field(
+        default=None, description="skills tree, relative to SUITE_DIR (default: skills/ or ../skills/)"
+    )
+    site_base: str | None = Field(default=None, description="published site base URL, the skill_url prefix")
+    heldout_prefixes: list[str] = Field(default_factory=list, description="name prefixes never scored")
+
+
+class RunSettings(BaseModel):
+    """How a weekly run calls the CLI; defaults are qdrant's weekly run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    models: list[str] = Field(default_factory=lambda: ["sonnet", "haiku"])
+    reps: int = Field(default=2, ge=1)
+    conditions: list[Condition] = Field(default_factory=lambda: list(LIFT_ARMS))
+    allowed_tools: list[str] = Field(default_factory=lambda: list(DEFAULT_ALLOWED_TOOLS))
+    permission_mode: str = "dontAsk"
+    max_turns: int = Field(default=20, ge=1)
+    max_budget_usd: float = Field(default=2.0, gt=0)
+
+
+class JudgeSettings(BaseModel):
+    """How the weekly chain's judges call the model (the judging stage and calibration)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    batch: bool = Field(default=False, description="judge through Message Batches (half the price, not at once)")
+    batch_wait_s: float = Field(default=60.0, ge=0, description="the longest the judging stage waits for a "
+                                "batch; then it stops 'judge pending' and a rerun of the run key continues")
+
+
+class QualityConfig(BaseModel):
+    """How ``skillbench lint-skills`` sizes the suite's skills (the category names are checked by
+    :func:`skillbench.quality._categories.quality_settings`, the home of the categories and their line targets)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    categories: dict[str, str] = Field(default_factory=dict, description="family = category (e.g. workflow)")
+    default_category: str | None = Field(default=None, description="the category of a family not listed")
+
+
+class SuiteConfig(BaseModel):
+    """The whole `skillbench.toml`: ``[suite]``, ``[run]``, ``[judge]`` and ``[quality]`` tables."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    suite: SuiteSettings = Field(default_factory=SuiteSettings)
+    run: RunSettings = Field(default_factory=RunSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    quality: QualityConfig = Field(default_factory=QualityConfig)
+
+
+def load_config(suite_dir: str | Path) -> SuiteConfig:
+    """Read ``SUITE_DIR/skillbench.toml``, or the defaults when the file is absent.
+
+    Raises:
+        ConfigError: the path is not a file, the file is not UTF-8 or not TOML, or a key is unknown or ill-typed
+            (the first such defect, as one line; nothing falls back to the defaults).
+    """
+    path = Path(suite_dir) / CONFIG_FILENAME
+    if not path.exists():
+        return SuiteConfig()
+    if not path.is_file():
+        raise ConfigError(path, "file", "is not a file", f"make {CONFIG_FILENAME} a TOML file, or remove it")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(path, "file", f"cannot be read ({exc.strerror})", "check its permissions") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(path, "file", f"not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})",
+                          "save it as UTF-8") from exc
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(path, "TOML syntax", str(exc), "fix the file's syntax") from exc
+    try:
+        return SuiteConfig.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise ConfigError(path, field, err["msg"], "see README 'Suite config'") from exc

@@ -1,0 +1,128 @@
+"""Preflight of a prompt's agentic task fields: workspace files, setup commands, checks, tool overrides.
+
+:func:`task_defects` returns one ``(severity, field, problem, fix)`` per defect; :mod:`skillbench.suite._validation`
+turns them into lines naming the prompt file. Everything here is refused before any model call is paid for: a
+check that could never run (no options, a regex that does not compile, a script the workspace does not hold), or
+one whose result could be mistaken for another's (a duplicate id).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import Counter
+from pathlib import PurePosixPath
+
+from skillbench.checktypes import Check
+from skillbench.suite._format import PromptSpec
+
+TaskDefect = tuple[str, str, str, str]  # severity, field, problem, fix
+CHECK_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+# A command word that names a script file: it must be one of the workspace's files (or made by setup).
+_SCRIPT = re.compile(r"^[^-/$~][^\s;|&<>]*\.(?:py|sh|bash|js|mjs|cjs|ts|ps1|rb|pl|R|r)$")
+
+
+def _relative_path_problem(path: str) -> str:
+    """Why ``path`` is not a plain path inside the workspace ('' when it is)."""
+    if not path.strip():
+        return "is empty"
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or path.startswith("~"):
+        return f"{path!r} is absolute"
+    if any(part == ".." for part in pure.parts):
+        return f"{path!r} leaves the workspace ('..')"
+    if "\\" in path:
+        return f"{path!r} uses backslashes"
+    return ""
+
+
+def workspace_paths(spec: PromptSpec) -> set[str]:
+    """Every workspace-relative file path the task's ``workspace`` puts in place (folders expanded)."""
+    out: set[str] = set()
+    for entry in spec.test.workspace:
+        dest = PurePosixPath(entry.dest).as_posix()
+        src = spec.workspace_source(entry)
+        if src is not None and src.is_dir():
+            out |= {f"{dest}/{p.relative_to(src).as_posix()}" for p in src.rglob("*") if p.is_file()}
+        else:
+            out.add(dest)
+    return out
+
+
+def _check_defects(i: int, check: Check, files: set[str], made_by_setup: bool) -> list[TaskDefect]:
+    where = f"checks[{i}]"
+    need, also = check.kind.needs, check.kind.accepts
+    given = set(check.options())
+    out: list[TaskDefect] = []
+    lacking = [o for o in need if o not in given]
+    if lacking:
+        out.append(("error", where, f"{check.type} needs {', '.join(lacking)}",
+                    f"add {', '.join(repr(o) for o in lacking)} (README, \"Agentic tasks\")"))
+    for extra in sorted(given - set(need) - set(also)):
+        allowed = ", ".join((*need, *also)) or "no options"
+        out.append(("error", f"{where}.{extra}", f"does not apply to {check.type}", f"remove it ({check.type} takes "
+                    f"{allowed})"))
+    if check.id is not None and not CHECK_ID_RE.match(check.id):
+        out.append(("error", f"{where}.id", f"{check.id!r} is not a plain identifier",
+                    "use letters, digits, '.', '_', ':' or '-'"))
+    if check.pattern is not None:
+        try:
+            re.compile(check.pattern)
+        except re.error as exc:
+            out.append(("error", f"{where}.pattern", f"invalid regular expression ({exc})",
+                        "fix the pattern (Python re syntax; inline flags like (?i) go first)"))
+    if check.path is not None and (problem := _relative_path_problem(check.path)):
+        out.append(("error", f"{where}.path", problem, "name a file relative to the workspace"))
+    if check.tools is not None and not [t for t in check.tools if t.strip()]:
+        out.append(("error", f"{where}.tools", "is empty", "list at least one tool name"))
+    if check.command is not None:
+        if not check.command.strip():
+            out.append(("error", f"{where}.command", "is empty", "write the shell command to run"))
+        else:
+            try:
+                words = shlex.split(check.command)
+            except ValueError as exc:
+                words = []
+                out.append(("error", f"{where}.command", f"cannot be parsed as a shell command ({exc})",
+                            "fix the quoting"))
+            for word in words:
+                path = word.removeprefix("./")
+                if _SCRIPT.match(word) and path not in files and not made_by_setup:
+                    out.append(("error", f"{where}.command", f"runs {word}, which is not in the workspace",
+                                f"add {path!r} to 'workspace', or fix the command"))
+    return out
+
+
+def task_defects(spec: PromptSpec) -> list[TaskDefect]:
+    """Every defect of ``spec``'s task fields (empty for a plain prompt)."""
+    test = spec.test
+    out: list[TaskDefect] = []
+    dests: Counter[str] = Counter()
+    for i, entry in enumerate(test.workspace):
+        if problem := _relative_path_problem(entry.dest):
+            out.append(("error", f"workspace[{i}].dest", problem, "give a path relative to the workspace"))
+        dests[PurePosixPath(entry.dest).as_posix()] += 1
+        if entry.src is not None and spec.workspace_source(entry) is None:
+            out.append(("error", f"workspace[{i}].src", f"missing fixture file {entry.src!r} (looked beside the "
+                        "prompt file and in the suite's fixtures/)", "add the file, or fix the path"))
+    for dest, n in sorted(dests.items()):
+        if n > 1:
+            out.append(("error", "workspace", f"{dest!r} is listed {n} times", "keep one entry per destination"))
+    for i, command in enumerate(test.setup):
+        if not command.strip():
+            out.append(("error", f"setup[{i}]", "is empty", "write the command, or delete the entry"))
+    if test.allowed_tools is not None and not [t for t in test.allowed_tools if t.strip()]:
+        out.append(("error", "allowed_tools", "is empty", "list the tools the agent may use, or drop the field"))
+    files = workspace_paths(spec)
+    ids: dict[str, int] = {}
+    for i, check in enumerate(test.checks):
+        out.extend(_check_defects(i, check, files, made_by_setup=bool(test.setup)))
+        if check.check_id in ids:
+            out.append(("error", f"checks[{i}].id", f"duplicate check id {check.check_id!r} (also checks"
+                        f"[{ids[check.check_id]}])", "give each check its own 'id' (or make the checks differ)"))
+        else:
+            ids[check.check_id] = i
+    return out
+
+
+__all__ = ["CHECK_ID_RE", "TaskDefect", "task_defects", "workspace_paths"]

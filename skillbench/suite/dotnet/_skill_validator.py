@@ -1,0 +1,133 @@
+"""The skill-validator format (dotnet/skills ``eng/skill-validator``): ``scenarios:`` of one ``eval.yaml``.
+
+Each scenario becomes one :class:`~.stimulus.Draft`: ``setup.copy_test_files`` copies every file of the eval folder
+but the spec, then ``setup.files`` (``path`` + ``source`` resolved from the skill's folder
+``plugins/<plugin>/skills/<skill>/``, or inline ``content``) are laid over it; ``setup.commands`` are setup;
+``assertions`` are checks, each read as the check type whose record lists its name (:attr:`CheckKind.dotnet`:
+``exit_success`` means "produced non-empty output", ``output_nonempty``); the rubric's strings are ``must`` items;
+``expect_tools``/``reject_tools``/``max_turns`` are checks; ``timeout`` is seconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillbench.checktypes import check_kind, check_kinds
+from skillbench.suite.dotnet._stimulus import Draft, EvalContext, TaskDefect, add_tool_checks, string_list
+
+# assertion type -> our check type, from the records (kept in registration order for the "use one of" hint)
+ASSERTIONS: dict[str, str] = {name: kind.name for kind in check_kinds() for name in kind.dotnet}
+_TEXT_OPTIONS = ("value", "pattern")  # the README allows either key for a type that takes one of them
+SCENARIO_KEYS = frozenset({"name", "prompt", "setup", "assertions", "rubric", "expect_tools", "reject_tools",
+                           "max_turns", "max_tokens", "timeout", "expect_activation"})
+
+
+def _files(draft: Draft, ctx: EvalContext, setup: dict[str, Any]) -> None:
+    copied: dict[str, int] = {}
+    if setup.get("copy_test_files") is True:
+        for rel in ctx.test_files():
+            copied[rel] = len(draft.workspace)
+            draft.add("workspace", {"dest": rel, "src": rel}, "setup.copy_test_files", {"dest": "", "src": ""})
+    elif "copy_test_files" in setup and setup["copy_test_files"] is not False:
+        draft.error("setup.copy_test_files", f"{setup['copy_test_files']!r} is not true or false",
+                    "write copy_test_files: true")
+    files = setup.get("files") or []
+    if not isinstance(files, list):
+        draft.error("setup.files", "is not a list", "list entries of path + source (or content)")
+        return
+    for j, entry in enumerate(files):
+        where = f"setup.files[{j}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            draft.error(where, "needs a 'path' (and a 'source' or 'content')", "write - path: x.txt / content: …")
+            continue
+        extra = sorted(set(entry) - {"path", "source", "content"})
+        if extra:
+            draft.warn(f"{where}.{extra[0]}", "not supported: ignored",
+                       "remove it (a file takes path, source, content)")
+        item: dict[str, Any] = {"dest": entry["path"]}
+        if isinstance(entry.get("source"), str) and "content" not in entry:
+            src, problem = ctx.resolve(ctx.skill_dir, entry["source"])
+            if src is None:
+                draft.error(f"{where}.source", problem, "name a file inside the tree (relative to the skill folder)")
+                continue
+            if not (ctx.eval_dir / src).exists() and not ctx.skip_missing:
+                draft.error(f"{where}.source", f"fixture {entry['source']!r} is not in the tree (resolved from the "
+                            f"skill folder {ctx.skill_dir})", "add the file, or fix the path")
+            item["src"] = src
+        elif isinstance(entry.get("content"), str) and "source" not in entry:
+            item["content"] = entry["content"]
+        else:
+            draft.error(where, "needs exactly one of 'source' and 'content' (text)",
+                        "give the file's source or content")
+            continue
+        if entry["path"] in copied:  # files are applied after copy_test_files: this one wins
+            idx = copied.pop(entry["path"])
+            draft.workspace[idx] = item
+            draft.origin[f"workspace[{idx}]"] = (where, {"dest": "path", "src": "source"})
+            continue
+        draft.add("workspace", item, where, {"dest": "path", "src": "source"})
+    draft.add_commands(setup.get("commands"), "setup.commands")
+    draft.warn_unsupported(setup, ("files", "copy_test_files", "commands"), "setup.",
+                           "setup takes files, copy_test_files, commands")
+
+
+def _assertions(draft: Draft, assertions: Any) -> None:
+    if not isinstance(assertions, list):
+        draft.error("assertions", "is not a list", "list assertions as - type: output_contains / value: …")
+        return
+    for j, raw in enumerate(assertions):
+        where = f"assertions[{j}]"
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        if kind not in ASSERTIONS:
+            draft.error(f"{where}.type", f"unknown assertion type {kind!r}", "use one of: " + ", ".join(ASSERTIONS))
+            continue
+        ours = check_kind(ASSERTIONS[kind])
+        check: dict[str, Any] = {"type": ours.name}
+        text = [o for o in ours.needs if o in _TEXT_OPTIONS]
+        for option in ours.needs:
+            value = raw.get(option)
+            if value is None and text == [option] and "path" not in ours.needs:
+                value = raw.get(_TEXT_OPTIONS[option == "value"])
+            check[option] = value
+        check = {k: v for k, v in check.items() if v is not None}
+        draft.warn_unsupported(raw, ("type", "value", "pattern", "path"), f"{where}.")
+        draft.add("checks", check, where)
+
+
+def load_scenarios(data: dict[str, Any], ctx: EvalContext) -> tuple[list[Draft], list[TaskDefect]]:
+    """Every scenario of a skill-validator spec as a draft, and the file's own defects."""
+    defects: list[TaskDefect] = []
+    for key in sorted(set(data) - {"scenarios"}):
+        defects.append(("warning", key, "not a skill-validator field: ignored", "remove it"))
+    scenarios = data.get("scenarios")
+    if not isinstance(scenarios, list) or not scenarios:
+        return [], [*defects, ("error", "scenarios", "is not a non-empty list", "list the scenarios")]
+    drafts = []
+    for i, raw in enumerate(scenarios):
+        if not isinstance(raw, dict):
+            defects.append(("error", f"scenarios[{i}]", "is not a mapping", "give it name, prompt, rubric"))
+            continue
+        name = raw.get("name") if isinstance(raw.get("name"), str) else ""
+        draft = Draft("scenarios", i, name, raw, prompt=raw.get("prompt"),
+                      expect_activation=raw.get("expect_activation", True))
+        rubric = string_list(raw.get("rubric", []))
+        if rubric is None:
+            draft.error("rubric", "is not a list of strings", "write each rubric item as one string")
+        draft.rubric = rubric or []
+        setup = raw.get("setup") or {}
+        if isinstance(setup, dict):
+            _files(draft, ctx, setup)
+        else:
+            draft.error("setup", "is not a mapping", "give setup: files / copy_test_files / commands")
+        _assertions(draft, raw.get("assertions") or [])
+        add_tool_checks(draft, raw, "")
+        if "timeout" in raw:
+            value = raw["timeout"]
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                draft.error("timeout", f"{value!r} is not a positive number of seconds", "write timeout: 120")
+            else:
+                draft.timeout = float(value)
+        for key in sorted(set(raw) - SCENARIO_KEYS):
+            draft.warn(key, "not a skill-validator scenario field: ignored", "remove it, or fix its name")
+        drafts.append(draft)
+    return drafts, defects

@@ -1,0 +1,181 @@
+"""Across weeks (``explore_weeks``): every week's ledgers in one table, which prompts moved, what never triggers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from skillbench.arms import DEFAULT_PAIR
+from skillbench.ledgers import HISTORY_FILE, MANIFEST_FILE
+from skillbench.scorecard import between_noise, moved, threshold, within_noise
+from skillbench.signals import activated, reliable, with_skill_runs
+from skillbench.weekly._notebook import _path
+
+
+@dataclass
+class Weeks:
+    """Every week of a ``weekly/`` folder as one table surface.
+
+    Attributes:
+        keys: run keys in time order (by their latest run start).
+        runs: one row per run of every week: the manifest with ``run_key`` and the run's rubric metrics
+            (``must_coverage``, ``bonus_rate``, ``avoid_violations``, ``composite``; empty when not graded).
+        prompts: per week × model × condition × prompt, metrics averaged over reps (``n_reps`` kept).
+        paired: per week × model × prompt, the lift ``d`` (with-skill − no-skill) and its rep-noise ``se``.
+        history: ``scorecard-history.csv`` (numeric).
+        skipped: weeks whose ledgers could not be read, with the reason.
+    """
+
+    keys: list[str]
+    runs: pd.DataFrame
+    prompts: pd.DataFrame
+    paired: pd.DataFrame
+    history: pd.DataFrame
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def _rep_noise(prompt_reps: pd.DataFrame) -> pd.DataFrame:
+    """Pooled within-prompt SD of ``must_coverage`` across reps, per model × condition, and its degrees of freedom.
+
+    Pooling over the week's prompts gives a usable noise estimate with only two reps per prompt.
+    """
+    g = prompt_reps.dropna(subset=["must_coverage"]).groupby(["model", "condition", "prompt"])["must_coverage"]
+    parts = pd.DataFrame({"ss": g.apply(lambda s: float(((s - s.mean()) ** 2).sum())), "df": g.count() - 1})
+    pooled = parts.groupby(["model", "condition"]).sum()
+    pooled["sd"] = np.sqrt(pooled["ss"] / pooled["df"].where(pooled["df"] > 0))
+    return pooled[["sd", "df"]].reset_index()
+
+
+def _week_pairs(reps: pd.DataFrame, per_prompt: pd.DataFrame) -> pd.DataFrame:
+    """Per model × prompt of one week: the lift ``d`` and its ``se`` from the arms' pooled rep noise."""
+    lift_arms = DEFAULT_PAIR.lift_arms  # the weekly series is with-skill − no-skill (a comparison is not a week of it)
+    no, wi = lift_arms
+    arms = per_prompt[per_prompt["condition"].isin(lift_arms)].merge(_rep_noise(reps), on=["model", "condition"],
+                                                                      how="left")
+    if arms.empty:
+        return pd.DataFrame()
+    wide = arms.pivot(index=["model", "prompt", "skill"], columns="condition",
+                      values=["must_coverage", "n_reps", "sd", "df"])
+
+    def col(metric: str, arm: str) -> pd.Series:
+        return wide[(metric, arm)] if (metric, arm) in wide.columns else pd.Series(np.nan, index=wide.index)
+
+    pair = pd.DataFrame({"no_skill": col("must_coverage", no), "with_skill": col("must_coverage", wi)})
+    pair["d"] = pair["with_skill"] - pair["no_skill"]
+    pair["se"] = np.sqrt(col("sd", no) ** 2 / col("n_reps", no) + col("sd", wi) ** 2 / col("n_reps", wi))
+    pair["df"] = np.fmin(col("df", no), col("df", wi))
+    return pair.dropna(subset=["d"]).reset_index()
+
+
+def load_weeks(weekly_dir: str | Path, history_path: str | Path = "") -> Weeks:
+    """Read every week under ``weekly_dir`` (each sub-folder with a ``manifest.csv``) into :class:`Weeks`."""
+    from skillbench.ledgers import LedgerError, load_week
+    from skillbench.scorecard import numeric_history, prompt_rep_scores, prompt_scores, read_history
+
+    root = _path(weekly_dir)
+    runs, prompts, paired, skipped, starts = [], [], [], {}, {}
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and (p / MANIFEST_FILE).is_file()):
+        try:
+            led = load_week(folder)
+        except LedgerError as exc:
+            skipped[folder.name] = str(exc)
+            continue
+        key = led.run_key
+        manifest, scores = led.manifest, led.scores
+        starts[key] = manifest["started_at"].max()
+        dormant = set(manifest.loc[manifest["dormancy"], "prompt"])
+        reps = prompt_rep_scores(scores[~scores["prompt"].isin(dormant)])
+        metrics = reps[["model", "condition", "prompt", "rep", "must_coverage", "bonus_rate", "avoid_violations",
+                        "composite"]]
+        runs.append(manifest.merge(metrics, on=["model", "condition", "prompt", "rep"], how="left")
+                    .assign(run_key=key))
+        per_prompt = prompt_scores(reps)
+        prompts.append(per_prompt.assign(run_key=key))
+        pair = _week_pairs(reps, per_prompt)
+        if not pair.empty:
+            paired.append(pair.assign(run_key=key))
+    keys = sorted(starts, key=lambda k: (starts[k], k))
+    hpath = _path(history_path) if str(history_path) else root / HISTORY_FILE
+
+    def cat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    return Weeks(keys=keys, runs=cat(runs), prompts=cat(prompts), paired=cat(paired),
+                 history=numeric_history(read_history(hpath)), skipped=skipped)
+
+
+def prompt_movers(weeks: Weeks, run_key: str = "", previous: str = "", *, confidence: float = 0.95) -> pd.DataFrame:
+    """Which prompts' lift moved most between two weeks, and was the move beyond noise?
+
+    The rule is the scorecard's noise band (:mod:`skillbench.scorecard._noise`) applied per prompt:
+    ``Δ = d_now − d_prev``; the within-week noise uses each week's ``se`` from the pooled rep-to-rep SD of that
+    week's arms; the between-week noise is over the prompt's lifts in the weeks before ``run_key``.
+
+    Args:
+        weeks: :func:`load_weeks` output.
+        run_key: the week to look at (default: the latest).
+        previous: the week to compare with (default: the one before ``run_key``).
+    """
+    columns = ["model", "prompt", "skill", "prev_lift", "now_lift", "delta", "within", "between", "threshold",
+               "moved"]
+    if len(weeks.keys) < 2 or weeks.paired.empty:
+        return pd.DataFrame(columns=columns)
+    now = run_key or weeks.keys[-1]
+    prev = previous or weeks.keys[weeks.keys.index(now) - 1]
+    p = weeks.paired
+    both = p[p["run_key"] == now].merge(p[p["run_key"] == prev][["model", "prompt", "d", "se", "df"]],
+                                         on=["model", "prompt"], suffixes=("", "_prev")).set_index(["model", "prompt"])
+    prior_keys = weeks.keys[: weeks.keys.index(now)]
+    between = p[p["run_key"].isin(prior_keys)].groupby(["model", "prompt"])["d"].agg(between_noise)
+    out = pd.DataFrame({"skill": both["skill"], "prev_lift": both["d_prev"], "now_lift": both["d"]})
+    out["delta"] = out["now_lift"] - out["prev_lift"]
+    out["within"] = within_noise(both["se"], both["se_prev"], np.minimum(both["df"], both["df_prev"]),
+                                       confidence)
+    out["between"] = between.reindex(out.index)
+    out["threshold"] = threshold(out["within"], out["between"])
+    out["moved"] = moved(out["delta"], out["threshold"])
+    out = out.reset_index()
+    return out.reindex(out["delta"].abs().sort_values(ascending=False).index)[columns].reset_index(drop=True)
+
+
+def activation_by_week(weeks: Weeks) -> pd.DataFrame:
+    """Per week × skill family: the scorecard's trigger health (:func:`skillbench.signals.trigger_health`),
+    as ``run_key, skill_family, runs, activations, rate, dormancy_runs, false_triggers``."""
+    from skillbench.signals import trigger_health
+
+    columns = ["run_key", "skill_family", "runs", "activations", "rate", "dormancy_runs", "false_triggers"]
+    if weeks.runs.empty:
+        return pd.DataFrame(columns=columns)
+    health = trigger_health(weeks.runs, by=("run_key", "skill_family"))
+    out = health.rename(columns={"scored_runs": "runs", "recall": "rate"})[columns]
+    order = {k: i for i, k in enumerate(weeks.keys)}
+    return out.sort_values(["skill_family", "run_key"], key=lambda s: s.map(order) if s.name == "run_key" else s,
+                           kind="stable").reset_index(drop=True)
+
+
+def never_triggered_in_weeks(weeks: Weeks) -> pd.DataFrame:
+    """Skill families and prompts that never activated in the with-skill arm in any week.
+
+    Only runs whose signals parsed count (an unparsed transcript is not evidence of a miss); compare the
+    scorecard's per-week list, :func:`skillbench.signals._trigger.never_triggered`.
+
+    Returns:
+        ``level`` (``family``/``prompt``), ``name``, ``skill_family``, ``weeks``, ``runs`` — only the never-triggered.
+    """
+    r = weeks.runs
+    columns = ["level", "name", "skill_family", "weeks", "runs"]
+    if r.empty:
+        return pd.DataFrame(columns=columns)
+    own = with_skill_runs(r)
+    own = own[reliable(own)].assign(active=lambda f: activated(f))
+    rows = []
+    for level, key in (("family", "skill_family"), ("prompt", "prompt")):
+        g = own.groupby(key).agg(skill_family=("skill_family", "first"), weeks=("run_key", "nunique"),
+                                 runs=("run_id", "count"), activations=("active", "sum"))
+        for name, row in g[g["activations"] == 0].iterrows():
+            rows.append({"level": level, "name": name, "skill_family": row["skill_family"], "weeks": row["weeks"],
+                         "runs": row["runs"]})
+    return pd.DataFrame(rows, columns=columns)

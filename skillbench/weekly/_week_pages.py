@@ -1,0 +1,75 @@
+"""The week's report pages after the chain: scorecard and calibration pages, the headline, the notes on how it ran."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from skillbench.ledgers import (
+    CALIBRATION_HTML,
+    CALIBRATION_MD,
+    MANIFEST_FILE,
+    SCORECARD_FILE,
+    SCORECARD_HTML,
+    read_cells,
+)
+from skillbench.report import write_markdown_page
+
+
+def finish_pages(state: dict[str, Any], run_dir: Path, report_dir: Path) -> None:
+    """Scorecard and calibration pages for stages that succeeded now; sandboxes the runs actually used."""
+    done = {s["id"] for s in state["stages"] if s["status"] == "ok"} if state["stages"] else set()
+    if "05_scorecard" in done and (run_dir / SCORECARD_FILE).is_file():
+        title = (run_dir / SCORECARD_FILE).read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
+        state["scorecard_title"] = title
+        state["week_incomplete"] = "INCOMPLETE" in title
+        write_markdown_page(run_dir / SCORECARD_FILE, report_dir / SCORECARD_HTML, title=title)
+    if "04_calibration" in done and (run_dir / CALIBRATION_MD).is_file():
+        write_markdown_page(run_dir / CALIBRATION_MD, report_dir / CALIBRATION_HTML,
+                                title=f"Judge calibration — {state['run_key']}")
+    manifest = run_dir / MANIFEST_FILE
+    if manifest.is_file():
+        with contextlib.suppress(Exception):
+            sandboxes = read_cells(manifest, ("sandbox",))["sandbox"]
+            state["sandboxes_used"] = sorted(str(s) for s in sandboxes[sandboxes.ne("")].unique())
+
+
+def headline(history: Path, run_key: str) -> list[dict[str, Any]]:
+    from skillbench.scorecard import numeric_history, read_history
+
+    try:
+        rows = numeric_history(read_history(history))
+    except Exception:  # noqa: BLE001 - the headline is a convenience; the scorecard page has the numbers
+        return []
+    rows = rows[rows["run_key"] == run_key]
+    return [{"model": r.model, "must_lift": _number(r.must_lift), "must_lift_se": _number(r.must_lift_se)}
+            for r in rows.itertuples(index=False)]
+
+
+def _number(x: Any) -> float | None:
+    return None if x is None or (isinstance(x, float) and not np.isfinite(x)) else float(x)
+
+
+def report_notes(state: Mapping[str, Any]) -> list[str]:
+    notes = []
+    if state.get("week_incomplete"):
+        notes.append("INCOMPLETE week: the reconciliation does not account for every planned run — read no number "
+                     "as a clean week (see the scorecard's Coverage section).")
+    if state.get("endpoint_kind") == "simulated":
+        notes.append("Simulated endpoint: every answer and grade came from skillbench's simulated Messages endpoint "
+                     "on 127.0.0.1. These numbers test the harness, not a model.")
+    used = state.get("sandboxes_used") or [state.get("sandbox")]
+    if "local" in used:
+        why = ("as requested (--sandbox local)" if state.get("sandbox_requested") == "local" else
+               "because no Docker engine answered; run `make setup` as root to start one")
+        notes.append("No container isolation: runs used the local sandbox (a fresh HOME, config folder, TMPDIR and "
+                     f"working folder per run) {why}, and its network is not sealed: runs shared this "
+                     "machine's network.")
+    if len(used) > 1:
+        notes.append(f"Runs of this week used several sandboxes ({', '.join(used)}); it was resumed on another "
+                     "machine set-up.")
+    return notes
