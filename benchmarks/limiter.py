@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from skillbench.generation import GenerateOptions, docker_available, generate  # noqa: E402
 from skillbench.ledgers import read_manifest  # noqa: E402
 from skillbench.runtime import PassContext  # noqa: E402
-from skillbench.signals._manifest import rate_limit_retries  # noqa: E402
+from skillbench.signals import rate_limit_retries  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
 from skillbench.weekly import model_endpoint  # noqa: E402
 

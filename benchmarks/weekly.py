@@ -24,8 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skillbench.weekly import WeeklyOptions, run_weekly  # noqa: E402
-from skillbench.weekly._chain import DEFAULT_JOBS  # noqa: E402
+from skillbench.weekly import (  # noqa: E402
+    DEFAULT_JOBS,  # noqa: E402
+    WeeklyOptions,
+    run_weekly,
+)
 
 TARGET_TOTAL_S = 300.0
 TARGET_OVERHEAD = 0.20

@@ -51,7 +51,9 @@ from ._objective import (
     unrunnable_checks as unrunnable_checks,
 )
 from ._render import (
+    DRIFT_BANNER as DRIFT_BANNER,
     render_markdown as render_markdown,
+    sentinel_markdown as sentinel_markdown,
 )
 from ._scoring import (
     cell_scores as cell_scores,

@@ -38,7 +38,12 @@ from ._optimize_stage import (
 from ._progress import (
     ProgressRelay as ProgressRelay,
 )
-from ._quality_stage import LintOptions as LintOptions, QualityError as QualityError, lint_skills as lint_skills
+from ._quality_stage import (
+    LintOptions as LintOptions,
+    QualityError as QualityError,
+    lint_skills as lint_skills,
+    preflight_quality as preflight_quality,
+)
 from ._stage_run import (
     STAGES as STAGES,
     Stage as Stage,

@@ -20,7 +20,8 @@ def test_every_worker_is_ready(dask_cluster, capsys: pytest.CaptureFixture[str])
 def test_a_missing_image_names_the_worker_and_the_fix(dask_cluster, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]):
     missing = "skillbench-runner:0.0.0-0000000000"
-    monkeypatch.setattr("skillbench.generation._provenance.image_tag", lambda: missing)
+    # the command takes image_tag from the generation front, which caches a name once it has been read
+    monkeypatch.setattr("skillbench.generation.image_tag", lambda: missing)
     assert main(["worker", "check", "--scheduler", dask_cluster.scheduler_address, "--backend", "anthropic"]) == 1
     lines = capsys.readouterr().out.splitlines()
     for worker in dask_cluster.scheduler_info["workers"]:

@@ -148,7 +148,7 @@ def test_a_placebo_as_good_as_the_skill_has_no_lift(week: Path) -> None:
 
 
 def test_a_control_arm_the_judge_did_not_grade_is_said_not_shown_as_zero(week: Path) -> None:
-    """The judge grades a control arm whenever it ran (``judge.answers.graded_arm``): ungraded, the week is not
+    """The judge grades a control arm whenever it ran (``judge._answers.graded_arm``): ungraded, the week is not
     finished, and the section says so instead of showing a zero lift or an n=0 verdict."""
     add_arm(week, "no-skill", "aa")
     header, rows = read_csv_rows(week / "scores.csv")

@@ -1,4 +1,4 @@
-"""The one t multiplier (``scorecard.stats.t_critical``): a scalar, an array or a Series of degrees of freedom."""
+"""The one t multiplier (``scorecard._stats.t_critical``): a scalar, an array or a Series of degrees of freedom."""
 
 from __future__ import annotations
 
