@@ -105,11 +105,11 @@ def _group_in_node_id(config: pytest.Config, items: list[pytest.Item]) -> None:
     so every group would silently be spread over both workers. Only when xdist's own suffix is missing."""
     if not getattr(config.option, "loadgroup", False):
         return
-    from _pytest.nodeid import coerce_node_id
-
     for item in items:
         marker = item.get_closest_marker("xdist_group")
         if marker is not None and marker.args and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+            from _pytest.nodeid import coerce_node_id  # pytest >= 9.2 only: older ones took xdist's suffix
+
             item._id = coerce_node_id(f"{item.nodeid}@{marker.args[0]}")
 
 
