@@ -42,6 +42,7 @@ from .labels import (
     INTER_HUMAN_ALL as INTER_HUMAN_ALL,
     LabelsError as LabelsError,
     MergedLabels as MergedLabels,
+    SheetOptions as SheetOptions,
     companion_path as companion_path,
     disagreement_items as disagreement_items,
     export_labels as export_labels,

@@ -17,18 +17,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.generation import (
-    COMPLETE_STATES,
-    RUN_STATES,
-    GenerateOptions,
-    finished_runs,
-    generate,
-    reconcile,
-    run_state,
-)
+from skillbench.generation import GenerateOptions, finished_runs, generate, reconcile
 from skillbench.runtime import PassContext
-from skillbench.signals import run_signals, write_manifest
+from skillbench.signals import run_signals, run_state, write_manifest
 from skillbench.suite import load_suite
+from skillbench.vocab import COMPLETE_STATES, RUN_STATES
 from skillbench.weekly import model_endpoint
 from tests.helpers.shared import SHARED, TINY_SUITE, require
 from tests.helpers.sim import forced, require_cli, write_profiles

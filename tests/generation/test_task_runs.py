@@ -17,10 +17,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.generation import GenerateOptions, LocalSandbox, finished_runs, generate, run_state
+from skillbench.generation import GenerateOptions, LocalSandbox, finished_runs, generate
 from skillbench.generation.workspace import TaskRun, WorkspaceItem
 from skillbench.ledgers.checks import expected_check_rows, missing_check_rows, read_checks
 from skillbench.runtime import PassContext
+from skillbench.signals import run_state
 from skillbench.suite import load_suite
 from skillbench.weekly import model_endpoint
 from tests.generation.test_generate import require_docker
