@@ -84,6 +84,9 @@ def _queue_position(item: pytest.Item) -> int:
     return len(LONGEST_FIRST)
 
 
+# tryfirst: an xdist worker's own hook turns the xdist_group markers into node ids, and it is registered after
+# this conftest, so it would otherwise run first and miss these groups
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Give each test that shares a fixture its xdist group (``--dist loadgroup`` keeps a group on one worker),
     and queue the longest work units first (a stable sort: the rest keep their order)."""
@@ -93,3 +96,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if group is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=_queue_position)
+
+
+def _group_in_node_id(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup``, the ``@group`` suffix xdist's scheduler reads from each node id.
+
+    pytest-xdist 3.8 writes it to ``item._nodeid``, which pytest 9.2 no longer reads (node ids became structured),
+    so every group would silently be spread over both workers. Only when xdist's own suffix is missing."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        marker = item.get_closest_marker("xdist_group")
+        if marker is not None and marker.args and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+            from _pytest.nodeid import coerce_node_id  # pytest >= 9.2 only: older ones took xdist's suffix
+
+            item._id = coerce_node_id(f"{item.nodeid}@{marker.args[0]}")
+
+
+@pytest.hookimpl(tryfirst=True)  # before the xdist worker sends its node ids to the scheduler
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """After every collection hook (xdist's included): make sure the groups reach xdist's scheduler."""
+    _group_in_node_id(session.config, session.items)

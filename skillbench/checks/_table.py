@@ -44,9 +44,12 @@ def _cell(text: str) -> str:
 
 
 def check_types_table() -> str:
-    """The markdown table of every check type: options with their types, what passes, its probe, dotnet's names."""
+    """The markdown table of every check type: options with their types, what passes, its probe, dotnet's names.
+
+    Rows are sorted by type name (so ``file_*`` and ``output_*`` sit together), not by the order modules register.
+    """
     rows = [_HEADER, ("---",) * len(_HEADER)]
-    for kind in check_kinds():
+    for kind in sorted(check_kinds(), key=lambda k: k.name):
         dotnet = [f"`{n}` (skill-validator)" for n in kind.dotnet] + [f"`{n}` (Vally)" for n in kind.vally]
         rows.append((f"`{kind.name}`", _options(kind), kind.passes, _probe(kind), ", ".join(dotnet) or "—"))
     return "\n".join("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows) + "\n"
