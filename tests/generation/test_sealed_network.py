@@ -12,8 +12,10 @@ import json
 import os
 import socket
 import subprocess
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -129,10 +131,18 @@ def test_local_sandbox_says_it_cannot_seal(tmp_path):
     assert [line for line in lines if "no container isolation" in line and LOCAL_NOT_SEALED in line]
 
 
-def test_relay_forwards_to_the_endpoint_and_leaves_nothing(tmp_path):
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A folder under /tmp: pytest's tmp_path under xdist (``/tmp/pytest-of-root/pytest-NN/popen-gwN/<test name>``)
+    can leave the relay's socket path over the 107 bytes a Unix socket allows, which is the next test's point."""
+    with tempfile.TemporaryDirectory(prefix="sb-", dir="/tmp") as folder:
+        yield Path(folder)
+
+
+def test_relay_forwards_to_the_endpoint_and_leaves_nothing(short_tmp: Path):
     """The host half on its own: a Unix socket whose connections reach the endpoint, byte for byte."""
     with SimServer(TINY_SUITE) as server:
-        relay = EndpointRelay(server.host, server.port, root=tmp_path).start()
+        relay = EndpointRelay(server.host, server.port, root=short_tmp).start()
         try:
             assert oct(relay.socket_path.stat().st_mode & 0o777) == "0o666"
             answers = []
@@ -157,20 +167,20 @@ def test_relay_forwards_to_the_endpoint_and_leaves_nothing(tmp_path):
         assert not [t for t in threading.enumerate() if t.name.startswith("skillbench-relay-")]
 
 
-def test_relays_of_a_killed_generate_are_removed_and_live_ones_kept(tmp_path):
+def test_relays_of_a_killed_generate_are_removed_and_live_ones_kept(short_tmp: Path):
     """A generate killed with -9 cannot stop its relays; the next pass removes their folders, never a live one's."""
     from skillbench.generation._sandbox import RELAY_FOLDER_PREFIX, remove_stale_relays
 
     gone = subprocess.Popen(["true"])
     gone.wait()  # its PID now names no process
-    stale = tmp_path / f"{RELAY_FOLDER_PREFIX}{gone.pid}-abc"
+    stale = short_tmp / f"{RELAY_FOLDER_PREFIX}{gone.pid}-abc"
     stale.mkdir()
     (stale / RELAY_SOCKET).touch()
     with SimServer() as server:
-        live = EndpointRelay(server.host, server.port, root=tmp_path).start()
+        live = EndpointRelay(server.host, server.port, root=short_tmp).start()
         try:
             assert live.folder.name.startswith(f"{RELAY_FOLDER_PREFIX}{os.getpid()}-")
-            assert remove_stale_relays(tmp_path) == 1
+            assert remove_stale_relays(short_tmp) == 1
             assert not stale.exists() and live.socket_path.exists()
         finally:
             live.stop()

@@ -305,7 +305,8 @@ def test_regex_strings_match_and_are_the_same_in_every_process():
     assert all(s is not None and re.search(p, s) for p, s in zip(PATTERNS, here, strict=True)), here
     assert gen(1) == here and gen(2) != here
     assert all("\n" not in s for s in here if s)  # one line: the answer's bullets stay whole
-    code = ("import json; from skillbench.sim import _draws as draws; from skillbench.sim._check_text import string_for; "
+    code = ("import json; from skillbench.sim import _draws as draws; "
+            "from skillbench.sim._check_text import string_for; "
             f"P={PATTERNS!r}; print(json.dumps([string_for(p, lambda n, p=p: draws.rng(1, 't', p, n)) for p in P]))")
     for hash_seed in ("1", "2"):  # rstr's negated classes read a set, whose order follows the hash seed
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
