@@ -8,7 +8,6 @@ from .config import (
     load_config as load_config,
 )
 from .defects import (
-    MIN_PREFERENCE_PROMPTS as MIN_PREFERENCE_PROMPTS,
     RUBRIC_RANGES as RUBRIC_RANGES,
     Defect as Defect,
 )

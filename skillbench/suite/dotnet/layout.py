@@ -23,7 +23,6 @@ from skillbench.ledgers.slugs import slug
 from skillbench.suite.config import ConfigError, SuiteConfig, load_config
 from skillbench.suite.defects import (
     MAX_PROMPT_BYTES,
-    MIN_PREFERENCE_PROMPTS,
     TRIGGER_PHRASE,
     Defect,
     display_path,
@@ -39,6 +38,7 @@ from skillbench.suite.layouts import DOTNET, FileField, Layout, register_layout
 from skillbench.suite.skip_missing import with_missing_dropped
 from skillbench.suite.task_checks import task_defects
 from skillbench.suite.validation import PreflightReport
+from skillbench.vocab import MIN_STIMULI
 
 PLUGINS_DIR, TESTS_DIR = "plugins", "tests"  # DIR/plugins/<plugin>/skills/<skill>/, DIR/tests/<plugin>/<skill>/
 SKILL_VALIDATOR, VALLY = "skill-validator", "vally"
@@ -190,7 +190,7 @@ class _DotnetChecker:
             self.add(severity, shown, fld, problem, fix)
         scored = [d for d in drafts if not self._heldout(self._prompt_name(name, d))]
         eligible = sum(d.expect_activation is not False for d in scored)
-        if drafts and (under := underpowered_defect(eligible, len(drafts), MIN_PREFERENCE_PROMPTS)):
+        if drafts and (under := underpowered_defect(eligible, len(drafts), MIN_STIMULI)):
             self.add(under[0], shown, under[1], under[2], under[3])
         self.suite.evals.append(EvalInfo(
             path=path, format=fmt, name=name, plugin=plugin, skill=skill, stimuli=len(drafts),

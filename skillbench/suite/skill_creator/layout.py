@@ -26,7 +26,6 @@ from skillbench.ledgers.files import CONFIG_FILE, SKILL_EVALS_DIR, SKILL_EVALS_F
 from skillbench.ledgers.slugs import slug
 from skillbench.suite.config import ConfigError, SuiteConfig, load_config
 from skillbench.suite.defects import (
-    MIN_PREFERENCE_PROMPTS,
     TRIGGER_PHRASE,
     Defect,
     display_path,
@@ -37,6 +36,7 @@ from skillbench.suite.skill_creator.evals import EvalFileError, Item, read_evals
 from skillbench.suite.skip_missing import with_missing_dropped
 from skillbench.suite.task_checks import task_defects
 from skillbench.suite.validation import PreflightReport
+from skillbench.vocab import MIN_STIMULI
 
 EVALS_DIR, EVALS_FILE = SKILL_EVALS_DIR, SKILL_EVALS_FILE
 # The trigger eval set beside evals.json: the first of these names that exists (skill-creator leaves the name to
@@ -172,9 +172,9 @@ class _Checker:
         if family is not None:
             eligible = sum(p.preference_eligible and not p.trigger_only for p in self.suite.prompts
                            if p.family == family)
-            if eligible < MIN_PREFERENCE_PROMPTS:
+            if eligible < MIN_STIMULI:
                 self.add("warning", evals_path, "evals", f"{eligible} scored evals (the paired gate needs "
-                         f"{MIN_PREFERENCE_PROMPTS})", "add evals, or read this skill's lift as indicative")
+                         f"{MIN_STIMULI})", "add evals, or read this skill's lift as indicative")
 
     def _heldout(self, name: str) -> bool:
         return any(name.startswith(p) for p in self.suite.heldout_prefixes)
