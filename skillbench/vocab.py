@@ -83,3 +83,7 @@ TRANSITIONS: tuple[str, str, str, str] = (SKILLED_ONLY, BASELINE_ONLY, BOTH, NEI
 REAL = "real"
 SIMULATED = "simulated"
 ENDPOINT_UNKNOWN = "unknown"
+
+# The gate's minimum of voting stimuli per family × model: the scorecard's verdicts decide with it, preflight warns
+# below it (one number, so a suite that passes preflight is never called underpowered for a count preflight accepted).
+MIN_STIMULI = 5

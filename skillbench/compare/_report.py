@@ -11,8 +11,7 @@ from __future__ import annotations
 from skillbench.compare._results import CompareResults
 from skillbench.compare._verdicts import FINDINGS, IMPROVEMENT, INVALID, PREFERENCE_LOSS, REGRESSION
 from skillbench.markdown import md_table, signed
-from skillbench.scorecard import MIN_STIMULI
-from skillbench.vocab import SIMULATED
+from skillbench.vocab import MIN_STIMULI, SIMULATED
 
 MAX_FILES_LISTED = 20
 ICONS = {IMPROVEMENT: "✅", REGRESSION: "❌", INVALID: "⚠️", PREFERENCE_LOSS: "🔻", "no change": "➖"}

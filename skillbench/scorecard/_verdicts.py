@@ -31,6 +31,7 @@ from skillbench.vocab import (
     INCOMPLETE_RECONCILIATION,
     INVALID_INCONCLUSIVE,
     JUDGE_ERRORS,
+    MIN_STIMULI,
     NET_LOSS_BELOW_FLOOR,
     NET_WIN_BELOW_FLOOR,
     NO_LOSS_DIRECTION,
@@ -46,7 +47,6 @@ from skillbench.vocab import (
 ALPHA = 0.05
 NET_WIN_FLOOR = 0.20
 NET_LOSS_FLOOR = NET_WIN_FLOOR  # VALID_REGRESSION: "by the same rule as the pass"
-MIN_STIMULI = 5
 
 
 @lru_cache(maxsize=4096)

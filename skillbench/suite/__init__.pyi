@@ -10,7 +10,6 @@ from ._config import (
     load_config as load_config,
 )
 from ._defects import (
-    MIN_PREFERENCE_PROMPTS as MIN_PREFERENCE_PROMPTS,
     RUBRIC_RANGES as RUBRIC_RANGES,
     Defect as Defect,
 )

@@ -24,7 +24,6 @@ RUBRIC_RANGES = {"must": (3, 5), "bonus": (1, 3), "avoid": (1, 3)}
 # MAX_ARG_STRLEN (32 pages = 131072 bytes) counting its terminating NUL: "argument list too long", on every run.
 MAX_ARG_STRLEN = 131072
 MAX_PROMPT_BYTES = MAX_ARG_STRLEN - 1
-MIN_PREFERENCE_PROMPTS = 5  # the paired preference gate needs n >= 5 stimuli per family
 TRIGGER_PHRASE = re.compile(r"\buse (?:it |this(?: skill)? )?(?:when|whenever|for|if)\b", re.I)
 _FIELDS = tuple(TestPrompt.model_fields)
 _NESTED_FIELDS = {"checks": ", ".join(Check.model_fields), "workspace": ", ".join(WorkspaceFile.model_fields),

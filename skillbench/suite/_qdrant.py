@@ -20,7 +20,6 @@ from skillbench.suite._config import ConfigError, SuiteConfig, load_config
 from skillbench.suite._defects import (
     MAX_ARG_STRLEN,
     MAX_PROMPT_BYTES,
-    MIN_PREFERENCE_PROMPTS,
     RUBRIC_RANGES,
     TRIGGER_PHRASE,
     Defect,
@@ -41,6 +40,7 @@ from skillbench.suite._layouts import QDRANT, SKILL_CREATOR, FileField, Layout, 
 from skillbench.suite._skip_missing import with_missing_dropped
 from skillbench.suite._task_checks import task_defects
 from skillbench.suite._validation import PreflightReport
+from skillbench.vocab import MIN_STIMULI
 
 
 class _Checker:
@@ -250,10 +250,10 @@ class _Checker:
             if not scored[family]:
                 self.warn(path, "family", "no scored prompt targets this skill family",
                           "add a test prompt whose skill_url is under it, or remove the skill")
-            elif eligible[family] < MIN_PREFERENCE_PROMPTS:
+            elif eligible[family] < MIN_STIMULI:
                 self.warn(path, "family",
                           f"{eligible[family]} preference-eligible prompts (the paired gate needs "
-                          f"{MIN_PREFERENCE_PROMPTS})",
+                          f"{MIN_STIMULI})",
                           "add scored, non-dormancy prompts for this family")
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,6 +50,15 @@ def _sealed(ep, out_dir: Path, script: str):
     sandbox = choose_sandbox("docker", ep, out_dir, log=lambda m: None)
     sandbox.prefix = _prefix(script)
     return sandbox
+
+
+@pytest.fixture
+def relay_root():
+    """A short folder for the relays' Unix sockets: pytest's tmp_path (deeper still under xdist's ``popen-gwN``)
+    can pass the socket's 107-byte limit, which the relay refuses by design (the test below)."""
+    folder = Path(tempfile.mkdtemp(prefix="sbr-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
@@ -131,18 +140,10 @@ def test_local_sandbox_says_it_cannot_seal(tmp_path):
     assert [line for line in lines if "no container isolation" in line and LOCAL_NOT_SEALED in line]
 
 
-@pytest.fixture
-def short_tmp() -> Iterator[Path]:
-    """A folder under /tmp: pytest's tmp_path under xdist (``/tmp/pytest-of-root/pytest-NN/popen-gwN/<test name>``)
-    can leave the relay's socket path over the 107 bytes a Unix socket allows, which is the next test's point."""
-    with tempfile.TemporaryDirectory(prefix="sb-", dir="/tmp") as folder:
-        yield Path(folder)
-
-
-def test_relay_forwards_to_the_endpoint_and_leaves_nothing(short_tmp: Path):
+def test_relay_forwards_to_the_endpoint_and_leaves_nothing(relay_root):
     """The host half on its own: a Unix socket whose connections reach the endpoint, byte for byte."""
     with SimServer(TINY_SUITE) as server:
-        relay = EndpointRelay(server.host, server.port, root=short_tmp).start()
+        relay = EndpointRelay(server.host, server.port, root=relay_root).start()
         try:
             assert oct(relay.socket_path.stat().st_mode & 0o777) == "0o666"
             answers = []
@@ -167,20 +168,20 @@ def test_relay_forwards_to_the_endpoint_and_leaves_nothing(short_tmp: Path):
         assert not [t for t in threading.enumerate() if t.name.startswith("skillbench-relay-")]
 
 
-def test_relays_of_a_killed_generate_are_removed_and_live_ones_kept(short_tmp: Path):
+def test_relays_of_a_killed_generate_are_removed_and_live_ones_kept(relay_root):
     """A generate killed with -9 cannot stop its relays; the next pass removes their folders, never a live one's."""
     from skillbench.generation._sandbox import RELAY_FOLDER_PREFIX, remove_stale_relays
 
     gone = subprocess.Popen(["true"])
     gone.wait()  # its PID now names no process
-    stale = short_tmp / f"{RELAY_FOLDER_PREFIX}{gone.pid}-abc"
+    stale = relay_root / f"{RELAY_FOLDER_PREFIX}{gone.pid}-abc"
     stale.mkdir()
     (stale / RELAY_SOCKET).touch()
     with SimServer() as server:
-        live = EndpointRelay(server.host, server.port, root=short_tmp).start()
+        live = EndpointRelay(server.host, server.port, root=relay_root).start()
         try:
             assert live.folder.name.startswith(f"{RELAY_FOLDER_PREFIX}{os.getpid()}-")
-            assert remove_stale_relays(short_tmp) == 1
+            assert remove_stale_relays(relay_root) == 1
             assert not stale.exists() and live.socket_path.exists()
         finally:
             live.stop()

@@ -21,8 +21,16 @@ from skillbench.scorecard import (
     tool_violations,
     transitions,
 )
-from skillbench.scorecard._verdicts import ALPHA, MIN_STIMULI, NET_WIN_FLOOR, ObjectiveRecord, sign_test_p
-from skillbench.vocab import INVALID_INCONCLUSIVE, NO_SKILL, VALID_NO_CHANGE, VALID_PASS, VALID_REGRESSION, WITH_SKILL
+from skillbench.scorecard._verdicts import ALPHA, NET_WIN_FLOOR, ObjectiveRecord, sign_test_p
+from skillbench.vocab import (
+    INVALID_INCONCLUSIVE,
+    MIN_STIMULI,
+    NO_SKILL,
+    VALID_NO_CHANGE,
+    VALID_PASS,
+    VALID_REGRESSION,
+    WITH_SKILL,
+)
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "objective_cases"
 

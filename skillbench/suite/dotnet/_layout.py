@@ -22,7 +22,6 @@ from skillbench.ledgers import CONFIG_FILE, SKILL_FILE, slug
 from skillbench.suite._config import ConfigError, SuiteConfig, load_config
 from skillbench.suite._defects import (
     MAX_PROMPT_BYTES,
-    MIN_PREFERENCE_PROMPTS,
     TRIGGER_PHRASE,
     Defect,
     display_path,
@@ -38,6 +37,7 @@ from skillbench.suite.dotnet._skill_validator import load_scenarios
 from skillbench.suite.dotnet._stimulus import SPEC_NAMES, Draft, EvalContext, TaskDefect
 from skillbench.suite.dotnet._vally import load_stimuli
 from skillbench.suite.dotnet._yaml_strict import DuplicateKeyError, load_strict
+from skillbench.vocab import MIN_STIMULI
 
 PLUGINS_DIR, TESTS_DIR = "plugins", "tests"  # DIR/plugins/<plugin>/skills/<skill>/, DIR/tests/<plugin>/<skill>/
 SKILL_VALIDATOR, VALLY = "skill-validator", "vally"
@@ -189,7 +189,7 @@ class _DotnetChecker:
             self.add(severity, shown, fld, problem, fix)
         scored = [d for d in drafts if not self._heldout(self._prompt_name(name, d))]
         eligible = sum(d.expect_activation is not False for d in scored)
-        if drafts and (under := underpowered_defect(eligible, len(drafts), MIN_PREFERENCE_PROMPTS)):
+        if drafts and (under := underpowered_defect(eligible, len(drafts), MIN_STIMULI)):
             self.add(under[0], shown, under[1], under[2], under[3])
         self.suite.evals.append(EvalInfo(
             path=path, format=fmt, name=name, plugin=plugin, skill=skill, stimuli=len(drafts),

@@ -24,13 +24,14 @@ from pydantic import ValidationError
 
 from skillbench.ledgers import CONFIG_FILE, SKILL_EVALS_DIR, SKILL_EVALS_FILE, SKILL_FILE, slug
 from skillbench.suite._config import ConfigError, SuiteConfig, load_config
-from skillbench.suite._defects import MIN_PREFERENCE_PROMPTS, TRIGGER_PHRASE, Defect, display_path
+from skillbench.suite._defects import TRIGGER_PHRASE, Defect, display_path
 from skillbench.suite._format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
 from skillbench.suite._layouts import SKILL_CREATOR, FileField, Layout, register_layout
 from skillbench.suite._skip_missing import with_missing_dropped
 from skillbench.suite._task_checks import task_defects
 from skillbench.suite._validation import PreflightReport
 from skillbench.suite.skill_creator._evals import EvalFileError, Item, read_evals, read_json, read_trigger_set
+from skillbench.vocab import MIN_STIMULI
 
 EVALS_DIR, EVALS_FILE = SKILL_EVALS_DIR, SKILL_EVALS_FILE
 # The trigger eval set beside evals.json: the first of these names that exists (skill-creator leaves the name to
@@ -166,9 +167,9 @@ class _Checker:
         if family is not None:
             eligible = sum(p.preference_eligible and not p.trigger_only for p in self.suite.prompts
                            if p.family == family)
-            if eligible < MIN_PREFERENCE_PROMPTS:
+            if eligible < MIN_STIMULI:
                 self.add("warning", evals_path, "evals", f"{eligible} scored evals (the paired gate needs "
-                         f"{MIN_PREFERENCE_PROMPTS})", "add evals, or read this skill's lift as indicative")
+                         f"{MIN_STIMULI})", "add evals, or read this skill's lift as indicative")
 
     def _heldout(self, name: str) -> bool:
         return any(name.startswith(p) for p in self.suite.heldout_prefixes)
