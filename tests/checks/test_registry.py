@@ -8,9 +8,10 @@ from pydantic import ValidationError
 
 from skillbench.checks import check_types_table
 from skillbench.checktypes import Check, CheckKind, check_kind, check_kinds, register
-from skillbench.checktypes._registry import OPTION_NAMES, RegistryError
-from skillbench.generation._workspace import probe_for
-from skillbench.suite.dotnet import ASSERTIONS, GRADERS
+from skillbench.checktypes.registry import OPTION_NAMES, RegistryError
+from skillbench.generation.workspace import probe_for
+from skillbench.suite.dotnet.skill_validator import ASSERTIONS
+from skillbench.suite.dotnet.vally import GRADERS
 
 
 def test_every_record_is_complete():
@@ -64,7 +65,7 @@ def test_check_types_table_has_one_row_per_registered_type():
     assert rows[0] == ["type", "options", "passes when", "workspace probe", "dotnet names"]
     assert set(rows[1]) == {"---"}
     body = {row[0].strip("`"): row for row in rows[2:]}
-    assert list(body) == sorted(k.name for k in check_kinds())  # rows sorted by type name
+    assert list(body) == sorted(k.name for k in check_kinds()), "one row per registered type, sorted by name"
     for kind in check_kinds():
         row = body[kind.name]
         assert len(row) == 5 and row[2] == kind.passes.replace("|", "\\|")
