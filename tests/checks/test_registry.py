@@ -8,10 +8,9 @@ from pydantic import ValidationError
 
 from skillbench.checks import check_types_table
 from skillbench.checktypes import Check, CheckKind, check_kind, check_kinds, register
-from skillbench.checktypes.registry import OPTION_NAMES, RegistryError
-from skillbench.generation.workspace import probe_for
-from skillbench.suite.dotnet.skill_validator import ASSERTIONS
-from skillbench.suite.dotnet.vally import GRADERS
+from skillbench.checktypes._registry import OPTION_NAMES, RegistryError
+from skillbench.generation._workspace import probe_for
+from skillbench.suite.dotnet import ASSERTIONS, GRADERS
 
 
 def test_every_record_is_complete():
