@@ -31,7 +31,7 @@ from ._near_miss import (
     near_miss_payload as near_miss_payload,
     near_miss_request as near_miss_request,
     parse_near_misses as parse_near_misses,
-    read_payload as read_payload,
+    read_near_miss_payload as read_near_miss_payload,
 )
 from ._optimize_report import (
     write_outputs as write_outputs,
@@ -50,6 +50,7 @@ from ._payload import (
 )
 from ._rewriter import (
     parse_description as parse_description,
+    read_rewrite_payload as read_rewrite_payload,
     rewrite_request as rewrite_request,
 )
 from ._static import (

@@ -59,7 +59,7 @@ def near_miss_request(payload: dict[str, Any]) -> dict[str, Any]:
                            max_tokens=MAX_TOKENS)
 
 
-def read_payload(body: dict[str, Any]) -> dict[str, Any]:
+def read_near_miss_payload(body: dict[str, Any]) -> dict[str, Any]:
     """The payload of a near-miss request (what the simulated generator reads).
 
     Raises:
@@ -91,4 +91,4 @@ def parse_near_misses(message: Any, count: int, max_chars: int = MAX_QUERY_CHARS
     return out
 
 
-__all__ = ["MAX_QUERY_CHARS", "near_miss_payload", "near_miss_request", "parse_near_misses", "read_payload"]
+__all__ = ["MAX_QUERY_CHARS", "near_miss_payload", "near_miss_request", "parse_near_misses", "read_near_miss_payload"]

@@ -52,7 +52,7 @@ def rewrite_request(payload: dict[str, Any]) -> dict[str, Any]:
                            max_tokens=MAX_TOKENS)
 
 
-def read_payload(body: dict[str, Any]) -> dict[str, Any]:
+def read_rewrite_payload(body: dict[str, Any]) -> dict[str, Any]:
     """The payload of a rewrite request (what the simulated rewriter reads).
 
     Raises:
@@ -77,4 +77,4 @@ def parse_description(message: Any, max_chars: int = MAX_DESCRIPTION_CHARS) -> s
     return value.strip()
 
 
-__all__ = ["MAX_DESCRIPTION_CHARS", "parse_description", "read_payload", "rewrite_payload", "rewrite_request"]
+__all__ = ["MAX_DESCRIPTION_CHARS", "parse_description", "read_rewrite_payload", "rewrite_payload", "rewrite_request"]

@@ -1,7 +1,7 @@
 """The simulated near-miss generator of optimize-description: a documented rule over the request, no canned text.
 
 Contract of :func:`near_misses` (what :func:`respond` answers a request forcing ``propose_near_misses`` with). It
-reads only the request's payload (:func:`skillbench.quality._near_miss.read_payload`: the family's name and
+reads only the request's payload (:func:`skillbench.quality.read_near_miss_payload`: the family's name and
 description, the other families' names and descriptions, ``count``, ``max_chars``) — never the suite, the
 simulation's truth or any query of the trigger set (the request holds none) — and is deterministic (no draw: the
 same request gives the same queries).
@@ -38,7 +38,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from skillbench.quality import MAX_QUERY_CHARS, NEAR_MISS_TOOL, read_payload
+from skillbench.quality import MAX_QUERY_CHARS, NEAR_MISS_TOOL, read_near_miss_payload
 from skillbench.sim import _draws as draws, _triggering as triggering
 from skillbench.sim._agent import Reply
 
@@ -108,7 +108,7 @@ def near_misses(payload: Mapping[str, Any]) -> list[str]:
 def respond(sim: Any, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
     """The forced ``propose_near_misses`` call answering a near-miss request."""
     try:
-        payload = read_payload(body)
+        payload = read_near_miss_payload(body)
     except ValueError:
         payload = {}
     digest = hashlib.blake2b(json.dumps(body.get("messages"), sort_keys=True).encode(), digest_size=8).hexdigest()

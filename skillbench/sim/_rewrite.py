@@ -1,7 +1,7 @@
 """The simulated rewriter of optimize-description: a documented rule over the request's train failures, no canned text.
 
 Contract of :func:`rewrite` (what :func:`respond` answers a request forcing ``propose_description`` with). It reads
-only the request's payload (:func:`skillbench.quality._rewriter.read_payload`: the current description, the missed
+only the request's payload (:func:`skillbench.quality.read_rewrite_payload`: the current description, the missed
 should-trigger queries, the false triggers, ``max_chars``) — never the suite, the simulation's truth, or any query
 the request does not hold — and is deterministic (no draw: the same request gives the same description).
 
@@ -30,7 +30,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from skillbench.quality import DESCRIPTION_TOOL, read_payload
+from skillbench.quality import DESCRIPTION_TOOL, read_rewrite_payload
 from skillbench.sim import _draws as draws, _triggering as triggering
 from skillbench.sim._agent import Reply
 from skillbench.suite import MAX_DESCRIPTION_CHARS
@@ -110,7 +110,7 @@ def rewrite(payload: Mapping[str, Any]) -> str:
 def respond(sim: Any, body: dict[str, Any], headers: Mapping[str, str]) -> Reply:
     """The forced ``propose_description`` call answering a rewrite request."""
     try:
-        payload = read_payload(body)
+        payload = read_rewrite_payload(body)
     except (ValueError, json.JSONDecodeError):
         payload = {}
     digest = hashlib.blake2b(json.dumps(body.get("messages"), sort_keys=True).encode(), digest_size=8).hexdigest()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from skillbench.quality import with_description
-from skillbench.quality._rewriter import read_payload, rewrite_payload, rewrite_request
+from skillbench.quality._rewriter import read_rewrite_payload, rewrite_payload, rewrite_request
 from skillbench.quality._trigger_set import (
     GENERATED,
     TEST,
@@ -119,8 +119,8 @@ def test_the_rewriter_request_holds_train_failures_only_and_the_sim_reads_nothin
     body = rewrite_request(rewrite_payload("time-series-pandas", "Notes on pandas.", missed, false))
     text = body["messages"][0]["content"]
     assert all(q.text not in text for q in tset.part(TEST))
-    assert read_payload(body)["missed"] == missed and body["tool_choice"]["name"] == "propose_description"
-    proposed = rewrite(read_payload(body))
+    assert read_rewrite_payload(body)["missed"] == missed and body["tool_choice"]["name"] == "propose_description"
+    proposed = rewrite(read_rewrite_payload(body))
     assert proposed.startswith("Notes on pandas. Use when: '") and "Do not use for: '" in proposed
-    assert rewrite(read_payload(body)) == proposed  # deterministic
-    assert rewrite({**read_payload(body), "missed": [], "false_triggers": []}) == "Notes on pandas."
+    assert rewrite(read_rewrite_payload(body)) == proposed  # deterministic
+    assert rewrite({**read_rewrite_payload(body), "missed": [], "false_triggers": []}) == "Notes on pandas."
