@@ -91,3 +91,25 @@ def test_cli_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str], mon
     section = text.split("positional arguments:", 1)[1].split("options:", 1)[0]
     listed = set(re.findall(r"^ {4}(\S+)", section, flags=re.M))
     assert listed == registered, f"registered but not in --help: {registered - listed}; extra: {listed - registered}"
+
+
+@pytest.mark.parametrize("package", _fronts())
+def test_no_exported_name_is_defined_in_two_modules_of_its_package(package: str):
+    """A name means one thing: when two modules behind one front define the same exported name, the stub picks one
+    and the other's callers silently get the wrong function (as once happened to the rewriter's payload reader)."""
+    folder = Path(importlib.import_module(package).__file__).parent
+    homes: dict[str, set[str]] = {}
+    for path in folder.glob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names = [node.name]
+            elif isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names = [node.target.id]
+            else:
+                names = []
+            for name in names:
+                homes.setdefault(name, set()).add(path.stem)
+    twice = {n: sorted(homes[n]) for n in _stub_names(package) if len(homes.get(n, ())) > 1}
+    assert not twice, f"{package}: exported names defined in more than one module: {twice}"

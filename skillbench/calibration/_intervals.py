@@ -72,7 +72,7 @@ def kappa(c: np.ndarray) -> np.ndarray:
         return np.where(np.isfinite(p_e) & (p_e < 1), (p_o - p_e) / np.where(p_e < 1, 1 - p_e, 1), np.nan)
 
 
-def pabak(c: np.ndarray) -> np.ndarray:
+def pabak_of_counts(c: np.ndarray) -> np.ndarray:
     """Prevalence- and bias-adjusted κ, ``2·p_o − 1``."""
     return 2 * raw_agreement(c) - 1
 
@@ -94,7 +94,7 @@ def _cell(i: int) -> Statistic:
     return lambda c: np.asarray(c, dtype=float)[..., i]
 
 
-STATISTICS: dict[str, Statistic] = {"raw_agreement": raw_agreement, "cohen_kappa": kappa, "pabak": pabak,
+STATISTICS: dict[str, Statistic] = {"raw_agreement": raw_agreement, "cohen_kappa": kappa, "pabak": pabak_of_counts,
                                     "false_met_rate": false_met_rate, "false_negative_rate": false_negative_rate,
                                     **{name: _cell(i) for i, name in enumerate(CONFUSION)}}
 
