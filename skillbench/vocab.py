@@ -65,8 +65,9 @@ NO_LOSS_DIRECTION, NET_LOSS_BELOW_FLOOR = "no_loss_direction", "net_loss_below_f
 FINISHED, BUDGET_HIT, API_ERROR, TIMEOUT, HARNESS_INVALID, SANDBOX_FAILURE = (
     "finished", "budget_hit", "api_error", "timeout", "harness_invalid", "sandbox_failure")
 WORKER_LOST = "worker_lost"  # both attempts' Dask worker died under the run (skillbench.cluster): rerun it
+TAMPERED = "tampered"  # the transcript disagrees with what the run's relay saw (signals.relay_disagreements)
 RUN_STATES: tuple[str, ...] = (FINISHED, BUDGET_HIT, API_ERROR, TIMEOUT, HARNESS_INVALID, SANDBOX_FAILURE,
-                               WORKER_LOST)
+                               WORKER_LOST, TAMPERED)
 COMPLETE_STATES: frozenset[str] = frozenset({FINISHED, BUDGET_HIT})  # resume keeps them; reconciliation counts them
 PLAN_STATES: tuple[str, ...] = ("limited", "capped", "not_started")
 

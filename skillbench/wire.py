@@ -27,7 +27,9 @@ BATCHES_ROUTE = "/v1/messages/batches"
 INFO_ROUTE = "/skillbench/info"  # GET: {"kind": "simulated", "site_base": …} — how a harness recognises a simulation
 TRUTH_ROUTE = "/skillbench/truth"  # GET ?run_id=…&run_id=…: those runs' truth rows as CSV (read-only)
 SITE_ROUTE = "/site/"  # GET /site/<family>/<path>: the suite's skills tree as published
-SIM_API_KEY = "sk-skillbench-sim"  # the key the simulated endpoint hands out; a request carrying it is ours
+SIM_API_KEY = "sk-skillbench-sim"  # a served simulation's default key (a pass's own simulation draws a fresh one)
+SIM_KEY_ENV = "SKILLBENCH_SIM_KEY"  # a served simulation's key, when it is not the default
+SKILLBENCH_HEADER_PREFIX = "x-skillbench-"  # the harness's own headers: the relay drops any a container sends
 
 # -- the Messages API's format --------------------------------------------------------------------------------------
 
@@ -87,3 +89,53 @@ def sse_events(msg: dict[str, Any]) -> Iterator[bytes]:
                                 "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
                                 "usage": usage})
     yield sse("message_stop", {"type": "message_stop"})
+
+
+def message_from_sse(data: bytes) -> dict[str, Any] | None:
+    """The message an SSE body carries, rebuilt the way a client reads it (None when it never started).
+
+    ``message_start`` gives the message, each block starts whole and grows by its deltas, ``message_delta`` sets the
+    stop reason and overrides the usage it names (the API sends the final ``output_tokens`` there). A body cut
+    short gives the message as far as it went; ``complete`` says whether ``message_stop`` arrived.
+    """
+    msg: dict[str, Any] | None = None
+    partial: dict[int, str] = {}
+    complete = False
+    for event in data.decode("utf-8", "replace").split("\n\n"):
+        payload = "".join(line[5:].strip() for line in event.splitlines() if line.startswith("data:"))
+        if not payload:
+            continue
+        try:
+            obj = json.loads(payload)
+        except ValueError:
+            continue
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind == "message_start" and isinstance(obj.get("message"), dict):
+            msg = {**obj["message"], "content": []}
+        elif msg is None:
+            continue
+        elif kind == "content_block_start" and isinstance(obj.get("content_block"), dict):
+            msg["content"].append(dict(obj["content_block"]))
+        elif kind == "content_block_delta" and msg["content"]:
+            block, delta = msg["content"][-1], obj.get("delta") or {}
+            if delta.get("type") == "text_delta":
+                block["text"] = block.get("text", "") + str(delta.get("text", ""))
+            elif delta.get("type") == "input_json_delta":
+                partial[len(msg["content"]) - 1] = partial.get(len(msg["content"]) - 1, "") + str(
+                    delta.get("partial_json", ""))
+            elif delta.get("type") == "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + str(delta.get("thinking", ""))
+        elif kind == "message_delta":
+            msg.update({k: v for k, v in (obj.get("delta") or {}).items() if k in ("stop_reason", "stop_sequence")})
+            msg["usage"] = {**(msg.get("usage") or {}), **(obj.get("usage") or {})}
+        elif kind == "message_stop":
+            complete = True
+    if msg is None:
+        return None
+    for index, text in partial.items():
+        try:
+            msg["content"][index]["input"] = json.loads(text) if text else {}
+        except ValueError:
+            msg["content"][index]["input"] = {"_unparsed": text}
+    msg["complete"] = complete
+    return msg

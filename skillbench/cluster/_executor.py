@@ -163,14 +163,14 @@ class DaskExecutor:
         if simulated:
             refuse_remote_workers(self.workers())
         tag = current_spec().tag
-        not_ready = [s for s in check_workers(self.client, tag, socat=simulated) if not s.ready]
+        not_ready = [s for s in check_workers(self.client, tag, socat=True) if not s.ready]  # every run is sealed
         if not_ready:
             raise SandboxFailure("; ".join(f"worker {s.address}: {s.problem}" for s in not_ready))
         label = str(Path(out_dir).resolve())
         removed = sum(self.client.run(prepare_pass, label).values())
         if removed:
             self.log(f"generate: removed {removed} container(s) left on the workers by an interrupted run")
-        return DaskSandbox(self.client, tag, out_dir=out_dir, sealed_endpoint=endpoint.base_url if simulated else None)
+        return DaskSandbox(self.client, tag, out_dir=out_dir)
 
     def width(self, jobs: int) -> int:
         """``--jobs``, or for 0 (unset) the cluster's worker threads."""

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from skillbench.cluster._worker import SandboxJob, run_sandbox_job
-from skillbench.generation import NETWORK_SEALED, RUNNER_UID, SandboxResult, TaskRun, skills_tar
+from skillbench.generation import NETWORK_SEALED, RUNNER_UID, RelayPlan, SandboxResult, TaskRun, skills_tar
 
 WORKER_LOST_EXIT = -2  # the worker died mid-run: the CLI's exit is unknown (recorded as the attempt's exit code)
 
@@ -47,18 +47,15 @@ class DaskSandbox:
         client: the pass's ``distributed.Client`` (:func:`skillbench.cluster.open_executor`).
         image: the runner image's tag every worker must have (the client's ``current_spec().tag``).
         out_dir: the week's folder (labels the workers' containers).
-        sealed_endpoint: the simulated endpoint's base URL (every worker on this machine), else None.
     """
 
     name = "docker"  # the sandbox is a container, as with --sandbox docker; the executor says where it ran
     executor = "dask"
 
-    def __init__(self, client: Any, image: str, *, out_dir: Path, sealed_endpoint: str | None = None):
+    def __init__(self, client: Any, image: str, *, out_dir: Path):
         self.client, self.image = client, image
         self.out_dir = str(Path(out_dir).resolve())
-        self.sealed_endpoint = sealed_endpoint
-        # Sealed is decided here; host or default is each worker's engine's (its result says which)
-        self.network = NETWORK_SEALED if sealed_endpoint else ""
+        self.network = NETWORK_SEALED  # every container, on every worker, behind its run's relay
         self._tars: dict[tuple[str, ...], bytes] = {}
         self._attempts: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -77,10 +74,9 @@ class DaskSandbox:
         return f"skillbench-run-{label}-attempt{attempt}-{uuid.uuid4().hex[:8]}"
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], families: Sequence[Path], timeout: float,
-            label: str, task: TaskRun | None = None) -> SandboxResult:
+            label: str, task: TaskRun | None = None, *, relay: RelayPlan) -> SandboxResult:
         tar = self._tar(families) if families else None  # a bad skill link refuses the run before any task
-        job = SandboxJob(tuple(argv), dict(env), tar, timeout, label, task, self.image, self.sealed_endpoint,
-                         self.out_dir)
+        job = SandboxJob(tuple(argv), dict(env), tar, timeout, label, task, self.image, relay, self.out_dir)
         started = time.time()
         future = self.client.submit(run_sandbox_job, job, key=self.task_key(label), pure=False)
         try:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillbench.generation import DockerSandbox, SandboxFailure, SandboxResult, TaskRun
+from skillbench.generation import DockerSandbox, RelayPlan, SandboxFailure, SandboxResult, TaskRun
 
 FIX_IMAGE = "run `skillbench image build` on it"
 FIX_ENGINE = "start its Docker engine (`make setup` starts dockerd)"
@@ -48,7 +48,7 @@ class SandboxJob:
     label: str  # the run id (labels the container)
     task: TaskRun | None
     image: str  # the runner image's tag the client expects
-    sealed_endpoint: str | None  # the simulated endpoint's base URL: a sealed container reaching only it
+    relay: RelayPlan  # the run's relay (the endpoint, its key, the run's token and identity): served on the worker
     out_dir: str  # the week's folder on the client (labels the containers; never opened here)
 
 
@@ -56,13 +56,13 @@ def _sandbox(job: SandboxJob) -> DockerSandbox:
     """This process's sandbox for the job's image, endpoint and week (made once, newest few kept)."""
     import docker
 
-    key = (job.image, job.sealed_endpoint or "", job.out_dir)
+    key = (job.image, job.out_dir)
     with _sandboxes_lock:
         if key in _sandboxes:
             _sandboxes.move_to_end(key)
             return _sandboxes[key]
         try:
-            sandbox = DockerSandbox(job.image, out_dir=Path(job.out_dir), sealed_endpoint=job.sealed_endpoint)
+            sandbox = DockerSandbox(job.image, out_dir=Path(job.out_dir))
         except docker.errors.ImageNotFound as exc:
             raise SandboxFailure(f"worker {worker_address()}: the runner image {job.image} is missing — "
                                  f"{FIX_IMAGE}") from exc
@@ -80,7 +80,8 @@ def _sandbox(job: SandboxJob) -> DockerSandbox:
 def run_sandbox_job(job: SandboxJob) -> SandboxResult:
     """Run one sandbox run here; the result names this worker and how its sandbox treated the network."""
     sandbox = _sandbox(job)
-    result = sandbox.run_prepared(list(job.argv), job.env, job.skills_tar, job.timeout, job.label, job.task)
+    result = sandbox.run_prepared(list(job.argv), job.env, job.skills_tar, job.timeout, job.label, job.task,
+                                  relay=job.relay)
     result.worker, result.network = worker_address(), sandbox.network
     return result
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 
@@ -18,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "serve",
         help="serve the endpoint until Ctrl-C",
         description="Serve the simulated endpoint on loopback until Ctrl-C. Point the CLI at it with "
-        "ANTHROPIC_BASE_URL=<printed URL> ANTHROPIC_API_KEY=sk-skillbench-sim.",
+        "ANTHROPIC_BASE_URL=<printed URL> ANTHROPIC_API_KEY=<its key> (sk-skillbench-sim unless --api-key "
+        "or SKILLBENCH_SIM_KEY says otherwise; skillbench's own commands read SKILLBENCH_SIM_KEY).",
     )
     s.add_argument("--suite", metavar="SUITE_DIR", help="suite whose prompts, rubrics and skills it simulates "
                    "(default: ./evals when it exists; without a suite it answers generically)")
@@ -30,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--fault", action="append", default=[], metavar="KIND[=RATE]",
                    help="inject a fault on every request at RATE (default 1); repeatable. Kinds: rate_limit, "
                    "server_error, overloaded, slow_first_byte, stall, truncated, malformed, stream_error")
+    s.add_argument("--api-key", metavar="KEY", default=None,
+                   help="the key every Messages request must carry (default: $SKILLBENCH_SIM_KEY, else "
+                   "sk-skillbench-sim)")
     s.add_argument("--verbose", action="store_true", help="print one line per request")
     s.set_defaults(func=serve)
 
@@ -38,7 +43,7 @@ def serve(args: argparse.Namespace) -> int:
     from skillbench.commands import UsageError
     from skillbench.sim import ProfileError, SimServer, parse_fault_option, serve_forever
     from skillbench.suite import SuiteError
-    from skillbench.wire import SIM_API_KEY
+    from skillbench.wire import SIM_API_KEY, SIM_KEY_ENV
 
     suite = args.suite
     if suite is None and Path("evals", "test-prompts").is_dir():
@@ -51,10 +56,11 @@ def serve(args: argparse.Namespace) -> int:
 
     if not is_loopback_host(args.host):  # a sim run must never be reachable from, or reach, another host
         raise UsageError(f"--host {args.host}: the simulated endpoint listens on loopback only (127.0.0.1 or ::1)")
+    key = args.api_key or os.environ.get(SIM_KEY_ENV) or SIM_API_KEY
     try:
         faults = [parse_fault_option(f) for f in args.fault]
         server = SimServer(suite, address=(args.host, args.port), seed=args.seed, profiles=args.profiles,
-                           truth=args.truth, faults=faults,
+                           truth=args.truth, faults=faults, api_key=key,
                            log=(lambda line: print(line, flush=True)) if args.verbose else None)
     except (ProfileError, SuiteError) as exc:
         raise UsageError(str(exc)) from exc
@@ -65,7 +71,7 @@ def serve(args: argparse.Namespace) -> int:
     print(f"Suite:                       {server.suite.suite_dir if server.suite else '(none: generic answers)'}")
     if server.truth.default:
         print(f"Truth:                       {server.truth.default}")
-    print(f"Try: ANTHROPIC_BASE_URL={server.base_url} ANTHROPIC_API_KEY={SIM_API_KEY} claude -p 'your prompt'")
+    print(f"Try: ANTHROPIC_BASE_URL={server.base_url} ANTHROPIC_API_KEY={key} claude -p 'your prompt'")
     print("Ctrl-C stops it.", flush=True)
     serve_forever(server)
     return 0

@@ -46,6 +46,12 @@ from ._reconciliation import (
     reconcile as reconcile,
     summary_line as summary_line,
 )
+from ._relay import (
+    Relay as Relay,
+    RelayPlan as RelayPlan,
+    relay_summary as relay_summary,
+    remove_stale_relays as remove_stale_relays,
+)
 from ._retries import MAX_RETRIED_GROUPS as MAX_RETRIED_GROUPS
 from ._run import (
     GenerateOptions as GenerateOptions,
@@ -57,7 +63,6 @@ from ._sandbox import (
     LABEL as LABEL,
     NETWORK_SEALED as NETWORK_SEALED,
     DockerSandbox as DockerSandbox,
-    EndpointRelay as EndpointRelay,
     LocalSandbox as LocalSandbox,
     Sandbox as Sandbox,
     SandboxFailure as SandboxFailure,
@@ -65,7 +70,7 @@ from ._sandbox import (
     SkillLinkError as SkillLinkError,
     choose_sandbox as choose_sandbox,
     install_skills as install_skills,
-    remove_stale_relays as remove_stale_relays,
+    refuse_local_real as refuse_local_real,
     sealed_address as sealed_address,
     skill_entries as skill_entries,
     skills_tar as skills_tar,

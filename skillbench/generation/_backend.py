@@ -8,7 +8,7 @@ used as the simulation, whatever ``--backend`` says, and the real API key is nev
 
 This module only finds endpoints that already run (:func:`existing_endpoint`); a simulation started for the pass
 is the caller's (:func:`skillbench.weekly.model_endpoint`), so generation never imports the simulator. It speaks
-to a simulation through :mod:`skillbench.wire`: the fault header, the info route, the read-only truth route.
+to a simulation through :mod:`skillbench.wire`: the info route, the read-only truth route (which needs the key).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from skillbench.ledgers import TruthRow, parse_truth_csv
-from skillbench.wire import FAULT_HEADER, INFO_ROUTE, SIM_API_KEY, TRUTH_ROUTE
+from skillbench.wire import INFO_ROUTE, SIM_API_KEY, SIM_KEY_ENV, TRUTH_ROUTE
 
 BACKENDS = ("sim", "anthropic")
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -74,16 +74,6 @@ class Endpoint:
     def simulated(self) -> bool:
         return self.kind == "simulated"
 
-    def run_headers(self, *, faults: Sequence[str] = ()) -> dict[str, str]:
-        """Extra request headers for one run (for ``custom_headers(run_id, attempt, extra=…)``).
-
-        Args:
-            faults: ``kind[=rate]`` faults to inject into this run's requests (simulated endpoint only).
-        """
-        if not self.simulated or not faults:
-            return {}
-        return {FAULT_HEADER: ",".join(faults)}
-
     def fetch_truth(self, run_ids: Sequence[str], *, timeout: float = 30.0, batch: int = 100) -> list[TruthRow]:
         """The simulation's truth rows of these runs, read over ``GET /skillbench/truth`` (empty for the real API).
 
@@ -98,8 +88,9 @@ class Endpoint:
         ids = list(run_ids)
         for start in range(0, len(ids), batch):
             url = f"{self.base_url}{TRUTH_ROUTE}?{urlencode([('run_id', r) for r in ids[start:start + batch]])}"
+            request = urllib.request.Request(url, headers={"x-api-key": self.api_key})  # the answer key needs the key
             try:
-                with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - loopback only
+                with urllib.request.urlopen(request, timeout=timeout) as resp:  # noqa: S310 - loopback only
                     rows += parse_truth_csv(resp.read().decode("utf-8"))
             except (OSError, ValueError) as exc:
                 raise BackendError(f"{self.base_url}: the simulated endpoint did not return truth rows ({exc})"
@@ -196,7 +187,8 @@ def simulation_at(endpoint: str, info: Mapping[str, Any]) -> Endpoint:
         BackendError: the endpoint is not on loopback.
     """
     require_loopback(endpoint)
-    return Endpoint(base_url=endpoint.rstrip("/"), api_key=SIM_API_KEY, kind="simulated",
+    # a served simulation's key: its default, or the one `skillbench sim serve --api-key` was given (SIM_KEY_ENV)
+    return Endpoint(base_url=endpoint.rstrip("/"), api_key=os.environ.get(SIM_KEY_ENV) or SIM_API_KEY, kind="simulated",
                     site_base=info.get("site_base"), truth=Path(info["truth"]) if info.get("truth") else None)
 
 

@@ -48,6 +48,7 @@ from skillbench.generation._image import RUNNER_HOME
 from skillbench.generation._options import GenerateOptions, default_out_dir
 from skillbench.generation._plan import PlanError, make_plan, run_names, selected, write_plan
 from skillbench.generation._reconciliation import reconcile
+from skillbench.generation._relay import RelayPlan, relay_summary, write_relay_record
 from skillbench.generation._retries import (
     MAX_RETRIED_GROUPS,
     LegState,
@@ -56,7 +57,7 @@ from skillbench.generation._retries import (
     note_rate_limits,
     pass_limiter,
 )
-from skillbench.generation._sandbox import Sandbox, SandboxFailure, SandboxResult, choose_sandbox
+from skillbench.generation._sandbox import Sandbox, SandboxFailure, SandboxResult, choose_sandbox, refuse_local_real
 from skillbench.generation._shard_summary import write_generate_summary
 from skillbench.generation._task_phase import (
     rebuild_checks_ledger,
@@ -71,6 +72,7 @@ from skillbench.generation._workspace import TaskError, prepare_task
 from skillbench.ledgers import (
     ASIDE_DIR,
     METADATA_FILE,
+    RELAY_FILE,
     RETRIES_FILE,
     RUN_FILE,
     STDERR_FILE,
@@ -84,9 +86,9 @@ from skillbench.ledgers import (
 )
 from skillbench.limiter import Slot
 from skillbench.runtime import Log, PassContext, Transport
-from skillbench.signals import parse_transcript_text, write_manifest
+from skillbench.signals import parse_transcript_text, relay_disagreements, write_manifest
 from skillbench.suite import SkillsVersion, Suite
-from skillbench.vocab import HARNESS_INVALID, SANDBOX_FAILURE, WORKER_LOST
+from skillbench.vocab import HARNESS_INVALID, SANDBOX_FAILURE, TAMPERED, WORKER_LOST
 
 RATE_LIMIT_JOBS = 4
 __all__ = ["MAX_RETRIED_GROUPS", "GenerateOptions", "LegState", "LocalExecutor", "RetryLog", "default_out_dir",
@@ -148,7 +150,6 @@ class Generator:
         self.failure: SandboxFailure | None = None  # the sandbox failed: start nothing more
         self.stopping = False  # interrupted: start nothing more
         self.sha = skills_sha(suite)
-        self.headers = endpoint.run_headers(faults=opts.faults)
         self.limiter = pass_limiter(opts.jobs, adaptive=opts.adaptive, log=self._say)
         self.rate_limited: list[str] = []  # runs of this pass whose CLI retried a 429/529
         self.written: list[str] = []  # run folders this pass committed (any state)
@@ -197,10 +198,12 @@ class Generator:
         for attempt in (1, 2):
             call = CliCall(prompt=spec.test.prompt, model=row.model, run_id=row.run_id, attempt=attempt)
             draft.argv = argv = cli_args(call, self.suite.config.run, allowed_tools=tools)
-            env = cli_env(call, base_url=self.endpoint.base_url, api_key=self.endpoint.api_key,
-                          home=RUNNER_HOME, tmpdir="/tmp", headers=self.headers, extra=self.opts.extra_env)
+            # the sandbox holds the run's token and the relay's address; the key and the faults stay on the host
+            relay = RelayPlan.for_run(self.endpoint, row.run_id, attempt, faults=self.opts.faults)
+            env = cli_env(call, base_url=relay.inside, api_key=relay.token, home=RUNNER_HOME, tmpdir="/tmp",
+                          extra=self.opts.extra_env)
             try:
-                result = self.sandbox.run(argv, env, families, timeout_s, row.run_id, task=task)
+                result = self.sandbox.run(argv, env, families, timeout_s, row.run_id, task=task, relay=relay)
             except Exception as exc:  # the engine or the host failed, not the run: stop, keep what is written
                 failure = SandboxFailure(f"run {row.run_id}: {self.sandbox.name} sandbox failed: "
                                          f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
@@ -231,6 +234,7 @@ class Generator:
                     self.spent += float(attempts[-1]["total_cost_usd"] or 0.0)
                 (tmp_dir / f"attempt-1.{TRANSCRIPT_FILE}").write_bytes(result.stdout)
                 (tmp_dir / f"attempt-1.{STDERR_FILE}").write_bytes(result.stderr)
+                write_relay_record(tmp_dir / f"attempt-1.{RELAY_FILE}", result.exchanges)
                 stopped_now = False
                 with self.lock:
                     leg = self.legs[(row.model, row.condition)]
@@ -249,9 +253,19 @@ class Generator:
             (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
             self._commit(draft, result=result)
             return
-        cost = (parse_transcript_text(result.stdout.decode("utf-8", "replace")).result or {}).get("total_cost_usd")
+        transcript = parse_transcript_text(result.stdout.decode("utf-8", "replace"))
+        cost = (transcript.result or {}).get("total_cost_usd")
         (tmp_dir / TRANSCRIPT_FILE).write_bytes(result.stdout)
         (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
+        tampered = ""
+        if result.exchanges is not None:  # the verdict is what the relay saw: a transcript that disagrees is forged
+            write_relay_record(tmp_dir / RELAY_FILE, result.exchanges)
+            task_meta["relay"] = relay_summary(result.exchanges)
+            tampered = "; ".join(relay_disagreements(transcript, result.exchanges))
+            if tampered:
+                self._say(f"generate: run {row.run_id} is tampered: {tampered}")
+                self._commit(draft, result=result, tampered=tampered)
+                return
         has_checks = record_checks(tmp_dir, spec, result)  # checks.json commits with the run, never after it
         # The run's answer key before the run counts as finished: a kill in between reruns it (rows replaced).
         self._commit(draft, result=result, truth=lambda: write_truth(self.opts.out_dir, self.endpoint, [row.run_id]))
@@ -261,7 +275,7 @@ class Generator:
             self.spent += float(cost or 0.0)
 
     def _commit(self, draft: _Draft, *, result: SandboxResult | None = None, sandbox_failure: str = "",
-                harness_invalid: str = "", truth: Callable[[], None] | None = None) -> None:
+                harness_invalid: str = "", tampered: str = "", truth: Callable[[], None] | None = None) -> None:
         """Write the run's metadata and rename its folder into place (the run's commit point).
 
         A run whose sandbox failed is committed too, with ``sandbox_failure`` in its metadata, so the week
@@ -290,6 +304,8 @@ class Generator:
             meta[SANDBOX_FAILURE] = sandbox_failure
         if harness_invalid:
             meta[HARNESS_INVALID] = harness_invalid
+        if tampered:
+            meta[TAMPERED] = tampered
         if result is not None and result.worker_lost:
             meta[WORKER_LOST] = result.worker_lost
         atomic_write_json(tmp_dir / METADATA_FILE, meta)
@@ -438,6 +454,7 @@ def _generate(suite: Suite, opts: GenerateOptions, ctx: PassContext) -> dict[str
                 executor = opened or LocalExecutor(log)
                 sandbox = executor.sandbox(opts.sandbox, endpoint, out_dir)  # local: choose_sandbox's
                 refuse_local_workspace_checks(suite, pending.prompt, sandbox.name)  # local by fallback
+                refuse_local_real(sandbox, endpoint, suite.suite_dir)
                 # --jobs 0: the executor's own width (one, or the cluster's threads)
                 opts = dataclasses.replace(opts, jobs=executor.width(opts.jobs))
                 gen = Generator(suite, opts, sandbox, endpoint, log, retry_log=retry_log, versions=versions)

@@ -2,16 +2,14 @@
 
 * ``docker``: one container per run from the local runner image (see :mod:`skillbench.generation._image`),
   removed after. The arm's skill families are copied to ``~/.claude/skills/<family>/`` before the CLI starts.
-  With the simulated endpoint the container is *sealed*: it has no network at all (``network_mode="none"``:
-  only its own loopback), and reaches the endpoint through a relay — on the host an :class:`EndpointRelay`
-  forwards a Unix socket, bind-mounted read-only at ``/run/skillbench/``, to the endpoint's loopback port;
-  inside, ``socat`` listens on the endpoint's own ``127.0.0.1:PORT`` and forwards to that socket, so
-  ``ANTHROPIC_BASE_URL`` and the simulated site's URLs work unchanged and nothing else is reachable. With
-  Anthropic's API the container uses the engine's default network (the host's, when the engine runs with
-  ``--bridge=none``). The relay is at the end of this module (:class:`EndpointRelay`, :func:`sealed_address`,
-  :func:`remove_stale_relays`).
-* ``local``: a fresh HOME, TMPDIR and cwd per run on this machine, for machines without Docker. It cannot
-  seal the network: runs share this machine's network, and it says so.
+  Every container is *sealed*, whatever the endpoint: it has no network at all (``network_mode="none"``: only
+  its own loopback), and reaches the endpoint only through its run's relay (:mod:`skillbench.generation._relay`):
+  a Unix socket bind-mounted read-only at ``/run/skillbench/``, which ``socat`` inside serves on the loopback
+  address the CLI is given (the simulation's own ``127.0.0.1:PORT``, so its site's URLs work unchanged). The
+  container holds the run's token, never the endpoint's key.
+* ``local``: a fresh HOME, TMPDIR and cwd per run on this machine, for machines without Docker. It guarantees no
+  isolation (the run is this user, on this network), says so, and is refused for a real endpoint on content
+  skillbench did not write (:func:`refuse_local_real`).
 
 Both take the same argv and environment (:mod:`skillbench.generation._cli_call`), so the arms differ only in
 the skills that are installed. Neither follows a symlink out of a skill family's folder (:func:`skill_entries`).
@@ -34,10 +32,8 @@ import socket
 import subprocess
 import tarfile
 import tempfile
-import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -45,6 +41,7 @@ from urllib.parse import urlsplit
 
 from skillbench.checktypes import ProbeResult
 from skillbench.generation._image import RUNNER_HOME, RUNNER_UID, WORKSPACE
+from skillbench.generation._relay import RELAY_SOCKET, Relay, RelayError, RelayPlan, remove_stale_relays
 from skillbench.generation._workspace import SetupOutcome, TaskRun, run_setup_locally, tool_env
 from skillbench.ledgers import SKILL_EVALS_DIR
 
@@ -53,9 +50,6 @@ SETUP_FAILED_EXIT = -1  # a task whose setup failed: the CLI never ran
 CONTAINER_PATH = "/usr/local/bin:/usr/bin:/bin"
 LABEL = "skillbench.out_dir"
 RELAY_DIR = "/run/skillbench"  # where a sealed container finds the relay's socket (mounted read-only)
-RELAY_SOCKET = "ep.sock"  # short: a Unix socket path must fit in 107 bytes, folder included
-MAX_SOCKET_PATH = 107  # sun_path is 108 bytes on Linux, with its terminating NUL
-RELAY_FOLDER_PREFIX = "skillbench-relay-"  # + the owner's PID + a random part, in the temporary folder
 RELAY_FAILED = "skillbench-sealed: the loopback relay did not start"
 RELAY_START_TRIES = 1000  # × 10 ms: socat listens within milliseconds; 10 s means it never will
 
@@ -80,12 +74,10 @@ exec "$@"
 """
 
 # How each sandbox treats the network, for logs and run metadata.
-NETWORK_SEALED = "sealed"  # docker, network_mode none + the endpoint relay: loopback to the endpoint only
-NETWORK_HOST = "host"  # docker, the host's network namespace (real backend on a bridgeless engine)
-NETWORK_DEFAULT = "default"  # docker, the engine's default bridge (real backend)
+NETWORK_SEALED = "sealed"  # docker, network_mode none + the run's relay: the Messages API (and the sim's site) only
 NETWORK_UNSEALED = "unsealed"  # local: no container, this machine's network
-LOCAL_NOT_SEALED = ("the local sandbox cannot seal the network: runs share this machine's network, and "
-                    "\"loopback only\" rests on the simulated models' behaviour (only --sandbox docker enforces it)")
+LOCAL_NOT_SEALED = ("the local sandbox guarantees no isolation: runs share this machine's network, files and user, "
+                    "so content under evaluation can read what this user can (only --sandbox docker seals a run)")
 
 
 @dataclass
@@ -108,6 +100,7 @@ class SandboxResult:
     worker: str = ""  # the Dask worker that ran it ("" on this machine)
     network: str = ""  # how the worker's sandbox treated the network ("": the sandbox's own ``network``)
     worker_lost: str = ""  # the Dask worker was lost mid-run: why (no output; retried once, never read as a result)
+    exchanges: list[dict[str, Any]] | None = None  # the run's relay record (None: the run never reached a relay)
 
     @property
     def setup_failed(self) -> bool:
@@ -117,14 +110,16 @@ class SandboxResult:
 class Sandbox(Protocol):
     """Runs one CLI process in isolation; HOME and TMPDIR in ``env`` are the container's paths.
 
-    ``network`` says how the sandbox treats the network: ``sealed``, ``host``, ``default`` or ``unsealed``.
+    ``network`` says how the sandbox treats the network: ``sealed`` or ``unsealed``. Every run goes through its
+    own relay (``relay``: the endpoint, the key it swaps in, the run's identity); ``ANTHROPIC_BASE_URL`` and
+    ``ANTHROPIC_API_KEY`` in ``env`` are the relay's address and the run's token, never the endpoint's key.
     """
 
     name: str
     network: str
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], families: Sequence[Path], timeout: float,
-            label: str, task: TaskRun | None = None) -> SandboxResult: ...
+            label: str, task: TaskRun | None = None, *, relay: RelayPlan) -> SandboxResult: ...
 
 
 class SandboxFailure(RuntimeError):
@@ -239,32 +234,23 @@ def skills_tar(families: Sequence[Path], uid: int) -> bytes:
 class DockerSandbox:
     """One fresh container per run, removed after (the docker SDK).
 
+    Every container is sealed: no network but its run's relay (``network_mode="none"``; see
+    :mod:`skillbench.generation._relay`), whatever the endpoint.
+
     Args:
         image: the runner image's tag.
         out_dir: the week's folder (labels the containers, so leftovers of this week can be removed).
-        sealed_endpoint: the simulated endpoint's base URL: run with no network, reaching only this endpoint
-            through an :class:`EndpointRelay` (see the module docstring). None: the engine's network.
-        host_network: share the host's network namespace (only without ``sealed_endpoint``).
         prefix: a command put before ``claude`` (e.g. strace, to check what the CLI connects to).
     """
 
     name = "docker"
+    network = NETWORK_SEALED
 
-    def __init__(self, image: str, *, out_dir: Path, sealed_endpoint: str | None = None, host_network: bool = False,
-                 prefix: Sequence[str] = ()):
+    def __init__(self, image: str, *, out_dir: Path, prefix: Sequence[str] = ()):
         import docker
 
         self.client = docker.from_env(timeout=120)
         self.image = self.client.images.get(image)
-        self.sealed = sealed_address(sealed_endpoint) if sealed_endpoint else None
-        if self.sealed:
-            self.network = NETWORK_SEALED
-        elif host_network or not self.client.networks.list(names=["bridge"]):
-            # Anthropic's API needs a network; an engine started with --bridge=none has no default bridge, so
-            # share the host's network instead of failing every run.
-            self.network = NETWORK_HOST
-        else:
-            self.network = NETWORK_DEFAULT
         self.out_dir = str(out_dir.resolve())
         self.prefix = list(prefix)
         self._tars: dict[tuple[str, ...], bytes] = {}
@@ -282,16 +268,15 @@ class DockerSandbox:
             container.remove(force=True)
         return len(stale)
 
-    def _entry(self, command: Sequence[str]) -> list[str]:
-        """The container's main process: ``command``, behind the sealed relay's entry when sealed."""
-        if not self.sealed:
-            return list(command)
-        host, port = self.sealed
+    @staticmethod
+    def _entry(command: Sequence[str], address: tuple[str, int]) -> list[str]:
+        """The container's main process: the sealed relay's entry, then ``command``."""
+        host, port = address
         return ["sh", "-c", SEALED_ENTRY, "skillbench-sealed", host, str(port), _proc_net_tcp_key(host, port),
                 *command]
 
-    def _command(self, argv: Sequence[str]) -> list[str]:
-        return self._entry([*self.prefix, "claude", *argv[1:]])
+    def _command(self, argv: Sequence[str], address: tuple[str, int]) -> list[str]:
+        return self._entry([*self.prefix, "claude", *argv[1:]], address)
 
     def _create(self, command: list[str], env: Mapping[str, str], label: str, network: dict[str, Any]) -> Any:
         return self.client.containers.create(
@@ -306,49 +291,59 @@ class DockerSandbox:
             raise SandboxFailure(f"{line} (is socat in the runner image? run `skillbench image build`)")
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], families: Sequence[Path], timeout: float,
-            label: str, task: TaskRun | None = None) -> SandboxResult:
+            label: str, task: TaskRun | None = None, *, relay: RelayPlan) -> SandboxResult:
         tar = self._tar(families) if families else None  # a bad skill link refuses the run before a container
-        return self.run_prepared(argv, env, tar, timeout, label, task)
+        return self.run_prepared(argv, env, tar, timeout, label, task, relay=relay)
 
     def run_prepared(self, argv: Sequence[str], env: Mapping[str, str], tar: bytes | None, timeout: float,
-                     label: str, task: TaskRun | None = None) -> SandboxResult:
+                     label: str, task: TaskRun | None = None, *, relay: RelayPlan) -> SandboxResult:
         """:meth:`run` with the skills packed by the caller (:func:`skills_tar`): what a Dask worker runs."""
+        address = sealed_address(relay.inside)
+        try:
+            served = Relay(relay)
+        except RelayError as exc:
+            raise SandboxFailure(str(exc)) from exc
+        with served:
+            result = self._run_sealed(argv, {**env, "ANTHROPIC_BASE_URL": relay.inside,
+                                             "ANTHROPIC_API_KEY": relay.token}, tar, timeout, label, task, served,
+                                      address)
+        result.exchanges = list(served.exchanges)
+        return result
+
+    def _run_sealed(self, argv: Sequence[str], env: Mapping[str, str], tar: bytes | None, timeout: float,
+                    label: str, task: TaskRun | None, relay: Relay, address: tuple[str, int]) -> SandboxResult:
         import requests
 
-        relay = EndpointRelay(*self.sealed) if self.sealed else None
-        network = {"network_mode": "none", "volumes": {str(relay.folder): {"bind": RELAY_DIR, "mode": "ro"}}} \
-            if relay else {"network_mode": "host" if self.network == NETWORK_HOST else None}
-        with relay or nullcontext():
-            if task is not None:
-                return self._run_task(argv, env, tar, task, timeout, label, network)
-            container = self._create(self._command(argv), env, label, network)
+        network = {"network_mode": "none", "volumes": {str(relay.folder): {"bind": RELAY_DIR, "mode": "ro"}}}
+        if task is not None:
+            return self._run_task(argv, env, tar, task, timeout, label, network, address)
+        container = self._create(self._command(argv, address), env, label, network)
+        try:
+            if tar:
+                container.put_archive(RUNNER_HOME, tar)
+            started = time.time()
+            container.start()
+            timed_out = False
             try:
-                if tar:
-                    container.put_archive(RUNNER_HOME, tar)
-                started = time.time()
-                container.start()
-                timed_out = False
-                try:
-                    exit_code = int(container.wait(timeout=timeout)["StatusCode"])
-                except requests.exceptions.ConnectionError:  # the SDK's read timeout
-                    timed_out, exit_code = True, TIMEOUT_EXIT
-                    container.kill()
-                ended = time.time()
-                stdout = container.logs(stdout=True, stderr=False)
-                stderr = container.logs(stdout=False, stderr=True)
-            finally:
-                container.remove(force=True)
-        if relay:
-            self._relay_check(stderr)
+                exit_code = int(container.wait(timeout=timeout)["StatusCode"])
+            except requests.exceptions.ConnectionError:  # the SDK's read timeout
+                timed_out, exit_code = True, TIMEOUT_EXIT
+                container.kill()
+            ended = time.time()
+            stdout = container.logs(stdout=True, stderr=False)
+            stderr = container.logs(stdout=False, stderr=True)
+        finally:
+            container.remove(force=True)
+        self._relay_check(stderr)
         return SandboxResult(exit_code, timed_out, stdout, stderr, started, ended, self.image.id)
 
     def _run_task(self, argv: Sequence[str], env: Mapping[str, str], skills: bytes | None, task: TaskRun,
-                  timeout: float, label: str, network: dict[str, Any]) -> SandboxResult:
+                  timeout: float, label: str, network: dict[str, Any], address: tuple[str, int]) -> SandboxResult:
         """A task run: keeper container, workspace in, setup, CLI, probes — all in the one container."""
         from skillbench.generation._task_container import KEEPER, exec_in, run_probes, run_setup, wait_until_sealed
 
         # the keeper's environment has no API key: setup commands and probes inherit it, only the CLI gets `env`
-        container = self._create(self._entry(KEEPER), tool_env(env), label, network)
+        container = self._create(self._entry(KEEPER, address), tool_env(env), label, network)
         try:
             if skills:
                 container.put_archive(RUNNER_HOME, skills)
@@ -356,7 +351,7 @@ class DockerSandbox:
                 container.put_archive(WORKSPACE, task.tar(RUNNER_UID))
             started = time.time()
             container.start()
-            if self.sealed and not wait_until_sealed(container, _proc_net_tcp_key(*self.sealed)):
+            if not wait_until_sealed(container, _proc_net_tcp_key(*address)):
                 self._relay_check(container.logs(stdout=False, stderr=True))
                 raise SandboxFailure(f"{RELAY_FAILED}: the sealed container stopped before its relay listened")
             setup, setup_logs = run_setup(container, task, env)
@@ -386,7 +381,17 @@ class LocalSandbox:
         self.root = root
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], families: Sequence[Path], timeout: float,
-            label: str, task: TaskRun | None = None) -> SandboxResult:
+            label: str, task: TaskRun | None = None, *, relay: RelayPlan) -> SandboxResult:
+        # The relay still swaps the token for the key and records the answers, but it cannot keep anything on this
+        # machine from the run: the run shares this user, its files and its network.
+        with Relay(relay, unix=False) as served:
+            result = self._run_here(argv, {**env, "ANTHROPIC_BASE_URL": served.url, "ANTHROPIC_API_KEY": relay.token},
+                                    families, timeout, label, task)
+        result.exchanges = list(served.exchanges)
+        return result
+
+    def _run_here(self, argv: Sequence[str], env: Mapping[str, str], families: Sequence[Path], timeout: float,
+                  label: str, task: TaskRun | None) -> SandboxResult:
         if task is not None and task.probes:  # generate refuses these before any run; never grade on the host
             raise SandboxFailure(f"run {label}: workspace checks need --sandbox docker (the local sandbox cannot "
                                  "hide them from an agent with Bash on this machine)")
@@ -425,17 +430,17 @@ class LocalSandbox:
 def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) -> Sandbox:
     """The docker sandbox when the engine answers (default), else the local one.
 
-    A simulated endpoint's runs get a sealed container (no network but the relay to the endpoint); the local
-    sandbox cannot seal, and the log says so.
+    Every container is sealed (no network but its run's relay); the local sandbox guarantees no isolation, and the
+    log says so (generation refuses it for a real endpoint on content skillbench did not write:
+    :func:`refuse_local_real`).
     """
     from skillbench.generation._toolchain import claude_path, docker_available
 
-    simulated = getattr(endpoint, "kind", None) == "simulated"
     if requested in (None, "docker") and docker_available():
         from skillbench.generation._image import build_image
 
         tag = build_image(log=log)
-        sandbox = DockerSandbox(tag, out_dir=out_dir, sealed_endpoint=endpoint.base_url if simulated else None)
+        sandbox = DockerSandbox(tag, out_dir=out_dir)
         removed = sandbox.remove_leftovers()
         if removed:
             log(f"generate: removed {removed} container(s) left by an interrupted run")
@@ -445,18 +450,34 @@ def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) ->
         raise SandboxFailure("--sandbox docker: the Docker engine does not answer — run `make setup` (starts dockerd)")
     if requested is None:
         log("generate: Docker engine not available; using the local sandbox (fresh HOME/TMPDIR/cwd per run)")
-    if simulated:
-        log(f"generate: no container isolation: {LOCAL_NOT_SEALED}")
+    log(f"generate: no container isolation: {LOCAL_NOT_SEALED}")
     return LocalSandbox(claude_path())
 
 
-# -- the endpoint relay of a sealed container --------------------------------------------------------------------------
-# A Unix socket on the host, forwarded to the endpoint on loopback.
-#
-# A sealed container (network_mode="none") reaches the simulated endpoint only through this relay: one
-# :class:`EndpointRelay` per run listens on a Unix socket in a private folder (bind-mounted read-only into the
-# container) and forwards each connection to the endpoint's loopback host:port. Folders of a killed pass carry
-# their owner's PID and are removed by the next pass (:func:`remove_stale_relays`).
+def refuse_local_real(sandbox: Sandbox, endpoint: Any, suite_dir: Path) -> None:
+    """The local sandbox with a real endpoint, on content skillbench did not write: refused before any run.
+
+    On this machine a run is this user: a skill, a setup command or the agent's own Bash can read this process's
+    environment (the API key) and every file the user can. Only skillbench's own bundled suite may run that way.
+
+    Raises:
+        SandboxFailure: the sandbox is local, the endpoint real, and the suite is not the bundled one.
+    """
+    from skillbench.paths import DEFAULT_SUITE
+
+    if sandbox.name != "local" or getattr(endpoint, "kind", None) != "real":
+        return
+    if Path(suite_dir).resolve() == DEFAULT_SUITE.resolve():
+        return
+    raise SandboxFailure(f"--sandbox local with --backend anthropic: {suite_dir} is content skillbench did not write, "
+                         "and the local sandbox cannot keep it from the API key or this machine's files — use "
+                         "--sandbox docker (every run sealed behind its relay)")
+
+
+# -- a sealed container's address for its relay ---------------------------------------------------------------------
+# Every container is sealed (network_mode="none"): it reaches the endpoint only through its run's relay
+# (:class:`skillbench.generation._relay.Relay`), a Unix socket in a private folder bind-mounted read-only, which
+# socat inside serves on the loopback address the CLI is given (:attr:`RelayPlan.inside`).
 
 
 def sealed_address(base_url: str) -> tuple[str, int]:
@@ -481,147 +502,3 @@ def sealed_address(base_url: str) -> tuple[str, int]:
 def _proc_net_tcp_key(host: str, port: int) -> str:
     """How ``/proc/net/tcp`` writes ``host:port`` (little-endian hex), e.g. ``0100007F:1F90``."""
     return f"{socket.inet_aton(host)[::-1].hex().upper()}:{port:04X}"
-
-
-class EndpointRelay:
-    """The host half of a sealed container's network: a Unix socket whose connections go to the endpoint.
-
-    It listens on ``<folder>/ep.sock`` in a private temporary folder (the folder the container mounts
-    read-only) and forwards each connection, byte for byte, to the endpoint's loopback ``host:port``. It
-    serves one container and is stopped with it: :meth:`stop` closes every connection, joins every thread
-    and removes the folder.
-    """
-
-    def __init__(self, host: str, port: int, *, root: str | Path | None = None):
-        self.host, self.port = host, port
-        # the owner's PID in the name: a generate killed with -9 cannot stop its relays; the next one removes them
-        self.folder = Path(tempfile.mkdtemp(prefix=f"{RELAY_FOLDER_PREFIX}{os.getpid()}-", dir=root))
-        self.folder.chmod(0o755)  # the container's runner user must reach the socket inside
-        self.socket_path = self.folder / RELAY_SOCKET
-        if len(os.fsencode(self.socket_path)) > MAX_SOCKET_PATH:
-            shutil.rmtree(self.folder, ignore_errors=True)
-            raise SandboxFailure(f"{self.socket_path}: a Unix socket path must fit in {MAX_SOCKET_PATH} bytes — "
-                                 "set TMPDIR to a shorter folder (e.g. /tmp) for the sealed-network relay")
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            self._listener.bind(str(self.socket_path))
-            self.socket_path.chmod(0o666)  # connect() needs write permission; the runner is not root
-            self._listener.listen(64)
-        except OSError:
-            self._listener.close()
-            shutil.rmtree(self.folder, ignore_errors=True)
-            raise
-        self._listener.settimeout(0.1)  # accept() wakes to notice stop()
-        self._stopping = threading.Event()
-        self._lock = threading.Lock()
-        self._open: set[socket.socket] = set()
-        self._threads: list[threading.Thread] = []
-        self._acceptor = threading.Thread(target=self._accept, name=f"skillbench-relay-{port}", daemon=True)
-        self.connections = 0  # how many connections it relayed (for tests and logs)
-
-    def start(self) -> EndpointRelay:
-        self._acceptor.start()
-        return self
-
-    def __enter__(self) -> EndpointRelay:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def _accept(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                inner, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            inner.settimeout(None)
-            thread = threading.Thread(target=self._relay, args=(inner,), name=f"skillbench-relay-{self.port}-conn",
-                                      daemon=True)
-            with self._lock:
-                self.connections += 1
-                self._threads = [t for t in self._threads if t.is_alive()] + [thread]
-            thread.start()
-
-    def _track(self, *socks: socket.socket) -> bool:
-        with self._lock:
-            if self._stopping.is_set():
-                return False
-            self._open.update(socks)
-            return True
-
-    def _relay(self, inner: socket.socket) -> None:
-        outer = None
-        try:
-            try:
-                outer = socket.create_connection((self.host, self.port), timeout=10)
-            except OSError:
-                return  # the container sees its connection close, as it would for a dead endpoint
-            outer.settimeout(None)
-            outer.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if not self._track(inner, outer):
-                return
-            back = threading.Thread(target=_pump, args=(outer, inner), name=f"skillbench-relay-{self.port}-back",
-                                    daemon=True)
-            back.start()
-            _pump(inner, outer)
-            back.join()
-        finally:
-            with self._lock:
-                self._open.difference_update(s for s in (inner, outer) if s is not None)
-            for s in (inner, outer):
-                if s is not None:
-                    s.close()
-
-    def stop(self) -> None:
-        """Stop accepting, cut every open connection, join every thread, remove the socket's folder."""
-        with self._lock:
-            self._stopping.set()
-            open_now = list(self._open)
-        if self._acceptor.is_alive():
-            self._acceptor.join(timeout=5)
-        self._listener.close()
-        for s in open_now:
-            with suppress(OSError):
-                s.shutdown(socket.SHUT_RDWR)
-        with self._lock:
-            threads = list(self._threads)
-        for thread in threads:
-            thread.join(timeout=5)
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def remove_stale_relays(root: str | Path | None = None) -> int:
-    """Remove relay folders whose owner process is gone (a generate killed with -9); returns how many.
-
-    A folder whose owner still runs is never touched, so concurrent passes keep their relays.
-    """
-    removed = 0
-    for folder in Path(root or tempfile.gettempdir()).glob(f"{RELAY_FOLDER_PREFIX}*"):
-        pid = folder.name.removeprefix(RELAY_FOLDER_PREFIX).split("-", 1)[0]
-        if not pid.isdigit() or not folder.is_dir():
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # the owner is alive
-        except ProcessLookupError:
-            pass
-        except PermissionError:  # alive, and another user's
-            continue
-        shutil.rmtree(folder, ignore_errors=True)
-        removed += 1
-    return removed
-
-
-def _pump(src: socket.socket, dst: socket.socket) -> None:
-    """Copy ``src`` to ``dst`` until end of stream, then pass the end on (half-close)."""
-    try:
-        while data := src.recv(65536):
-            dst.sendall(data)
-    except OSError:
-        pass
-    finally:
-        with suppress(OSError):
-            dst.shutdown(socket.SHUT_WR)

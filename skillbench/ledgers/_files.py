@@ -70,6 +70,7 @@ OPTIMIZE_REPORT_MD = "optimize.md"  # optimize-description: the page (table, win
 METADATA_FILE = "metadata.json"  # generate: the run's identity and settings
 TEST_PROMPT_FILE = "test-prompt.json"  # generate: the prompt file as run
 TRANSCRIPT_FILE = "transcript.jsonl"  # the CLI's stream-json output
+RELAY_FILE = "relay.jsonl"  # generate: what the run's relay saw, one exchange per line (the verdict's source)
 STDERR_FILE = "stderr.txt"  # the CLI's stderr
 RUN_CHECKS_FILE = "checks.json"  # generate: the run's setup outcome and check results (committed with the run)
 RUN_JUDGE_FILE = "judge.json"  # judge: every call of that run

@@ -55,13 +55,24 @@ from skillbench.scorecard._stats import (
     uncertainty_table,
 )
 from skillbench.signals import activation_counts, activation_summary, self_served_baseline, skip_reason, trigger_health
-from skillbench.vocab import COMPLETE_STATES, CONTROL_ARMS, ENDPOINT_UNKNOWN, HARNESS_INVALID, PLUGIN, REAL, SIMULATED
+from skillbench.vocab import (
+    COMPLETE_STATES,
+    CONTROL_ARMS,
+    ENDPOINT_UNKNOWN,
+    HARNESS_INVALID,
+    PLUGIN,
+    REAL,
+    SIMULATED,
+    TAMPERED,
+)
 
 # The coverage reason of a gradeable run the judge has not graded (nor skipped): the week is not finished.
 NOT_GRADED_YET = "not graded yet"
 NO_SCORES_YET = f"{NOT_GRADED_YET} (no scores.csv)"
 RUN_STATE_REASONS = {HARNESS_INVALID: "harness-invalid: the harness could not set the run up (e.g. a failed setup "
-                                      "command; see its metadata.json) — never a skill loss, rerun by the next pass"}
+                                      "command; see its metadata.json) — never a skill loss, rerun by the next pass",
+                     TAMPERED: "tampered: the transcript disagrees with what the run's relay saw (its metadata.json "
+                               "says where) — content under evaluation wrote into the CLI's output; never graded"}
 
 DISAGREES_WITH_TRUTH = "MEASUREMENT DISAGREES WITH TRUTH"
 JUDGE_DRIFT = "JUDGE DRIFT"

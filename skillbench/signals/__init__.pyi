@@ -12,6 +12,10 @@ from ._manifest import (
     skip_reason as skip_reason,
     write_manifest as write_manifest,
 )
+from ._relay_check import (
+    read_relay as read_relay,
+    relay_disagreements as relay_disagreements,
+)
 from ._transcript import (
     ToolUse as ToolUse,
     Transcript as Transcript,

@@ -45,6 +45,7 @@ from skillbench.vocab import (  # noqa: F401 - re-exported: the state names trav
     PLAN_STATES,
     RUN_STATES,
     SANDBOX_FAILURE,
+    TAMPERED,
     TIMEOUT,
     WORKER_LOST,
 )
@@ -189,6 +190,8 @@ def decide_run_state(meta: Mapping[str, Any] | None, transcript: Transcript) -> 
         return HARNESS_INVALID
     if meta.get(WORKER_LOST):
         return WORKER_LOST
+    if meta.get(TAMPERED):
+        return TAMPERED
     if not transcript.complete:  # no result event last: the CLI never finished
         return TIMEOUT if meta.get("timed_out") else HARNESS_INVALID
     if api_failure(transcript.result):
@@ -202,6 +205,8 @@ def run_state(folder: str | Path) -> str:
     * ``sandbox_failure`` / ``harness_invalid``: generation recorded that the sandbox failed, or that it could
       not set the run up, in ``metadata.json``; unreadable metadata is ``harness_invalid`` too;
     * ``worker_lost``: the Dask worker of both attempts died under the run (``metadata.json``'s ``worker_lost``);
+    * ``tampered``: the transcript disagrees with what the run's relay saw (``metadata.json``'s ``tampered``, set by
+      generation from :func:`skillbench.signals.relay_disagreements`): never graded; resume reruns it;
     * ``timeout``: no final result event and the external timeout fired; without the timeout, ``harness_invalid``
       (the CLI never ran to its end);
     * ``api_error``: the result event is an API error (after its one retry);

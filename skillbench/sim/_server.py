@@ -27,6 +27,7 @@ each route, cuts a response where an injected fault says, and hands the Messages
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import socket
 import sys
@@ -85,9 +86,12 @@ class SimServer:
         faults: more faults (``FaultSpec``, dicts, or ``"kind=rate"`` strings) on top of the profile file's.
         site_base: the published-site URL the simulated models fetch (default: this server's ``/site``).
         log: called with one line per request (None: silent).
+        api_key: the key every Messages, Batches and truth request must carry (``x-api-key`` or a bearer token),
+            as the real API requires its own: a pass's own simulation draws a fresh one, so a canary key is
+            meaningful (a sandbox that never holds it cannot use it).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - one keyword per `skillbench sim serve` flag
         self,
         suite: str | Path | Suite | None = None,
         *,
@@ -98,6 +102,7 @@ class SimServer:
         faults: Sequence[FaultSpec | Mapping[str, Any] | str] | None = None,
         site_base: str | None = None,
         log: Callable[[str], None] | None = None,
+        api_key: str = SIM_API_KEY,
     ):
         if suite is not None and not isinstance(suite, Suite):
             from skillbench.suite import load_suite
@@ -107,6 +112,7 @@ class SimServer:
             suite = load_suite(suite, skip_missing=True)
         self.suite: Suite | None = suite
         self.seed = seed
+        self.api_key = api_key
         self.profiles = load_profiles(profiles)
         extra = [f if isinstance(f, FaultSpec) else parse_fault_option(f) if isinstance(f, str)
                  else FaultSpec.model_validate(f) for f in faults or []]
@@ -150,6 +156,13 @@ class SimServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def authorized(self, headers: Mapping[str, str]) -> bool:
+        """Whether a request carries this endpoint's key."""
+        h = {k.lower(): v for k, v in headers.items()}
+        bearer = h.get("authorization", "")
+        given = h.get("x-api-key") or (bearer[7:] if bearer.lower().startswith("bearer ") else "")
+        return hmac.compare_digest(str(given).encode(), self.api_key.encode())
 
     def info(self) -> dict[str, Any]:
         return {"kind": "simulated", "name": "skillbench-sim", "base_url": self.base_url,
@@ -324,6 +337,8 @@ class _Handler(BaseHTTPRequestHandler):
         sim = self.server.sim
         path = urlsplit(self.path).path
         self.rate_model = None
+        if (path.startswith(BATCHES_ROUTE) or path == TRUTH_ROUTE) and not self._authorized():
+            return
         if path.startswith(BATCHES_ROUTE):
             self._batches("GET")
             return
@@ -363,6 +378,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = _int(self.headers.get("Content-Length"), 0)
         raw = self.rfile.read(length) if length > 0 else b""
         self.rate_model = None
+        if path.startswith(BATCHES_ROUTE) or path.rstrip("/") == MESSAGES_ROUTE:
+            if not self._authorized():
+                return
         if path.startswith(BATCHES_ROUTE):
             self._batches("POST", raw)
             return
@@ -392,8 +410,8 @@ class _Handler(BaseHTTPRequestHandler):
                   "role": role, "sample": h.get(SAMPLE_HEADER.lower()), "model": model, "counter": counter,
                   "stream": bool(body.get("stream")), "fault": fault.kind if fault else None,
                   "session": h.get(SESSION_HEADER.lower()), "t": time.time(),
-                  # whether the caller sent the simulation's key (never the key itself: no secret is kept)
-                  "sim_key": SIM_API_KEY in (h.get("x-api-key"), h.get("authorization", "").removeprefix("Bearer "))}
+                  # only a caller with the simulation's key gets here (the key itself is never kept)
+                  "sim_key": True}
         sim.received.append(record)
         self._log(f"POST {path} run={run_id} attempt={attempt} n={counter} model={model}"
                   + (f" fault={fault.kind}" if fault else ""))
@@ -431,8 +449,18 @@ class _Handler(BaseHTTPRequestHandler):
         except (_Abort, BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
+    def _authorized(self) -> bool:
+        """True when the request carries the endpoint's key; else answers 401, as the real API does."""
+        if self.server.sim.authorized(dict(self.headers.items())):
+            return True
+        self._error(401, "invalid x-api-key")
+        self._log(f"{self.command} {urlsplit(self.path).path} -> 401")
+        return False
+
     def do_DELETE(self) -> None:  # noqa: N802 - http.server's naming
         self.rate_model = None
+        if urlsplit(self.path).path.startswith(BATCHES_ROUTE) and not self._authorized():
+            return
         if urlsplit(self.path).path.startswith(BATCHES_ROUTE):
             self._batches("DELETE")
         else:

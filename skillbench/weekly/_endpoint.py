@@ -12,6 +12,7 @@ endpoint they are handed and never import the simulator (ARCHITECTURE.md, the la
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,6 +59,8 @@ def model_endpoint(
         return
     from skillbench.sim import SimServer
 
-    with SimServer(suite_dir, seed=seed, profiles=profiles, truth=truth, faults=faults) as server:
-        yield Endpoint(base_url=server.base_url, api_key=SIM_API_KEY, kind="simulated",
+    # a fresh key per simulation: nothing but this process holds it (a run's sandbox holds its relay's token)
+    key = f"{SIM_API_KEY}-{secrets.token_urlsafe(18)}"
+    with SimServer(suite_dir, seed=seed, profiles=profiles, truth=truth, faults=faults, api_key=key) as server:
+        yield Endpoint(base_url=server.base_url, api_key=key, kind="simulated",
                        site_base=server.site_base, truth=server.truth.default)

@@ -1,0 +1,517 @@
+"""The host-side relay in front of every run: the only way out of a run's sandbox, and the record of what came back.
+
+A run's CLI (and everything else in its sandbox) reaches the Messages endpoint only through one :class:`Relay`,
+an HTTP reverse proxy on the host that serves that one run (plain HTTP in from the sandbox; plain HTTP to a
+simulation on loopback, TLS out to Anthropic). For each request it:
+
+* allows ``POST /v1/messages`` only (any query string), and ``GET /site/…`` when the endpoint is the simulation
+  (its published copy of the suite's skills); every other method and path is refused with 403 — the simulation's
+  answer key (``/skillbench/truth``), its description (``/skillbench/info``), the Batches API;
+* requires the run's own token (:attr:`RelayPlan.token`, the only key the sandbox ever holds) and swaps it for the
+  endpoint's key, which never enters the sandbox;
+* drops every ``X-Skillbench-*`` header the sandbox sent and sets the run's own identity (run id, attempt) and the
+  faults the harness chose, so a run can neither speak as another run, nor as the judge, nor choose its faults;
+* asks for an uncompressed answer and passes it back as it streams (a cut upstream is a cut downstream), recording
+  every exchange: status, the rate-limit headers, and the message the endpoint answered (rebuilt from the stream).
+
+The record is what the verdict is taken from (:func:`skillbench.signals.relay_disagreements`): a transcript that
+disagrees with it is tampering. A sealed container reaches the relay through a Unix socket bind-mounted read-only
+into it (``socat`` inside listens on the loopback address the CLI is given); the local sandbox reaches it on this
+machine's loopback. The threat model is ARCHITECTURE.md's "Trust boundary".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import secrets
+import shutil
+import socket
+import socketserver
+import ssl
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from skillbench.wire import (
+    ATTEMPT_HEADER,
+    FAULT_HEADER,
+    MESSAGES_ROUTE,
+    RUN_ID_HEADER,
+    SITE_ROUTE,
+    SKILLBENCH_HEADER_PREFIX,
+    error_body,
+    message_from_sse,
+)
+
+RELAY_SOCKET = "ep.sock"  # short: a Unix socket path must fit in 107 bytes, folder included
+MAX_SOCKET_PATH = 107  # sun_path is 108 bytes on Linux, with its terminating NUL
+RELAY_FOLDER_PREFIX = "skillbench-relay-"  # + the owner's PID + a random part, in the temporary folder
+CONTAINER_PORT = 8742  # where a sealed container serves a real endpoint's relay (its own loopback; any free port)
+TOKEN_PREFIX = "sk-skillbench-run-"
+MAX_REQUEST_BYTES = 32 << 20  # the API's own request limit is 32 MB
+MAX_RECORDED_BYTES = 16 << 20  # a response recorded beyond this is marked cut in the record (and still relayed)
+CONNECT_TIMEOUT_S = 10.0
+READ_TIMEOUT_S = 600.0  # the CLI's own request timeout (X-Stainless-Timeout: 600)
+# Hop-by-hop headers (RFC 9110 §7.6.1) and the ones the relay itself decides.
+_NOT_FORWARDED = {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te",
+                  "trailer", "transfer-encoding", "upgrade", "host", "content-length", "accept-encoding",
+                  "x-api-key", "authorization"}
+_NOT_RETURNED = {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+                 "content-length", "content-encoding"}
+_RECORDED_HEADERS = ("request-id", "retry-after", "content-type")  # and every anthropic-ratelimit-* header
+
+
+class RelayError(RuntimeError):
+    """The relay could not start (its socket folder, its port)."""
+
+
+@dataclass(frozen=True)
+class RelayPlan:
+    """What one run's relay forwards, to where, with which key, as whom.
+
+    Attributes:
+        upstream: the endpoint's base URL (the simulation on loopback, or Anthropic's API).
+        api_key: the endpoint's key; it stays on the host.
+        token: the run's own token, the only key its sandbox holds (``ANTHROPIC_API_KEY`` there); worth nothing
+            outside this relay, which accepts it for this run only.
+        headers: the identity and fault headers every forwarded request carries, whatever the sandbox sent.
+        site: also allow ``GET /site/…`` (the simulation's published copy of the suite's skills).
+        inside: the base URL the sandbox's CLI is given (a sealed container serves the relay there on its own
+            loopback; the simulation's own address, so the site URLs in its answers work unchanged).
+    """
+
+    upstream: str
+    api_key: str = field(repr=False)
+    token: str = field(repr=False)
+    headers: Mapping[str, str]
+    site: bool
+    inside: str
+
+    @classmethod
+    def for_run(cls, endpoint: Any, run_id: str, attempt: int, *, faults: Sequence[str] = ()) -> RelayPlan:
+        """The plan of one attempt of a run against ``endpoint`` (a fresh token per attempt)."""
+        headers = {RUN_ID_HEADER: run_id, ATTEMPT_HEADER: str(attempt)}
+        if endpoint.simulated and faults:
+            headers[FAULT_HEADER] = ",".join(faults)
+        inside = endpoint.base_url if endpoint.simulated else f"http://127.0.0.1:{CONTAINER_PORT}"
+        return cls(upstream=endpoint.base_url.rstrip("/"), api_key=endpoint.api_key,
+                   token=TOKEN_PREFIX + secrets.token_urlsafe(24), headers=headers, site=endpoint.simulated,
+                   inside=inside)
+
+
+def _route(plan: RelayPlan, method: str, path: str) -> str | None:
+    """``messages``, ``site`` or None (refused) for a request line."""
+    if method == "POST" and path.rstrip("/") == MESSAGES_ROUTE:
+        return "messages"
+    if plan.site and method == "GET" and path.startswith(SITE_ROUTE) and ".." not in path.split("/"):
+        return "site"
+    return None
+
+
+def _token_of(headers: Any) -> str:
+    bearer = str(headers.get("authorization") or "")
+    return str(headers.get("x-api-key") or (bearer[7:] if bearer.lower().startswith("bearer ") else ""))
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    block_on_close = True  # server_close() joins every handler (after stop() cut their sockets)
+    relay: Relay
+
+
+class _TcpServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    block_on_close = True
+    allow_reuse_address = True
+    relay: Relay
+
+
+class Relay:
+    """One run's relay: serves from :meth:`start` to :meth:`stop`; :attr:`exchanges` is its record.
+
+    Args:
+        plan: what to forward, where, with which key.
+        unix: listen on a Unix socket in a private folder (for a sealed container, which mounts the folder
+            read-only); False: on this machine's loopback (the local sandbox), at :attr:`url`.
+        root: where the socket's folder goes (default: the temporary folder).
+    """
+
+    def __init__(self, plan: RelayPlan, *, unix: bool = True, root: str | Path | None = None):
+        self.plan = plan
+        self.exchanges: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        self._stopping = threading.Event()
+        self.folder: Path | None = None
+        self.socket_path: Path | None = None
+        self.url = ""
+        server: socketserver.BaseServer
+        if unix:
+            # the owner's PID in the name: a generate killed with -9 cannot stop its relays; the next one removes them
+            self.folder = Path(tempfile.mkdtemp(prefix=f"{RELAY_FOLDER_PREFIX}{os.getpid()}-", dir=root))
+            self.folder.chmod(0o755)  # the container's runner user must reach the socket inside
+            self.socket_path = self.folder / RELAY_SOCKET
+            if len(os.fsencode(self.socket_path)) > MAX_SOCKET_PATH:
+                shutil.rmtree(self.folder, ignore_errors=True)
+                raise RelayError(f"{self.socket_path}: a Unix socket path must fit in {MAX_SOCKET_PATH} bytes — "
+                                 "set TMPDIR to a shorter folder (e.g. /tmp) for the run's relay")
+            try:
+                server = _Server(str(self.socket_path), _Handler)
+                self.socket_path.chmod(0o666)  # connect() needs write permission; the runner is not root
+            except OSError as exc:
+                shutil.rmtree(self.folder, ignore_errors=True)
+                raise RelayError(f"the run's relay could not listen on {self.socket_path} ({exc})") from exc
+        else:
+            server = _TcpServer(("127.0.0.1", 0), _Handler)
+            self.url = f"http://127.0.0.1:{server.server_address[1]}"
+        server.relay = self  # type: ignore[attr-defined]
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
+                                        name="skillbench-relay", daemon=True)
+
+    def start(self) -> Relay:
+        self._thread.start()
+        return self
+
+    def __enter__(self) -> Relay:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def connections(self) -> int:
+        """How many requests reached the relay (refused ones included)."""
+        return len(self.exchanges)
+
+    def track(self, sock: socket.socket, add: bool = True) -> bool:
+        with self._lock:
+            if add:
+                if self._stopping.is_set():
+                    return False
+                self._open.add(sock)
+            else:
+                self._open.discard(sock)
+        return True
+
+    def record(self, exchange: dict[str, Any]) -> None:
+        with self._lock:
+            exchange["n"] = len(self.exchanges) + 1
+            self.exchanges.append(exchange)
+
+    def stop(self) -> None:
+        """Stop serving, cut every open connection (both sides), join every handler, remove the socket's folder."""
+        with self._lock:
+            self._stopping.set()
+            open_now = list(self._open)
+        if self._thread.is_alive():
+            self._server.shutdown()
+            self._thread.join(timeout=5)
+        for sock in open_now:
+            with suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self._server.server_close()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class _Cut(Exception):
+    """The upstream answer ended early, or the sandbox went away: end this connection."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: Any
+    _upstream: http.client.HTTPConnection | None = None
+
+    def setup(self) -> None:
+        super().setup()
+        if not self.server.relay.track(self.connection):
+            self.close_connection = True
+
+    def finish(self) -> None:
+        with suppress(OSError):
+            super().finish()
+        self.server.relay.track(self.connection, add=False)
+        self._close_upstream()
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        return  # the record is the log
+
+    def address_string(self) -> str:
+        return "sandbox"
+
+    # every method goes through one gate; only the routes of _route pass it
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        self._relay()
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_CONNECT = do_GET  # noqa: N815
+
+    # -- the gate ------------------------------------------------------------------------------------------------
+    def _relay(self) -> None:
+        relay: Relay = self.server.relay
+        plan = relay.plan
+        parts = urlsplit(self.path)
+        route = _route(plan, self.command, parts.path)
+        exchange: dict[str, Any] = {"started": time.time(), "method": self.command, "path": parts.path[:512],
+                                    "route": route or "refused"}
+        body = self._read_body()
+        if body is None:
+            exchange.update(status=413, refused="request body too large or badly framed")
+            self._deny(413, exchange, f"the relay accepts request bodies up to {MAX_REQUEST_BYTES} bytes")
+            self.close_connection = True
+            return
+        if route is None:
+            exchange.update(status=403, refused="route not allowed")
+            self._deny(403, exchange, f"{self.command} {parts.path}: the relay allows only POST {MESSAGES_ROUTE}"
+                       + (f" and GET {SITE_ROUTE}…" if plan.site else ""))
+            return
+        if route == "messages" and not secrets.compare_digest(_token_of(self.headers).encode(), plan.token.encode()):
+            exchange.update(status=401, refused="not this run's token")
+            self._deny(401, exchange, "invalid x-api-key: not this run's token")
+            return
+        exchange["request"] = _request_summary(body, self.headers) if route == "messages" else {}
+        try:
+            self._forward(route, parts, body, exchange)
+        finally:
+            exchange["ended"] = time.time()
+            relay.record(exchange)
+
+    def _deny(self, status: int, exchange: dict[str, Any], text: str) -> None:
+        exchange["ended"] = time.time()
+        self.server.relay.record(exchange)
+        data = json.dumps(error_body(status, text)).encode()
+        with suppress(OSError):
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+    def _read_body(self) -> bytes | None:
+        """The request's body (Content-Length or chunked), or None when it is too large or badly framed."""
+        if "chunked" in str(self.headers.get("Transfer-Encoding") or "").lower():
+            out = bytearray()
+            while True:
+                line = self.rfile.readline(1024)
+                try:
+                    size = int(line.split(b";")[0].strip() or b"x", 16)
+                except ValueError:
+                    return None
+                if size == 0:
+                    while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                        pass
+                    return bytes(out)
+                if len(out) + size > MAX_REQUEST_BYTES:
+                    return None
+                out += self.rfile.read(size)
+                self.rfile.readline(16)
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            return None
+        if length < 0 or length > MAX_REQUEST_BYTES:
+            return None
+        return self.rfile.read(length) if length else b""
+
+    # -- upstream -----------------------------------------------------------------------------------------------
+    def _connection(self) -> http.client.HTTPConnection:
+        if self._upstream is None:
+            up = urlsplit(self.server.relay.plan.upstream)
+            if up.scheme == "https":
+                self._upstream = http.client.HTTPSConnection(up.hostname or "", up.port or 443,
+                                                             timeout=CONNECT_TIMEOUT_S,
+                                                             context=ssl.create_default_context())
+            else:
+                self._upstream = http.client.HTTPConnection(up.hostname or "", up.port or 80,
+                                                            timeout=CONNECT_TIMEOUT_S)
+        return self._upstream
+
+    def _close_upstream(self) -> None:
+        if self._upstream is not None:
+            with suppress(OSError):
+                self._upstream.close()
+            self._upstream = None
+
+    def _forward(self, route: str, parts: Any, body: bytes, exchange: dict[str, Any]) -> None:
+        relay: Relay = self.server.relay
+        plan = relay.plan
+        headers = {k: v for k, v in self.headers.items()
+                   if k.lower() not in _NOT_FORWARDED and not k.lower().startswith(SKILLBENCH_HEADER_PREFIX)}
+        headers.update(plan.headers)
+        headers["Accept-Encoding"] = "identity"  # the relay reads what it records
+        if route == "messages":
+            headers["x-api-key"] = plan.api_key
+        prefix = urlsplit(plan.upstream).path.rstrip("/")
+        target = prefix + parts.path + (f"?{parts.query}" if parts.query else "")
+        try:
+            conn = self._connection()
+            conn.request(self.command, target, body=body if body or self.command == "POST" else None,
+                         headers=headers)
+            if conn.sock is not None:
+                conn.sock.settimeout(READ_TIMEOUT_S)
+                if conn.sock not in relay._open and not relay.track(conn.sock):
+                    raise _Cut
+            response = conn.getresponse()
+        except (OSError, http.client.HTTPException, _Cut) as exc:
+            self._close_upstream()
+            exchange.update(status=502, error=f"upstream: {type(exc).__name__}: {exc}"[:300])
+            self._deny_after_record(502, "the relay could not reach the endpoint")
+            return
+        exchange["status"] = response.status
+        exchange["response_headers"] = {k.lower(): v for k, v in response.getheaders() if _recorded(k)}
+        kept, complete = self._pass_back(response)
+        exchange["complete"] = complete
+        exchange["bytes"] = kept["bytes"]
+        if route == "site":
+            exchange["sha256"] = kept["sha256"]
+        else:
+            exchange.update(_response_record(response.status, kept["data"], kept["cut"],
+                                             str(response.getheader("content-type") or "")))
+        if not complete or response.will_close:
+            self._close_upstream()
+
+    def _deny_after_record(self, status: int, text: str) -> None:
+        data = json.dumps(error_body(status, text)).encode()
+        with suppress(OSError):
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    def _pass_back(self, response: http.client.HTTPResponse) -> tuple[dict[str, Any], bool]:
+        """Stream the answer back as it comes; a cut upstream cuts this connection too."""
+        length = response.getheader("content-length")
+        chunked = length is None
+        self.send_response_only(response.status, response.reason)
+        for key, value in response.getheaders():
+            if key.lower() not in _NOT_RETURNED:
+                self.send_header(key, value)
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(length))
+        self.end_headers()
+        kept = bytearray()
+        digest = hashlib.sha256()
+        total, cut, complete = 0, False, True
+        try:
+            while True:
+                try:
+                    data = response.read1(65536)
+                except (http.client.IncompleteRead, OSError, ValueError):
+                    complete = False
+                    break
+                if not data:
+                    break
+                total += len(data)
+                digest.update(data)
+                if len(kept) + len(data) <= MAX_RECORDED_BYTES:
+                    kept += data
+                else:
+                    cut = True
+                if chunked:
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                else:
+                    self.wfile.write(data)
+            if length is not None and total < int(length):
+                complete = False
+            if complete and chunked:
+                self.wfile.write(b"0\r\n\r\n")
+        except OSError:  # the sandbox went away mid-answer
+            complete = False
+        if not complete:
+            self.close_connection = True
+            with suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+        return {"data": bytes(kept), "bytes": total, "sha256": digest.hexdigest(), "cut": cut}, complete
+
+
+def _recorded(header: str) -> bool:
+    return header.lower() in _RECORDED_HEADERS or header.lower().startswith("anthropic-ratelimit")
+
+
+def _request_summary(body: bytes, headers: Any) -> dict[str, Any]:
+    """What the record keeps of a request: its model, whether it streamed, its size and session (never the text)."""
+    try:
+        obj = json.loads(body or b"null")
+    except ValueError:
+        obj = None
+    obj = obj if isinstance(obj, dict) else {}
+    return {"model": str(obj.get("model") or ""), "stream": bool(obj.get("stream")), "bytes": len(body),
+            "messages": len(obj["messages"]) if isinstance(obj.get("messages"), list) else None,
+            "session": str(headers.get("X-Claude-Code-Session-Id") or "")}
+
+
+def _response_record(status: int, data: bytes, cut: bool, content_type: str) -> dict[str, Any]:
+    """The message (or the error) a Messages response carried."""
+    if cut:
+        return {"message": None, "recorded": "cut"}
+    if "event-stream" in content_type:
+        msg = message_from_sse(data)
+        return {"message": msg}
+    try:
+        obj = json.loads(data or b"null")
+    except ValueError:
+        return {"message": None, "error": "not JSON"}
+    if status == 200 and isinstance(obj, dict) and obj.get("type") == "message":
+        return {"message": {**obj, "complete": True}}
+    return {"message": None, "error": obj.get("error") if isinstance(obj, dict) else None}
+
+
+def remove_stale_relays(root: str | Path | None = None) -> int:
+    """Remove relay folders whose owner process is gone (a generate killed with -9); returns how many.
+
+    A folder whose owner still runs is never touched, so concurrent passes keep their relays.
+    """
+    removed = 0
+    for folder in Path(root or tempfile.gettempdir()).glob(f"{RELAY_FOLDER_PREFIX}*"):
+        pid = folder.name.removeprefix(RELAY_FOLDER_PREFIX).split("-", 1)[0]
+        if not pid.isdigit() or not folder.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # the owner is alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:  # alive, and another user's
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def write_relay_record(path: Path, exchanges: Sequence[Mapping[str, Any]] | None) -> None:
+    """Write a run's record (``relay.jsonl``): one exchange per line, in the order the relay finished them."""
+    if exchanges is None:
+        return
+    path.write_text("".join(json.dumps(ex, ensure_ascii=False, separators=(",", ":")) + "\n" for ex in exchanges),
+                    encoding="utf-8")
+
+
+def relay_summary(exchanges: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Counts of a run's record for its metadata: requests, refused ones, messages, and the usage they report."""
+    usage_keys = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    totals = dict.fromkeys(usage_keys, 0)
+    messages = 0
+    for ex in exchanges:
+        msg = ex.get("message")
+        if isinstance(msg, dict):
+            messages += 1
+            for key in usage_keys:
+                value = (msg.get("usage") or {}).get(key)
+                totals[key] += int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
+    return {"requests": len(exchanges), "refused": sum(1 for ex in exchanges if ex.get("refused")),
+            "messages": messages, "usage": totals}
