@@ -21,6 +21,7 @@ from skillbench.generation import (
     CliCall,
     GenerateOptions,
     PlanError,
+    RelayPlan,
     choose_sandbox,
     cli_args,
     cli_env,
@@ -37,6 +38,7 @@ from skillbench.runtime import PassContext
 from skillbench.signals import activation_signals, parse_transcript_text, read_transcript, run_signals
 from skillbench.suite import load_suite
 from skillbench.weekly import model_endpoint
+from tests.helpers.relay import offline_plan
 from tests.helpers.shared import IN_CI, SHARED, TINY_SUITE, require
 from tests.helpers.sim import connect_targets, forced, require_cli, write_profiles
 
@@ -290,7 +292,7 @@ def test_strace_sealed_container_connects_only_to_the_endpoint(tmp_path):
         call = CliCall(prompt=spec.test.prompt, model="sonnet", run_id="strace-run")
         env = cli_env(call, base_url=ep.base_url, api_key=ep.api_key, home=RUNNER_HOME, tmpdir="/tmp")
         argv = cli_args(call, suite.config.run)
-        result = sandbox.run(argv, env, [], 120, "strace-run")
+        result = sandbox.run(argv, env, [], 120, "strace-run", relay=RelayPlan.for_run(ep, "strace-run", 1))
     transcript, _, strace = result.stdout.decode().partition("==STRACE==")
     final = parse_transcript_text(transcript).result
     assert final and final["subtype"] == "success" and not final.get("is_error"), transcript[-2000:]
@@ -323,7 +325,7 @@ def test_local_sandbox_never_follows_a_skill_link_out_of_its_family(tmp_path):
     (fam / "leak.md").symlink_to(secret)
     sandbox = LocalSandbox(Path("/bin/true"), root=tmp_path)
     with pytest.raises(SandboxFailure) as err:
-        sandbox.run(["claude"], {"HOME": "/home/runner"}, [fam], 10, "r")
+        sandbox.run(["claude"], {"HOME": "/home/runner"}, [fam], 10, "r", relay=offline_plan())
     message = str(err.value)
     assert "fam/leak.md" in message and str(secret) in message and len(message.splitlines()) == 1
     assert not list(tmp_path.glob("skillbench-run-*")), "nothing left of the refused run"

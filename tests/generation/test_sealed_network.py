@@ -8,7 +8,6 @@ look at the container from outside (``docker inspect``) and from inside (a proce
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
 import shutil
 import socket
@@ -20,14 +19,16 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.generation import Endpoint, choose_sandbox
-from skillbench.generation._sandbox import LOCAL_NOT_SEALED, RELAY_SOCKET, EndpointRelay, LocalSandbox, SandboxFailure
+from skillbench.generation import Endpoint, Relay, RelayPlan, choose_sandbox
+from skillbench.generation._relay import RELAY_FOLDER_PREFIX, RELAY_SOCKET, RelayError, remove_stale_relays
+from skillbench.generation._sandbox import LOCAL_NOT_SEALED, LocalSandbox
 from skillbench.sim import SimServer
 from skillbench.weekly import model_endpoint
 from tests.generation.test_generate import require_docker
 from tests.helpers.shared import TINY_SUITE
 from tests.helpers.sim import require_cli
 
+_HELLO = '{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}'
 UNROUTABLE = "10.255.255.1"  # never reached: with no route the connect fails before any packet exists
 
 
@@ -83,9 +84,10 @@ def test_sealed_container_cannot_reach_a_non_loopback_address(sim, tmp_path):
           echo "curl=$addr:$?"
         done
     """
-    result = _sealed(sim, tmp_path, script).run(["claude"], {"HOME": "/home/runner"}, [], 120, "leave")
+    result = _sealed(sim, tmp_path, script).run(["claude"], {"HOME": "/home/runner"}, [], 120, "leave",
+                                                relay=RelayPlan.for_run(sim, "leave", 1))
     out = result.stdout.decode() + result.stderr.decode()
-    assert "endpoint=200" in out, out
+    assert "endpoint=403" in out, out  # the relay answered at once, and refused the simulation's info route
     assert "interfaces=lo," in out and "NOT-SEALED" not in out, out
     for addr in targets:
         connects = [line for line in out.splitlines() if line.startswith("connect(") and f'"{addr}"' in line]
@@ -110,7 +112,8 @@ def test_sealed_run_container_has_network_mode_none_and_a_read_only_relay(sim, t
 
     watcher = threading.Thread(target=inspect)
     watcher.start()
-    result = sandbox.run(["claude"], {"HOME": "/home/runner"}, [], 60, "inspect-me")
+    result = sandbox.run(["claude"], {"HOME": "/home/runner"}, [], 60, "inspect-me",
+                         relay=RelayPlan.for_run(sim, "inspect-me", 1))
     watcher.join()
     assert result.exit_code == 0 and seen, result.stderr
     assert seen["HostConfig"]["NetworkMode"] == "none"
@@ -120,15 +123,30 @@ def test_sealed_run_container_has_network_mode_none_and_a_read_only_relay(sim, t
     assert not Path(mount["Source"]).exists(), "the relay's folder is removed with the container"
     left = docker.from_env().containers.list(all=True, filters={"label": "skillbench.run_id=inspect-me"})
     assert not left, "no container is left behind"
-    assert not [t for t in threading.enumerate() if t.name.startswith("skillbench-relay-")], "no relay thread left"
+    assert not [t for t in threading.enumerate() if t.name.startswith("skillbench-relay")], "no relay thread left"
 
 
-def test_real_backend_keeps_the_engine_network(tmp_path):
+def test_a_real_endpoint_s_container_is_sealed_too(tmp_path):
+    """With a real endpoint (here a local stand-in the harness takes for one) the container has no network either:
+    the CLI is given the relay's address on the container's own loopback and the run's token, never the key."""
     require_cli()
     require_docker()
-    real = Endpoint(base_url="https://api.anthropic.com", api_key="unused", kind="real")
-    sandbox = choose_sandbox("docker", real, tmp_path, log=lambda m: None)
-    assert sandbox.sealed is None and sandbox.network in ("host", "default")
+    with SimServer(TINY_SUITE, api_key="sk-stand-in-key") as server:
+        real = Endpoint(base_url=server.base_url, api_key="sk-stand-in-key", kind="real")
+        sandbox = choose_sandbox("docker", real, tmp_path, log=lambda m: None)
+        assert sandbox.network == "sealed"
+        sandbox.prefix = _prefix('env | grep ^ANTHROPIC_; '
+                                 'curl -sS -o /dev/null -w "code=%{http_code}\\n" "$ANTHROPIC_BASE_URL/v1/messages" '
+                                 '-H "x-api-key: $ANTHROPIC_API_KEY" -H "content-type: application/json" '
+                                 f"-d '{_HELLO}'")
+        plan = RelayPlan.for_run(real, "real-run", 1)
+        result = sandbox.run(["claude"], {"HOME": "/home/runner"}, [], 60, "real-run", relay=plan)
+    out = result.stdout.decode()
+    assert "code=200" in out, (out, result.stderr)
+    assert "sk-stand-in-key" not in out and plan.token in out
+    assert f"ANTHROPIC_BASE_URL={plan.inside}" in out and plan.inside.startswith("http://127.0.0.1:")
+    assert [ex["status"] for ex in result.exchanges] == [200]
+    assert server.received[-1]["run_id"] == "real-run"
 
 
 def test_local_sandbox_says_it_cannot_seal(tmp_path):
@@ -140,45 +158,47 @@ def test_local_sandbox_says_it_cannot_seal(tmp_path):
     assert [line for line in lines if "no container isolation" in line and LOCAL_NOT_SEALED in line]
 
 
-def test_relay_forwards_to_the_endpoint_and_leaves_nothing(relay_root):
-    """The host half on its own: a Unix socket whose connections reach the endpoint, byte for byte."""
+def test_relay_serves_its_socket_and_leaves_nothing(relay_root):
+    """The host half on its own: a Unix socket whose requests reach the endpoint through the relay's gate."""
     with SimServer(TINY_SUITE) as server:
-        relay = EndpointRelay(server.host, server.port, root=relay_root).start()
+        ep = Endpoint(base_url=server.base_url, api_key="sk-skillbench-sim", kind="simulated",
+                      site_base=server.site_base)
+        family = sorted(server.suite.families)[0]
+        relay = Relay(RelayPlan.for_run(ep, "r", 1), root=relay_root).start()
         try:
             assert oct(relay.socket_path.stat().st_mode & 0o777) == "0o666"
             answers = []
-            for _ in range(3):  # keep-alive and fresh connections alike
+            for path in (f"/site/{family}/SKILL.md", f"/site/{family}/SKILL.md", "/skillbench/info"):
                 with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
                     conn.connect(str(relay.socket_path))
-                    conn.sendall(b"GET /skillbench/info HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    conn.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
                     data = b""
                     while chunk := conn.recv(65536):
                         data += chunk
-                answers.append(json.loads(data.split(b"\r\n\r\n", 1)[1]))
+                answers.append(data.split(b"\r\n", 1)[0])
             held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # an idle connection stop() must cut
             held.connect(str(relay.socket_path))
             time.sleep(0.2)
         finally:
             relay.stop()
-        assert all(a["kind"] == "simulated" and a["base_url"] == server.base_url for a in answers)
-        assert relay.connections == 4
+        assert [a.split()[1] for a in answers] == [b"200", b"200", b"403"]
+        assert relay.connections == 3
         assert held.recv(1) == b"", "stop() closes open connections"
         held.close()
         assert not relay.folder.exists()
-        assert not [t for t in threading.enumerate() if t.name.startswith("skillbench-relay-")]
+        assert not [t for t in threading.enumerate() if t.name.startswith("skillbench-relay")]
 
 
 def test_relays_of_a_killed_generate_are_removed_and_live_ones_kept(relay_root):
     """A generate killed with -9 cannot stop its relays; the next pass removes their folders, never a live one's."""
-    from skillbench.generation._sandbox import RELAY_FOLDER_PREFIX, remove_stale_relays
-
     gone = subprocess.Popen(["true"])
     gone.wait()  # its PID now names no process
     stale = relay_root / f"{RELAY_FOLDER_PREFIX}{gone.pid}-abc"
     stale.mkdir()
     (stale / RELAY_SOCKET).touch()
     with SimServer() as server:
-        live = EndpointRelay(server.host, server.port, root=relay_root).start()
+        ep = Endpoint(base_url=server.base_url, api_key="sk-skillbench-sim", kind="simulated")
+        live = Relay(RelayPlan.for_run(ep, "r", 1), root=relay_root).start()
         try:
             assert live.folder.name.startswith(f"{RELAY_FOLDER_PREFIX}{os.getpid()}-")
             assert remove_stale_relays(relay_root) == 1
@@ -191,6 +211,7 @@ def test_a_relay_folder_too_deep_for_a_unix_socket_is_one_clear_line(tmp_path):
     """A Unix socket path has 107 bytes: a long TMPDIR is named with the fix, not an OSError, and nothing is left."""
     deep = tmp_path / ("d" * 90)
     deep.mkdir()
-    with pytest.raises(SandboxFailure, match="must fit in 107 bytes .* set TMPDIR"):
-        EndpointRelay("127.0.0.1", 9, root=deep)
+    ep = Endpoint(base_url="http://127.0.0.1:9", api_key="k", kind="simulated")
+    with pytest.raises(RelayError, match="must fit in 107 bytes .* set TMPDIR"):
+        Relay(RelayPlan.for_run(ep, "r", 1), root=deep)
     assert list(deep.iterdir()) == []

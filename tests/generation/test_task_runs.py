@@ -31,6 +31,7 @@ from skillbench.signals import run_state
 from skillbench.suite import load_suite
 from skillbench.weekly import model_endpoint
 from tests.generation.test_generate import require_docker
+from tests.helpers.relay import offline_plan
 from tests.helpers.sim import SITE, forced, make_suite, require_cli, write_profiles
 
 MARKER = "ran-in-container.marker"
@@ -235,10 +236,10 @@ def test_local_sandbox_copies_the_workspace_and_runs_setup(tmp_path):
                    setup=("./bin/x.sh > setup.txt",))
     sandbox = LocalSandbox(Path("/bin/sh"), root=tmp_path)
     result = sandbox.run(["claude", "-c", "cat notes.txt setup.txt"], {"PATH": "/usr/bin:/bin"}, [], 10, "r",
-                         task=task)
+                         task=task, relay=offline_plan())
     assert result.setup.ok and result.stdout == b"patch\nx\n"
     failed = sandbox.run(["claude", "-c", "echo never"], {"PATH": "/usr/bin:/bin"}, [], 10, "r",
-                         task=TaskRun(setup=("exit 7",)))
+                         task=TaskRun(setup=("exit 7",)), relay=offline_plan())
     assert failed.setup_failed and failed.setup.detail == "exit 7: exit 7" and failed.stdout == b""
 
 

@@ -201,7 +201,7 @@ def test_polling_resumes_from_a_new_client_and_unknown_ids_are_404(make):
     client.close()  # the client is gone; the endpoint keeps the batch
     fresh = anthropic.Anthropic(base_url=server.base_url, api_key=SIM_API_KEY, max_retries=0)
     assert _wait(fresh, batch_id).request_counts.succeeded == 1
-    raw = httpx.get(f"{server.base_url}/v1/messages/batches/{batch_id}/results")
+    raw = httpx.get(f"{server.base_url}/v1/messages/batches/{batch_id}/results", headers={"x-api-key": SIM_API_KEY})
     assert [json.loads(line)["custom_id"] for line in raw.text.splitlines()] == ["k"]
     with pytest.raises(anthropic.NotFoundError):
         fresh.messages.batches.retrieve("msgbatch_nope")

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.generation import choose_sandbox
+from skillbench.generation import RelayPlan, choose_sandbox
 from skillbench.weekly import model_endpoint
+from skillbench.wire import SIM_API_KEY
 from tests.generation.test_generate import require_docker
 from tests.helpers.shared import TINY_SUITE
 from tests.helpers.sim import require_cli
@@ -47,7 +48,8 @@ def served(tmp_path) -> Iterator[tuple[str, Path]]:
 
 
 def _served_rows(url: str, run_id: str) -> list[str]:
-    with urllib.request.urlopen(f"{url}/skillbench/truth?run_id={run_id}", timeout=10) as resp:
+    request = urllib.request.Request(f"{url}/skillbench/truth?run_id={run_id}", headers={"x-api-key": SIM_API_KEY})
+    with urllib.request.urlopen(request, timeout=10) as resp:
         return resp.read().decode().splitlines()[1:]
 
 
@@ -55,7 +57,8 @@ def test_forged_truth_header_over_http_writes_no_file(served, tmp_path):
     url, truth = served
     forged = tmp_path / "forged.csv"
     req = urllib.request.Request(f"{url}/v1/messages", data=json.dumps(_body()).encode(), method="POST", headers={
-        "Content-Type": "application/json", "X-Skillbench-Run-Id": "forger", TRUTH_HEADER: str(forged)})
+        "Content-Type": "application/json", "X-Skillbench-Run-Id": "forger", TRUTH_HEADER: str(forged),
+        "x-api-key": SIM_API_KEY})
     with urllib.request.urlopen(req, timeout=30) as resp:
         assert resp.status == 200 and json.loads(resp.read())["content"]
     assert not forged.exists(), "a request named a file and the server wrote it"
@@ -76,9 +79,12 @@ def test_forged_truth_header_from_inside_a_sealed_container_writes_no_file(serve
         body = json.dumps(_body()).replace("'", "'\\''")
         sandbox.prefix = ["sh", "-c", (
             f"curl -sS --max-time 30 -o /dev/null -w 'status=%{{http_code}}\\n' -H 'Content-Type: application/json' "
+            f"-H \"x-api-key: $ANTHROPIC_API_KEY\" "
             f"-H 'X-Skillbench-Run-Id: container-forger' -H '{TRUTH_HEADER}: {forged}' -d '{body}' {url}/v1/messages"
         ), "probe"]
-        result = sandbox.run(["claude"], {"HOME": "/home/runner"}, [], 60, "forger")
+        result = sandbox.run(["claude"], {"HOME": "/home/runner"}, [], 60, "forger",
+                             relay=RelayPlan.for_run(ep, "forger-run", 1))
     assert b"status=200" in result.stdout, result.stdout + result.stderr
-    assert _served_rows(url, "container-forger"), "the forged request reached the endpoint and was answered"
+    assert not _served_rows(url, "container-forger"), "the relay replaced the identity the container sent"
+    assert _served_rows(url, "forger-run"), "the request reached the endpoint as the run's own and was answered"
     assert not forged.exists()

@@ -48,7 +48,8 @@ def suite_dir(tmp_path_factory) -> Path:
 
 def _get(url: str) -> tuple[int, bytes]:
     try:
-        with urllib.request.urlopen(url, timeout=5) as resp:
+        with urllib.request.urlopen(urllib.request.Request(url, headers={"x-api-key": SIM_API_KEY}),
+                                    timeout=5) as resp:
             return resp.status, resp.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read()
@@ -56,7 +57,8 @@ def _get(url: str) -> tuple[int, bytes]:
 
 def _post(url: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, dict]:
     req = urllib.request.Request(url, data=body, method="POST",
-                                 headers={"Content-Type": "application/json", **(headers or {})})
+                                 headers={"Content-Type": "application/json", "x-api-key": SIM_API_KEY,
+                                          **(headers or {})})
     try:
         with urllib.request.urlopen(req, timeout=5) as resp:
             return resp.status, json.loads(resp.read())
@@ -293,8 +295,8 @@ def test_non_streaming_answers_generic_and_suite_prompts(suite_dir, tmp_path):
               {"X-Skillbench-Run-Id": "r2", "X-Skillbench-Truth": str(forged)})
         assert not forged.exists() and "r2,1," in truth.read_text()
         # The harness reads its runs' rows back over the read-only truth route.
-        with urllib.request.urlopen(f"{server.base_url}/skillbench/truth?run_id=r2", timeout=5) as resp:
-            served = resp.read().decode().splitlines()
+        status, raw = _get(f"{server.base_url}/skillbench/truth?run_id=r2")
+        served = raw.decode().splitlines()
         assert served[0].startswith("run_id,attempt,") and served[1:] and all(r.startswith("r2,1,") for r in served[1:])
         # The WebSearch server-tool sub-request.
         body = {"model": "claude-sonnet-5-5", "max_tokens": 100,
@@ -309,7 +311,8 @@ def test_non_streaming_answers_generic_and_suite_prompts(suite_dir, tmp_path):
 def test_http_faults_in_the_api_error_shape(suite_dir):
     with SimServer(suite_dir, faults=["rate_limit"]) as server:
         req = urllib.request.Request(f"{server.base_url}/v1/messages", method="POST",
-                                     data=json.dumps(_cli_like_body("hi")).encode())
+                                     data=json.dumps(_cli_like_body("hi")).encode(),
+                                     headers={"x-api-key": SIM_API_KEY})
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(req, timeout=5)
         assert err.value.code == 429 and err.value.headers["retry-after"] == "1"
@@ -332,12 +335,15 @@ def test_resolve_backend():
 
 def test_model_endpoint_sim_started_and_discovered(suite_dir, tmp_path, monkeypatch):
     with model_endpoint("sim", suite_dir=suite_dir, truth=tmp_path / "t.csv") as ep:
-        assert ep.kind == "simulated" and ep.api_key == SIM_API_KEY and ep.site_base == f"{ep.base_url}/site"
+        # a pass's own simulation draws a fresh key: nothing else holds it
+        assert ep.kind == "simulated" and ep.api_key.startswith(f"{SIM_API_KEY}-")
+        assert ep.site_base == f"{ep.base_url}/site"
         assert ep.base_url.startswith("http://127.0.0.1:")
+        monkeypatch.setenv("SKILLBENCH_SIM_KEY", ep.api_key)  # how a command is told a served simulation's key
         with model_endpoint("sim", endpoint=ep.base_url) as found:
             assert found.site_base == ep.site_base and found.truth == (tmp_path / "t.csv").resolve()
-        assert ep.run_headers(faults=["stall"]) == {"X-Skillbench-Fault": "stall"}
-        assert ep.run_headers() == {} and ep.fetch_truth(["never-ran"]) == []
+            assert found.api_key == ep.api_key
+        assert ep.fetch_truth(["never-ran"]) == []
         url = ep.base_url
     with pytest.raises(BackendError, match="not a running simulated endpoint"):
         with model_endpoint("sim", endpoint=url):

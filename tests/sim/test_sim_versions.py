@@ -16,7 +16,7 @@ from skillbench.sim import ProfileError, SimServer, load_profiles, skill_version
 from skillbench.sim._conversation import parse_request
 from skillbench.sim._profiles import Pair
 from skillbench.sim._versions import LISTED_MAX, listed_description
-from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER, TRUTH_ROUTE
+from skillbench.wire import ATTEMPT_HEADER, RUN_ID_HEADER, SIM_API_KEY, TRUTH_ROUTE
 from tests.helpers.sim import PROMPTS, QUIET, TYRE, make_suite, write_profiles
 from tests.sim.test_sim_units import _cli_like_body, _post
 
@@ -124,7 +124,8 @@ def _truth(base_url: str, run_ids: Iterable[str]) -> list:
     rows = []
     for i in range(0, len(ids), 50):
         query = urllib.parse.urlencode([("run_id", r) for r in ids[i:i + 50]])
-        with urllib.request.urlopen(f"{base_url}{TRUTH_ROUTE}?{query}", timeout=5) as resp:
+        request = urllib.request.Request(f"{base_url}{TRUTH_ROUTE}?{query}", headers={"x-api-key": SIM_API_KEY})
+        with urllib.request.urlopen(request, timeout=5) as resp:
             rows += parse_truth_csv(resp.read().decode())
     return rows
 
