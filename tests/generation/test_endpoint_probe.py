@@ -107,7 +107,7 @@ def test_live_endpoint_that_is_not_simulated_is_real_and_probed_without_the_key(
     with model_endpoint("anthropic", endpoint=real_like, probe_timeout=2) as ep:
         assert ep.kind == "real" and ep.base_url == real_like and ep.api_key == SECRET
         assert ep.site_base is None and ep.fetch_truth(["r1"]) == []
-        assert SECRET not in repr(ep) and ep.run_headers(faults=["stall"]) == {}
+        assert SECRET not in repr(ep)
     assert len(_NotFound.seen) == 1, "probed once"
     sent = json.dumps(_NotFound.seen)
     assert SECRET not in sent and "x-api-key" not in sent.lower() and "authorization" not in sent.lower()
