@@ -27,6 +27,7 @@ from skillbench.generation import (  # noqa: E402
     DockerSandbox,
     GenerateOptions,
     LocalSandbox,
+    RelayPlan,
     build_image,
     claude_path,
     cli_args,
@@ -52,9 +53,9 @@ def bare_run(argv, env) -> float:
         return time.perf_counter() - t0
 
 
-def sandbox_run(sandbox, argv, env, families) -> float:
-    t0 = time.perf_counter()
-    sandbox.run(argv, env, families, 120, "bench")
+def sandbox_run(sandbox, argv, env, families, ep) -> float:
+    t0 = time.perf_counter()  # the relay's start and stop are part of a run's cost
+    sandbox.run(argv, env, families, 120, "bench", relay=RelayPlan.for_run(ep, "bench", 1))
     return time.perf_counter() - t0
 
 
@@ -79,12 +80,11 @@ def main() -> None:
             bare = [bare_run(argv, env) for _ in range(args.runs)]
             results = {"bare CLI": bare}
             local = LocalSandbox(claude_path())
-            results["local sandbox"] = [sandbox_run(local, argv, env, family) for _ in range(args.runs)]
+            results["local sandbox"] = [sandbox_run(local, argv, env, family, ep) for _ in range(args.runs)]
             if docker_available():
-                docker_sb = DockerSandbox(build_image(log=lambda m: None), out_dir=Path(tmp),
-                                          sealed_endpoint=ep.base_url)
-                sandbox_run(docker_sb, argv, env, family)
-                results["docker sandbox"] = [sandbox_run(docker_sb, argv, env, family) for _ in range(args.runs)]
+                docker_sb = DockerSandbox(build_image(log=lambda m: None), out_dir=Path(tmp))
+                sandbox_run(docker_sb, argv, env, family, ep)
+                results["docker sandbox"] = [sandbox_run(docker_sb, argv, env, family, ep) for _ in range(args.runs)]
         base = statistics.median(bare)
         print(f"per-run time, median of {args.runs} (overhead = median - bare median {base:.3f}s):")
         for name, times in results.items():
