@@ -88,6 +88,8 @@ class RelayPlan:
         site: also allow ``GET /site/…`` (the simulation's published copy of the suite's skills).
         inside: the base URL the sandbox's CLI is given (a sealed container serves the relay there on its own
             loopback; the simulation's own address, so the site URLs in its answers work unchanged).
+        tunnels: ``host:443`` a sandbox may open a TLS tunnel to (``CONNECT``, its ``HTTPS_PROXY``): the suite's
+            published site, with a real endpoint (the simulation serves its site itself). Nothing else.
     """
 
     upstream: str
@@ -96,23 +98,47 @@ class RelayPlan:
     headers: Mapping[str, str]
     site: bool
     inside: str
+    tunnels: frozenset[str] = frozenset()
 
     @classmethod
-    def for_run(cls, endpoint: Any, run_id: str, attempt: int, *, faults: Sequence[str] = ()) -> RelayPlan:
-        """The plan of one attempt of a run against ``endpoint`` (a fresh token per attempt)."""
+    def for_run(cls, endpoint: Any, run_id: str, attempt: int, *, faults: Sequence[str] = (),
+                site_base: str | None = None) -> RelayPlan:
+        """The plan of one attempt of a run against ``endpoint`` (a fresh token per attempt).
+
+        Args:
+            endpoint: the pass's endpoint (its base URL, key, kind).
+            run_id: the run's identity, forced on every request.
+            attempt: the attempt's number, forced likewise.
+            faults: faults the simulation injects into this run (ignored for a real endpoint).
+            site_base: the suite's published site (``[suite].site_base``): with a real endpoint the sandbox may
+                tunnel to its host on port 443, as qdrant's prompts ask the agent to read the published skill.
+        """
         headers = {RUN_ID_HEADER: run_id, ATTEMPT_HEADER: str(attempt)}
         if endpoint.simulated and faults:
             headers[FAULT_HEADER] = ",".join(faults)
         inside = endpoint.base_url if endpoint.simulated else f"http://127.0.0.1:{CONTAINER_PORT}"
+        site = urlsplit(site_base or "")
+        tunnels = frozenset({f"{site.hostname}:443"}) \
+            if not endpoint.simulated and site.scheme == "https" and site.hostname else frozenset()
         return cls(upstream=endpoint.base_url.rstrip("/"), api_key=endpoint.api_key,
                    token=TOKEN_PREFIX + secrets.token_urlsafe(24), headers=headers, site=endpoint.simulated,
-                   inside=inside)
+                   inside=inside, tunnels=tunnels)
+
+    def sandbox_env(self, base_url: str) -> dict[str, str]:
+        """What a sandbox's environment says of the relay: its address, the run's token, and its proxy for tunnels."""
+        env = {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": self.token}
+        if self.tunnels:  # curl and the CLI's tools reach the published site through the relay's CONNECT
+            env.update(HTTPS_PROXY=base_url, https_proxy=base_url, NO_PROXY="127.0.0.1,localhost",
+                       no_proxy="127.0.0.1,localhost")
+        return env
 
 
 def _route(plan: RelayPlan, method: str, path: str) -> str | None:
-    """``messages``, ``site`` or None (refused) for a request line."""
+    """``messages``, ``site``, ``tunnel`` or None (refused) for a request line."""
     if method == "POST" and path.rstrip("/") == MESSAGES_ROUTE:
         return "messages"
+    if method == "CONNECT" and path.lower() in plan.tunnels:
+        return "tunnel"
     if plan.site and method == "GET" and path.startswith(SITE_ROUTE) and ".." not in path.split("/"):
         return "site"
     return None
@@ -262,9 +288,17 @@ class _Handler(BaseHTTPRequestHandler):
         relay: Relay = self.server.relay
         plan = relay.plan
         parts = urlsplit(self.path)
-        route = _route(plan, self.command, parts.path)
-        exchange: dict[str, Any] = {"started": time.time(), "method": self.command, "path": parts.path[:512],
+        target = self.path if self.command == "CONNECT" else parts.path
+        route = _route(plan, self.command, target)
+        exchange: dict[str, Any] = {"started": time.time(), "method": self.command, "path": target[:512],
                                     "route": route or "refused"}
+        if route == "tunnel":
+            try:
+                self._tunnel(exchange)
+            finally:
+                exchange["ended"] = time.time()
+                relay.record(exchange)
+            return
         body = self._read_body()
         if body is None:
             exchange.update(status=413, refused="request body too large or badly framed")
@@ -286,6 +320,34 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             exchange["ended"] = time.time()
             relay.record(exchange)
+
+    def _tunnel(self, exchange: dict[str, Any]) -> None:
+        """``CONNECT host:443`` to an allowed host: bytes both ways (TLS end to end), counted, until one side ends."""
+        relay: Relay = self.server.relay
+        host, _, port = self.path.rpartition(":")
+        try:
+            upstream = socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S)
+        except (OSError, ValueError) as exc:
+            exchange.update(status=502, error=f"upstream: {type(exc).__name__}"[:300])
+            self._deny_after_record(502, f"the relay could not reach {self.path}")
+            return
+        upstream.settimeout(None)
+        if not relay.track(upstream):
+            upstream.close()
+            return
+        self.send_response(200, "Connection Established")
+        self.end_headers()
+        exchange["status"] = 200
+        counts = {"up": 0, "down": 0}
+        back = threading.Thread(target=_pump, args=(upstream, self.connection, counts, "down"), daemon=True,
+                                name="skillbench-relay-tunnel")
+        back.start()
+        _pump(self.connection, upstream, counts, "up")
+        back.join()
+        relay.track(upstream, add=False)
+        upstream.close()
+        exchange.update(bytes=counts["down"], sent=counts["up"], complete=True)
+        self.close_connection = True
 
     def _deny(self, status: int, exchange: dict[str, Any], text: str) -> None:
         exchange["ended"] = time.time()
@@ -437,6 +499,19 @@ class _Handler(BaseHTTPRequestHandler):
             with suppress(OSError):
                 self.connection.shutdown(socket.SHUT_RDWR)
         return {"data": bytes(kept), "bytes": total, "sha256": digest.hexdigest(), "cut": cut}, complete
+
+
+def _pump(src: socket.socket, dst: socket.socket, counts: dict[str, int], key: str) -> None:
+    """Copy ``src`` to ``dst`` until end of stream, then pass the end on (half-close)."""
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+            counts[key] += len(data)
+    except OSError:
+        pass
+    finally:
+        with suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
 
 
 def _recorded(header: str) -> bool:

@@ -199,7 +199,8 @@ class Generator:
             call = CliCall(prompt=spec.test.prompt, model=row.model, run_id=row.run_id, attempt=attempt)
             draft.argv = argv = cli_args(call, self.suite.config.run, allowed_tools=tools)
             # the sandbox holds the run's token and the relay's address; the key and the faults stay on the host
-            relay = RelayPlan.for_run(self.endpoint, row.run_id, attempt, faults=self.opts.faults)
+            relay = RelayPlan.for_run(self.endpoint, row.run_id, attempt, faults=self.opts.faults,
+                                      site_base=self.suite.site_base)
             env = cli_env(call, base_url=relay.inside, api_key=relay.token, home=RUNNER_HOME, tmpdir="/tmp",
                           extra=self.opts.extra_env)
             try:

@@ -304,9 +304,8 @@ class DockerSandbox:
         except RelayError as exc:
             raise SandboxFailure(str(exc)) from exc
         with served:
-            result = self._run_sealed(argv, {**env, "ANTHROPIC_BASE_URL": relay.inside,
-                                             "ANTHROPIC_API_KEY": relay.token}, tar, timeout, label, task, served,
-                                      address)
+            result = self._run_sealed(argv, {**env, **relay.sandbox_env(relay.inside)}, tar, timeout, label, task,
+                                      served, address)
         result.exchanges = list(served.exchanges)
         return result
 
@@ -385,8 +384,7 @@ class LocalSandbox:
         # The relay still swaps the token for the key and records the answers, but it cannot keep anything on this
         # machine from the run: the run shares this user, its files and its network.
         with Relay(relay, unix=False) as served:
-            result = self._run_here(argv, {**env, "ANTHROPIC_BASE_URL": served.url, "ANTHROPIC_API_KEY": relay.token},
-                                    families, timeout, label, task)
+            result = self._run_here(argv, {**env, **relay.sandbox_env(served.url)}, families, timeout, label, task)
         result.exchanges = list(served.exchanges)
         return result
 

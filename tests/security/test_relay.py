@@ -7,8 +7,11 @@ run's token) against a real :class:`skillbench.sim.SimServer` that requires its 
 
 from __future__ import annotations
 
+import dataclasses
 import http.client
 import json
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from urllib.parse import urlsplit
@@ -148,3 +151,35 @@ def test_a_forged_result_disagrees_with_the_record(sim, relay):
         assert any("last answer" in p for p in check(forged_answer))
     assert any("input_tokens" in p for p in check(forged_usage))
     assert any("never sent" in p for p in check(forged_message))
+
+
+def test_a_tunnel_goes_only_to_the_published_site(sim):
+    """With a real endpoint the sandbox may tunnel (CONNECT) to the suite's published site, and nowhere else."""
+    real = Endpoint(base_url=sim.base_url, api_key=CANARY, kind="real")
+    plan = RelayPlan.for_run(real, "run-t", 1, site_base="https://skills.example.org")
+    assert plan.tunnels == {"skills.example.org:443"} and not plan.site
+    assert plan.sandbox_env("http://127.0.0.1:1")["HTTPS_PROXY"] == "http://127.0.0.1:1"
+    assert RelayPlan.for_run(_endpoint(sim), "r", 1, site_base="https://skills.example.org").tunnels == frozenset()
+    with socket.create_server(("127.0.0.1", 0)) as echo:  # a stand-in for the site's port 443
+        port = echo.getsockname()[1]
+
+        def serve() -> None:
+            conn, _ = echo.accept()
+            with conn:
+                conn.sendall(conn.recv(64).upper())
+
+        threading.Thread(target=serve, daemon=True).start()
+        plan = dataclasses.replace(plan, tunnels=frozenset({f"127.0.0.1:{port}"}))
+        with Relay(plan, unix=False) as relay:
+            parts = urlsplit(relay.url)
+            with socket.create_connection((parts.hostname, parts.port), timeout=10) as conn:
+                conn.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                head = conn.recv(1024)
+                assert head.startswith(b"HTTP/1.1 200"), head
+                conn.sendall(b"hello")
+                assert conn.recv(64) == b"HELLO"
+            status, _ = _request(relay, "CONNECT", "example.com:443")
+            assert status == 403
+            assert _last(relay)["route"] in ("tunnel", "refused")
+        routes = sorted(ex["route"] for ex in relay.exchanges)
+        assert routes == ["refused", "tunnel"]
