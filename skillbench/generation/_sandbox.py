@@ -44,7 +44,8 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from skillbench.checktypes import ProbeResult
-from skillbench.generation._image import RUNNER_HOME, RUNNER_UID, WORKSPACE
+from skillbench.generation._image import RUNNER_HOME, RUNNER_UID, SETUP_UID, WORKSPACE
+from skillbench.generation._limits import ContainerLimits, cut_record
 from skillbench.generation._workspace import SetupOutcome, TaskRun, run_setup_locally, tool_env
 from skillbench.ledgers import SKILL_EVALS_DIR
 
@@ -108,10 +109,25 @@ class SandboxResult:
     worker: str = ""  # the Dask worker that ran it ("" on this machine)
     network: str = ""  # how the worker's sandbox treated the network ("": the sandbox's own ``network``)
     worker_lost: str = ""  # the Dask worker was lost mid-run: why (no output; retried once, never read as a result)
+    # the run container's limits, the ones it hit and the output its caps cut ({} for the local sandbox)
+    container: dict[str, Any] = field(default_factory=dict)
 
     @property
     def setup_failed(self) -> bool:
         return self.setup is not None and not self.setup.ok
+
+    def record(self) -> dict[str, Any]:
+        """What the run's ``metadata.json`` records of its container: ``container_limits``, ``limits_hit``
+        (one phrase per limit the container hit) and ``output_cut`` (per stream cut by its cap: the cap and the
+        bytes cut), each only when there is something to say."""
+        out: dict[str, Any] = {}
+        if self.container.get("limits"):
+            out["container_limits"] = self.container["limits"]
+        if self.container.get("hit"):
+            out["limits_hit"] = list(self.container["hit"])
+        if self.container.get("cut"):
+            out["output_cut"] = dict(self.container["cut"])
+        return out
 
 
 class Sandbox(Protocol):
@@ -246,12 +262,13 @@ class DockerSandbox:
             through an :class:`EndpointRelay` (see the module docstring). None: the engine's network.
         host_network: share the host's network namespace (only without ``sealed_endpoint``).
         prefix: a command put before ``claude`` (e.g. strace, to check what the CLI connects to).
+        limits: each run container's memory, processes, CPUs, tmpfs sizes and output caps.
     """
 
     name = "docker"
 
     def __init__(self, image: str, *, out_dir: Path, sealed_endpoint: str | None = None, host_network: bool = False,
-                 prefix: Sequence[str] = ()):
+                 prefix: Sequence[str] = (), limits: ContainerLimits | None = None):
         import docker
 
         self.client = docker.from_env(timeout=120)
@@ -267,12 +284,13 @@ class DockerSandbox:
             self.network = NETWORK_DEFAULT
         self.out_dir = str(out_dir.resolve())
         self.prefix = list(prefix)
+        self.limits = limits or ContainerLimits()
         self._tars: dict[tuple[str, ...], bytes] = {}
 
     def _tar(self, families: Sequence[Path]) -> bytes:
         key = tuple(str(f) for f in families)
         if key not in self._tars:  # the plugin arm installs every family: build its tar once
-            self._tars[key] = skills_tar(families, RUNNER_UID)
+            self._tars[key] = skills_tar(families, 0)  # root's: the runner may read the skills, never change them
         return self._tars[key]
 
     def remove_leftovers(self) -> int:
@@ -290,13 +308,13 @@ class DockerSandbox:
         return ["sh", "-c", SEALED_ENTRY, "skillbench-sealed", host, str(port), _proc_net_tcp_key(host, port),
                 *command]
 
-    def _command(self, argv: Sequence[str]) -> list[str]:
-        return self._entry([*self.prefix, "claude", *argv[1:]])
-
     def _create(self, command: list[str], env: Mapping[str, str], label: str, network: dict[str, Any]) -> Any:
+        from skillbench.generation._task_container import container_options
+
         return self.client.containers.create(
-            self.image.id, command=command, environment=dict(env), user=str(RUNNER_UID),
-            working_dir=WORKSPACE, labels={LABEL: self.out_dir, "skillbench.run_id": label}, detach=True, **network)
+            self.image.id, command=command, environment=dict(env), working_dir=WORKSPACE,
+            labels={LABEL: self.out_dir, "skillbench.run_id": label}, detach=True,
+            **container_options(self.limits), **network)
 
     @staticmethod
     def _relay_check(stderr: bytes) -> None:
@@ -313,66 +331,94 @@ class DockerSandbox:
     def run_prepared(self, argv: Sequence[str], env: Mapping[str, str], tar: bytes | None, timeout: float,
                      label: str, task: TaskRun | None = None) -> SandboxResult:
         """:meth:`run` with the skills packed by the caller (:func:`skills_tar`): what a Dask worker runs."""
-        import requests
-
         relay = EndpointRelay(*self.sealed) if self.sealed else None
         network = {"network_mode": "none", "volumes": {str(relay.folder): {"bind": RELAY_DIR, "mode": "ro"}}} \
             if relay else {"network_mode": "host" if self.network == NETWORK_HOST else None}
         with relay or nullcontext():
-            if task is not None:
-                return self._run_task(argv, env, tar, task, timeout, label, network)
-            container = self._create(self._command(argv), env, label, network)
-            try:
-                if tar:
-                    container.put_archive(RUNNER_HOME, tar)
-                started = time.time()
-                container.start()
-                timed_out = False
-                try:
-                    exit_code = int(container.wait(timeout=timeout)["StatusCode"])
-                except requests.exceptions.ConnectionError:  # the SDK's read timeout
-                    timed_out, exit_code = True, TIMEOUT_EXIT
-                    container.kill()
-                ended = time.time()
-                stdout = container.logs(stdout=True, stderr=False)
-                stderr = container.logs(stdout=False, stderr=True)
-            finally:
-                container.remove(force=True)
-        if relay:
-            self._relay_check(stderr)
-        return SandboxResult(exit_code, timed_out, stdout, stderr, started, ended, self.image.id)
+            return self._run_task(argv, env, tar, task or TaskRun(), timeout, label, network)
 
     def _run_task(self, argv: Sequence[str], env: Mapping[str, str], skills: bytes | None, task: TaskRun,
                   timeout: float, label: str, network: dict[str, Any]) -> SandboxResult:
-        """A task run: keeper container, workspace in, setup, CLI, probes — all in the one container."""
-        from skillbench.generation._task_container import KEEPER, exec_in, run_probes, run_setup, wait_until_sealed
+        """One run: keeper container, skills and workspace in, setup, CLI, probes — all in the one container.
 
+        Each step is an exec as its own user (:mod:`skillbench.generation._task_container`); a run without a
+        task is the same with an empty one (no setup, no probes).
+        """
+        from skillbench.generation._task_container import (
+            KEEPER,
+            account,
+            exec_in,
+            handover,
+            prepare,
+            run_probes,
+            run_setup,
+            wait_until_sealed,
+        )
+
+        limits = self.limits
+        record: dict[str, Any] = {"limits": limits.to_json(), "cut": {}}
         # the keeper's environment has no API key: setup commands and probes inherit it, only the CLI gets `env`
         container = self._create(self._entry(KEEPER), tool_env(env), label, network)
         try:
-            if skills:
-                container.put_archive(RUNNER_HOME, skills)
-            if task.items:
-                container.put_archive(WORKSPACE, task.tar(RUNNER_UID))
-            started = time.time()
             container.start()
+            started = time.time()
             if self.sealed and not wait_until_sealed(container, _proc_net_tcp_key(*self.sealed)):
                 self._relay_check(container.logs(stdout=False, stderr=True))
                 raise SandboxFailure(f"{RELAY_FAILED}: the sealed container stopped before its relay listened")
-            setup, setup_logs = run_setup(container, task, env)
-            if not setup.ok:
-                return SandboxResult(SETUP_FAILED_EXIT, False, b"", setup_logs, started, time.time(), self.image.id,
-                                     setup=setup)
-            cli = exec_in(container, [*self.prefix, "claude", *argv[1:]], env=env, timeout_s=timeout)
+            why = prepare(container, _rooted_tar(skills, task.tar(RUNNER_UID) if task.items else None),
+                          SETUP_UID if task.setup else RUNNER_UID)
+            if why:
+                raise SandboxFailure(why)
+            setup = None
+            if task.setup:
+                setup, setup_logs, cut = run_setup(container, task, env, limits.log_bytes)
+                if cut:
+                    record["cut"]["setup"] = cut_record(limits.log_bytes, cut)
+                why = handover(container, SETUP_UID, RUNNER_UID, wipe_setup_home=False) if setup.ok else ""
+                if why:  # a setup process that cannot be ended: the CLI never starts beside it
+                    setup = SetupOutcome(False, why)
+                if not setup.ok:
+                    hit = record["hit"] = account(container, limits)
+                    if hit:
+                        setup = SetupOutcome(False, f"{setup.detail} (hit the container's {' and '.join(hit)} limit)")
+                    return SandboxResult(SETUP_FAILED_EXIT, False, b"", setup_logs, started, time.time(),
+                                         self.image.id, setup=setup, container=record)
+            cli = exec_in(container, [*self.prefix, "claude", *argv[1:]], env=env, timeout_s=timeout,
+                          caps=(limits.output_bytes, limits.log_bytes))
             if cli.error:
                 raise SandboxFailure(f"the CLI could not run: {cli.error}")
             ended = time.time()
-            probes = run_probes(container, task, env)
+            record["cut"].update({stream: cut_record(limits.output_bytes if stream == "stdout" else limits.log_bytes,
+                                                     n) for stream, n in cli.cut.items()})
+            probes: dict[str, ProbeResult] = {}
+            if task.probes:
+                why = handover(container, RUNNER_UID, SETUP_UID, wipe_setup_home=True)
+                if why:  # never probe a workspace the agent's processes may still be writing
+                    probes = {p.check_id: p.result(None, b"", b"", error=why) for p in task.probes}
+                else:
+                    probes, cuts = run_probes(container, task, env, limits.output_bytes)
+                    record["cut"].update(cuts)
+            record["hit"] = account(container, limits)
         finally:
             container.remove(force=True)
         exit_code = TIMEOUT_EXIT if cli.timed_out or cli.exit_code is None else cli.exit_code
         return SandboxResult(exit_code, cli.timed_out, cli.stdout, cli.stderr, started, ended, self.image.id,
-                             setup=setup, probes=probes)
+                             setup=setup, probes=probes, container=record)
+
+
+def _rooted_tar(skills: bytes | None, workspace: bytes | None) -> bytes:
+    """One tar rooted at ``/``: the skills' (``.claude/…``) under HOME, the workspace's under the workspace."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as dest:
+        for data, prefix in ((skills, RUNNER_HOME), (workspace, WORKSPACE)):
+            if not data:
+                continue
+            with tarfile.open(fileobj=io.BytesIO(data)) as src:
+                for member in src.getmembers():
+                    content = src.extractfile(member) if member.isfile() else None
+                    member.name = f"{prefix.lstrip('/')}/{member.name}"
+                    dest.addfile(member, content)
+    return out.getvalue()
 
 
 class LocalSandbox:
@@ -422,8 +468,11 @@ class LocalSandbox:
                                  setup=setup)
 
 
-def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) -> Sandbox:
+def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print,
+                   limits: ContainerLimits | None = None) -> Sandbox:
     """The docker sandbox when the engine answers (default), else the local one.
+
+    ``limits`` confine each Docker run's container (default :class:`ContainerLimits`); the local sandbox has none.
 
     A simulated endpoint's runs get a sealed container (no network but the relay to the endpoint); the local
     sandbox cannot seal, and the log says so.
@@ -435,7 +484,8 @@ def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) ->
         from skillbench.generation._image import build_image
 
         tag = build_image(log=log)
-        sandbox = DockerSandbox(tag, out_dir=out_dir, sealed_endpoint=endpoint.base_url if simulated else None)
+        sandbox = DockerSandbox(tag, out_dir=out_dir, sealed_endpoint=endpoint.base_url if simulated else None,
+                                limits=limits)
         removed = sandbox.remove_leftovers()
         if removed:
             log(f"generate: removed {removed} container(s) left by an interrupted run")
