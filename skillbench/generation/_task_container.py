@@ -47,6 +47,7 @@ ROOT = "0"
 TMPFS_OPTIONS = "rw,nosuid,nodev,exec"
 HANDOVER_FAILED = 3  # the handover's exit when a process of the ended user survived
 TMP = "/tmp"
+SWEEP_TRIES = 40  # × 50 ms: a fork bomb frees a process slot within milliseconds
 
 # The prepare step (root; the tar on stdin): $1 is the uid the workspace goes to first.
 PREPARE_SCRIPT = f"""\
@@ -121,15 +122,15 @@ def container_options(limits: ContainerLimits) -> dict[str, Any]:
 
 
 def exec_in(container: Any, argv: Sequence[str], *, env: Mapping[str, str], timeout_s: float,
-            user: int | str = RUNNER_UID, caps: tuple[int, int] = (1 << 20, 1 << 20)) -> ExecOutcome:
-    """Run ``argv`` in the container as ``user`` in the workspace, under ``timeout -k 5 T``.
+            user: int | str = RUNNER_UID, caps: tuple[int, int] = (1 << 20, 1 << 20), wrap: bool = True) -> ExecOutcome:
+    """Run ``argv`` in the container as ``user`` in the workspace, under ``timeout -k 5 T`` (unless not ``wrap``).
 
     ``caps`` bound what is kept of stdout and stderr (:class:`Capture`); the rest is read and dropped.
     """
     import docker
 
     api = container.client.api
-    command = ["timeout", "-k", str(KILL_AFTER_S), f"{timeout_s:g}", *argv]
+    command = ["timeout", "-k", str(KILL_AFTER_S), f"{timeout_s:g}", *argv] if wrap else list(argv)
     fired = threading.Event()
     watchdog = threading.Timer(timeout_s + KILL_AFTER_S + WATCHDOG_GRACE_S, _kill, args=(container, fired))
     watchdog.daemon = True
@@ -237,8 +238,23 @@ def prepare(container: Any, tar: bytes, first_owner: int) -> str:
     return _failed("preparing the container", out)
 
 
+def sweep(container: Any, uid: int) -> None:
+    """``kill -KILL -1`` as ``uid``: every process of that user ends in one atomic pass.
+
+    It is one process and forks none (no ``timeout`` around it), so it starts even while a fork bomb holds
+    every process slot but the ones its failing forks free a moment later: it is tried until it runs.
+    """
+    for _ in range(SWEEP_TRIES):
+        out = exec_in(container, ["kill", "-KILL", "-1"], env={"PATH": "/usr/bin:/bin"}, timeout_s=10, user=uid,
+                      wrap=False)
+        if out.exit_code in (0, 1) or (out.error and not container_running(container)):
+            return  # it ran (1: nothing was left to signal), or the container is gone
+        time.sleep(0.05)
+
+
 def handover(container: Any, end: int, to: int, *, wipe_setup_home: bool) -> str:
     """End every process of uid ``end`` and give the workspace to uid ``to``; "" or why it failed."""
+    sweep(container, end)
     out = _root_step(container, HANDOVER_SCRIPT, str(end), str(to), "1" if wipe_setup_home else "0")
     return _failed(f"ending the processes of uid {end}", out)
 
