@@ -1,7 +1,11 @@
 """Sandboxes: where one CLI run happens, fresh every time, with only its arm's skills installed.
 
 * ``docker``: one container per run from the local runner image (see :mod:`skillbench.generation._image`),
-  removed after. The arm's skill families are copied to ``~/.claude/skills/<family>/`` before the CLI starts.
+  removed after. The arm's skill families are copied, root-owned, to ``~/.claude/skills/<family>/`` before the
+  CLI starts. The container is confined (:func:`~skillbench.generation._task_container.container_options`): a
+  read-only root filesystem with sized tmpfs mounts for the workspace, both HOMEs and ``/tmp``, memory, process
+  and CPU limits (:class:`~skillbench.generation._limits.ContainerLimits`), every capability dropped but the few
+  root's own steps need, no new privileges; setup and probes run as a second user, ended before the CLI starts.
   With the simulated endpoint the container is *sealed*: it has no network at all (``network_mode="none"``:
   only its own loopback), and reaches the endpoint through a relay — on the host an :class:`EndpointRelay`
   forwards a Unix socket, bind-mounted read-only at ``/run/skillbench/``, to the endpoint's loopback port;
@@ -17,8 +21,8 @@ Both take the same argv and environment (:mod:`skillbench.generation._cli_call`)
 the skills that are installed. Neither follows a symlink out of a skill family's folder (:func:`skill_entries`).
 
 A run with a task (:class:`~skillbench.generation._workspace.TaskRun`) gets its workspace files and setup
-commands before the CLI; in Docker the container's main process is then a keeper and setup, CLI and the
-workspace checks' probes are ``exec``s in that one container (:mod:`skillbench.generation._task_container`).
+commands before the CLI; in Docker every run's main process is a keeper and setup, CLI and the workspace
+checks' probes are ``exec``s in that one container, each as its own user (:mod:`skillbench.generation._task_container`).
 The local sandbox copies the files and runs setup in its working directory, but takes no probes: it cannot
 hide a check from an agent with Bash on the host, so generate refuses such tasks there.
 """
@@ -422,7 +426,13 @@ def _rooted_tar(skills: bytes | None, workspace: bytes | None) -> bytes:
 
 
 class LocalSandbox:
-    """A fresh HOME, TMPDIR and cwd per run on this machine (no container, no sealed network)."""
+    """A fresh HOME, TMPDIR and cwd per run on this machine (no container, no sealed network).
+
+    It guarantees none of the Docker sandbox's confinement: setup, the CLI and everything the agent starts run
+    as this machine's user, with no second user, no process sweep before the CLI, no limit on memory,
+    processes, CPU or disk, writable skills and settings, and output kept whole. Use it only for content you
+    trust (``--sandbox docker`` is for content under evaluation).
+    """
 
     name = "local"
     network = NETWORK_UNSEALED
