@@ -69,10 +69,19 @@ chown -hR "$1:$1" {WORKSPACE}
 # The handover (root): end every process of uid $1, check none is left, empty /tmp (and the setup user's HOME
 # when $3 says so), give the workspace to uid $2. kill(-1) from a process of that uid signals all of its
 # processes in one pass under the kernel's task-list lock, so none can fork its way out; zombies are skipped
-# (Docker's init reaps them).
+# (Docker's init reaps them). ``left`` fails closed: a ps that cannot even run counts as processes left, and its
+# output is read without a pipeline (a pipe's failing first command would read as "none").
 HANDOVER_SCRIPT = f"""\
 end=$1 to=$2 wipe_home=$3
-left() {{ ps -e -o uid=,stat= | awk -v u="$end" '$1==u && $2 !~ /^Z/ {{n++}} END {{exit n == 0}}'; }}
+left() {{
+  procs=$(ps -e -o uid=,stat=) || return 0
+  set -- $procs
+  while [ $# -ge 2 ]; do
+    if [ "$1" = "$end" ]; then case $2 in Z*) ;; *) return 0 ;; esac; fi
+    shift 2
+  done
+  return 1
+}}
 tries=0
 while left; do
   if [ "$tries" -ge 50 ]; then
@@ -253,9 +262,16 @@ def sweep(container: Any, uid: int) -> None:
 
 
 def handover(container: Any, end: int, to: int, *, wipe_setup_home: bool) -> str:
-    """End every process of uid ``end`` and give the workspace to uid ``to``; "" or why it failed."""
-    sweep(container, end)
-    out = _root_step(container, HANDOVER_SCRIPT, str(end), str(to), "1" if wipe_setup_home else "0")
+    """End every process of uid ``end`` and give the workspace to uid ``to``; "" or why it failed.
+
+    The script alone does it in one exec; when it cannot even fork (a fork bomb holds the process slots) the
+    bare :func:`sweep` ends the bomb first and the script runs again.
+    """
+    args = (str(end), str(to), "1" if wipe_setup_home else "0")
+    out = _root_step(container, HANDOVER_SCRIPT, *args)
+    if out.exit_code != 0 and out.exit_code != HANDOVER_FAILED:
+        sweep(container, end)
+        out = _root_step(container, HANDOVER_SCRIPT, *args)
     return _failed(f"ending the processes of uid {end}", out)
 
 
