@@ -16,15 +16,13 @@ import pytest
 from skillbench.generation import DockerSandbox, TaskRun, WorkspaceItem, build_image, cli_args, cli_env
 from skillbench.generation._cli_call import CliCall
 from skillbench.generation._image import RUNNER_HOME
-from skillbench.generation._limits import ContainerLimits
+from skillbench.generation._limits import Capture, ContainerLimits, limits_hit
 from skillbench.generation._sandbox import SETUP_FAILED_EXIT
 from skillbench.generation._workspace import Probe
 from skillbench.suite import RunSettings
 from tests.generation.test_generate import require_docker
 from tests.helpers.shared import TINY_SUITE
 from tests.helpers.sim import require_cli
-
-pytestmark = pytest.mark.docker
 
 CANARY = "sk-canary-container-7f3a"
 ENV = {"HOME": RUNNER_HOME, "TMPDIR": "/tmp", "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
@@ -88,6 +86,7 @@ def _sandbox(image: str, out: Path, script: str, **limits) -> DockerSandbox:
                          limits=ContainerLimits(**limits) if limits else None)
 
 
+@pytest.mark.docker
 def test_setup_ends_before_the_cli_and_the_agent_cannot_reach_skills_settings_or_probes(image, family, tmp_path):
     """Setup runs as another user and is ended (fork bomb included) before the CLI; ``~/.claude`` is root's;
     probes run as the setup user after the agent's processes are ended, in a fresh HOME."""
@@ -112,6 +111,7 @@ def test_setup_ends_before_the_cli_and_the_agent_cannot_reach_skills_settings_or
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.docker
 def test_limits_are_hit_recorded_and_nothing_hangs(image, tmp_path):
     """A fork bomb in setup, then a memory hog, a disk filler and a flood of output by the agent: each hits
     its limit, the run says which, and the captured output keeps its head and tail within the cap."""
@@ -147,6 +147,8 @@ head -c 100000 /dev/zero | tr '\0' e >&2
     assert time.monotonic() - started < 90
 
 
+@pytest.mark.docker
+@pytest.mark.cli
 def test_workspace_settings_and_hooks_are_inert_for_the_real_cli(image, tmp_path):
     """The real CLI on the simulated endpoint runs with a root-owned ``~/.claude``, and a workspace's
     ``.claude/settings.json`` / ``settings.local.json`` hooks (planted by setup) never run."""
@@ -171,3 +173,24 @@ def test_workspace_settings_and_hooks_are_inert_for_the_real_cli(image, tmp_path
     listing = result.probes["ls"].output.decode().split()
     assert "settings.json" in listing and "settings.local.json" in listing, listing
     assert not [name for name in listing if name.startswith("HOOK-")], listing
+
+
+def test_a_capture_keeps_head_and_tail_and_counts_the_cut():
+    small = Capture(10)
+    for chunk in (b"abc", b"defgh", b"ijklmnop", b"qrstu"):
+        small.add(chunk)
+    assert small.cut == 11 and small.value().startswith(b"abcde\n[skillbench: 11 bytes cut")
+    assert small.value().endswith(b"]\nqrstu")
+    whole = Capture(10)
+    whole.add(b"0123456789")
+    assert whole.cut == 0 and whole.value() == b"0123456789"
+
+
+def test_limits_are_positive_numbers_and_their_report_is_read():
+    with pytest.raises(ValueError, match="pids: True"):
+        ContainerLimits(pids=True)
+    with pytest.raises(ValueError, match="memory_mb: -1"):
+        ContainerLimits(memory_mb=-1)
+    report = "pids 3\noom 0\ndisk /workspace 16384 0\ndisk /tmp 16384 16000\n"
+    assert limits_hit(report, ContainerLimits(pids=64)) == ["pids (64 processes)", "disk /workspace (16 MB)"]
+    assert limits_hit("pids\noom\n", ContainerLimits()) == [], "a cgroup without the counters reports nothing"
