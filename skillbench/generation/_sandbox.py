@@ -114,7 +114,7 @@ class SandboxResult:
     network: str = ""  # how the worker's sandbox treated the network ("": the sandbox's own ``network``)
     worker_lost: str = ""  # the Dask worker was lost mid-run: why (no output; retried once, never read as a result)
     # the run container's limits, the ones it hit and the output its caps cut ({} for the local sandbox)
-    container: dict[str, Any] = field(default_factory=dict)
+    confinement: dict[str, Any] = field(default_factory=dict)
 
     @property
     def setup_failed(self) -> bool:
@@ -125,12 +125,12 @@ class SandboxResult:
         (one phrase per limit the container hit) and ``output_cut`` (per stream cut by its cap: the cap and the
         bytes cut), each only when there is something to say."""
         out: dict[str, Any] = {}
-        if self.container.get("limits"):
-            out["container_limits"] = self.container["limits"]
-        if self.container.get("hit"):
-            out["limits_hit"] = list(self.container["hit"])
-        if self.container.get("cut"):
-            out["output_cut"] = dict(self.container["cut"])
+        if self.confinement.get("limits"):
+            out["container_limits"] = self.confinement["limits"]
+        if self.confinement.get("hit"):
+            out["limits_hit"] = list(self.confinement["hit"])
+        if self.confinement.get("cut"):
+            out["output_cut"] = dict(self.confinement["cut"])
         return out
 
 
@@ -386,7 +386,7 @@ class DockerSandbox:
                     if hit:
                         setup = SetupOutcome(False, f"{setup.detail} (hit the container's {' and '.join(hit)} limit)")
                     return SandboxResult(SETUP_FAILED_EXIT, False, b"", setup_logs, started, time.time(),
-                                         self.image.id, setup=setup, container=record)
+                                         self.image.id, setup=setup, confinement=record)
             cli = exec_in(container, [*self.prefix, "claude", *argv[1:]], env=env, timeout_s=timeout,
                           caps=(limits.output_bytes, limits.log_bytes))
             if cli.error:
@@ -407,7 +407,7 @@ class DockerSandbox:
             container.remove(force=True)
         exit_code = TIMEOUT_EXIT if cli.timed_out or cli.exit_code is None else cli.exit_code
         return SandboxResult(exit_code, cli.timed_out, cli.stdout, cli.stderr, started, ended, self.image.id,
-                             setup=setup, probes=probes, container=record)
+                             setup=setup, probes=probes, confinement=record)
 
 
 def _rooted_tar(skills: bytes | None, workspace: bytes | None) -> bytes:
