@@ -31,6 +31,7 @@ from ._image import (
     current_spec as current_spec,
     find_image as find_image,
 )
+from ._limits import ContainerLimits as ContainerLimits
 from ._plan import (
     PlanError as PlanError,
     SelectionError as SelectionError,

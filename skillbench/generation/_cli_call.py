@@ -1,10 +1,11 @@
 """How skillbench calls the Claude Code CLI: the command line and the environment of one run.
 
 The command is qdrant's weekly call (``claude -p --no-session-persistence --output-format stream-json
---verbose --permission-mode … --max-turns … --model … --max-budget-usd … --allowedTools … -- PROMPT``), the
-same in every arm; only the installed skills differ between arms. The run identity travels as custom
-headers (``ANTHROPIC_CUSTOM_HEADERS``), which the CLI forwards on every request, so the simulated endpoint
-can key its draws on them and a real endpoint simply ignores them.
+--verbose --permission-mode … --max-turns … --model … --max-budget-usd … --allowedTools … -- PROMPT``) with
+``--setting-sources user`` (workspace settings and hooks are inert), the same in every arm; only the installed
+skills differ between arms. The run identity travels as custom headers (``ANTHROPIC_CUSTOM_HEADERS``), which
+the CLI forwards on every request, so the simulated endpoint can key its draws on them and a real endpoint simply
+ignores them.
 """
 
 from __future__ import annotations
@@ -47,7 +48,10 @@ def cli_args(call: CliCall, run: RunSettings, claude: str = "claude",
     """
     tools = run.allowed_tools if allowed_tools is None else allowed_tools
     return [
-        claude, "-p", "--no-session-persistence", "--output-format", "stream-json", "--verbose",
+        # user settings only (the root-owned ~/.claude/settings.json): a workspace's .claude/settings*.json and
+        # its hooks are inert, so content under evaluation cannot run a hook beside the CLI
+        claude, "-p", "--no-session-persistence", "--setting-sources", "user", "--output-format", "stream-json",
+        "--verbose",
         "--permission-mode", run.permission_mode, "--max-turns", str(run.max_turns), "--model", call.model,
         "--max-budget-usd", f"{run.max_budget_usd:g}", "--allowedTools", ",".join(tools),
         "--", call.prompt,

@@ -32,6 +32,12 @@ PACKAGES = ("ca-certificates", "curl", "git", "ripgrep", "procps", "strace", "so
 RUNNER_USER = "runner"
 RUNNER_UID = 1000
 RUNNER_HOME = f"/home/{RUNNER_USER}"
+# Setup commands and the workspace checks' probes run as this second unprivileged user, never as the runner
+# (the CLI's user): a process it leaves behind can neither read the CLI's environment nor write into its output,
+# and root ends every one of them before the CLI starts (skillbench.generation._task_container).
+SETUP_USER = "setup"
+SETUP_UID = 1001
+SETUP_HOME = f"/home/{SETUP_USER}"
 WORKSPACE = "/workspace"
 CACHE_DIR = TOOLS_DIR / "image"
 
@@ -50,7 +56,9 @@ class ImageSpec:
     packages: tuple[str, ...] = PACKAGES
     user: str = RUNNER_USER
     uid: int = RUNNER_UID
-    layout_version: int = 1  # bump when the build steps below change
+    setup_user: str = SETUP_USER
+    setup_uid: int = SETUP_UID
+    layout_version: int = 2  # bump when the build steps below change
 
     @property
     def inputs_sha(self) -> str:
@@ -93,6 +101,10 @@ def _make_rootfs(spec: ImageSpec, root: Path) -> None:
           spec.mirror], "debootstrap", timeout=1800)
     _run(["chroot", str(root), "useradd", "--create-home", "--uid", str(spec.uid), "--shell", "/bin/bash",
           spec.user], "useradd")
+    # no home in the image: a run mounts a fresh tmpfs at SETUP_HOME (the root filesystem is read-only)
+    _run(["chroot", str(root), "useradd", "--no-create-home", "--home-dir", SETUP_HOME, "--uid", str(spec.setup_uid),
+          "--shell", "/bin/sh", spec.setup_user], "useradd")
+    (root / SETUP_HOME.lstrip("/")).mkdir(mode=0o700)
     for sub in ("var/cache/apt/archives", "var/lib/apt/lists"):
         for p in (root / sub).glob("*"):
             if p.is_file():

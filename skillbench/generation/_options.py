@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillbench.arms import ArmPair
+from skillbench.generation._limits import ContainerLimits
 from skillbench.ledgers import WEEKLY_DIR, Shard
 from skillbench.suite import SkillsVersion, Suite
 
@@ -38,6 +39,8 @@ class GenerateOptions:
     versions: dict[str, SkillsVersion] = field(default_factory=dict)  # conditions resolved by the caller
     adaptive: bool = True  # --jobs is the ceiling of an AIMD limiter fed by the CLI's rate-limit retries
     shard: Shard | None = None  # --shard i/N: run only the runs this leg of a CI matrix owns (ledgers.shards)
+    # each Docker run's memory, processes, CPUs, tmpfs sizes and output caps (recorded in its metadata.json)
+    limits: ContainerLimits = field(default_factory=ContainerLimits)
 
     def for_suite(self, suite: Suite) -> GenerateOptions:
         """These options with the run directory and every empty part of the matrix filled from ``suite``."""

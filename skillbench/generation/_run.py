@@ -45,6 +45,7 @@ from skillbench.generation._folders import (
     write_truth,
 )
 from skillbench.generation._image import RUNNER_HOME
+from skillbench.generation._limits import ContainerLimits
 from skillbench.generation._options import GenerateOptions, default_out_dir
 from skillbench.generation._plan import PlanError, make_plan, run_names, selected, write_plan
 from skillbench.generation._reconciliation import reconcile
@@ -105,11 +106,11 @@ class LocalExecutor:
 
     kind = "local"
 
-    def __init__(self, log: Log):
-        self.log = log
+    def __init__(self, log: Log, limits: ContainerLimits | None = None):
+        self.log, self.limits = log, limits
 
     def sandbox(self, requested: str | None, endpoint: Any, out_dir: Path) -> Sandbox:
-        return choose_sandbox(requested, endpoint, out_dir, self.log)
+        return choose_sandbox(requested, endpoint, out_dir, self.log, limits=self.limits)
 
     def width(self, jobs: int) -> int:
         """``--jobs``, or for 0 (unset) one run at a time."""
@@ -213,6 +214,7 @@ class Generator:
                     self.failure = self.failure or failure
                 self._commit(draft, sandbox_failure=str(failure))
                 raise failure from exc
+            task_meta.update(result.record())  # the container's limits, the ones it hit, the output it cut
             if result.setup_failed:  # harness-invalid: no CLI ran, no retry; the next pass reruns it
                 attempts.append({"attempt": attempt, "start": utc_stamp(result.started), "setup": result.setup.detail})
                 (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
@@ -452,7 +454,7 @@ def _generate(suite: Suite, opts: GenerateOptions, ctx: PassContext) -> dict[str
     try:
         if len(pending):
             with ctx.open_endpoint() as endpoint, ctx.open_executor() as opened:
-                executor = opened or LocalExecutor(log)
+                executor = opened or LocalExecutor(log, opts.limits)
                 sandbox = executor.sandbox(opts.sandbox, endpoint, out_dir)  # local: choose_sandbox's
                 refuse_local_workspace_checks(suite, pending.prompt, sandbox.name)  # local by fallback
                 refuse_local_real(sandbox, endpoint, suite.suite_dir)

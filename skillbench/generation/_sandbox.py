@@ -1,7 +1,11 @@
 """Sandboxes: where one CLI run happens, fresh every time, with only its arm's skills installed.
 
 * ``docker``: one container per run from the local runner image (see :mod:`skillbench.generation._image`),
-  removed after. The arm's skill families are copied to ``~/.claude/skills/<family>/`` before the CLI starts.
+  removed after. The arm's skill families are copied, root-owned, to ``~/.claude/skills/<family>/`` before the
+  CLI starts. The container is confined (:func:`~skillbench.generation._task_container.container_options`): a
+  read-only root filesystem with sized tmpfs mounts for the workspace, both HOMEs and ``/tmp``, memory, process
+  and CPU limits (:class:`~skillbench.generation._limits.ContainerLimits`), every capability dropped but the few
+  root's own steps need, no new privileges; setup and probes run as a second user, ended before the CLI starts.
   Every container is *sealed*, whatever the endpoint: it has no network at all (``network_mode="none"``: only
   its own loopback), and reaches the endpoint only through its run's relay (:mod:`skillbench.generation._relay`):
   a Unix socket bind-mounted read-only at ``/run/skillbench/``, which ``socat`` inside serves on the loopback
@@ -15,8 +19,8 @@ Both take the same argv and environment (:mod:`skillbench.generation._cli_call`)
 the skills that are installed. Neither follows a symlink out of a skill family's folder (:func:`skill_entries`).
 
 A run with a task (:class:`~skillbench.generation._workspace.TaskRun`) gets its workspace files and setup
-commands before the CLI; in Docker the container's main process is then a keeper and setup, CLI and the
-workspace checks' probes are ``exec``s in that one container (:mod:`skillbench.generation._task_container`).
+commands before the CLI; in Docker every run's main process is a keeper and setup, CLI and the workspace
+checks' probes are ``exec``s in that one container, each as its own user (:mod:`skillbench.generation._task_container`).
 The local sandbox copies the files and runs setup in its working directory, but takes no probes: it cannot
 hide a check from an agent with Bash on the host, so generate refuses such tasks there.
 """
@@ -40,7 +44,8 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from skillbench.checktypes import ProbeResult
-from skillbench.generation._image import RUNNER_HOME, RUNNER_UID, WORKSPACE
+from skillbench.generation._image import RUNNER_HOME, RUNNER_UID, SETUP_UID, WORKSPACE
+from skillbench.generation._limits import ContainerLimits, cut_record
 from skillbench.generation._relay import RELAY_SOCKET, Relay, RelayError, RelayPlan, remove_stale_relays
 from skillbench.generation._workspace import SetupOutcome, TaskRun, run_setup_locally, tool_env
 from skillbench.ledgers import SKILL_EVALS_DIR
@@ -101,10 +106,25 @@ class SandboxResult:
     network: str = ""  # how the worker's sandbox treated the network ("": the sandbox's own ``network``)
     worker_lost: str = ""  # the Dask worker was lost mid-run: why (no output; retried once, never read as a result)
     exchanges: list[dict[str, Any]] | None = None  # the run's relay record (None: the run never reached a relay)
+    # the run container's limits, the ones it hit and the output its caps cut ({} for the local sandbox)
+    confinement: dict[str, Any] = field(default_factory=dict)
 
     @property
     def setup_failed(self) -> bool:
         return self.setup is not None and not self.setup.ok
+
+    def record(self) -> dict[str, Any]:
+        """What the run's ``metadata.json`` records of its container: ``container_limits``, ``limits_hit``
+        (one phrase per limit the container hit) and ``output_cut`` (per stream cut by its cap: the cap and the
+        bytes cut), each only when there is something to say."""
+        out: dict[str, Any] = {}
+        if self.confinement.get("limits"):
+            out["container_limits"] = self.confinement["limits"]
+        if self.confinement.get("hit"):
+            out["limits_hit"] = list(self.confinement["hit"])
+        if self.confinement.get("cut"):
+            out["output_cut"] = dict(self.confinement["cut"])
+        return out
 
 
 class Sandbox(Protocol):
@@ -241,24 +261,26 @@ class DockerSandbox:
         image: the runner image's tag.
         out_dir: the week's folder (labels the containers, so leftovers of this week can be removed).
         prefix: a command put before ``claude`` (e.g. strace, to check what the CLI connects to).
+        limits: each run container's memory, processes, CPUs, tmpfs sizes and output caps.
     """
 
     name = "docker"
     network = NETWORK_SEALED
 
-    def __init__(self, image: str, *, out_dir: Path, prefix: Sequence[str] = ()):
+    def __init__(self, image: str, *, out_dir: Path, prefix: Sequence[str] = (), limits: ContainerLimits | None = None):
         import docker
 
         self.client = docker.from_env(timeout=120)
         self.image = self.client.images.get(image)
         self.out_dir = str(out_dir.resolve())
         self.prefix = list(prefix)
+        self.limits = limits or ContainerLimits()
         self._tars: dict[tuple[str, ...], bytes] = {}
 
     def _tar(self, families: Sequence[Path]) -> bytes:
         key = tuple(str(f) for f in families)
         if key not in self._tars:  # the plugin arm installs every family: build its tar once
-            self._tars[key] = skills_tar(families, RUNNER_UID)
+            self._tars[key] = skills_tar(families, 0)  # root's: the runner may read the skills, never change them
         return self._tars[key]
 
     def remove_leftovers(self) -> int:
@@ -275,13 +297,13 @@ class DockerSandbox:
         return ["sh", "-c", SEALED_ENTRY, "skillbench-sealed", host, str(port), _proc_net_tcp_key(host, port),
                 *command]
 
-    def _command(self, argv: Sequence[str], address: tuple[str, int]) -> list[str]:
-        return self._entry([*self.prefix, "claude", *argv[1:]], address)
-
     def _create(self, command: list[str], env: Mapping[str, str], label: str, network: dict[str, Any]) -> Any:
+        from skillbench.generation._task_container import container_options
+
         return self.client.containers.create(
-            self.image.id, command=command, environment=dict(env), user=str(RUNNER_UID),
-            working_dir=WORKSPACE, labels={LABEL: self.out_dir, "skillbench.run_id": label}, detach=True, **network)
+            self.image.id, command=command, environment=dict(env), working_dir=WORKSPACE,
+            labels={LABEL: self.out_dir, "skillbench.run_id": label}, detach=True,
+            **container_options(self.limits), **network)
 
     @staticmethod
     def _relay_check(stderr: bytes) -> None:
@@ -303,74 +325,105 @@ class DockerSandbox:
             served = Relay(relay)
         except RelayError as exc:
             raise SandboxFailure(str(exc)) from exc
+        network = {"network_mode": "none", "volumes": {str(served.folder): {"bind": RELAY_DIR, "mode": "ro"}}}
         with served:
-            result = self._run_sealed(argv, {**env, **relay.sandbox_env(relay.inside)}, tar, timeout, label, task,
-                                      served, address)
+            result = self._run_task(argv, {**env, **relay.sandbox_env(relay.inside)}, tar, task or TaskRun(),
+                                    timeout, label, network, address)
         result.exchanges = list(served.exchanges)
         return result
 
-    def _run_sealed(self, argv: Sequence[str], env: Mapping[str, str], tar: bytes | None, timeout: float,
-                    label: str, task: TaskRun | None, relay: Relay, address: tuple[str, int]) -> SandboxResult:
-        import requests
-
-        network = {"network_mode": "none", "volumes": {str(relay.folder): {"bind": RELAY_DIR, "mode": "ro"}}}
-        if task is not None:
-            return self._run_task(argv, env, tar, task, timeout, label, network, address)
-        container = self._create(self._command(argv, address), env, label, network)
-        try:
-            if tar:
-                container.put_archive(RUNNER_HOME, tar)
-            started = time.time()
-            container.start()
-            timed_out = False
-            try:
-                exit_code = int(container.wait(timeout=timeout)["StatusCode"])
-            except requests.exceptions.ConnectionError:  # the SDK's read timeout
-                timed_out, exit_code = True, TIMEOUT_EXIT
-                container.kill()
-            ended = time.time()
-            stdout = container.logs(stdout=True, stderr=False)
-            stderr = container.logs(stdout=False, stderr=True)
-        finally:
-            container.remove(force=True)
-        self._relay_check(stderr)
-        return SandboxResult(exit_code, timed_out, stdout, stderr, started, ended, self.image.id)
-
     def _run_task(self, argv: Sequence[str], env: Mapping[str, str], skills: bytes | None, task: TaskRun,
                   timeout: float, label: str, network: dict[str, Any], address: tuple[str, int]) -> SandboxResult:
-        """A task run: keeper container, workspace in, setup, CLI, probes — all in the one container."""
-        from skillbench.generation._task_container import KEEPER, exec_in, run_probes, run_setup, wait_until_sealed
+        """One run: keeper container, skills and workspace in, setup, CLI, probes — all in the one container.
 
+        Each step is an exec as its own user (:mod:`skillbench.generation._task_container`); a run without a
+        task is the same with an empty one (no setup, no probes).
+        """
+        from skillbench.generation._task_container import (
+            KEEPER,
+            account,
+            exec_in,
+            handover,
+            prepare,
+            run_probes,
+            run_setup,
+            wait_until_sealed,
+        )
+
+        limits = self.limits
+        record: dict[str, Any] = {"limits": limits.to_json(), "cut": {}}
         # the keeper's environment has no API key: setup commands and probes inherit it, only the CLI gets `env`
         container = self._create(self._entry(KEEPER, address), tool_env(env), label, network)
         try:
-            if skills:
-                container.put_archive(RUNNER_HOME, skills)
-            if task.items:
-                container.put_archive(WORKSPACE, task.tar(RUNNER_UID))
-            started = time.time()
             container.start()
+            started = time.time()
             if not wait_until_sealed(container, _proc_net_tcp_key(*address)):
                 self._relay_check(container.logs(stdout=False, stderr=True))
                 raise SandboxFailure(f"{RELAY_FAILED}: the sealed container stopped before its relay listened")
-            setup, setup_logs = run_setup(container, task, env)
-            if not setup.ok:
-                return SandboxResult(SETUP_FAILED_EXIT, False, b"", setup_logs, started, time.time(), self.image.id,
-                                     setup=setup)
-            cli = exec_in(container, [*self.prefix, "claude", *argv[1:]], env=env, timeout_s=timeout)
+            why = prepare(container, _rooted_tar(skills, task.tar(RUNNER_UID) if task.items else None),
+                          SETUP_UID if task.setup else RUNNER_UID)
+            if why:
+                raise SandboxFailure(why)
+            setup = None
+            if task.setup:
+                setup, setup_logs, cut = run_setup(container, task, env, limits.log_bytes)
+                if cut:
+                    record["cut"]["setup"] = cut_record(limits.log_bytes, cut)
+                why = handover(container, SETUP_UID, RUNNER_UID, wipe_setup_home=False) if setup.ok else ""
+                if why:  # a setup process that cannot be ended: the CLI never starts beside it
+                    setup = SetupOutcome(False, why)
+                if not setup.ok:
+                    hit = record["hit"] = account(container, limits)
+                    if hit:
+                        setup = SetupOutcome(False, f"{setup.detail} (hit the container's {' and '.join(hit)} limit)")
+                    return SandboxResult(SETUP_FAILED_EXIT, False, b"", setup_logs, started, time.time(),
+                                         self.image.id, setup=setup, confinement=record)
+            cli = exec_in(container, [*self.prefix, "claude", *argv[1:]], env=env, timeout_s=timeout,
+                          caps=(limits.output_bytes, limits.log_bytes))
             if cli.error:
                 raise SandboxFailure(f"the CLI could not run: {cli.error}")
             ended = time.time()
-            probes = run_probes(container, task, env)
+            record["cut"].update({stream: cut_record(limits.output_bytes if stream == "stdout" else limits.log_bytes,
+                                                     n) for stream, n in cli.cut.items()})
+            probes: dict[str, ProbeResult] = {}
+            if task.probes:
+                why = handover(container, RUNNER_UID, SETUP_UID, wipe_setup_home=True)
+                if why:  # never probe a workspace the agent's processes may still be writing
+                    probes = {p.check_id: p.result(None, b"", b"", error=why) for p in task.probes}
+                else:
+                    probes, cuts = run_probes(container, task, env, limits.output_bytes)
+                    record["cut"].update(cuts)
+            record["hit"] = account(container, limits)
         finally:
             container.remove(force=True)
         exit_code = TIMEOUT_EXIT if cli.timed_out or cli.exit_code is None else cli.exit_code
         return SandboxResult(exit_code, cli.timed_out, cli.stdout, cli.stderr, started, ended, self.image.id,
-                             setup=setup, probes=probes)
+                             setup=setup, probes=probes, confinement=record)
+
+
+def _rooted_tar(skills: bytes | None, workspace: bytes | None) -> bytes:
+    """One tar rooted at ``/``: the skills' (``.claude/…``) under HOME, the workspace's under the workspace."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as dest:
+        for data, prefix in ((skills, RUNNER_HOME), (workspace, WORKSPACE)):
+            if not data:
+                continue
+            with tarfile.open(fileobj=io.BytesIO(data)) as src:
+                for member in src.getmembers():
+                    content = src.extractfile(member) if member.isfile() else None
+                    member.name = f"{prefix.lstrip('/')}/{member.name}"
+                    dest.addfile(member, content)
+    return out.getvalue()
 
 
 class LocalSandbox:
-    """A fresh HOME, TMPDIR and cwd per run on this machine (no container, no sealed network)."""
+    """A fresh HOME, TMPDIR and cwd per run on this machine (no container, no sealed network).
+
+    It guarantees none of the Docker sandbox's confinement: setup, the CLI and everything the agent starts run
+    as this machine's user, with no second user, no process sweep before the CLI, no limit on memory,
+    processes, CPU or disk, writable skills and settings, and output kept whole. Use it only for content you
+    trust (``--sandbox docker`` is for content under evaluation).
+    """
 
     name = "local"
     network = NETWORK_UNSEALED
@@ -425,8 +478,11 @@ class LocalSandbox:
                                  setup=setup)
 
 
-def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) -> Sandbox:
+def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print,
+                   limits: ContainerLimits | None = None) -> Sandbox:
     """The docker sandbox when the engine answers (default), else the local one.
+
+    ``limits`` confine each Docker run's container (default :class:`ContainerLimits`); the local sandbox has none.
 
     Every container is sealed (no network but its run's relay); the local sandbox guarantees no isolation, and the
     log says so (generation refuses it for a real endpoint on content skillbench did not write:
@@ -438,7 +494,7 @@ def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print) ->
         from skillbench.generation._image import build_image
 
         tag = build_image(log=log)
-        sandbox = DockerSandbox(tag, out_dir=out_dir)
+        sandbox = DockerSandbox(tag, out_dir=out_dir, limits=limits)
         removed = sandbox.remove_leftovers()
         if removed:
             log(f"generate: removed {removed} container(s) left by an interrupted run")

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from skillbench.generation import (
+    ContainerLimits,
     GenerateOptions,
     LocalSandbox,
     TaskRun,
@@ -119,6 +120,8 @@ def test_a_run_command_check_ran_in_the_container(task_week):
     assert meta["checks"] == [{"id": c["id"], "type": c["type"]} for c in TASKS["task-marker"]["checks"]]
     assert meta["allowed_tools"] == ["Read", "Bash", "Grep"] and meta["timeout_s"] == 150
     assert meta["workspace"] == ["notes.txt", "kit", "bin/check.sh"]
+    assert meta["container_limits"] == ContainerLimits().to_json(), "the run records its container's limits"
+    assert "limits_hit" not in meta and "output_cut" not in meta, "none hit, nothing cut"
     flags = meta["flags"]
     assert flags[flags.index("--allowedTools") + 1] == "Read,Bash,Grep", "the task's allow-list reached the CLI"
     assert "SECRET-SOLUTION" not in (run / "transcript.jsonl").read_text()
