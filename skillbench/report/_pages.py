@@ -5,6 +5,13 @@ Everything here renders files that already exist (executed notebooks, ``scorecar
 loads a script or stylesheet from the network (nbconvert's RequireJS, MathJax and Mermaid tags are dropped by
 ``templates/notebook.html.j2``), so a report opens offline and a screenshot never leaves the machine.
 
+The report is control plane; what it shows of content under evaluation (answers, quotes, rubric items, check
+details, skill and prompt names) is data. Three layers keep that data inert: ``markdown.md_text`` writes it into
+markdown as literal text and ``markdown.md_table`` keeps every table's shape; every markdown → HTML step here
+escapes raw HTML and drops unsafe link targets (:func:`markdown_to_html`, :func:`_notebook_markdown`), and the
+Jinja pages autoescape; and every page carries ``templates/_csp.html.j2``, a Content-Security-Policy that runs no
+script and loads nothing but ``data:`` images.
+
 Layout (``reports/`` is git-ignored)::
 
     reports/index.html                   every week, newest first
@@ -45,12 +52,29 @@ def markdown_to_html(text: str) -> str:
     """Render GitHub-style markdown (tables included) to an HTML fragment, raw HTML escaped.
 
     Uses ``mistune``, which nbconvert already depends on. Escaping matters: the scorecard quotes model
-    answers (avoid-violation evidence), and an answer must not be able to inject markup into the report.
+    answers (avoid-violation evidence), and an answer must not be able to inject markup into the report. A link
+    or image keeps its URL only when mistune's allow-list takes it (http, https, mailto, a relative path, …):
+    ``javascript:``, ``data:`` and ``file:`` become ``#harmful-link``.
     """
     import mistune
 
     render = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])
     return str(render(text))
+
+
+def _notebook_markdown(source: str) -> str:
+    """nbconvert's ``markdown2html`` for the report: markdown cells and every ``display(Markdown(...))`` output.
+
+    nbconvert's own filter passes raw HTML through, keeps ``javascript:`` links and, with image embedding on, reads
+    any file under the working folder that a markdown image names into the page; the notebooks display
+    ``scorecard.md`` and the calibration, study and compare pages, which quote answers, rubric items and names
+    from content under evaluation. So here, as in :func:`markdown_to_html`: raw HTML escaped, links through
+    mistune's allow-list, images never embedded from disk (the figures are outputs, embedded by the template).
+    """
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+    renderer = IPythonRenderer(escape=True, allow_harmful_protocols=False, embed_images=False)
+    return str(MarkdownWithMath(renderer=renderer).render(source))
 
 
 def export_notebook_html(notebook: str | Path, html: str | Path, *, show_code: bool = False) -> Path:
@@ -66,7 +90,8 @@ def export_notebook_html(notebook: str | Path, html: str | Path, *, show_code: b
 
     exporter = HTMLExporter(template_name="lab", extra_template_paths=[str(TEMPLATES)],
                             template_file=NOTEBOOK_TEMPLATE, exclude_input=not show_code,
-                            exclude_input_prompt=True, exclude_output_prompt=True, embed_images=True)
+                            exclude_input_prompt=True, exclude_output_prompt=True,
+                            filters={"markdown2html": _notebook_markdown})
     nb = nbformat.read(str(notebook), as_version=4)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": Path(notebook).stem}})
     out = Path(html)
