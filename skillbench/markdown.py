@@ -1,8 +1,13 @@
-"""How every page skillbench writes prints a number, a missing value, a money amount and a table.
+"""How every page skillbench writes prints a number, a missing value, a money amount, a table and text from
+content under evaluation.
 
 One way for the scorecard, the calibration and study reports, lint-skills, compare and the notebooks, so their
 pages read alike. A bottom module (it imports nothing of skillbench): the scorecard renders its page with it, and
 the report, which draws the scorecard's frames, sits above the scorecard.
+
+The report is control plane and what a pull request wrote is data: an answer, a quote, a rubric item, a skill or
+prompt name, a check's detail enters a page through :func:`md_text` (or :func:`md_code`), which cannot make a link,
+an image, raw HTML or a line of its own, and every table through :func:`md_table`, which no cell can reshape.
 """
 
 from __future__ import annotations
