@@ -13,6 +13,8 @@ from __future__ import annotations
 import base64
 import csv
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -30,6 +32,7 @@ from skillbench.report import (
     write_reports_index,
     write_week_index,
 )
+from tests.helpers.shared import TINY_SUITE
 from tests.scorecard import test_objective_scorecard as objective, test_scorecard_sim as sim
 
 # One payload per field, each naming its field so a leak says where it came from; the rubric item fits the
@@ -227,3 +230,38 @@ def test_a_code_span_of_content_cannot_end_early() -> None:
     for text in (SNAPSHOT, "``` <b>", "`"):
         soup = _soup(markdown_to_html(f"- model {md_code(text)} here"))
         assert soup.find("code").get_text() == text and not soup.find_all(["script", "b"])
+
+
+def test_the_pages_policy_stops_a_script_that_got_in(tmp_path: Path) -> None:
+    """The last layer, in a real browser: a page with the report's CSP runs no inline script, event handler or
+    ``javascript:`` URL and loads no remote image, should any ever get past the escaping."""
+    from skillbench.report._pages import _jinja
+    from tests.report.test_report_screenshot import chromium
+
+    marker = "document.getElementById('p').textContent='SCRIPT RAN'"
+    body = (f"<p id=\"p\">static</p><script>{marker}</script><img src=x onerror=\"{marker}\">"
+            f"<iframe src=\"javascript:parent.{marker}\"></iframe>")
+    pages = {"with": f"<html><head>{_jinja().get_template('_csp.html.j2').render()}</head><body>{body}</body></html>",
+             "without": f"<html><body>{body}</body></html>"}  # the check itself: without the policy it runs
+    shown = {}
+    for name, html in pages.items():
+        page = tmp_path / f"{name}.html"
+        page.write_text(html)
+        cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               "--host-resolver-rules=MAP * ~NOTFOUND", f"--user-data-dir={tmp_path / 'profile'}",
+               "--virtual-time-budget=2000", "--dump-dom", page.as_uri()]
+        dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+        shown[name] = _soup(dom).find(id="p").get_text()
+    assert shown == {"with": "static", "without": "SCRIPT RAN"}
+
+
+def test_the_skill_quality_page_shows_a_hostile_skill_as_text(tmp_path: Path) -> None:
+    """lint-skills quotes a skill's own text (here a broken link's target) on ``skill-quality.html``."""
+    suite = Path(shutil.copytree(TINY_SUITE, tmp_path / "suite"))
+    hub = suite / "skills" / "dates" / "SKILL.md"
+    target = "gone<img/src=x/onerror=alert.call|x.md"  # the lint reads a target up to a space, ")" or ">"
+    hub.write_text(hub.read_text() + f"\nSee [gone]({target}).\n")
+    out = tmp_path / "out"
+    assert main(["lint-skills", str(suite), "--out", str(out)]) == 1  # the broken link is a static error
+    soup = assert_inert((out / "skill-quality.html").read_text())
+    assert f"missing: {target}" in _text(soup)
