@@ -1,8 +1,13 @@
-"""How every page skillbench writes prints a number, a missing value, a money amount and a table.
+"""How every page skillbench writes prints a number, a missing value, a money amount, a table and text from
+content under evaluation.
 
 One way for the scorecard, the calibration and study reports, lint-skills, compare and the notebooks, so their
 pages read alike. A bottom module (it imports nothing of skillbench): the scorecard renders its page with it, and
 the report, which draws the scorecard's frames, sits above the scorecard.
+
+The report is control plane and what a pull request wrote is data: an answer, a quote, a rubric item, a skill or
+prompt name, a check's detail enters a page through :func:`md_text` (or :func:`md_code`), which cannot make a link,
+an image, raw HTML or a line of its own, and every table through :func:`md_table`, which no cell can reshape.
 """
 
 from __future__ import annotations
@@ -58,14 +63,64 @@ def cell_text(x: Any, digits: int = 3) -> str:
     return str(x)
 
 
-def md_cell(text: Any) -> str:
-    """One table cell on one line, its pipes escaped."""
-    return str(text).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+# What in inline markdown could make a link, an image, raw HTML or a new cell, each escaped with a backslash
+# (CommonMark lets any ASCII punctuation be escaped): backslashes themselves (so no escape of ours can be undone),
+# pipes, the ``](`` / ``][`` that makes a link or image, a ``<`` that opens a tag or an autolink, and an ``&`` that
+# starts an entity (``&lt;`` shows as written). Emphasis and code spans stay as they are: qdrant's pages show an
+# answer's ``**bold**`` as bold, and neither can carry a URL or a tag.
+_ACTIVE_MARKUP = re.compile(r"[\\|]|\](?=[(\[])|<(?=[A-Za-z/!?])|&(?=#?\w+;)")
+_BACKTICKS = re.compile(r"`+")
+_UNESCAPED_PIPE = re.compile(r"(?<!\\)((?:\\\\)*)\|")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.splitlines())
+
+
+def _escape_active(text: str) -> str:
+    return _ACTIVE_MARKUP.sub(lambda m: "\\" + m.group(), text)
+
+
+def md_text(x: Any, limit: int | None = None) -> str:
+    """Text from content under evaluation (an answer, a quote, a name, a rubric item, a check's detail) as inline
+    markdown on one line, cut to ``limit`` characters first, that can make no link, image, raw HTML or table cell.
+
+    Every page renders markdown to HTML, so text that came from a pull request must not be read as markup: a line
+    break (which would end a table row or start a heading) becomes a space, and outside code spans the characters
+    of :data:`_ACTIVE_MARKUP` are escaped. A code span (a backtick run closed by one as long, as CommonMark pairs
+    them) is kept as written: markdown shows its content literally, so an answer's ``List<T>`` in backticks gains no
+    backslash. Safe in a table cell and in running text.
+    """
+    text = _one_line(str(x))[:limit]
+    out, pos = [], 0
+    while (opening := _BACKTICKS.search(text, pos)) is not None:
+        out.append(_escape_active(text[pos:opening.start()]))
+        closing = next((m for m in _BACKTICKS.finditer(text, opening.end()) if len(m.group()) == len(opening.group())),
+                       None)
+        end = closing.end() if closing else opening.end()  # an unmatched run is literal backticks
+        out.append(text[opening.start():end])
+        pos = end
+    out.append(_escape_active(text[pos:]))
+    return "".join(out)
+
+
+def md_code(x: Any) -> str:
+    """Text from content under evaluation (a model snapshot, a CLI version) as one inline code span showing exactly
+    that text: fenced by more backticks than any run inside it, so a backtick in it cannot end the span early."""
+    text = _one_line(str(x))
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def md_table(headers: list[str], rows: list[list[Any]]) -> str:
-    """A GitHub-markdown table with columns padded to their widest cell, readable as raw text."""
-    cells = [[str(c) for c in r] for r in rows]
+    """A GitHub-markdown table with columns padded to their widest cell, readable as raw text.
+
+    Whatever a cell holds, the table keeps its shape: a line break becomes a space and a pipe not already escaped
+    is escaped, so no cell can end its row or add a column. Cells of content under evaluation go through
+    :func:`md_text` first, which also keeps them from being read as markup.
+    """
+    cells = [[_table_cell(c) for c in r] for r in rows]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
 
     def line(values: list[str]) -> str:
@@ -74,9 +129,14 @@ def md_table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join([line(headers), "| " + " | ".join("-" * w for w in widths) + " |", *map(line, cells)])
 
 
+def _table_cell(x: Any) -> str:
+    # A pipe after an even number of backslashes still splits the row; one more backslash escapes it.
+    return _UNESCAPED_PIPE.sub(lambda m: m.group(1) + "\\|", _one_line(str(x)))
+
+
 def frame_table(frame: pd.DataFrame, columns: Sequence[str], headers: Sequence[str] | None = None) -> str:
     """``md_table`` of a DataFrame's ``columns``, each cell through :func:`cell_text`."""
-    rows = [[md_cell(cell_text(row[c])) for c in columns] for _, row in frame.iterrows()]
+    rows = [[md_text(cell_text(row[c])) for c in columns] for _, row in frame.iterrows()]
     return md_table(list(headers or columns), rows)
 
 

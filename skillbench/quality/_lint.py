@@ -32,7 +32,7 @@ from skillbench.ledgers import (
     atomic_write_json,
     atomic_write_text,
 )
-from skillbench.markdown import md_cell, md_table
+from skillbench.markdown import md_table, md_text
 from skillbench.quality._anchored import DIMENSION_IDS, DIMENSIONS, rubric_sha
 from skillbench.quality._anchored_judge import JudgePass
 from skillbench.quality._categories import CATEGORY_TARGETS, TARGET_SOURCE
@@ -218,7 +218,7 @@ def _composite_section(result: LintResult) -> list[str]:
     rows = []
     cats = {u.family: u.category.label for u in result.units}
     for family, row in result.means.iterrows():
-        cells = [family, cats.get(family, ""), *(_f(row[d.id]) for d in DIMENSIONS),
+        cells = [md_text(family), cats.get(family, ""), *(_f(row[d.id]) for d in DIMENSIONS),
                  f"**{_f(result.composite.get(family))}**"]
         if measured is not None:
             if family in measured.index:
@@ -265,9 +265,9 @@ def _evidence_section(result: LintResult) -> list[str]:
            f"{result.unverified} score(s) kept with an **unverified** quote, {result.ungraded} ungraded "
            "(the call failed twice: no score, never a low one)."]
     if not bad.empty:
-        rows = [[r.family, r.sample, _SHORT.get(r.dimension, r.dimension),
+        rows = [[md_text(r.family), r.sample, _SHORT.get(r.dimension, r.dimension),
                  "ungraded" if pd.isna(r.score) else f"{r.score:g} (unverified)",
-                 md_cell((r.evidence or r.reason)[:160])] for r in bad.itertuples()]
+                 md_text(r.evidence or r.reason, 160)] for r in bad.itertuples()]
         out += ["", md_table(["family", "sample", "dimension", "score", "quote / reason"], rows)]
     return out
 
@@ -279,7 +279,7 @@ def _static_section(result: LintResult) -> list[str]:
         f = st[st["family"] == u.family]
         val = {r.finding: r.value for r in f[f["level"] == "hub"].itertuples()}
         worst = f["severity"].map(_ORDER).min()
-        by_family.append([u.family, u.category.label, val.get("size", ""), f"{u.category.target[0]}–"
+        by_family.append([md_text(u.family), u.category.label, val.get("size", ""), f"{u.category.target[0]}–"
                           f"{u.category.target[1]}", val.get("trigger-contexts", ""), val.get("negative-contexts", ""),
                           val.get("description-chars", ""), len(u.subs),
                           int((f["severity"].isin(["error", "warning"])).sum()),
@@ -295,7 +295,7 @@ def _static_section(result: LintResult) -> list[str]:
         ["_o", "family", "skill"], kind="stable")
     if shown.empty:
         return out + ["Every check passed."]
-    rows = [[r.skill, r.finding, r.severity, md_cell(r.value), md_cell(r.target), md_cell(r.detail)]
+    rows = [[md_text(r.skill), r.finding, r.severity, md_text(r.value), md_text(r.target), md_text(r.detail)]
             for r in shown.itertuples()]
     return out + [f"### Findings ({len(shown)} of {len(st)} checks; the rest passed)", "",
                   md_table(["skill", "finding", "severity", "value", "target", "detail"], rows)]

@@ -14,11 +14,13 @@ model and the cap.
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 
 import pandas as pd
 
 from skillbench.ledgers import OPTIMIZE_CANDIDATES_FILE, OPTIMIZE_REPORT_MD, OPTIMIZE_TRIGGER_SET, SKILL_FILE
+from skillbench.markdown import md_text
 from skillbench.quality._optimizer import OptimizeResult, score_text
 from skillbench.quality._trigger_runs import RATE_THRESHOLD, with_description
 from skillbench.quality._trigger_set import write_trigger_set
@@ -62,7 +64,7 @@ def _page(result: OptimizeResult, frame: pd.DataFrame, diff: str) -> str:
            f"${result.max_total_usd:g} — **hit: runs were not started**" if result.capped else
            f"${result.max_total_usd:g} (not hit)")
     lines = [
-        f"# optimize-description: {result.family}", "",
+        f"# optimize-description: {md_text(result.family)}", "",
         f"Trigger set: {counts['train_should']} + {counts['train_should_not']} train, {counts['test_should']} + "
         f"{counts['test_should_not']} test (should + should-not), of the should-not {counts['train_generated']} "
         f"train and {counts['test_generated']} test generated near-misses ({_near_misses(result)}); seed "
@@ -78,13 +80,15 @@ def _page(result: OptimizeResult, frame: pd.DataFrame, diff: str) -> str:
         fired = (f"{_fired(r.train_generated_fp, r.train_generated_n)} / "
                  f"{_fired(r.test_generated_fp, r.test_generated_n)}")
         scores = " | ".join(score_text(v) for v in (r.train_precision, r.train_recall, r.train_f1, r.test_f1))
-        lines.append(f"| {r.candidate}{mark} | {r.chars} | {scores} | {fired} | {r.cost_usd:.4f} | {r.note} |")
+        lines.append(f"| {r.candidate}{mark} | {r.chars} | {scores} | {fired} | {r.cost_usd:.4f} | {md_text(r.note)} |")
+    # the diff quotes the description, model output: a fence longer than any backtick run in it stays closed
+    fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`{3,}", diff))])
     verdict = ("the original kept the best train F1: no change proposed" if win is first else
                f"candidate {win.index}: test F1 {score_text(win.test.get('f1'))} against the original's "
                f"{score_text(first.test.get('f1'))}")
     lines += ["", f"**Winner**: {verdict}.", "", "Selection read train only; test was measured for the original "
-              "and the winner alone.", "", "## Winner's description", "", f"> {win.description}", "",
-              "## Diff", "", "```diff", diff.rstrip() or "(no change)", "```", ""]
+              "and the winner alone.", "", "## Winner's description", "", f"> {md_text(win.description)}", "",
+              "## Diff", "", f"{fence}diff", diff.rstrip() or "(no change)", fence, ""]
     return "\n".join(lines)
 
 

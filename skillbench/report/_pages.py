@@ -5,6 +5,13 @@ Everything here renders files that already exist (executed notebooks, ``scorecar
 loads a script or stylesheet from the network (nbconvert's RequireJS, MathJax and Mermaid tags are dropped by
 ``templates/notebook.html.j2``), so a report opens offline and a screenshot never leaves the machine.
 
+The report is control plane; what it shows of content under evaluation (answers, quotes, rubric items, check
+details, skill and prompt names) is data. Three layers keep that data inert: ``markdown.md_text`` writes it into
+markdown as literal text and ``markdown.md_table`` keeps every table's shape; every markdown → HTML step here
+escapes raw HTML and drops unsafe link targets (:func:`markdown_to_html`, :func:`_notebook_markdown`), and the
+Jinja pages autoescape; and every page carries ``templates/_csp.html.j2``, a Content-Security-Policy that runs no
+script and loads nothing but ``data:`` images.
+
 Layout (``reports/`` is git-ignored)::
 
     reports/index.html                   every week, newest first
@@ -18,11 +25,13 @@ Layout (``reports/`` is git-ignored)::
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
 
@@ -31,26 +40,87 @@ from skillbench.markdown import format_seconds
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 NOTEBOOK_TEMPLATE = "notebook.html.j2"
+# The output types a notebook page shows, best first: nbconvert's own order without JavaScript and widget views,
+# which would put a <script> of an output into the page (the pages run no script; none of ours draws with one).
+OUTPUT_TYPES = ["text/html", "text/markdown", "image/svg+xml", "text/latex", "image/png", "image/jpeg", "text/plain"]
 
 
 def _jinja() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True,
                              lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters["seconds"] = format_seconds
+    env.filters["link"] = _relative_link
     env.filters["signed"] = lambda x, nd=3: "–" if x is None else f"{x:+.{nd}f}"
     return env
+
+
+def _relative_link(path: str) -> str:
+    """An ``href`` to a file of the report: every link a page writes is a relative path, so it is percent-encoded
+    as one (``/`` and ``.`` kept) and a ``javascript:`` or ``data:`` value becomes a harmless relative name."""
+    return quote(str(path), safe="/._-~")
+
+
+class _InlineImagesOnly:
+    """A mistune renderer's images: drawn only from a ``data:image/`` URI, otherwise their alt text.
+
+    The pages load nothing (a remote image would call out when the page opens, a relative one shows a file beside
+    it), and no markdown skillbench writes has an image; a figure is a notebook output, not markdown.
+    """
+
+    def image(self, text: str, url: str, title: str | None = None) -> str:
+        if url.strip().lower().startswith("data:image/"):
+            return str(super().image(text, url, title))  # type: ignore[misc]  # the renderer it is mixed into
+        return text
+
+
+@functools.cache
+def _page_markdown() -> Callable[[str], Any]:
+    import mistune
+
+    class PageRenderer(_InlineImagesOnly, mistune.HTMLRenderer):
+        pass
+
+    return mistune.create_markdown(renderer=PageRenderer(escape=True), plugins=["table", "strikethrough"])
 
 
 def markdown_to_html(text: str) -> str:
     """Render GitHub-style markdown (tables included) to an HTML fragment, raw HTML escaped.
 
     Uses ``mistune``, which nbconvert already depends on. Escaping matters: the scorecard quotes model
-    answers (avoid-violation evidence), and an answer must not be able to inject markup into the report.
+    answers (avoid-violation evidence), and an answer must not be able to inject markup into the report. A link
+    keeps its URL only when mistune's allow-list takes it (http, https, mailto, a relative path, …):
+    ``javascript:``, ``data:`` and ``file:`` become ``#harmful-link``; an image shows as its alt text.
     """
-    import mistune
+    return str(_page_markdown()(text))
 
-    render = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])
-    return str(render(text))
+
+def _notebook_markdown(source: str) -> str:
+    """nbconvert's ``markdown2html`` for the report: markdown cells and every ``display(Markdown(...))`` output.
+
+    nbconvert's own filter passes raw HTML through, keeps ``javascript:`` links and, with image embedding on, reads
+    any file under the working folder that a markdown image names into the page; the notebooks display
+    ``scorecard.md`` and the calibration, study and compare pages, which quote answers, rubric items and names
+    from content under evaluation. So here, as in :func:`markdown_to_html`: raw HTML escaped, links through
+    mistune's allow-list, images only from ``data:`` URIs and never embedded from disk (the figures are outputs,
+    embedded by the template).
+    """
+    from mistune.plugins import import_plugin
+    from nbconvert.filters.markdown_mistune import MarkdownWithMath
+
+    renderer = _notebook_renderer()(escape=True, allow_harmful_protocols=False, embed_images=False)
+    # without the bare-URL autolinks (``url``), as the other pages: a link on a page is one skillbench wrote
+    plugins = [import_plugin(name) for name in MarkdownWithMath.DEFAULT_PLUGINS if name != "url"]
+    return str(MarkdownWithMath(renderer=renderer, plugins=plugins).render(source))
+
+
+@functools.cache
+def _notebook_renderer() -> type:
+    from nbconvert.filters.markdown_mistune import IPythonRenderer
+
+    class NotebookRenderer(_InlineImagesOnly, IPythonRenderer):
+        pass
+
+    return NotebookRenderer
 
 
 def export_notebook_html(notebook: str | Path, html: str | Path, *, show_code: bool = False) -> Path:
@@ -63,10 +133,13 @@ def export_notebook_html(notebook: str | Path, html: str | Path, *, show_code: b
     """
     import nbformat
     from nbconvert import HTMLExporter
+    from traitlets.config import Config
 
     exporter = HTMLExporter(template_name="lab", extra_template_paths=[str(TEMPLATES)],
                             template_file=NOTEBOOK_TEMPLATE, exclude_input=not show_code,
-                            exclude_input_prompt=True, exclude_output_prompt=True, embed_images=True)
+                            exclude_input_prompt=True, exclude_output_prompt=True,
+                            filters={"markdown2html": _notebook_markdown},
+                            config=Config({"NbConvertBase": {"display_data_priority": OUTPUT_TYPES}}))
     nb = nbformat.read(str(notebook), as_version=4)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": Path(notebook).stem}})
     out = Path(html)

@@ -14,7 +14,7 @@ import jinja2
 import pandas as pd
 
 from skillbench.arms import arm_kind
-from skillbench.markdown import fmt, is_missing, md_cell, md_table, money, signed
+from skillbench.markdown import fmt, is_missing, md_code, md_table, md_text, money, signed
 from skillbench.scorecard._compute import ScorecardData
 from skillbench.scorecard._labels import arm_names, arm_order
 from skillbench.scorecard._render_objective import objective_context
@@ -44,7 +44,8 @@ def _lift_section(d: ScorecardData) -> dict[str, Any]:
         se = r["must_lift_se"]
         flag = ("n/a (need >=2 prompts)" if is_missing(se) or r["n_pairs"] < 2
                 else "yes" if bool(r["excludes_zero"]) else "no")
-        row = [m, f"{fmt(r['must_no'])} → {fmt(r['must_with'])}", f"{signed(r['must_lift'])} ± {fmt(se)}", flag]
+        row = [md_text(m), f"{fmt(r['must_no'])} → {fmt(r['must_with'])}", f"{signed(r['must_lift'])} ± {fmt(se)}",
+               flag]
         row += [signed(r["bonus_delta"])] * show_bonus + [signed(r["avoid_delta"], 2)] * show_avoid
         row += [signed(r["cost_delta"], 4), signed(r["turns_delta"], 1)]
         rows.append(row)
@@ -56,20 +57,20 @@ def _uncertainty_table(d: ScorecardData) -> str:
     rows = []
     for m in d.models:
         if m not in u.index:
-            rows.append([m, 0, "n/a", "n/a", "n/a", "n/a", "n/a"])
+            rows.append([md_text(m), 0, "n/a", "n/a", "n/a", "n/a", "n/a"])
             continue
         r = u.loc[m]
         ci = "n/a" if is_missing(r["boot_low"]) else f"[{signed(r['boot_low'])}, {signed(r['boot_high'])}]"
         reach = "n/a" if r["detectable"] is pd.NA else "yes" if bool(r["detectable"]) else "no"
-        rows.append([m, int(r["n_pairs"]), signed(r["paired_lift"]), ci, fmt(r["sd_d"]), fmt(r["mde"]), reach])
+        rows.append([md_text(m), int(r["n_pairs"]), signed(r["paired_lift"]), ci, fmt(r["sd_d"]), fmt(r["mde"]), reach])
     pct = f"{d.uncertainty['power'].iloc[0] * 100:.0f}" if len(d.uncertainty) else f"{DEFAULT_POWER * 100:.0f}"
     return md_table(["model", "n prompts", "paired lift", "95% bootstrap CI", "SD(dᵢ)", f"MDE ({pct}% power)",
                      "lift ≥ MDE?"], rows)
 
 
 def _wow_table(d: ScorecardData) -> str:
-    rows = [[r.model, f"{fmt(r.prev_lift)} → {fmt(r.now_lift)}", signed(r.delta), fmt(r.within), fmt(r.between),
-             fmt(r.threshold), r.actionable] for r in d.wow.table.itertuples(index=False)]
+    rows = [[md_text(r.model), f"{fmt(r.prev_lift)} → {fmt(r.now_lift)}", signed(r.delta), fmt(r.within),
+             fmt(r.between), fmt(r.threshold), r.actionable] for r in d.wow.table.itertuples(index=False)]
     return md_table(["model", "must lift (prev → now)", "Δ", "t·SE_Δ (within)", "σ (between)", "threshold",
                      "actionable?"], rows)
 
@@ -82,9 +83,9 @@ def _cells_table(d: ScorecardData) -> str:
             if (m, cond) not in c.index or c.loc[(m, cond), "n_prompts"] == 0:
                 continue
             r = c.loc[(m, cond)]
-            rows.append([m, cond, fmt(r["must_coverage"]), fmt(r["bonus_rate"]), fmt(r["avoid_violations"], 2),
-                         fmt(r["composite"]), fmt(r.get("mean_cost"), 4), fmt(r.get("mean_turns"), 1),
-                         int(r["n_prompts"])])
+            rows.append([md_text(m), md_text(cond), fmt(r["must_coverage"]), fmt(r["bonus_rate"]),
+                         fmt(r["avoid_violations"], 2), fmt(r["composite"]), fmt(r.get("mean_cost"), 4),
+                         fmt(r.get("mean_turns"), 1), int(r["n_prompts"])])
     if not rows:
         return ""
     return md_table(["model", "condition", "must_cov", "bonus_rate", "avoid_viol", "composite", "mean cost",
@@ -102,7 +103,7 @@ def _prompts_table(d: ScorecardData) -> str:
     wide = wide.loc[order] if order else wide
     must, comp = wide["must_coverage"], wide["composite"]
     lift = must[wi] - must[no]
-    rows = [[prompt, model, f"{fmt(a)} → {fmt(b)}", signed(delta), f"{fmt(c)} → {fmt(e)}"]
+    rows = [[md_text(prompt), md_text(model), f"{fmt(a)} → {fmt(b)}", signed(delta), f"{fmt(c)} → {fmt(e)}"]
             for (prompt, model), a, b, delta, c, e in zip(wide.index, must[no], must[wi], lift, comp[no], comp[wi],
                                                           strict=True)]
     if not rows:
@@ -117,12 +118,12 @@ def _activation_table(d: ScorecardData) -> str:
         kinds = sorted((k[4:], int(v)) for k, v in r.items() if k.startswith("act_") and v)
         acts = ", ".join(f"{k}×{v}" for k, v in kinds)
         flag = "  ⚠ never triggered" if r["never_triggered"] else ""
-        rows.append([r["prompt"], f"{acts}{flag}", f"{int(r['reached_leaf'])}/{int(r['runs'])}"])
+        rows.append([md_text(r["prompt"]), f"{acts}{flag}", f"{int(r['reached_leaf'])}/{int(r['runs'])}"])
     return md_table(["prompt", f"activations ({arm_names(d.pair).treatment})", "reached leaf"], rows)
 
 
 def _trigger_health_table(d: ScorecardData) -> str:
-    rows = [[r.skill_family, r.scored_runs, r.activations, fmt(r.recall), r.dormancy_runs, r.false_triggers,
+    rows = [[md_text(r.skill_family), r.scored_runs, r.activations, fmt(r.recall), r.dormancy_runs, r.false_triggers,
              fmt(r.false_trigger_rate), fmt(r.precision), fmt(r.f1)]
             for r in d.trigger_health.itertuples(index=False)]
     return md_table(["skill family", f"{arm_names(d.pair).treatment} runs", "activated", "recall", "dormancy runs",
@@ -131,15 +132,15 @@ def _trigger_health_table(d: ScorecardData) -> str:
 
 
 def _avoid_table(d: ScorecardData) -> str:
-    rows = [[r.prompt, r.model, r.condition, md_cell(r.item_text)[:ITEM_CHARS],
-             md_cell(r.evidence_quote)[:EVIDENCE_CHARS]] for r in d.avoid_violations.itertuples(index=False)]
+    rows = [[md_text(r.prompt), md_text(r.model), md_text(r.condition), md_text(r.item_text, ITEM_CHARS),
+             md_text(r.evidence_quote, EVIDENCE_CHARS)] for r in d.avoid_violations.itertuples(index=False)]
     return md_table(["prompt", "model", "condition", "violated item", "evidence"], rows)
 
 
 def _gate_table(d: ScorecardData) -> str:
     g = d.gate.assign(_rank=d.gate["model"].map({m: i for i, m in enumerate(d.models)}).fillna(len(d.models)))
     g = g.sort_values(["skill_family", "_rank", "model"], kind="stable")
-    rows = [[r.skill_family, r.model, r.verdict, r.evidence] for r in g.itertuples(index=False)]
+    rows = [[md_text(r.skill_family), md_text(r.model), r.verdict, r.evidence] for r in g.itertuples(index=False)]
     return md_table(["skill family", "model", "verdict", "evidence"], rows)
 
 
@@ -162,18 +163,20 @@ def _simulation_context(d: ScorecardData) -> dict[str, Any] | None:
         return None
     rank = _model_rank(d)
     lift = sim.lift.assign(_r=sim.lift["model"].map(rank)).sort_values("_r", kind="stable")
-    lift_rows = [[r.model, int(r.n_pairs), signed(r.true_lift), signed(r.measured_lift), _interval(r.ci_low, r.ci_high),
-                  _yes_no(r.t_covers), _interval(r.boot_low, r.boot_high), _yes_no(r.boot_covers)]
+    lift_rows = [[md_text(r.model), int(r.n_pairs), signed(r.true_lift), signed(r.measured_lift),
+                  _interval(r.ci_low, r.ci_high), _yes_no(r.t_covers), _interval(r.boot_low, r.boot_high),
+                  _yes_no(r.boot_covers)]
                  for r in lift.itertuples(index=False)]
     judge_rows = [[r.item_type, r.n, r.agree, fmt(r.accuracy), r.truth_omitted, r.false_met, fmt(r.false_met_rate),
                    "**yes**" if r.below_floor else "no"] for r in sim.judge.itertuples(index=False)]
     act = sim.activation.set_index("condition")
-    act_rows = [[c, int(act.at[c, "runs"]), int(act.at[c, "agree"]), fmt(act.at[c, "agreement"])]
+    act_rows = [[md_text(c), int(act.at[c, "runs"]), int(act.at[c, "agree"]), fmt(act.at[c, "agreement"])]
                 for c in arm_order(act.index, d.pair)]
     gate = sim.gate.assign(_r=sim.gate["model"].map(rank)).sort_values(["skill_family", "_r"], kind="stable")
-    gate_rows = [[r.skill_family, r.model, md_cell(r.measured if isinstance(r.measured, str) else "n/a"),
-                  md_cell(r.truth if isinstance(r.truth, str) else "n/a"),
-                  md_cell(r.truth_evidence if isinstance(r.truth_evidence, str) else ""),
+    gate_rows = [[md_text(r.skill_family), md_text(r.model),
+                  md_text(r.measured if isinstance(r.measured, str) else "n/a"),
+                  md_text(r.truth if isinstance(r.truth, str) else "n/a"),
+                  md_text(r.truth_evidence if isinstance(r.truth_evidence, str) else ""),
                   "yes" if r.agrees else "one vote off" if r.one_vote else "**no**"]
                  for r in gate.itertuples(index=False)]
     return {
@@ -201,11 +204,12 @@ def _controls_context(d: ScorecardData) -> dict[str, Any] | None:
     for r in lift.sort_values(["_c", "_r"], kind="stable").itertuples(index=False):
         flag = ("n/a (need >=2 prompts)" if is_missing(r.must_lift_se) or r.n_pairs < 2
                 else "yes" if bool(r.excludes_zero) else "no")
-        lift_rows.append([r.comparison, r.model, int(r.n_pairs), f"{fmt(r.must_no)} → {fmt(r.must_with)}",
+        lift_rows.append([md_text(r.comparison), md_text(r.model), int(r.n_pairs),
+                          f"{fmt(r.must_no)} → {fmt(r.must_with)}",
                           f"{signed(r.must_lift)} ± {fmt(r.must_lift_se)}", _interval(r.ci_low, r.ci_high),
                           _interval(r.boot_low, r.boot_high), flag])
     gate = ctl.gate.assign(_c=ctl.gate["comparison"].map(order), _r=ctl.gate["model"].map(rank))
-    gate_rows = [[r.comparison, r.skill_family, r.model, r.verdict, r.evidence]
+    gate_rows = [[md_text(r.comparison), md_text(r.skill_family), md_text(r.model), r.verdict, r.evidence]
                  for r in gate.sort_values(["_c", "skill_family", "_r"], kind="stable").itertuples(index=False)]
     return {
         "arms": ctl.arms, "ungraded": ctl.ungraded,
@@ -217,7 +221,8 @@ def _controls_context(d: ScorecardData) -> dict[str, Any] | None:
 
 
 def _dropped_table(d: ScorecardData) -> str:
-    rows = [[r.run_id, r.prompt, r.model, r.condition, r.reason] for r in d.dropped.itertuples(index=False)]
+    rows = [[md_text(r.run_id), md_text(r.prompt), md_text(r.model), md_text(r.condition), md_text(r.reason)]
+            for r in d.dropped.itertuples(index=False)]
     return md_table(["run_id", "prompt", "model", "condition", "reason"], rows)
 
 
@@ -225,18 +230,19 @@ def _spec_dropped_table(d: ScorecardData) -> str:
     pieces = d.extras.get("dropped_pieces")
     if pieces is None or pieces.empty:
         return ""
-    return md_table(["prompt", "not run"], [[r.prompt, md_cell(r.piece)] for r in pieces.itertuples(index=False)])
+    return md_table(["prompt", "not run"],
+                    [[md_text(r.prompt), md_text(r.piece)] for r in pieces.itertuples(index=False)])
 
 
 def _snapshot_table(d: ScorecardData) -> str:
     rows = []
     for m, strings in d.provenance["snapshots"].items():
         if not strings:
-            rows.append([m, "(unknown)"])
+            rows.append([md_text(m), "(unknown)"])
         elif len(strings) == 1:
-            rows.append([m, f"`{strings[0]}`"])
+            rows.append([md_text(m), md_code(strings[0])])
         else:
-            rows.append([m, f"⚠ multiple (`{'`, `'.join(strings)}`) — model changed mid-week"])
+            rows.append([md_text(m), f"⚠ multiple ({', '.join(map(md_code, strings))}) — model changed mid-week"])
     return md_table(["model", "exact snapshot string"], rows)
 
 
@@ -281,7 +287,8 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("skillbench.scorecard", "templates"), trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
                              autoescape=False)
-    env.filters.update(fmt=fmt, signed=signed, money=money, codes=lambda xs: ", ".join(f"`{x}`" for x in xs))
+    env.filters.update(fmt=fmt, signed=signed, money=money, code=md_code,
+                       codes=lambda xs: ", ".join(map(md_code, xs)), text=md_text)
     return env
 
 
@@ -300,11 +307,11 @@ def sentinel_markdown(s: dict[str, Any] | None) -> str:
         return ""
     kappa = fmt(s.get("kappa"))
     lines = [f"## {SENTINEL_TITLE}", "",
-             f"The week's judge re-graded the frozen gold set (`{Path(str(s.get('gold', ''))).name}`, "
-             f"{s.get('n_items', 0)} items of {s.get('n_answers', 0)} answers, sha `{s.get('gold_sha', '')}`): judge "
-             f"`{s.get('judge_model', '')}`, resolved snapshot `{s.get('judge_snapshot') or 'unknown'}`. Agreement "
-             f"with the gold labels {fmt(s.get('agreement'))} (Cohen's κ {kappa}), mean must credit "
-             f"{fmt(s.get('must_credit'))}.", ""]
+             f"The week's judge re-graded the frozen gold set ({md_code(Path(str(s.get('gold', ''))).name)}, "
+             f"{s.get('n_items', 0)} items of {s.get('n_answers', 0)} answers, sha {md_code(s.get('gold_sha', ''))}): "
+             f"judge {md_code(s.get('judge_model', ''))}, resolved snapshot "
+             f"{md_code(s.get('judge_snapshot') or 'unknown')}. Agreement with the gold labels "
+             f"{fmt(s.get('agreement'))} (Cohen's κ {kappa}), mean must credit {fmt(s.get('must_credit'))}.", ""]
     rows = [[MEASURE_NAMES.get(r["measure"], r["measure"]), r["n_paired"], fmt(r["now"]), fmt(r["previous"]),
              signed(r["move"]), fmt(r["within"]), fmt(r["between"]), fmt(r["threshold"]), r["moved"]]
             for r in s.get("comparison") or []]

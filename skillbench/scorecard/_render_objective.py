@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from skillbench.markdown import fmt, is_missing, md_cell, md_table, signed
+from skillbench.markdown import fmt, is_missing, md_table, md_text, signed
 from skillbench.scorecard._compute import ScorecardData
 from skillbench.scorecard._labels import arm_names, arm_order
 from skillbench.scorecard._verdicts import objective_rule
@@ -31,7 +31,8 @@ def _model_rank(d: ScorecardData, frame: pd.DataFrame, *extra: str) -> pd.DataFr
 
 def _rates_table(d: ScorecardData) -> str:
     rates = _model_rank(d, d.objective["check_rates"])
-    rows = [[r.model, r.condition, int(r.runs), fmt(r.check_pass_rate), fmt(r.task_pass_rate), int(r.unknown_runs)]
+    rows = [[md_text(r.model), md_text(r.condition), int(r.runs), fmt(r.check_pass_rate), fmt(r.task_pass_rate),
+             int(r.unknown_runs)]
             for r in rates.itertuples(index=False)]
     return md_table(["model", "condition", "runs", "check pass rate", "task pass rate", "runs with a check error"],
                     rows)
@@ -42,7 +43,7 @@ def _lift_table(d: ScorecardData) -> str:
     rows = []
     for r in lift.itertuples(index=False):
         flag = "n/a (need >=2 stimuli)" if is_missing(r.task_lift_se) else "yes" if bool(r.excludes_zero) else "no"
-        rows.append([r.model, f"{fmt(r.no_skill)} → {fmt(r.with_skill)}",
+        rows.append([md_text(r.model), f"{fmt(r.no_skill)} → {fmt(r.with_skill)}",
                      f"{signed(r.task_lift)} ± {fmt(r.task_lift_se)}", flag, int(r.n_pairs)])
     return md_table(["model", f"task pass {arm_names(d.pair).arrow}", "task lift ± SE", "95% CI != 0?", "n stimuli"],
                     rows)
@@ -50,21 +51,22 @@ def _lift_table(d: ScorecardData) -> str:
 
 def _pass_k_table(d: ScorecardData) -> str:
     table = _model_rank(d, d.objective["pass_k"], "k")
-    rows = [[r.model, r.condition, int(r.k), int(r.stimuli), fmt(r.pass_at_k), fmt(r.pass_hat_k)]
+    rows = [[md_text(r.model), md_text(r.condition), int(r.k), int(r.stimuli), fmt(r.pass_at_k), fmt(r.pass_hat_k)]
             for r in table.itertuples(index=False)]
     return md_table(["model", "condition", "k", "stimuli", "pass@k", "pass^k"], rows)
 
 
 def _transitions_table(d: ScorecardData) -> str:
     counts = _model_rank(d, d.objective["transition_counts"])
-    rows = [[r["model"], *(int(r[t]) for t in TRANSITIONS)] for _, r in counts.iterrows()]
+    rows = [[md_text(r["model"]), *(int(r[t]) for t in TRANSITIONS)] for _, r in counts.iterrows()]
     return md_table(["model", *TRANSITIONS], rows)
 
 
 def _record_table(d: ScorecardData) -> str:
     records = _model_rank(d, d.objective["objective_record"]).sort_values(["skill_family", "_m", "model"],
                                                                            kind="stable")
-    rows = [[r.skill_family, r.model, r.evidence.removeprefix("objective "), _regression_cell(r.reason)]
+    rows = [[md_text(r.skill_family), md_text(r.model), r.evidence.removeprefix("objective "),
+             _regression_cell(r.reason)]
             for r in records.itertuples(index=False)]
     return md_table(["skill family", "model", "objective record", "regression?"], rows)
 
@@ -77,14 +79,15 @@ def _regression_cell(reason: str) -> str:
 
 def _violations_table(d: ScorecardData) -> str:
     v = d.objective["tool_violations"]
-    rows = [[r.prompt, r.model, r.condition, int(r.rep), r.check_id, md_cell(r.detail)[:DETAIL_CHARS]]
+    rows = [[md_text(r.prompt), md_text(r.model), md_text(r.condition), int(r.rep), md_text(r.check_id),
+             md_text(r.detail, DETAIL_CHARS)]
             for r in v.itertuples(index=False)]
     return md_table(["prompt", "model", "condition", "rep", "check", "what was used"], rows)
 
 
 def _errors_table(d: ScorecardData) -> str:
     e = d.objective["check_errors"]
-    rows = [[r.run_id, r.check_id, r.check_type, r.reason, md_cell(r.detail)[:DETAIL_CHARS]]
+    rows = [[md_text(r.run_id), md_text(r.check_id), md_text(r.check_type), r.reason, md_text(r.detail, DETAIL_CHARS)]
             for r in e.itertuples(index=False)]
     return md_table(["run_id", "check", "type", "coverage", "why"], rows)
 
