@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -59,7 +60,9 @@ def spent_so_far(out_dir: Path, run_ids: set[str]) -> float:
 def move_partials_aside(out_dir: Path, done: set[str], planned: set[str]) -> list[str]:
     """Move interrupted or failed run folders to ``_aside/`` so they are rerun; returns the moved names.
 
-    Only folders of this plan's runs (and ``.tmp-`` folders) move: nothing else in the folder is touched.
+    Only folders of this plan's runs (and ``.tmp-`` folders) move: nothing else in the folder is touched. ``_aside/``
+    keeps the latest failed attempt of each run, never one per resume: a run whose setup fails every week would
+    otherwise add its captured output again at every pass.
     """
     aside = out_dir / ASIDE_DIR
     moved = []
@@ -69,6 +72,9 @@ def move_partials_aside(out_dir: Path, done: set[str], planned: set[str]) -> lis
         name = path.name.removeprefix(TMP_PREFIX)
         if path.name.startswith(TMP_PREFIX) or (name in planned and name not in done):
             aside.mkdir(exist_ok=True)
+            older = re.compile(rf"{re.escape(name)}\.\d{{8}}T\d{{6}}\.\d+")
+            for stale in [p for p in aside.iterdir() if older.fullmatch(p.name)]:
+                shutil.rmtree(stale, ignore_errors=True)
             target = aside / f"{name}.{time.strftime('%Y%m%dT%H%M%S')}.{len(moved)}"
             os.replace(path, target)
             moved.append(name)

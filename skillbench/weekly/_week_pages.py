@@ -67,8 +67,9 @@ def report_notes(state: Mapping[str, Any]) -> list[str]:
         why = ("as requested (--sandbox local)" if state.get("sandbox_requested") == "local" else
                "because no Docker engine answered; run `make setup` as root to start one")
         notes.append("No container isolation: runs used the local sandbox (a fresh HOME, config folder, TMPDIR and "
-                     f"working folder per run) {why}, and its network is not sealed: runs shared this "
-                     "machine's network.")
+                     f"working folder per run) {why}. It guarantees no isolation: runs shared this machine's "
+                     "network, user and files, so nothing kept the content under evaluation from them (only "
+                     "--sandbox docker seals a run behind its relay).")
     if len(used) > 1:
         notes.append(f"Runs of this week used several sandboxes ({', '.join(used)}); it was resumed on another "
                      "machine set-up.")

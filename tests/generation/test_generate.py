@@ -208,6 +208,18 @@ def test_partial_run_dirs_are_moved_aside(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["_aside", "notes"]
 
 
+def test_aside_keeps_the_latest_failed_attempt_of_a_run_never_one_per_resume(tmp_path):
+    """A run whose setup fails at every resume would add its captured output again at every pass."""
+    for week in range(3):
+        (tmp_path / "b-run").mkdir()
+        (tmp_path / "b-run" / "stderr.txt").write_text(f"setup failed, pass {week}\n")
+        (tmp_path / "b-run.x").mkdir(exist_ok=True)  # another run whose id starts alike: never touched
+        move_partials_aside(tmp_path, done={"b-run.x"}, planned={"b-run", "b-run.x"})
+    kept = sorted((tmp_path / "_aside").iterdir())
+    assert len(kept) == 1 and (kept[0] / "stderr.txt").read_text() == "setup failed, pass 2\n"
+    assert (tmp_path / "b-run.x").is_dir()
+
+
 def _one_run(tmp_path, suite_dir: Path, profiles: Path, *, reps: int = 1, conditions=("with-skill",),
              timeout: float = 120, extra_env=None):
     sandbox, model = "local", "haiku"
