@@ -12,14 +12,14 @@ endpoint they are handed and never import the simulator (ARCHITECTURE.md, the la
 
 from __future__ import annotations
 
-import secrets
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillbench.generation import PROBE_TIMEOUT, Endpoint, existing_endpoint
-from skillbench.wire import SIM_API_KEY
+from skillbench.wire import SIM_API_KEY, SIM_KEY_ENV
 
 if TYPE_CHECKING:
     from skillbench.suite import Suite
@@ -59,8 +59,9 @@ def model_endpoint(
         return
     from skillbench.sim import SimServer
 
-    # a fresh key per simulation: nothing but this process holds it (a run's sandbox holds its relay's token)
-    key = f"{SIM_API_KEY}-{secrets.token_urlsafe(18)}"
+    # the simulation requires its key (SKILLBENCH_SIM_KEY, else the default) as the API requires one, so another
+    # command given only its URL (--endpoint) finds it by the same rule; a run's sandbox never holds it either way
+    key = os.environ.get(SIM_KEY_ENV) or SIM_API_KEY
     with SimServer(suite_dir, seed=seed, profiles=profiles, truth=truth, faults=faults, api_key=key) as server:
         yield Endpoint(base_url=server.base_url, api_key=key, kind="simulated",
                        site_base=server.site_base, truth=server.truth.default)

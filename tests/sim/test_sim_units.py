@@ -335,16 +335,18 @@ def test_resolve_backend():
 
 def test_model_endpoint_sim_started_and_discovered(suite_dir, tmp_path, monkeypatch):
     with model_endpoint("sim", suite_dir=suite_dir, truth=tmp_path / "t.csv") as ep:
-        # a pass's own simulation draws a fresh key: nothing else holds it
-        assert ep.kind == "simulated" and ep.api_key.startswith(f"{SIM_API_KEY}-")
-        assert ep.site_base == f"{ep.base_url}/site"
+        assert ep.kind == "simulated" and ep.api_key == SIM_API_KEY and ep.site_base == f"{ep.base_url}/site"
         assert ep.base_url.startswith("http://127.0.0.1:")
-        monkeypatch.setenv("SKILLBENCH_SIM_KEY", ep.api_key)  # how a command is told a served simulation's key
         with model_endpoint("sim", endpoint=ep.base_url) as found:
             assert found.site_base == ep.site_base and found.truth == (tmp_path / "t.csv").resolve()
             assert found.api_key == ep.api_key
         assert ep.fetch_truth(["never-ran"]) == []
         url = ep.base_url
+    monkeypatch.setenv("SKILLBENCH_SIM_KEY", "sk-another-key")  # a simulation of another key, found by the same rule
+    with model_endpoint("sim", suite_dir=suite_dir) as ep:
+        assert ep.api_key == "sk-another-key"
+        with model_endpoint("sim", endpoint=ep.base_url) as found:
+            assert found.api_key == "sk-another-key" and found.fetch_truth(["never-ran"]) == []
     with pytest.raises(BackendError, match="not a running simulated endpoint"):
         with model_endpoint("sim", endpoint=url):
             pass
