@@ -138,7 +138,8 @@ class _ForgingExecutor(LocalExecutor):
 
 @pytest.mark.docker
 @pytest.mark.cli
-def test_a_result_forged_into_the_cli_s_output_makes_the_run_tampered(tmp_path):
+@pytest.mark.parametrize("kind", ["simulated", "real"])
+def test_a_result_forged_into_the_cli_s_output_makes_the_run_tampered(tmp_path, kind):
     require_cli()
     require_docker()
     suite_dir = make_suite(tmp_path / "evals")
@@ -149,7 +150,8 @@ def test_a_result_forged_into_the_cli_s_output_makes_the_run_tampered(tmp_path):
                            prompts=["tyre-flat"])
     profiles = write_profiles(tmp_path / "p.yaml", {"haiku": forced()})
     with SimServer(suite, seed=3, profiles=profiles, api_key=CANARY) as server:
-        endpoint = Endpoint(base_url=server.base_url, api_key=CANARY, kind="simulated", site_base=server.site_base)
+        endpoint = Endpoint(base_url=server.base_url, api_key=CANARY, kind=kind,  # type: ignore[arg-type]
+                            site_base=server.site_base if kind == "simulated" else None)
         report = generate(suite, opts, PassContext(endpoint=endpoint, executor=_executor, log=lambda m: None))
     (run_id,) = [r for r in read_plan(out_dir).run_id if (out_dir / r).is_dir()]
     run = out_dir / run_id
