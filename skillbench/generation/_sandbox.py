@@ -56,7 +56,9 @@ CONTAINER_PATH = "/usr/local/bin:/usr/bin:/bin"
 LABEL = "skillbench.out_dir"
 RELAY_DIR = "/run/skillbench"  # where a sealed container finds the relay's socket (mounted read-only)
 RELAY_FAILED = "skillbench-sealed: the loopback relay did not start"
-RELAY_START_TRIES = 1000  # × 10 ms: socat listens within milliseconds; 10 s means it never will
+# × 10 ms at least: socat listens within milliseconds, but a 2-core machine running many containers can stall a
+# fresh one for seconds; a minute means it never will
+RELAY_START_TRIES = 6000
 
 # The sealed container's first process: start the in-container half of the relay on the endpoint's own
 # loopback address, wait until the kernel lists its listening socket (reading /proc/net/tcp opens no

@@ -39,7 +39,7 @@ from skillbench.generation._workspace import SetupOutcome, TaskRun, command_fail
 
 KILL_AFTER_S = 5  # timeout's -k: a command that ignores TERM gets KILL this much later
 WATCHDOG_GRACE_S = 30.0  # the host kills the container if an exec outlives its in-container timeout by this
-READY_TIMEOUT_S = 15.0  # the sealed relay listens within milliseconds
+READY_TIMEOUT_S = 60.0  # the sealed relay listens within milliseconds, on a loaded machine within seconds
 ROOT_STEP_TIMEOUT_S = 120.0  # prepare, handover, account: a chown of a large workspace, never minutes
 KEEPER = ("sleep", "infinity")
 READY_SCRIPT = 'until grep -q " $1 00000000:0000 0A " /proc/net/tcp; do sleep 0.01; done'

@@ -7,8 +7,8 @@ held to it:
 
 * every assistant event names a message the endpoint answered (its ``id``), and each of its text and tool-use blocks
   is a block of that message;
-* the final answer (the ``result`` text, else the last assistant text) is the text of the last message the
-  endpoint answered with text;
+* the transcript holds at most one ``result`` event (the CLI writes one), and the final answer (its text) is the
+  text of the last message the endpoint answered with text;
 * the tokens the CLI reports (``modelUsage``, every call included) are the tokens the endpoint reported — exactly,
   unless an answer was cut mid-stream (then between the complete answers' and all answers' totals).
 
@@ -76,6 +76,9 @@ def relay_disagreements(transcript: Transcript, exchanges: Sequence[Mapping[str,
         return ["the relay's record is damaged (a line is not JSON)"]
     if any(ex.get("recorded") == "cut" for ex in exchanges):
         return []  # an answer too large to record whole: nothing to hold the transcript to
+    results = sum(1 for event in transcript.events if event.get("type") == "result")
+    if results > 1:  # the CLI writes one; any other was written into its output by another process
+        return [f"the transcript holds {results} result events (the CLI writes one)"]
     messages = [ex["message"] for ex in exchanges if isinstance(ex.get("message"), dict)]
     by_id = {str(m.get("id")): m for m in messages if m.get("id")}
     problems: list[str] = []

@@ -104,8 +104,9 @@ def test_the_canary_key_reaches_no_file_container_or_process(tmp_path, kind):
         answered = [r for r in server.received if r.get("run_id")]
     assert report["observed"] >= 4, report
     assert answered, "the runs reached the endpoint (with the key the relay swapped in)"
-    assert envs and any(e.startswith("ANTHROPIC_API_KEY=sk-skillbench-run-") for e in envs), envs[:5]
-    assert not [e for e in envs if CANARY in e], "no container's environment holds the key"
+    assert envs, "the containers were watched while they ran"
+    assert not [e for e in envs if CANARY in e or e.startswith("ANTHROPIC_API_KEY=")], \
+        "no container's environment holds a key (the CLI's exec alone holds the run's token)"
     leaked = [p for p in out_dir.rglob("*") if p.is_file() and CANARY.encode() in p.read_bytes()]
     assert not leaked, leaked
     rows = read_checks(out_dir / "checks.csv")

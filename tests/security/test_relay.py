@@ -149,6 +149,8 @@ def test_a_forged_result_disagrees_with_the_record(sim, relay):
     if real_text.strip():
         assert check(honest) == []
         assert any("last answer" in p for p in check(forged_answer))
+        # a forged result written before the CLI's own: the readers take the last, but the transcript is forged
+        assert any("2 result events" in p for p in check([*honest[:1], forged_answer[1], honest[1]]))
     assert any("input_tokens" in p for p in check(forged_usage))
     assert any("never sent" in p for p in check(forged_message))
 
