@@ -26,8 +26,11 @@ from skillbench.ledgers import (
     MANIFEST_FILE,
     PLAN_FILE,
     RUN_JUDGE_FILE,
+    SCORES_FILE,
     LedgerConflict,
+    LedgerError,
     file_sha,
+    is_cut,
     read_judge_skips,
 )
 from skillbench.vocab import UNGRADED
@@ -67,12 +70,19 @@ def check_judge_legs(legs: Sequence[Leg], items: dict[str, int]) -> tuple[list[L
             problems.append(Problem(leg.label, "the summary's expected_runs are not this shard's slice of the week's "
                                                "gradeable runs (graded with --prompts/--families, or another week?) "
                                                "— rerun the leg on a copy of the generation, without a selection"))
+        # A finished leg's ledgers are whole: the judge's resume drops a torn last row, a merge must not.
+        torn = [name for name in (SCORES_FILE, JUDGE_SKIPS_FILE) if is_cut(folder / name)]
         try:
             ledger = ScoresLedger(folder)
             rows = ledger.read()
             ledger.check(rows)
-        except LedgerConflict as exc:
-            problems.append(Problem(leg.label, str(exc)))
+            skips = _skips(folder)
+        except (LedgerConflict, LedgerError) as exc:
+            torn.append(str(exc))
+        if torn:
+            problems += [Problem(leg.label, f"{what} is cut mid-row (its last line has no line end) — rerun the leg"
+                                 if what in (SCORES_FILE, JUDGE_SKIPS_FILE) else f"{what} — rerun the leg")
+                         for what in torn]
             parts.append(LegGrades(leg, expected))
             continue
         groups: dict[str, list[dict[str, str]]] = {}
@@ -80,7 +90,8 @@ def check_judge_legs(legs: Sequence[Leg], items: dict[str, int]) -> tuple[list[L
             groups.setdefault(row["run_id"], []).append(row)
         for run_id in groups:
             graded_in.setdefault(run_id, []).append(leg)
-        foreign = sorted(r for r in groups if not shard.holds(r) or r not in items)
+        foreign = sorted({r for r in groups if not shard.holds(r) or r not in items} |
+                         {r for r, _ in skips if not shard.holds(r)})
         judged_runs = sorted(p.parent.name for p in folder.glob(f"*/{RUN_JUDGE_FILE}"))
         foreign_files = sorted(r for r in judged_runs if not shard.holds(r))
         if foreign or foreign_files:
@@ -101,7 +112,7 @@ def check_judge_legs(legs: Sequence[Leg], items: dict[str, int]) -> tuple[list[L
                                                "(--retry-ungraded for ungraded items), then consolidate again",
                                     blocking=False))
         parts.append(LegGrades(leg, expected, [r for r in rows if r["run_id"] in own], graded,
-                               _skips(folder, shard.holds), [r for r in judged_runs if r in own]))
+                               [(r, why) for r, why in skips if r in own], [r for r in judged_runs if r in own]))
     for run_id, holders in sorted(graded_in.items()):
         if len(holders) > 1:
             problems.append(Problem(", ".join(h.label for h in holders),
@@ -114,9 +125,9 @@ def _fully_graded(group: list[dict[str, str]], n_items: int) -> bool:
     return indexes == list(range(n_items)) and all(r["verdict"] != UNGRADED for r in group)
 
 
-def _skips(folder: Path, holds) -> list[tuple[str, str]]:
+def _skips(folder: Path) -> list[tuple[str, str]]:
     frame = read_judge_skips(folder / JUDGE_SKIPS_FILE)  # an absent file is empty; a malformed one, one line
-    return [(r, why) for r, why in zip(frame["run_id"], frame["reason"], strict=True) if holds(r)]
+    return list(zip(frame["run_id"].astype(str), frame["reason"].astype(str), strict=True))
 
 
 def _scores_name(folder: Path) -> str:
