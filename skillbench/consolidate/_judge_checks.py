@@ -3,7 +3,9 @@
 Each judge leg ran ``skillbench judge RUN_DIR_COPY --shard i/N`` on a copy of the generation. Its folder is held
 against the generation it is merged into (``RUN_DIR``) and against its own summary:
 
-* blocking — the leg's ``manifest.csv`` or ``plan.csv`` is not the one its summary hashed; its summary's
+* blocking — the leg's ``manifest.csv`` or ``plan.csv`` is not the one its summary hashed; a ledger the merge reads
+  (``scores.csv``, ``judge-skips.csv``, ``judge.json``, ``judge-batches.json``) cut mid-row, or not the file its
+  summary recorded (``files``: changed or cut after the leg finished); its summary's
   ``expected_runs`` is not its slice of ``RUN_DIR``'s gradeable runs (:func:`skillbench.judge._answers.select_runs`);
   ``scores.csv`` rows or a run's ``judge.json`` for a run of another leg's slice (a run graded in two legs); a
   ledger the judge itself would refuse; a summary whose ``observed_runs`` is not what its ``scores.csv`` holds;
@@ -22,6 +24,7 @@ from skillbench.consolidate._inputs import Leg
 from skillbench.consolidate._problems import Problem
 from skillbench.judge import ScoresLedger, select_runs
 from skillbench.ledgers import (
+    JUDGE_LEG_FILES,
     JUDGE_SKIPS_FILE,
     MANIFEST_FILE,
     PLAN_FILE,
@@ -31,6 +34,7 @@ from skillbench.ledgers import (
     LedgerError,
     file_sha,
     is_cut,
+    leg_file_problems,
     read_judge_skips,
 )
 from skillbench.vocab import UNGRADED
@@ -83,6 +87,11 @@ def check_judge_legs(legs: Sequence[Leg], items: dict[str, int]) -> tuple[list[L
             problems += [Problem(leg.label, f"{what} is cut mid-row (its last line has no line end) — rerun the leg"
                                  if what in (SCORES_FILE, JUDGE_SKIPS_FILE) else f"{what} — rerun the leg")
                          for what in torn]
+            parts.append(LegGrades(leg, expected))
+            continue
+        changed = leg_file_problems(folder, leg.field("files"), JUDGE_LEG_FILES)
+        if changed:  # what the leg's files hold now is not what it graded: that is the one thing to say
+            problems += [Problem(leg.label, f"{name}: {what} — rerun the leg") for name, what in changed.items()]
             parts.append(LegGrades(leg, expected))
             continue
         groups: dict[str, list[dict[str, str]]] = {}

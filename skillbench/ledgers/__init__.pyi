@@ -143,6 +143,7 @@ from ._shards import (
     COMPLETE as COMPLETE,
     GENERATE_LEG_FILES as GENERATE_LEG_FILES,
     INCOMPLETE as INCOMPLETE,
+    JUDGE_LEG_FILES as JUDGE_LEG_FILES,
     SUMMARY_FILES_KEY as SUMMARY_FILES_KEY,
     Shard as Shard,
     ShardError as ShardError,

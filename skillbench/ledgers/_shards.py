@@ -24,9 +24,13 @@ from skillbench.ledgers._atomic import atomic_write_json
 from skillbench.ledgers._files import (
     CHECKS_FILE,
     CONSOLIDATION_FILE,
+    JUDGE_BATCHES_FILE,
+    JUDGE_SKIPS_FILE,
     MANIFEST_FILE,
+    PASS_FILE,
     RECONCILIATION_FILE,
     RETRIES_FILE,
+    SCORES_FILE,
     SHARD_SUMMARY_FORMAT,
     SHARD_SUMMARY_GLOB,
     TRUTH_FILE,
@@ -40,6 +44,7 @@ COMPLETE, INCOMPLETE = "COMPLETE", "INCOMPLETE"  # consolidation.json's status
 # The week's ledgers a generate leg records in its summary (``files``), so consolidate can tell a file changed or
 # cut after the leg finished from the one the leg wrote.
 GENERATE_LEG_FILES = (TRUTH_FILE, CHECKS_FILE, MANIFEST_FILE, RETRIES_FILE, RECONCILIATION_FILE)
+JUDGE_LEG_FILES = (SCORES_FILE, JUDGE_SKIPS_FILE, PASS_FILE, JUDGE_BATCHES_FILE)  # what a judge merge reads of a leg
 
 
 class ShardError(ValueError):

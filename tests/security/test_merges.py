@@ -272,18 +272,63 @@ def test_a_week_with_a_damaged_answer_key_never_scores_clean(judged, tmp_path, d
     assert "INCOMPLETE" in page.splitlines()[0] and "- truth.csv " in page
 
 
-def test_a_torn_judge_ledger_is_refused(judged, tmp_path):
-    """Judge legs: a leg's scores.csv cut mid-row is refused, not read as a shorter ledger."""
-    generation = tmp_path / "weekly" / "t1"
-    shutil.copytree(judged, generation, ignore=shutil.ignore_patterns("scores.csv", "judge-skips.csv", "judge.json",
-                                                                       "judge-batches.json", "judge_cost.*",
-                                                                       "scorecard.md"))
-    copies = [Path(shutil.copytree(generation, tmp_path / f"judge-leg{i}")) for i in range(1, N + 1)]
+@pytest.fixture(scope="module")
+def judge_legs(judged, tmp_path_factory) -> tuple[Path, list[Path]]:
+    """The generation (``judged`` without its grades) and three judge legs graded on copies of it (read-only)."""
+    root = tmp_path_factory.mktemp("judge-legs")
+    generation = root / "weekly" / "t1"
+    shutil.copytree(judged, generation, ignore=shutil.ignore_patterns(
+        "scores.csv", "judge-skips.csv", "judge.json", "judge-batches.json", "judge_cost.*", "scorecard.md"))
+    copies = [Path(shutil.copytree(generation, root / f"judge-leg{i}")) for i in range(1, N + 1)]
     run_parallel([["judge", str(leg), "--backend", "sim", "--shard", f"{i}/{N}"] for i, leg in enumerate(copies, 1)])
+    return generation, copies
+
+
+def scores_mid_row(leg: Path) -> str:
+    text = (leg / "scores.csv").read_text(encoding="utf-8")
+    (leg / "scores.csv").write_text(text[:-9], encoding="utf-8")
+    return "scores.csv is cut mid-row"
+
+
+def scores_rows_dropped(leg: Path) -> str:
+    rows = lines(leg / "scores.csv")
+    (leg / "scores.csv").write_text("".join(rows[:-2]), encoding="utf-8")  # cut at a row boundary: it parses
+    return "scores.csv: is not the file the leg's summary recorded"
+
+
+def scores_rows_dropped_forged(leg: Path) -> str:
+    scores_rows_dropped(leg)
+    files = read_summary(summary_of(leg))["files"]
+    edit_summary(leg, files={**files, **leg_files(leg, ["scores.csv"])})
+    return "the summary disagrees with its folder"
+
+
+def skips_torn(leg: Path) -> str:
+    (leg / "judge-skips.csv").write_text("run_id,reason\nsome-run,no ans", encoding="utf-8")
+    return "judge-skips.csv is cut mid-row"
+
+
+JUDGE_TAMPERS = [scores_mid_row, scores_rows_dropped, scores_rows_dropped_forged, skips_torn]
+
+
+@pytest.mark.parametrize("tamper", JUDGE_TAMPERS, ids=[t.__name__ for t in JUDGE_TAMPERS])
+def test_a_tampered_judge_leg_is_refused(judge_legs, tmp_path, tamper):
+    """Judge legs: a leg's grades cut or edited after it finished are refused, not read as a shorter ledger."""
+    generation = Path(shutil.copytree(judge_legs[0], tmp_path / "weekly" / "t1"))
+    copies = [Path(shutil.copytree(leg, tmp_path / leg.name)) for leg in judge_legs[1]]
     target = max(copies, key=lambda leg: (leg / "scores.csv").stat().st_size if (leg / "scores.csv").exists() else 0)
-    text = (target / "scores.csv").read_text(encoding="utf-8")
-    (target / "scores.csv").write_text(text[:-9], encoding="utf-8")
+    named = tamper(target)
     done = cli("consolidate", *map(str, copies), "--out", str(generation))
     assert done.returncode == 1, done.stderr
-    assert f"({target}): scores.csv is cut mid-row" in done.stderr and "nothing written" in done.stderr
+    refused = [line for line in done.stderr.splitlines() if "refused: " in line]
+    assert len(refused) == 1 and f"({target}): {named}" in refused[0], done.stderr
+    assert "nothing written" in done.stderr and "Traceback" not in done.stderr
     assert not (generation / "scores.csv").exists()
+    assert cli("scorecard", str(generation), "--bootstrap", "200").returncode != 0  # not graded: never clean
+
+
+def test_untampered_judge_legs_merge_complete(judge_legs, tmp_path):
+    generation = Path(shutil.copytree(judge_legs[0], tmp_path / "weekly" / "t1"))
+    done = cli("consolidate", *map(str, judge_legs[1]), "--out", str(generation))
+    assert done.returncode == 0, done.stderr
+    assert json.loads((generation / "consolidation.json").read_text())["status"] == "COMPLETE"
