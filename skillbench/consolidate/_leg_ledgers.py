@@ -6,10 +6,10 @@ blocking (one line naming the leg, the file and what is wrong; nothing is writte
 
 * against the leg's summary — ``shard-i-of-N.json`` records each ledger's SHA-256 and row count (``files``,
   :func:`skillbench.ledgers.leg_files`) and its counts agree with its own run lists;
-* against the rows its runs owe — ``truth.csv`` one row per rubric item and check of each complete run's final
-  attempt (:func:`skillbench.ledgers.owed_truth_rows`), ``checks.csv`` one per check each complete run recorded
-  (:func:`skillbench.ledgers.expected_check_rows`), each row once, and no row of a run outside the leg's slice of
-  the plan (in ``truth.csv``, ``checks.csv``, ``manifest.csv`` and ``retries.json``);
+* against the rows its runs owe — ``truth.csv`` one row per rubric item and check of the final attempt of each
+  complete run the endpoint answered (:func:`skillbench.ledgers.owed_truth_rows`), ``checks.csv`` one per check
+  each complete run recorded (:func:`skillbench.ledgers.expected_check_rows`), each row once, and no row of a run
+  outside the leg's slice of the plan (in ``truth.csv``, ``checks.csv``, ``manifest.csv`` and ``retries.json``);
 * against the reconciliation rule — ``reconciliation.json`` must say what :func:`skillbench.ledgers.reconcile_runs`
   says of the leg's folder now (a leg claiming every run accounted for while runs are missing is refused).
 
@@ -36,6 +36,7 @@ from skillbench.ledgers import (
     TRUTH_FILE,
     LedgerError,
     PassAccount,
+    answered_run_ids,
     expected_check_rows,
     is_cut,
     json_object_or_none,
@@ -43,6 +44,7 @@ from skillbench.ledgers import (
     missing_check_rows,
     owed_truth_rows,
     read_checks,
+    read_manifest,
     read_manifest_ids,
     read_reconciliation,
     read_truth,
@@ -107,7 +109,9 @@ def _truth(part: LegRuns, own: set[str]) -> Found:
         return cut
     try:
         truth = read_truth(path)
-        owed = owed_truth_rows(folder, part.complete)
+        # the complete runs the endpoint answered, as the leg's manifest (held to its record and folder) says
+        answered = set(answered_run_ids(read_manifest(folder / MANIFEST_FILE)))
+        owed = owed_truth_rows(folder, [r for r in part.complete if r in answered])
     except LedgerError as exc:
         return [(TRUTH_FILE, _unreadable(exc, path))]
     assert truth is not None  # the file is there

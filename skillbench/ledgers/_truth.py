@@ -207,12 +207,13 @@ def truth_item(item_type: str, item_index: object, check_id: str) -> str:
 
 
 def owed_truth_rows(run_dir: str | Path, run_ids: Iterable[str]) -> set[TruthKey]:
-    """The rows the given (complete) runs owe ``truth.csv``: for each run's final attempt, one per rubric item of
-    the prompt as run (``test-prompt.json``) and one per check its ``metadata.json`` recorded.
+    """The rows the given runs owe ``truth.csv``: for each run's final attempt, one per rubric item of the prompt as
+    run (``test-prompt.json``) and one per check its ``metadata.json`` recorded.
 
-    The simulated agent writes exactly these for every answer it gives (:mod:`skillbench.sim._agent`); the final
-    attempt is the number of attempts the metadata records (the manifest's ``attempts``, which
-    :func:`final_truth` keeps).
+    The given runs are the complete runs the simulated endpoint answered
+    (:func:`skillbench.ledgers._week.answered_run_ids`): the simulated agent writes exactly these rows for every
+    answer it gives (:mod:`skillbench.sim._agent`). The final attempt is the number of attempts the metadata
+    records (the manifest's ``attempts``, which :func:`final_truth` keeps).
 
     Raises:
         LedgerError: a run whose ``metadata.json`` or ``test-prompt.json`` cannot be read (its rows cannot be told).
@@ -241,7 +242,7 @@ def truth_findings(truth: pd.DataFrame, owed: set[TruthKey], *, allowed: set[str
 
     Args:
         truth: the file's rows.
-        owed: :func:`owed_truth_rows` of the runs that are complete.
+        owed: :func:`owed_truth_rows` of the answered complete runs.
         allowed: the run ids the file may hold rows of (a leg's slice of the plan); None: any.
 
     Returns:

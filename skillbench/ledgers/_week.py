@@ -206,7 +206,7 @@ def _truth_findings(run_dir: Path, manifest: pd.DataFrame, planned: list[str] | 
     if truth is None:
         return []
     try:
-        owed = owed_truth_rows(run_dir, complete_run_ids(manifest))
+        owed = owed_truth_rows(run_dir, answered_run_ids(manifest))
     except LedgerError as exc:
         return [f"cannot be checked: {exc}"]
     return truth_findings(truth, owed, allowed=set(planned) if planned is not None else None)
@@ -218,6 +218,18 @@ def complete_run_ids(manifest: pd.DataFrame) -> list[str]:
     if states is None or states.eq("").all():
         return manifest["run_id"].astype(str).tolist()
     return manifest.loc[states.isin(COMPLETE_STATES), "run_id"].astype(str).tolist()
+
+
+def answered_run_ids(manifest: pd.DataFrame) -> list[str]:
+    """Run ids of the manifest's complete runs that ended in an answer (exit code 0, no API error): the runs the
+    simulated endpoint answered, so the runs that owe ``truth.csv`` their rows (:func:`owed_truth_rows`).
+
+    Args:
+        manifest: :func:`skillbench.ledgers.read_manifest` output.
+    """
+    complete = set(complete_run_ids(manifest))
+    answered = manifest["exit_code"].eq(0).fillna(False).astype(bool) & ~manifest["is_error"].astype(bool)
+    return [r for r in manifest.loc[answered, "run_id"].astype(str) if r in complete]
 
 
 def run_folder_ids(run_dir: str | Path) -> list[str]:
