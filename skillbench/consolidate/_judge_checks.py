@@ -5,7 +5,8 @@ against the generation it is merged into (``RUN_DIR``) and against its own summa
 
 * blocking — the leg's ``manifest.csv`` or ``plan.csv`` is not the one its summary hashed; a ledger the merge reads
   (``scores.csv``, ``judge-skips.csv``, ``judge.json``, ``judge-batches.json``) cut mid-row, or not the file its
-  summary recorded (``files``: changed or cut after the leg finished); its summary's
+  summary recorded (``files``: changed or cut after the leg finished); a symbolic link among them or in its own run
+  folders (:func:`skillbench.consolidate._leg_ledgers.link_problems`); its summary's
   ``expected_runs`` is not its slice of ``RUN_DIR``'s gradeable runs (:func:`skillbench.judge._answers.select_runs`);
   ``scores.csv`` rows or a run's ``judge.json`` for a run of another leg's slice (a run graded in two legs); a
   ledger the judge itself would refuse; a summary whose ``observed_runs`` is not what its ``scores.csv`` holds;
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from skillbench.consolidate._generation_checks import first_ids
 from skillbench.consolidate._inputs import Leg
+from skillbench.consolidate._leg_ledgers import link_problems
 from skillbench.consolidate._problems import Problem
 from skillbench.judge import ScoresLedger, select_runs
 from skillbench.ledgers import (
@@ -74,6 +76,12 @@ def check_judge_legs(legs: Sequence[Leg], items: dict[str, int]) -> tuple[list[L
             problems.append(Problem(leg.label, "the summary's expected_runs are not this shard's slice of the week's "
                                                "gradeable runs (graded with --prompts/--families, or another week?) "
                                                "— rerun the leg on a copy of the generation, without a selection"))
+        linked = link_problems(folder, [r for r in expected if (folder / r).exists() or (folder / r).is_symlink()],
+                               JUDGE_LEG_FILES)
+        if linked:  # nothing under the leg is read through a link
+            problems += [Problem(leg.label, f"{what} — rerun the leg") for what in linked]
+            parts.append(LegGrades(leg, expected))
+            continue
         # A finished leg's ledgers are whole: the judge's resume drops a torn last row, a merge must not.
         torn = [name for name in (SCORES_FILE, JUDGE_SKIPS_FILE) if is_cut(folder / name)]
         try:

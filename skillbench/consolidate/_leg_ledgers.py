@@ -15,6 +15,11 @@ blocking (one line naming the leg, the file and what is wrong; nothing is writte
 
 A file cut mid-row (its last line has no line end: every writer of these files ends each row with one) is
 refused before it is parsed, so a cut that happens to parse is not read as a shorter, valid ledger.
+
+A leg holds no symbolic link where the merge reads or copies (its ledgers, its run folders; in ``_placebo/`` and
+``_versions/`` a link must stay inside its own entry): a link is followed by every reader of the merged week, so a
+link to a host file would bring that file into the week's ledgers, the judge's prompt and the report
+(:func:`link_problems`, for generate and judge legs alike).
 """
 
 from __future__ import annotations
@@ -30,10 +35,15 @@ from skillbench.ledgers import (
     CHECKS_FILE,
     GENERATE_LEG_FILES,
     MANIFEST_FILE,
+    PLACEBO_DIR,
+    PLAN_FILE,
     RECONCILIATION_FILE,
     RETRIES_FILE,
+    RUN_FILE,
+    SLUGS_FILE,
     SUMMARY_FILES_KEY,
     TRUTH_FILE,
+    VERSIONS_DIR,
     LedgerError,
     PassAccount,
     answered_run_ids,
@@ -71,6 +81,11 @@ def check_leg_ledgers(contributions: Sequence[LegRuns], plan_ids: Sequence[str])
     problems: list[Problem] = []
     for part in contributions:
         leg, own = part.leg, set(part.expected)
+        linked = link_problems(leg.folder, part.folders, [*GENERATE_LEG_FILES, PLAN_FILE, RUN_FILE, SLUGS_FILE],
+                               [PLACEBO_DIR, VERSIONS_DIR])
+        if linked:  # nothing under the leg is read through a link
+            problems += [Problem(leg.label, f"{what} — rerun the leg") for what in linked]
+            continue
         found = (_summary_counts(leg.summary) + _truth(part, own) + _checks(part, own) + _manifest(leg.folder, own)
                  + _retries(leg.folder, own, leg.field("retries")))
         named = {name for name, _ in found}  # a file whose content is wrong: that line says more than its digest
@@ -81,6 +96,36 @@ def check_leg_ledgers(contributions: Sequence[LegRuns], plan_ids: Sequence[str])
         found += [(name, what) for name, what in recorded.items() if name not in named]
         problems += [Problem(leg.label, f"{name}: {what} — rerun the leg") for name, what in found if what]
     return problems
+
+
+def link_problems(folder: Path, run_ids: Sequence[str], top: Sequence[str],
+                  trees: Sequence[str] = ()) -> list[str]:
+    """The symbolic links of a leg where the merge reads or copies (one phrase; empty when there is none).
+
+    Args:
+        folder: the leg's folder.
+        run_ids: its run folders the merge copies (every link inside them counts).
+        top: the ledgers at its top the merge reads.
+        trees: folders of entries (``_placebo``, ``_versions``) where a link may point inside its own entry only.
+    """
+    links = [name for name in top if (folder / name).is_symlink()]
+    for run_id in run_ids:
+        run = folder / run_id
+        links += [str(p.relative_to(folder)) for p in ([run] if run.is_symlink() else sorted(run.rglob("*")))
+                  if p.is_symlink()]
+    for sub in trees:
+        base = folder / sub
+        if base.is_symlink():
+            links.append(sub)
+            continue
+        for entry in sorted(base.iterdir()) if base.is_dir() else []:
+            root = entry.resolve()
+            links += [str(p.relative_to(folder)) for p in [entry, *sorted(entry.rglob("*"))]
+                      if p.is_symlink() and (p == entry or not p.resolve().is_relative_to(root))]
+    if not links:
+        return []
+    return [f"holds {len(links)} symbolic link(s) where the merge reads or copies ({first_ids(links)}): a leg's "
+            "files are the files it wrote, never links (a link would bring what it points to into the week)"]
 
 
 def _summary_counts(summary: Any) -> Found:

@@ -184,10 +184,32 @@ def manifest_duplicated(leg: Path, others: list[Path]) -> str:
     return "manifest.csv: lists 1 run(s) twice"
 
 
+def host_file(leg: Path, name: str, text: str) -> Path:
+    """A file outside every leg (a host file an attacker wants in the week)."""
+    path = leg.parent / "host" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run_file_linked(leg: Path, others: list[Path]) -> str:
+    run_id = own_runs(leg)[0]
+    (leg / run_id / "stderr.txt").unlink()
+    (leg / run_id / "stderr.txt").symlink_to(host_file(leg, "secret.txt", "sk-ant-host-secret\n"))
+    return f"holds 1 symbolic link(s) where the merge reads or copies ({run_id}/stderr.txt)"
+
+
+def ledger_linked(leg: Path, others: list[Path]) -> str:
+    outside = host_file(leg, "retries.json", (leg / "retries.json").read_text(encoding="utf-8"))
+    (leg / "retries.json").unlink()
+    (leg / "retries.json").symlink_to(outside)  # the same bytes: only the link gives it away
+    return "holds 1 symbolic link(s) where the merge reads or copies (retries.json)"
+
+
 TAMPERS: list[Callable[[Path, list[Path]], str]] = [
     truth_half, truth_mid_row, truth_duplicated_row, truth_foreign_run, truth_header_only, truth_edited_unforged,
     retries_torn, retries_foreign, reconciliation_claims_accounted, summary_count, summary_rows, summary_retries,
-    manifest_duplicated]
+    manifest_duplicated, run_file_linked, ledger_linked]
 
 
 def assert_refused(done: subprocess.CompletedProcess, leg: Path, named: str, out: Path) -> None:
@@ -308,7 +330,15 @@ def skips_torn(leg: Path) -> str:
     return "judge-skips.csv is cut mid-row"
 
 
-JUDGE_TAMPERS = [scores_mid_row, scores_rows_dropped, scores_rows_dropped_forged, skips_torn]
+def run_judge_linked(leg: Path) -> str:
+    record = next(leg.glob("*/judge.json"))
+    outside = host_file(leg, "judge.json", record.read_text(encoding="utf-8"))
+    record.unlink()
+    record.symlink_to(outside)
+    return f"holds 1 symbolic link(s) where the merge reads or copies ({record.parent.name}/judge.json)"
+
+
+JUDGE_TAMPERS = [scores_mid_row, scores_rows_dropped, scores_rows_dropped_forged, skips_torn, run_judge_linked]
 
 
 @pytest.mark.parametrize("tamper", JUDGE_TAMPERS, ids=[t.__name__ for t in JUDGE_TAMPERS])
