@@ -234,6 +234,20 @@ def test_a_tampered_leg_is_refused(legs, tmp_path, tamper):
     assert_refused(cli("consolidate", *map(str, copies), "--out", str(out)), target, named, out)
 
 
+def test_a_refused_merge_leaves_the_previous_merge_as_it_was(legs, tmp_path):
+    out = tmp_path / "weekly" / "t1"
+    assert cli("consolidate", *map(str, legs), "--out", str(out)).returncode == 0
+    before = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    copies = copy_legs({f"leg{i}": leg for i, leg in enumerate(legs, 1)}, tmp_path)
+    target = max(copies, key=lambda leg: len(own_runs(leg)))
+    named = truth_half(target, [])
+    done = cli("consolidate", *map(str, copies), "--out", str(out))
+    assert done.returncode == 1 and named in done.stderr and "nothing written" in done.stderr
+    after = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert after == before  # nothing lost, nothing added, nothing half-written
+    assert not [p for p in out.parent.iterdir() if p.name != "t1"]  # no staging folder left behind
+
+
 def test_a_leg_missing_a_runs_check_rows_is_refused(check_legs, tmp_path):
     copies = [Path(shutil.copytree(leg, tmp_path / leg.name)) for leg in check_legs]
     target = next(leg for leg in copies if "tyre-note" in (leg / "checks.csv").read_text(encoding="utf-8"))
