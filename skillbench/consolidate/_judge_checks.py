@@ -3,7 +3,10 @@
 Each judge leg ran ``skillbench judge RUN_DIR_COPY --shard i/N`` on a copy of the generation. Its folder is held
 against the generation it is merged into (``RUN_DIR``) and against its own summary:
 
-* blocking — the leg's ``manifest.csv`` or ``plan.csv`` is not the one its summary hashed; its summary's
+* blocking — the leg's ``manifest.csv`` or ``plan.csv`` is not the one its summary hashed; a ledger the merge reads
+  (``scores.csv``, ``judge-skips.csv``, ``judge.json``, ``judge-batches.json``) cut mid-row, or not the file its
+  summary recorded (``files``: changed or cut after the leg finished); a symbolic link among them or in its own run
+  folders (:func:`skillbench.consolidate._leg_ledgers.link_problems`); its summary's
   ``expected_runs`` is not its slice of ``RUN_DIR``'s gradeable runs (:func:`skillbench.judge._answers.select_runs`);
   ``scores.csv`` rows or a run's ``judge.json`` for a run of another leg's slice (a run graded in two legs); a
   ledger the judge itself would refuse; a summary whose ``observed_runs`` is not what its ``scores.csv`` holds;
@@ -19,15 +22,21 @@ from pathlib import Path
 
 from skillbench.consolidate._generation_checks import first_ids
 from skillbench.consolidate._inputs import Leg
+from skillbench.consolidate._leg_ledgers import link_problems
 from skillbench.consolidate._problems import Problem
 from skillbench.judge import ScoresLedger, select_runs
 from skillbench.ledgers import (
+    JUDGE_LEG_FILES,
     JUDGE_SKIPS_FILE,
     MANIFEST_FILE,
     PLAN_FILE,
     RUN_JUDGE_FILE,
+    SCORES_FILE,
     LedgerConflict,
+    LedgerError,
     file_sha,
+    is_cut,
+    leg_file_problems,
     read_judge_skips,
 )
 from skillbench.vocab import UNGRADED
@@ -67,12 +76,30 @@ def check_judge_legs(legs: Sequence[Leg], items: dict[str, int]) -> tuple[list[L
             problems.append(Problem(leg.label, "the summary's expected_runs are not this shard's slice of the week's "
                                                "gradeable runs (graded with --prompts/--families, or another week?) "
                                                "— rerun the leg on a copy of the generation, without a selection"))
+        linked = link_problems(folder, [r for r in expected if (folder / r).exists() or (folder / r).is_symlink()],
+                               JUDGE_LEG_FILES)
+        if linked:  # nothing under the leg is read through a link
+            problems += [Problem(leg.label, f"{what} — rerun the leg") for what in linked]
+            parts.append(LegGrades(leg, expected))
+            continue
+        # A finished leg's ledgers are whole: the judge's resume drops a torn last row, a merge must not.
+        torn = [name for name in (SCORES_FILE, JUDGE_SKIPS_FILE) if is_cut(folder / name)]
         try:
             ledger = ScoresLedger(folder)
             rows = ledger.read()
             ledger.check(rows)
-        except LedgerConflict as exc:
-            problems.append(Problem(leg.label, str(exc)))
+            skips = _skips(folder)
+        except (LedgerConflict, LedgerError) as exc:
+            torn.append(str(exc))
+        if torn:
+            problems += [Problem(leg.label, f"{what} is cut mid-row (its last line has no line end) — rerun the leg"
+                                 if what in (SCORES_FILE, JUDGE_SKIPS_FILE) else f"{what} — rerun the leg")
+                         for what in torn]
+            parts.append(LegGrades(leg, expected))
+            continue
+        changed = leg_file_problems(folder, leg.field("files"), JUDGE_LEG_FILES)
+        if changed:  # what the leg's files hold now is not what it graded: that is the one thing to say
+            problems += [Problem(leg.label, f"{name}: {what} — rerun the leg") for name, what in changed.items()]
             parts.append(LegGrades(leg, expected))
             continue
         groups: dict[str, list[dict[str, str]]] = {}
@@ -80,7 +107,8 @@ def check_judge_legs(legs: Sequence[Leg], items: dict[str, int]) -> tuple[list[L
             groups.setdefault(row["run_id"], []).append(row)
         for run_id in groups:
             graded_in.setdefault(run_id, []).append(leg)
-        foreign = sorted(r for r in groups if not shard.holds(r) or r not in items)
+        foreign = sorted({r for r in groups if not shard.holds(r) or r not in items} |
+                         {r for r, _ in skips if not shard.holds(r)})
         judged_runs = sorted(p.parent.name for p in folder.glob(f"*/{RUN_JUDGE_FILE}"))
         foreign_files = sorted(r for r in judged_runs if not shard.holds(r))
         if foreign or foreign_files:
@@ -101,7 +129,7 @@ def check_judge_legs(legs: Sequence[Leg], items: dict[str, int]) -> tuple[list[L
                                                "(--retry-ungraded for ungraded items), then consolidate again",
                                     blocking=False))
         parts.append(LegGrades(leg, expected, [r for r in rows if r["run_id"] in own], graded,
-                               _skips(folder, shard.holds), [r for r in judged_runs if r in own]))
+                               [(r, why) for r, why in skips if r in own], [r for r in judged_runs if r in own]))
     for run_id, holders in sorted(graded_in.items()):
         if len(holders) > 1:
             problems.append(Problem(", ".join(h.label for h in holders),
@@ -114,9 +142,9 @@ def _fully_graded(group: list[dict[str, str]], n_items: int) -> bool:
     return indexes == list(range(n_items)) and all(r["verdict"] != UNGRADED for r in group)
 
 
-def _skips(folder: Path, holds) -> list[tuple[str, str]]:
+def _skips(folder: Path) -> list[tuple[str, str]]:
     frame = read_judge_skips(folder / JUDGE_SKIPS_FILE)  # an absent file is empty; a malformed one, one line
-    return [(r, why) for r, why in zip(frame["run_id"], frame["reason"], strict=True) if holds(r)]
+    return list(zip(frame["run_id"].astype(str), frame["reason"].astype(str), strict=True))
 
 
 def _scores_name(folder: Path) -> str:

@@ -24,6 +24,7 @@ from skillbench.consolidate import _inputs as inputs
 from skillbench.consolidate._generation_checks import check_generation_runs, check_side_files, slug_problems
 from skillbench.consolidate._inputs import Leg
 from skillbench.consolidate._judge_checks import check_judge_legs, gradeable_runs
+from skillbench.consolidate._leg_ledgers import check_leg_ledgers
 from skillbench.consolidate._merge_generate import build_generation, read_object
 from skillbench.consolidate._merge_judge import build_judge, copy_generation
 from skillbench.consolidate._output import check_generation_out, check_judge_out, commit, staging_dir
@@ -91,7 +92,7 @@ def _generate(legs: list[Leg], out: Path, problems: list[Problem], *, wait: bool
         problems.append(Problem(legs[0].label, f"{why} — rerun the leg"))
         raise ConsolidationRefused(blocking(problems))
     contributions, found = check_generation_runs(legs, plan_ids)
-    problems += found + check_side_files(legs)
+    problems += found + check_side_files(legs) + check_leg_ledgers(contributions, plan_ids)
     if blocking(problems):
         raise ConsolidationRefused(blocking(problems))
     existed = out.exists()

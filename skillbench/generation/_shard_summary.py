@@ -18,7 +18,7 @@ import pandas as pd
 
 from skillbench.generation._provenance import pass_provenance
 from skillbench.generation._retries import RetryLog
-from skillbench.ledgers import Shard, metadata_or_none, write_summary
+from skillbench.ledgers import GENERATE_LEG_FILES, Shard, leg_files, metadata_or_none, write_summary
 from skillbench.signals import run_dirs, run_state
 from skillbench.suite import Suite
 from skillbench.vocab import COMPLETE_STATES
@@ -44,6 +44,8 @@ def write_generate_summary(out_dir: Path, shard: Shard, suite: Suite, plan: pd.D
         "foreign_runs": sorted(set(states) - own), "image_ids": images, "sandbox_failure": failure,
         "sandboxes": sorted({str(m.get("sandbox", "")) for m in metas} - {""}),
         "endpoints": sorted({str(m.get("endpoint", "")) for m in metas} - {""}),
+        # what the leg wrote (the pass has reconciled: its ledgers are final); consolidate holds its files to it
+        "files": leg_files(out_dir, GENERATE_LEG_FILES),
         "host": socket.gethostname(), "finished": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         **pass_provenance(out_dir, suite.suite_dir),
     }

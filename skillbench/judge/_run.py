@@ -31,6 +31,7 @@ from skillbench.judge._evidence import evidence_summary
 from skillbench.judge._protocol import judge_prompt_sha
 from skillbench.judge._rubric import RubricJudge, ScoresLedger, score_rows
 from skillbench.ledgers import (
+    JUDGE_LEG_FILES,
     JUDGE_SKIPS_COLUMNS,
     JUDGE_SKIPS_FILE,
     MANIFEST_FILE,
@@ -45,6 +46,7 @@ from skillbench.ledgers import (
     csv_text,
     file_sha,
     git_commit,
+    leg_files,
     pass_record_or_empty,
     read_judge_cost,
     read_pass_record,
@@ -270,6 +272,7 @@ def write_judge_summary(run_dir: Path, shard: Shard, report: JudgeReport, runs: 
         "judge_prompt_sha": judge_prompt_sha(), "include_plugin": include_plugin,
         "skillbench_commit": git_commit(PROJECT_ROOT),
         "plan_sha": file_sha(run_dir / PLAN_FILE), "manifest_sha": file_sha(run_dir / MANIFEST_FILE),
+        "files": leg_files(run_dir, JUDGE_LEG_FILES),  # what the leg wrote: consolidate holds its files to it
         "finished": _now(),
     })
 

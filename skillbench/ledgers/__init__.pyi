@@ -7,7 +7,11 @@ from ._atomic import (
     atomic_write_json as atomic_write_json,
     atomic_write_text as atomic_write_text,
 )
-from ._checks import expected_check_rows as expected_check_rows, read_checks as read_checks
+from ._checks import (
+    expected_check_rows as expected_check_rows,
+    missing_check_rows as missing_check_rows,
+    read_checks as read_checks,
+)
 from ._columns import (
     CALIBRATION_KEY_COLUMNS as CALIBRATION_KEY_COLUMNS,
     CHECKS_COLUMNS as CHECKS_COLUMNS,
@@ -109,6 +113,7 @@ from ._readers import (
     LedgerError as LedgerError,
     empty_scores as empty_scores,
     format_timestamp as format_timestamp,
+    is_cut as is_cut,
     json_object_or_none as json_object_or_none,
     parse_timestamps as parse_timestamps,
     read_cells as read_cells,
@@ -137,13 +142,18 @@ from ._run_folder import (
 )
 from ._shards import (
     COMPLETE as COMPLETE,
+    GENERATE_LEG_FILES as GENERATE_LEG_FILES,
     INCOMPLETE as INCOMPLETE,
+    JUDGE_LEG_FILES as JUDGE_LEG_FILES,
+    SUMMARY_FILES_KEY as SUMMARY_FILES_KEY,
     Shard as Shard,
     ShardError as ShardError,
     consolidation_incomplete as consolidation_incomplete,
     consolidation_status as consolidation_status,
     file_sha as file_sha,
     git_commit as git_commit,
+    leg_file_problems as leg_file_problems,
+    leg_files as leg_files,
     owner as owner,
     parse_shard as parse_shard,
     read_summary as read_summary,
@@ -161,17 +171,21 @@ from ._slugs import (
 )
 from ._truth import (
     RowKey as RowKey,
+    TruthKey as TruthKey,
     TruthRow as TruthRow,
     TruthWriter as TruthWriter,
     empty_truth as empty_truth,
     final_truth as final_truth,
+    owed_truth_rows as owed_truth_rows,
     parse_truth_csv as parse_truth_csv,
     read_truth as read_truth,
     row_key as row_key,
     truth_csv as truth_csv,
+    truth_findings as truth_findings,
 )
 from ._week import (
     WeekLedgers as WeekLedgers,
+    answered_run_ids as answered_run_ids,
     load_week as load_week,
     pass_record_or_empty as pass_record_or_empty,
     read_calibration as read_calibration,

@@ -109,6 +109,22 @@ def _read_csv(path: Path) -> pd.DataFrame:
         raise LedgerError(f"{path}: empty file (expected a header row)") from exc
 
 
+def is_cut(path: str | Path) -> bool:
+    """Whether a text ledger's last line has no line end: a write cut mid-row (a copy cut in transit, a kill).
+
+    Every writer of the week's ledgers ends each row with a line end, so a file that does not is torn even when
+    what is left happens to parse. An absent or empty file is not cut.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return False
+    with path.open("rb") as fh:
+        if fh.seek(0, 2) == 0:
+            return False
+        fh.seek(-1, 2)
+        return fh.read(1) != b"\n"
+
+
 def read_cells(path: str | Path, required: tuple[str, ...] = ()) -> pd.DataFrame:
     """A ledger as written, every cell a string (empty cells ``""``), with the ``required`` columns.
 

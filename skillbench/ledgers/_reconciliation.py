@@ -145,6 +145,7 @@ def cross_check(
     planned: Iterable[str] | None = None,
     folders: Iterable[str] = (),
     checks_missing: Iterable[tuple[str, str]] = (),
+    truth: Iterable[str] = (),
     source: str = "reconciliation.json",
 ) -> Reconciliation:
     """Hold a reconciliation against the week's files as they are now (fail closed on any disagreement).
@@ -155,6 +156,8 @@ def cross_check(
         planned: run ids of ``plan.csv``, when there is one.
         folders: run ids of the run folders now in the run directory.
         checks_missing: (run_id, check_id) rows the complete runs owe ``checks.csv`` and it lacks now.
+        truth: what is wrong with ``truth.csv`` now (:func:`skillbench.ledgers._truth.truth_findings`): a sim
+            week whose answer key is cut or padded must not be scored against it as a complete week.
         source: how the reconciliation's own numbers are named in a finding.
 
     Returns:
@@ -179,6 +182,7 @@ def cross_check(
     if lacking:
         findings.append(f"checks.csv lacks {len(lacking)} check row(s) of complete runs (first: {lacking[0]}) — "
                         "run `skillbench signals` to rebuild it from the run folders")
+    findings += [f"truth.csv {what} — generate the week again" for what in truth]
     return recon.model_copy(update={
         "duplicate": sorted(duplicate), "unwritten": sorted(unwritten), "unexpected": sorted(unexpected),
         "checks_missing": lacking, "findings": findings,

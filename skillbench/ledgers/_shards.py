@@ -10,6 +10,7 @@ agree (:mod:`skillbench.consolidate`).
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import re
@@ -20,13 +21,30 @@ from pathlib import Path
 from typing import Any
 
 from skillbench.ledgers._atomic import atomic_write_json
-from skillbench.ledgers._files import CONSOLIDATION_FILE, SHARD_SUMMARY_FORMAT, SHARD_SUMMARY_GLOB
+from skillbench.ledgers._files import (
+    CHECKS_FILE,
+    CONSOLIDATION_FILE,
+    JUDGE_BATCHES_FILE,
+    JUDGE_SKIPS_FILE,
+    MANIFEST_FILE,
+    PASS_FILE,
+    RECONCILIATION_FILE,
+    RETRIES_FILE,
+    SCORES_FILE,
+    SHARD_SUMMARY_FORMAT,
+    SHARD_SUMMARY_GLOB,
+    TRUTH_FILE,
+)
 
 SHARD_RE = re.compile(r"^(\d+)/(\d+)$")
 SUMMARY_RE = re.compile(r"^shard-(\d+)-of-(\d+)\.json$")
 SUMMARY_SCHEMA = 1  # bump when a field below changes meaning
 SHARD_KINDS = ("generate", "judge")
 COMPLETE, INCOMPLETE = "COMPLETE", "INCOMPLETE"  # consolidation.json's status
+# The week's ledgers a generate leg records in its summary (``files``), so consolidate can tell a file changed or
+# cut after the leg finished from the one the leg wrote.
+GENERATE_LEG_FILES = (TRUTH_FILE, CHECKS_FILE, MANIFEST_FILE, RETRIES_FILE, RECONCILIATION_FILE)
+JUDGE_LEG_FILES = (SCORES_FILE, JUDGE_SKIPS_FILE, PASS_FILE, JUDGE_BATCHES_FILE)  # what a judge merge reads of a leg
 
 
 class ShardError(ValueError):
@@ -169,3 +187,59 @@ def file_sha(path: str | Path) -> str:
     """SHA-256 of a file's bytes ("" when it is missing)."""
     path = Path(path)
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else ""
+
+
+# -- what a leg wrote ---------------------------------------------------------------------------------------
+def leg_files(folder: str | Path, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """What a leg wrote, for its summary's ``files``: each present file's SHA-256 and, for a CSV, its row count.
+
+    A file that is absent has no entry (a week without checks has no ``checks.csv``).
+    """
+    record: dict[str, dict[str, Any]] = {}
+    for name in names:
+        path = Path(folder) / name
+        if path.is_file():
+            entry: dict[str, Any] = {"sha256": file_sha(path)}
+            if name.endswith(".csv"):
+                entry["rows"] = csv_rows(path)
+            record[name] = entry
+    return record
+
+
+def leg_file_problems(folder: str | Path, recorded: Any, names: Iterable[str]) -> dict[str, str]:
+    """How the files of a leg differ from what its summary's ``files`` says it wrote (empty when they agree).
+
+    Returns:
+        File name → what is wrong with it: recorded but absent, present but not recorded, other bytes (with the
+        row counts when they differ: a cut file). A summary without a ``files`` record at all is keyed by its own
+        name, :data:`SUMMARY_FILES_KEY`.
+    """
+    if not isinstance(recorded, dict):
+        return {SUMMARY_FILES_KEY: "records no 'files' (a leg of an older skillbench?)"}
+    problems: dict[str, str] = {}
+    now = leg_files(folder, names)
+    for name in names:
+        was, is_ = recorded.get(name), now.get(name)
+        if was is None and is_ is None:
+            continue
+        if not isinstance(was, dict):
+            problems[name] = "is there but the leg's summary records no such file (added after the leg finished)"
+        elif is_ is None:
+            problems[name] = "is missing, the leg's summary records it (removed after the leg finished)"
+        elif is_["sha256"] != was.get("sha256"):
+            rows = f" ({is_['rows']} rows, the summary says {was.get('rows')})" if "rows" in is_ and \
+                is_["rows"] != was.get("rows") else ""
+            problems[name] = f"is not the file the leg's summary recorded{rows}: changed or cut after the leg finished"
+    return problems
+
+
+SUMMARY_FILES_KEY = "shard summary"
+
+
+def csv_rows(path: str | Path) -> int:
+    """The number of CSV records after the header (quoted line breaks do not split a record); -1 when unreadable."""
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            return max(sum(1 for _ in csv.reader(fh)) - 1, 0)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return -1

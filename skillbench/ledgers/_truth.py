@@ -24,12 +24,13 @@ import io
 import os
 import tempfile
 import threading
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillbench.ledgers._columns import LEGACY_TRUTH_COLUMNS, TRUTH_COLUMNS
-from skillbench.ledgers._files import TRUTH_FILE
+from skillbench.ledgers._files import METADATA_FILE, TEST_PROMPT_FILE, TRUTH_FILE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -189,3 +190,100 @@ def final_truth(truth: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
     last = pd.Series(attempts.to_numpy(), index=manifest["run_id"].astype(str)).groupby(level=0).max()
     keep = truth["attempt"].eq(truth["run_id"].map(last))
     return truth[keep].reset_index(drop=True)
+
+
+# -- the rows a run owes ------------------------------------------------------------------------------------
+# A truth row's place in the answer key: (run_id, attempt, item) with item ``rubric <index>`` or ``check <id>``.
+TruthKey = tuple[str, int, str]
+RUBRIC_OUTCOMES = ("covered", "violated", "omitted")  # a rubric row's ``decided`` (TruthRow)
+SHOWN_KEYS = 3  # rows named in a finding (the count says how many there are)
+
+
+def truth_item(item_type: str, item_index: object, check_id: str) -> str:
+    """``rubric 3`` or ``check marker``: what one truth row answers for (the key without run and attempt)."""
+    from skillbench.vocab import CHECK_ITEM
+
+    return f"check {check_id}" if item_type == CHECK_ITEM else f"rubric {item_index}"
+
+
+def owed_truth_rows(run_dir: str | Path, run_ids: Iterable[str]) -> set[TruthKey]:
+    """The rows the given runs owe ``truth.csv``: for each run's final attempt, one per rubric item of the prompt as
+    run (``test-prompt.json``) and one per check its ``metadata.json`` recorded.
+
+    The given runs are the complete runs the simulated endpoint answered
+    (:func:`skillbench.ledgers._week.answered_run_ids`): the simulated agent writes exactly these rows for every
+    answer it gives (:mod:`skillbench.sim._agent`). The final attempt is the number of attempts the metadata
+    records (the manifest's ``attempts``, which :func:`final_truth` keeps).
+
+    Raises:
+        LedgerError: a run whose ``metadata.json`` or ``test-prompt.json`` cannot be read (its rows cannot be told).
+    """
+    from skillbench.ledgers._checks import recorded_checks
+    from skillbench.ledgers._readers import LedgerError, read_json_object
+
+    run_dir = Path(run_dir)
+    owed: set[TruthKey] = set()
+    for run_id in run_ids:
+        folder = run_dir / run_id
+        meta = read_json_object(folder / METADATA_FILE, "rerun the run")
+        spec = read_json_object(folder / TEST_PROMPT_FILE, "rerun the run")
+        if meta is None or spec is None or not isinstance(spec.get("rubric", []), list):
+            raise LedgerError(f"{folder}: no readable {METADATA_FILE} and {TEST_PROMPT_FILE} with a rubric — the "
+                              "truth rows the run owes cannot be told; rerun the run")
+        attempts = meta.get("attempts")
+        final = len(attempts) if isinstance(attempts, list) and attempts else 1
+        owed |= {(run_id, final, f"rubric {i}") for i in range(len(spec.get("rubric", [])))}
+        owed |= {(run_id, final, f"check {c['id']}") for c in recorded_checks(folder)}
+    return owed
+
+
+def truth_findings(truth: pd.DataFrame, owed: set[TruthKey], *, allowed: set[str] | None = None) -> list[str]:
+    """What is wrong with a ``truth.csv`` (:func:`read_truth` output) held against the rows its runs owe.
+
+    Args:
+        truth: the file's rows.
+        owed: :func:`owed_truth_rows` of the answered complete runs.
+        allowed: the run ids the file may hold rows of (a leg's slice of the plan); None: any.
+
+    Returns:
+        One phrase per kind of damage (empty when the file holds exactly what it owes): a row listed twice, a row
+        of a run id it may not hold, an owed row it lacks (a cut file, a lost run), a row of a complete run's final
+        attempt that the run does not owe, a rubric row whose ``decided`` is no rubric outcome.
+    """
+    from skillbench.vocab import CHECK_FAILED, CHECK_ITEM, CHECK_PASSED
+
+    found: list[str] = []
+    runs = truth["run_id"].astype(str)
+    items = [truth_item(t, i, c) for t, i, c in zip(truth["item_type"], truth["item_index"], truth["check_id"],
+                                                      strict=True)]
+    keys = list(zip(runs, truth["attempt"].astype(int), items, strict=True))
+    twice = sorted(k for k, n in Counter(keys).items() if n > 1)
+    if twice:
+        found.append(f"{len(twice)} row(s) listed twice (first: {_key(twice[0])})")
+    if allowed is not None:
+        foreign = sorted(set(runs) - allowed)
+        if foreign:
+            found.append(f"holds rows of {len(foreign)} run id(s) outside the runs it may hold "
+                         f"({', '.join(foreign[:SHOWN_KEYS])})")
+    have = set(keys)
+    lacking = sorted(owed - have)
+    if lacking:
+        runs_lacking = sorted({k[0] for k in lacking})
+        found.append(f"lacks {len(lacking)} owed row(s) of {len(runs_lacking)} complete run(s) (first: "
+                     f"{_key(lacking[0])})")
+    finals = {(r, a) for r, a, _ in owed}
+    extra = sorted(k for k in have - owed if (k[0], k[1]) in finals)
+    if extra:
+        found.append(f"{len(extra)} row(s) no complete run owes (first: {_key(extra[0])})")
+    is_check = truth["item_type"].eq(CHECK_ITEM)
+    bad = (is_check & ~truth["decided"].isin({CHECK_PASSED, CHECK_FAILED})) | \
+          (~is_check & ~truth["decided"].isin(RUBRIC_OUTCOMES))
+    if bad.any():
+        row = truth[bad].iloc[0]
+        found.append(f"{int(bad.sum())} row(s) with an unknown decided value (first: {row['run_id']} "
+                     f"{row['decided']!r})")
+    return found
+
+
+def _key(key: TruthKey) -> str:
+    return f"{key[0]} attempt {key[1]} {key[2]}"

@@ -48,6 +48,7 @@ from skillbench.ledgers._readers import (
 )
 from skillbench.ledgers._reconciliation import Reconciliation, cross_check, reconcile_runs
 from skillbench.ledgers._run_folder import metadata_or_none, read_judge_cost
+from skillbench.ledgers._truth import owed_truth_rows, read_truth, truth_findings
 from skillbench.vocab import COMPLETE_STATES
 
 
@@ -169,15 +170,17 @@ def load_week(run_dir: str | Path) -> WeekLedgers:
     reconciliation = read_reconciliation(run_dir / RECONCILIATION_FILE)
     checks = read_checks(run_dir / CHECKS_FILE)
     owed = missing_check_rows(checks, expected_check_rows(run_dir, complete_run_ids(manifest)))
+    planned = read_plan_ids(run_dir)
+    truth = _truth_findings(run_dir, manifest, planned)
     if reconciliation is None:
         reconciliation = reconcile_from_plan(run_dir, manifest)
-        if reconciliation is not None and owed:
+        if reconciliation is not None and (owed or truth):
             reconciliation = cross_check(reconciliation, written=manifest["run_id"].astype(str),
-                                         checks_missing=owed, source="plan.csv")
+                                         checks_missing=owed, truth=truth, source="plan.csv")
     else:
         reconciliation = cross_check(reconciliation, written=manifest["run_id"].astype(str),
-                                     planned=read_plan_ids(run_dir), folders=run_folder_ids(run_dir),
-                                     checks_missing=owed, source=RECONCILIATION_FILE)
+                                     planned=planned, folders=run_folder_ids(run_dir),
+                                     checks_missing=owed, truth=truth, source=RECONCILIATION_FILE)
     scores = read_scores(scores_path) if scores_path.is_file() else empty_scores()
     pairs = read_pairs(run_dir / PAIRS_FILE)
     arms = week_arms(run_dir)
@@ -197,12 +200,36 @@ def load_week(run_dir: str | Path) -> WeekLedgers:
     )
 
 
+def _truth_findings(run_dir: Path, manifest: pd.DataFrame, planned: list[str] | None) -> list[str]:
+    """What is wrong with a sim week's ``truth.csv`` (empty for a week without one: the real API's)."""
+    truth = read_truth(run_dir)  # a cut row that does not parse is the reader's one line
+    if truth is None:
+        return []
+    try:
+        owed = owed_truth_rows(run_dir, answered_run_ids(manifest))
+    except LedgerError as exc:
+        return [f"cannot be checked: {exc}"]
+    return truth_findings(truth, owed, allowed=set(planned) if planned is not None else None)
+
+
 def complete_run_ids(manifest: pd.DataFrame) -> list[str]:
     """Run ids of the manifest's complete runs (``finished``/``budget_hit``; a manifest without states: all)."""
     states = manifest["run_state"].astype(str).str.strip() if "run_state" in manifest else None
     if states is None or states.eq("").all():
         return manifest["run_id"].astype(str).tolist()
     return manifest.loc[states.isin(COMPLETE_STATES), "run_id"].astype(str).tolist()
+
+
+def answered_run_ids(manifest: pd.DataFrame) -> list[str]:
+    """Run ids of the manifest's complete runs that ended in an answer (exit code 0, no API error): the runs the
+    simulated endpoint answered, so the runs that owe ``truth.csv`` their rows (:func:`owed_truth_rows`).
+
+    Args:
+        manifest: :func:`skillbench.ledgers.read_manifest` output.
+    """
+    complete = set(complete_run_ids(manifest))
+    answered = manifest["exit_code"].eq(0).fillna(False).astype(bool) & ~manifest["is_error"].astype(bool)
+    return [r for r in manifest.loc[answered, "run_id"].astype(str) if r in complete]
 
 
 def run_folder_ids(run_dir: str | Path) -> list[str]:

@@ -195,11 +195,15 @@ def test_consolidate_refuses_and_writes_nothing(matrix, tmp_path, damage):
 
 def test_an_incomplete_leg_merges_labelled_incomplete_and_stays_out_of_the_history(matrix, tmp_path):
     legs = copy_legs(matrix, tmp_path)
-    summary = legs[0] / "shard-1-of-3.json"
-    data = read_summary(summary)
-    lost = data["observed_runs"][0]
-    shutil.rmtree(legs[0] / lost)  # e.g. a cancelled leg: its summary says what it has
-    _rewrite(summary, observed_runs=[r for r in data["observed_runs"] if r != lost], observed=data["observed"] - 1)
+    expected = read_summary(legs[0] / "shard-1-of-3.json")["expected"]
+    # A leg that ran part of its slice (--limit; a cancelled leg alike): its summary and ledgers say what it has.
+    # (Editing a finished leg's folder and summary instead is tampering, which consolidate refuses:
+    # tests/security/test_merges.py.)
+    shutil.rmtree(legs[0])
+    done = cli(*GENERATE, "--shard", f"1/{N}", "--limit", str(expected - 1), "--out-dir", str(legs[0]))
+    assert done.returncode == 0, done.stderr
+    data = read_summary(legs[0] / "shard-1-of-3.json")
+    (lost,) = sorted(set(data["expected_runs"]) - set(data["observed_runs"]))
     week = tmp_path / "weekly" / "t1"
     done = cli("consolidate", *map(str, legs), "--out", str(week))
     assert done.returncode == 1, done.stderr
