@@ -190,6 +190,9 @@ class PromptSpec:
     # Whether the absence detection rule decides this prompt's unmarked must items: recorded by the layout that
     # loaded it (Layout.absence_rule: true for imported formats, false for skillbench's own JSON prompts).
     absence_rule: bool = False
+    # The folders this prompt's workspace files may be read from, set by the layout that loaded it (the suite
+    # folder and its skills root: skillbench.suite._containment); see source_roots.
+    roots: tuple[Path, ...] = ()
 
     @property
     def name(self) -> str:
@@ -227,6 +230,17 @@ class PromptSpec:
             if candidate.exists():
                 return candidate
         return None
+
+    @property
+    def source_roots(self) -> tuple[Path, ...]:
+        """The folders a workspace file of this prompt may resolve into: the loader's ``roots``, else the suite
+        folder the prompt file sits in (``SUITE_DIR/test-prompts/<name>.json``)."""
+        return self.roots or (self.path.parent.parent,)
+
+    @property
+    def hidden_paths(self) -> tuple[Path, Path]:
+        """What no workspace may hold: the prompt file (its checks, its rubric) and its solutions."""
+        return self.path, self.solution_dir
 
     @property
     def solution_dir(self) -> Path:

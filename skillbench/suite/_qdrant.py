@@ -175,7 +175,8 @@ class _Checker:
                        "rename it without the held-out prefix, or drop expect_activation")
             ok = False
         family, leaf = self.resolve_skill(shown, test)
-        spec = PromptSpec(test, path, family, leaf, heldout, absence_rule=QdrantLayout.absence_rule)
+        spec = PromptSpec(test, path, family, leaf, heldout, absence_rule=QdrantLayout.absence_rule,
+                          roots=(self.suite.suite_dir, self.suite.skills_root))
         if self.skip_missing:
             spec = with_missing_dropped(spec, lambda piece: self.warn(shown, "workspace", f"dropped (--skip-missing): "
                                                                       f"{piece}", "add the missing file to run it too"))

@@ -30,7 +30,7 @@ from skillbench.suite._defects import (
 from skillbench.suite._format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
 from skillbench.suite._layouts import DOTNET, FileField, Layout, register_layout
 from skillbench.suite._skip_missing import with_missing_dropped
-from skillbench.suite._task_checks import task_defects
+from skillbench.suite._task_checks import MISSING_FIXTURE, task_defects
 from skillbench.suite._validation import PreflightReport
 from skillbench.suite.dotnet._authoring import duplicate_name_defects, underpowered_defect
 from skillbench.suite.dotnet._skill_validator import load_scenarios
@@ -223,13 +223,13 @@ class _DotnetChecker:
         found = self.check_content(shown, draft, test, heldout)
         spec = PromptSpec(test, ctx.path, ctx.skill, f"{ctx.skill}/{SKILL_FILE}", heldout, stimulus=draft.name,
                           tags=draft.tags, reference_answer=draft.reference_answer,
-                          absence_rule=DotnetLayout.absence_rule)
+                          absence_rule=DotnetLayout.absence_rule, roots=(ctx.root, self.suite.skills_root))
         if self.skip_missing:
             spec = with_missing_dropped(spec, lambda piece: self.add(
                 "warning", shown, draft.where(), f"dropped (--skip-missing): {piece}",
                 "add the missing file to run this piece too"))
         for severity, fld, problem, fix in task_defects(spec):
-            if fld.startswith("workspace[") and fld.endswith("].src"):
+            if fld.startswith("workspace[") and fld.endswith("].src") and problem.startswith(MISSING_FIXTURE):
                 continue  # the loaders named each missing fixture by the spec's own field already
             self.add(severity, shown, draft.spec_field(fld), problem, fix)
             found += severity == "error"

@@ -195,7 +195,7 @@ class _Checker:
             return
         spec = PromptSpec(test, path, family, f"{family}/{SKILL_FILE}", heldout,
                           stimulus=item.key, reference_answer=item.expected_output,
-                          absence_rule=SkillCreatorLayout.absence_rule)
+                          absence_rule=SkillCreatorLayout.absence_rule, roots=(self.suite.suite_dir,))
         if self.skip_missing:
             spec = with_missing_dropped(spec, lambda piece: self.add(
                 "warning", path, item.where, f"dropped (--skip-missing): {piece}", "add the missing file"))
