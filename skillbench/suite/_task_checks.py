@@ -13,7 +13,7 @@ import shlex
 from collections import Counter
 from pathlib import PurePosixPath
 
-from skillbench.checktypes import Check
+from skillbench.checktypes import Check, pattern_problem
 from skillbench.suite._containment import SourceEntry, SourceEscape, claude_files, contained_source, dest_problem
 from skillbench.suite._format import PromptSpec
 from skillbench.suite._task import WorkspaceFile
@@ -90,12 +90,9 @@ def _check_defects(i: int, check: Check, files: set[str], made_by_setup: bool) -
     if check.id is not None and not CHECK_ID_RE.match(check.id):
         out.append(("error", f"{where}.id", f"{check.id!r} is not a plain identifier",
                     "use letters, digits, '.', '_', ':' or '-'"))
-    if check.pattern is not None:
-        try:
-            re.compile(check.pattern)
-        except re.error as exc:
-            out.append(("error", f"{where}.pattern", f"invalid regular expression ({exc})",
-                        "fix the pattern (Python re syntax; inline flags like (?i) go first)"))
+    if check.pattern is not None and (problem := pattern_problem(check.pattern)):
+        out.append(("error", f"{where}.pattern", problem, "fix the pattern (Python re syntax; inline flags like (?i) "
+                    "go first; no nested repeats that can match the same text, like (a+)+)"))
     if check.path is not None and (problem := _relative_path_problem(check.path)):
         out.append(("error", f"{where}.path", problem, "name a file relative to the workspace"))
     if check.tools is not None and not [t for t in check.tools if t.strip()]:

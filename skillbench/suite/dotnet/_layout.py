@@ -29,6 +29,7 @@ from skillbench.suite._defects import (
 )
 from skillbench.suite._format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
 from skillbench.suite._layouts import DOTNET, FileField, Layout, register_layout
+from skillbench.suite._nesting import NestingError
 from skillbench.suite._skip_missing import with_missing_dropped
 from skillbench.suite._task_checks import MISSING_FIXTURE, task_defects
 from skillbench.suite._validation import PreflightReport
@@ -132,6 +133,10 @@ class _DotnetChecker:
             return None
         except yaml.YAMLError as exc:
             self.add("error", shown, "yaml", f"unreadable spec: {str(exc).splitlines()[0]}", "fix the YAML syntax")
+            return None
+        except NestingError as exc:
+            self.add("error", shown, "yaml", f"unreadable spec: {exc}", "flatten the spec (a stimulus nests a few "
+                     "levels, never a hundred)")
             return None
         except (OSError, UnicodeDecodeError) as exc:
             self.add("error", shown, "file", f"unreadable spec ({exc})", "make it a UTF-8 YAML file")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillbench.checktypes import check_kind, check_kinds
+from skillbench.checktypes import check_kind, check_kinds, timeout_problem
 from skillbench.suite.dotnet._stimulus import Draft, EvalContext, TaskDefect, add_tool_checks, string_list
 
 # assertion type -> our check type, from the records (kept in registration order for the "use one of" hint)
@@ -123,8 +123,8 @@ def load_scenarios(data: dict[str, Any], ctx: EvalContext) -> tuple[list[Draft],
         add_tool_checks(draft, raw, "")
         if "timeout" in raw:
             value = raw["timeout"]
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                draft.error("timeout", f"{value!r} is not a positive number of seconds", "write timeout: 120")
+            if problem := timeout_problem(value):
+                draft.error("timeout", problem, "write timeout: 120 (seconds, at most a day)")
             else:
                 draft.timeout = float(value)
         for key in sorted(set(raw) - SCENARIO_KEYS):

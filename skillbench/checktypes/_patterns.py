@@ -1,0 +1,85 @@
+"""A check's regular expression: refused at validate when it is pathological, searched under a time limit always.
+
+Python's ``re`` cannot be interrupted: a pattern with catastrophic backtracking (``(a+)+$`` against a long run of
+``a``) holds the grading thread for hours. The ``regex`` package (a well-kept drop-in engine for ``re``'s syntax)
+takes a ``timeout``, so every search here is bounded: grading reports a timed-out search as the check's ``error``,
+never a verdict. Validate refuses a pattern a static rule could not judge well (real specs nest quantifiers safely:
+``(?:\\s+-\\w+)*``), so it tries the pattern instead: against runs of each character the pattern names and a few
+common ones (the inputs that make backtracking explode), each under :data:`TRIAL_TIMEOUT_S`. A pattern that takes
+that long on :data:`TRIAL_CHARS` characters would take far longer on a real answer or file.
+
+The syntax stays ``re``'s (documented for every spec): a pattern is compiled by ``re`` first, so one ``re`` refuses
+is refused whatever ``regex`` would accept.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import time
+
+import regex
+
+SEARCH_TIMEOUT_S = 10.0  # one search while grading (an answer, a file of up to 16 MiB: linear takes milliseconds)
+# A trial: the engine turns most nested repeats into a high-degree polynomial (``(a+)+$``, ``(x+x+)+y``: seconds on
+# a thousand characters, minutes on two thousand), the rest stay exponential; a real pattern is linear or at worst
+# quadratic (``(?m)^\s*…`` on a run of newlines: under 0.1 s here). A second on a thousand characters parts them with
+# a margin of ten either side, so a loaded machine does not refuse a real pattern.
+TRIAL_TIMEOUT_S = 1.0
+TRIAL_BUDGET_S = 10.0  # all trials of one pattern (a real one takes a tenth of a second in all)
+TRIAL_CHARS = 1000
+_COMMON = "a0 \n-_./x"
+_SUFFIXES = ("", "\x00")  # a run that ends the match, and one that makes it fail at the very end
+
+
+class PatternTimeout(Exception):
+    """A search took longer than its limit (catastrophic backtracking)."""
+
+
+def search(pattern: str, text: str, timeout_s: float | None = None) -> bool:
+    """``re.search(pattern, text) is not None``, bounded in time.
+
+    Raises:
+        PatternTimeout: the search took longer than ``timeout_s`` (default :data:`SEARCH_TIMEOUT_S`).
+        re.error, regex.error: the pattern does not compile.
+    """
+    re.compile(pattern)  # re's syntax is the documented one
+    timeout_s = SEARCH_TIMEOUT_S if timeout_s is None else timeout_s
+    try:
+        return regex.search(pattern, text, timeout=timeout_s) is not None
+    except TimeoutError:
+        raise PatternTimeout(f"took longer than {timeout_s:g}s (catastrophic backtracking)") from None
+
+
+def _trial_chars(pattern: str) -> list[str]:
+    named = [c for c in dict.fromkeys(pattern) if c in string.printable and c not in "\t\r\x0b\x0c"]
+    return list(dict.fromkeys([*named, *_COMMON]))
+
+
+def pattern_problem(pattern: str) -> str:
+    """Why ``pattern`` cannot be a check's regular expression ('' when it can): it does not compile, or a trial
+    search on a run of one character takes longer than :data:`TRIAL_TIMEOUT_S` (or all of them longer than
+    :data:`TRIAL_BUDGET_S`)."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        return f"invalid regular expression ({exc})"
+    try:
+        compiled = regex.compile(pattern)
+    except regex.error as exc:
+        return f"not supported by the grader's engine ({exc})"
+    started = time.monotonic()
+    for char in _trial_chars(pattern):
+        for suffix in _SUFFIXES:
+            text = char * TRIAL_CHARS + suffix
+            try:
+                compiled.search(text, timeout=TRIAL_TIMEOUT_S)
+            except TimeoutError:
+                return (f"pathological: searching {TRIAL_CHARS} × {char!r}{' and a NUL' if suffix else ''} took "
+                        f"longer than {TRIAL_TIMEOUT_S:g}s (catastrophic backtracking)")
+            if time.monotonic() - started > TRIAL_BUDGET_S:
+                return f"pathological: trial searches took longer than {TRIAL_BUDGET_S:g}s in all"
+    return ""
+
+
+__all__ = ["SEARCH_TIMEOUT_S", "PatternTimeout", "pattern_problem", "search"]
