@@ -19,9 +19,13 @@ import pytest
 import yaml
 
 from skillbench.cli import main
-from skillbench.generation import TaskError, prepare_task
+from skillbench.generation import GenerateOptions, TaskError, generate, prepare_task
+from skillbench.runtime import PassContext
+from skillbench.signals import run_state
 from skillbench.suite import load_suite, preflight
-from tests.helpers.sim import SITE, make_suite
+from skillbench.weekly import model_endpoint
+from tests.generation.test_generate import require_docker
+from tests.helpers.sim import SITE, forced, make_suite, require_cli, write_profiles
 
 SECRET = "HOST-SECRET-4f1c"
 SKILL_MD = "---\nname: {name}\ndescription: Fixes things. Use when something is broken.\n---\nBody.\n"
@@ -279,3 +283,29 @@ def test_a_workspace_carrying_claude_settings_gets_one_warning(tmp_path):
     warned = [str(d) for d in report.warnings if "inert" in d.problem]
     assert len(warned) == 1 and "proj/.claude/settings.json and 1 more" in warned[0], warned
     assert "--setting-sources user" in warned[0]
+
+
+# -- a real pass: the run is harness-invalid and no host byte reaches the week ----------------------------------------
+@pytest.mark.docker
+@pytest.mark.cli
+def test_a_pass_whose_fixture_became_a_link_copies_nothing(tmp_path, host):
+    require_cli()
+    require_docker()
+    suite_dir = _qdrant(tmp_path / "suite", [{"dest": "notes.txt", "src": "data/a/b/ok.txt"}])
+    suite = load_suite(suite_dir)  # validated, then the fixture is swapped for a link to the host secret
+    fixture = suite_dir / "fixtures" / "data" / "a" / "b" / "ok.txt"
+    fixture.unlink()
+    fixture.symlink_to(host / "secret.txt")
+    profiles = write_profiles(tmp_path / "p.yaml", {"haiku": forced()})
+    out_dir = tmp_path / "week"
+    opts = GenerateOptions(run_key="tk", out_dir=out_dir, models=["haiku"], conditions=["with-skill"], reps=1,
+                           jobs=1, seed=3, sandbox="docker", timeout_s=120, prompts=["t"])
+    generate(suite, opts, PassContext(endpoint=lambda: model_endpoint("sim", suite_dir=suite, profiles=profiles),
+                                      log=lambda m: None))
+    run = next(p for p in out_dir.iterdir() if (p / "metadata.json").is_file())
+    assert run_state(run) == "harness_invalid"
+    reason = json.loads((run / "metadata.json").read_text())["harness_invalid"]
+    assert "outside the suite's roots" in reason and str(host.resolve() / "secret.txt") in reason
+    assert not (run / "transcript.jsonl").exists(), "the CLI never ran"
+    leaked = [p for p in out_dir.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    assert leaked == []
