@@ -309,3 +309,17 @@ def test_a_pass_whose_fixture_became_a_link_copies_nothing(tmp_path, host):
     assert not (run / "transcript.jsonl").exists(), "the CLI never ran"
     leaked = [p for p in out_dir.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
     assert leaked == []
+
+
+def test_copy_test_files_leaves_the_eval_folders_claude_folder_out_with_a_warning(tmp_path):
+    """Real trees may carry a .claude/ folder innocently: copy_test_files leaves it out (one warning), no error."""
+    tree = _dotnet(tmp_path / "tree", {"setup": {"copy_test_files": True}})
+    settings = tree / "tests" / "p" / "s" / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": {}}')
+    report = preflight(tree)
+    assert _errors(report) == []
+    warned = [str(d) for d in report.warnings if ".claude/settings.json" in d.problem]
+    assert len(warned) == 1 and "setup.copy_test_files" in warned[0] and "is not copied" in warned[0]
+    dests = {i.dest for i in prepare_task(report.suite.prompts[0]).items}
+    assert "fixtures/ok.txt" in dests and not [d for d in dests if d.startswith(".claude")]
