@@ -47,19 +47,22 @@ def _shown(roots: Sequence[Path]) -> str:
     return ", ".join(str(r) for r in roots)
 
 
-def _check(path: Path, shown: str, roots: Sequence[Path], hidden: Sequence[Path]) -> Path:
+def _check(path: Path, shown: str, roots: Sequence[Path], hidden: Sequence[Path], what: str) -> Path:
     """``path`` resolved, or :class:`SourceEscape` when it (or the link it is) leaves the roots or is hidden."""
-    real = path.resolve()  # every link on the way, nested ones included
     link = " (a link)" if path.is_symlink() else ""
+    try:
+        real = path.resolve()  # every link on the way, nested ones included
+    except (OSError, RuntimeError):  # a link loop never resolves
+        raise SourceEscape(f"{shown}{link} never resolves (a loop of links)") from None
     if not _inside(real, roots):
-        raise SourceEscape(f"{shown}{link} resolves to {real}, outside the suite's roots ({_shown(roots)})")
+        raise SourceEscape(f"{shown}{link} resolves to {real}, outside {what} ({_shown(roots)})")
     if any(real == h or real.is_relative_to(h) or (path.is_dir() and h.is_relative_to(real)) for h in hidden):
         raise SourceEscape(f"{shown}{link} holds the suite's test prompts or solutions")
     return real
 
 
 def contained_source(source: Path, roots: Iterable[Path], hidden: Iterable[Path] = (),
-                     shown: str | None = None) -> list[SourceEntry]:
+                     shown: str | None = None, what: str = "the suite's roots") -> list[SourceEntry]:
     """Every entry copying ``source`` into a workspace takes, each resolved inside ``roots``.
 
     Args:
@@ -67,6 +70,7 @@ def contained_source(source: Path, roots: Iterable[Path], hidden: Iterable[Path]
         roots: the folders a workspace file may come from (resolved here).
         hidden: files and folders the agent must never see (the prompt file, its solutions).
         shown: how the problem line names the source (default ``source`` itself).
+        what: how the problem line names the roots.
 
     Returns:
         The source itself (a file, or a folder), then for a folder every folder and regular file below it, sorted
@@ -79,7 +83,7 @@ def contained_source(source: Path, roots: Iterable[Path], hidden: Iterable[Path]
     roots = tuple(Path(r).resolve() for r in roots)
     hidden = tuple(Path(h).resolve() for h in hidden)
     name = shown or str(source)
-    real = _check(source, name, roots, hidden)
+    real = _check(source, name, roots, hidden, what)
     if not real.is_dir():
         return [SourceEntry("", real)]
     out = [SourceEntry("", None)]
@@ -90,7 +94,7 @@ def contained_source(source: Path, roots: Iterable[Path], hidden: Iterable[Path]
         pending = []
         for child in children:
             child_rel = f"{rel}/{child.name}" if rel else child.name
-            child_real = _check(child, f"{name}/{child_rel}", roots, hidden)
+            child_real = _check(child, f"{name}/{child_rel}", roots, hidden, what)
             if child_real.is_dir():
                 if child_real in above:
                     raise SourceEscape(f"{name}/{child_rel} is a link to a folder above it (a cycle)")
@@ -100,6 +104,22 @@ def contained_source(source: Path, roots: Iterable[Path], hidden: Iterable[Path]
                 out.append(SourceEntry(child_rel, child_real))
         stack.extend(reversed(pending))
     return out
+
+
+def skill_folder_problem(folder: Path) -> str:
+    """Why a skill folder cannot be installed as it is ('' when it can): it, or a link in it, resolves outside
+    it (the folder itself: outside its parent). A run copies the folder into the agent's HOME and never follows a
+    link out of it (:func:`skillbench.generation.skill_entries`); preflight refuses what that copy would refuse."""
+    try:
+        real = folder.resolve()
+        if not real.is_relative_to(folder.parent.resolve()):
+            return f"{folder.name} is a link to {real}, outside {folder.parent}"
+        contained_source(folder, (real,), shown=folder.name, what="its skill folder")
+    except (OSError, RuntimeError):
+        return f"{folder.name} never resolves (a loop of links)"
+    except SourceEscape as exc:
+        return str(exc)
+    return ""
 
 
 def dest_problem(raw: str) -> str:
@@ -126,4 +146,5 @@ def claude_files(paths: Iterable[str]) -> list[str]:
     return sorted(p for p in paths if CLAUDE_DIR in (part.casefold() for part in PurePosixPath(p).parts[:-1]))
 
 
-__all__ = ["CLAUDE_DIR", "SourceEntry", "SourceEscape", "claude_files", "contained_source", "dest_problem"]
+__all__ = ["CLAUDE_DIR", "SourceEntry", "SourceEscape", "claude_files", "contained_source", "dest_problem",
+           "skill_folder_problem"]

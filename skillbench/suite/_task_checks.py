@@ -134,6 +134,11 @@ def task_defects(spec: PromptSpec) -> list[TaskDefect]:
         except SourceEscape as exc:
             out.append(("error", f"workspace[{i}].src", str(exc), "copy the file into the suite (a workspace file "
                         "is read from the suite's own folders, never through a link or a path out of them)"))
+    if spec.solution_dir.exists():  # read by the simulated agent on the host: the suite's own files only
+        try:
+            contained_source(spec.solution_dir, spec.source_roots, shown=f"solutions/{spec.name}")
+        except SourceEscape as exc:
+            out.append(("error", "solutions", str(exc), "copy the file into the suite's solutions/ folder"))
     for dest, n in sorted(dests.items()):
         if n > 1:
             out.append(("error", "workspace", f"{dest!r} is listed {n} times", "keep one entry per destination"))

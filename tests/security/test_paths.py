@@ -241,21 +241,23 @@ def _skill(root: Path, files: list[str]) -> Path:
     return skill
 
 
-@pytest.mark.parametrize(("files", "link", "needle"), [
-    (["data/leak.txt"], ("data/leak.txt", "file"), "(a link) resolves to"),
-    (["data"], ("data/deep/hostdir", "dir"), "'../data'/deep/hostdir (a link) resolves to"),
-    (["hostdir"], ("hostdir", "dir"), "(a link) resolves to"),
-    (["../host/secret.txt"], None, "not a plain path inside the skill folder"),
-    (["/etc/hostname"], None, "not a plain path inside the skill folder"),
-    ([".claude/settings.json"], (".claude/settings.json", "file"), "writes into the workspace's .claude/"),
+@pytest.mark.parametrize(("files", "link", "needles"), [
+    # a link out of the skill folder is the skill's own defect (the folder is installed too), named by its path
+    (["data/leak.txt"], ("data/leak.txt", "file"), ("myskill: symlink:", "data/leak.txt (a link) resolves to")),
+    (["data"], ("data/deep/hostdir", "dir"), ("myskill: symlink:", "data/deep/hostdir (a link) resolves to")),
+    (["hostdir"], ("hostdir", "dir"), ("myskill: symlink:", "hostdir (a link) resolves to")),
+    (["../host/secret.txt"], None, ("evals.json", "evals[id=1].files[0]", "not a plain path inside the skill")),
+    (["/etc/hostname"], None, ("evals.json", "evals[id=1].files[0]", "not a plain path inside the skill folder")),
+    ([".claude/settings.json"], (".claude/settings.json", "file"),
+     ("evals.json", "evals[id=1].workspace[0].dest", "writes into the workspace's .claude/")),
 ], ids=["linked-file", "deep-folder-link", "linked-folder", "dotdot", "absolute", "dest-claude"])
-def test_skill_creator_files_that_leave_the_skill_are_refused(tmp_path, host, files, link, needle):
+def test_skill_creator_files_that_leave_the_skill_are_refused(tmp_path, host, files, link, needles):
     skill = _skill(tmp_path / "skills", files)
     if link is not None:
         target = host / ("secret.txt" if link[1] == "file" else "dir")
         _link(skill / link[0], target if link[0] != ".claude/settings.json" else skill / "data" / "ok.txt")
     report = preflight(skill)
-    line = _one_error(report, "evals.json", "evals[id=1]", needle)
+    line = _one_error(report, *needles)
     assert SECRET not in line and report.suite.prompts == []
 
 
@@ -323,3 +325,31 @@ def test_copy_test_files_leaves_the_eval_folders_claude_folder_out_with_a_warnin
     assert len(warned) == 1 and "setup.copy_test_files" in warned[0] and "is not copied" in warned[0]
     dests = {i.dest for i in prepare_task(report.suite.prompts[0]).items}
     assert "fixtures/ok.txt" in dests and not [d for d in dests if d.startswith(".claude")]
+
+
+def test_a_link_that_never_resolves_is_one_line_not_a_traceback(tmp_path):
+    suite = _qdrant(tmp_path / "suite", [{"dest": "w", "src": "data"}])
+    loop = suite / "fixtures" / "data" / "loop"
+    loop.symlink_to(loop)
+    _one_error(preflight(suite), "workspace[0].src", "never resolves (a loop of links)")
+
+
+@pytest.mark.parametrize("fmt", ["dotnet", "skill-creator"])
+def test_a_skill_folder_with_a_link_out_is_refused_by_validate(tmp_path, host, fmt):
+    """qdrant's preflight always refused these; the imported formats now do too (the run would refuse it later)."""
+    if fmt == "dotnet":
+        target = _dotnet(tmp_path / "tree", {})
+        folder = target / "plugins" / "p" / "skills" / "s"
+    else:
+        target = folder = _skill(tmp_path / "skills", [])
+    _link(folder / "references" / "notes.md", host / "secret.txt")
+    report = preflight(target)
+    line = _one_error(report, ": symlink:", "references/notes.md (a link) resolves to", "outside its skill folder")
+    assert SECRET not in line
+
+
+def test_a_solution_linked_out_of_the_suite_is_refused(tmp_path, host):
+    """solutions/ is read on the host by the simulated agent, which writes it into the run: the suite's files only."""
+    suite = _qdrant(tmp_path / "suite", [{"dest": "w", "content": "x"}])
+    _link(suite / "solutions" / "t" / "fix.py", host / "secret.txt")
+    _one_error(preflight(suite), "t.json", ": solutions:", "solutions/t/fix.py (a link) resolves to")

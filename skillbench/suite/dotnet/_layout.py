@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from skillbench.ledgers import CONFIG_FILE, SKILL_FILE, slug
 from skillbench.suite._config import ConfigError, SuiteConfig, load_config
+from skillbench.suite._containment import skill_folder_problem
 from skillbench.suite._defects import (
     MAX_PROMPT_BYTES,
     TRIGGER_PHRASE,
@@ -110,6 +111,9 @@ class _DotnetChecker:
             except (OSError, UnicodeDecodeError) as exc:
                 self.add("error", display_path(path), "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
                 continue
+            if problem := skill_folder_problem(path.parent):
+                self.add("error", display_path(path.parent), "symlink", problem, "copy the file into the skill "
+                         "instead (a run installs the skill's folder and never follows a link out of it)")
             if found.name != skill:
                 self.add("error", display_path(path), "frontmatter.name", f"{found.name!r} differs from its folder "
                          f"{skill!r}", f"set name: {skill} (or rename the folder)")
