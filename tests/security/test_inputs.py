@@ -141,6 +141,21 @@ def test_a_catastrophic_pattern_is_refused_by_validate_quickly(tmp_path, capsys,
     assert time.monotonic() - started < 60  # a trial is bounded; re.search on it would run for hours
 
 
+@pytest.mark.parametrize(("pattern", "needle"), [
+    (r"(?:(?:(?:a{1000}){1000}){1000}){1000}", "counted repeats expand to more than 100000 items"),
+    ("(" * 500 + "a" + ")" * 500, "its groups nest too deeply"),
+    (r"x{1000}{1000}", "multiple repeat"),
+])
+def test_a_pattern_that_would_compile_for_hours_is_refused_at_once(tmp_path, capsys, pattern, needle):
+    """The engine expands counted repeats when it compiles (uninterruptibly): measured on re's parse first."""
+    suite = _qdrant(tmp_path / "suite", checks=[{"type": "output_matches", "pattern": pattern}])
+    started = time.monotonic()
+    _refused_once(suite, capsys, "t.json", "checks[0].pattern", needle)
+    assert time.monotonic() - started < 30
+    status, detail = text_check("matches", Check(type="output_matches", pattern=pattern), "aaa", "the answer")
+    assert status == CHECK_ERROR and detail.startswith("invalid pattern")  # grading refuses to compile it too
+
+
 def test_real_looking_patterns_pass(tmp_path, capsys):
     """Nested repeats that cannot match the same text twice are fine: a static rule would have refused them."""
     patterns = [r"(?i)kubectl\s+exec(?:\s+-\w+)*\s+pod", r"(?im)^\s*(?:[$>]\s*)?(?:dotnet-dump\s+collect)\b",
