@@ -14,7 +14,14 @@ from collections import Counter
 from pathlib import PurePosixPath
 
 from skillbench.checktypes import Check, pattern_problem
-from skillbench.suite._containment import SourceEntry, SourceEscape, claude_files, contained_source, dest_problem
+from skillbench.suite._containment import (
+    CLAUDE_DIR,
+    SourceEntry,
+    SourceEscape,
+    claude_files,
+    contained_source,
+    dest_problem,
+)
 from skillbench.suite._format import PromptSpec
 from skillbench.suite._task import WorkspaceFile
 
@@ -148,12 +155,13 @@ def task_defects(spec: PromptSpec) -> list[TaskDefect]:
     if test.allowed_tools is not None and not [t for t in test.allowed_tools if t.strip()]:
         out.append(("error", "allowed_tools", "is empty", "list the tools the agent may use, or drop the field"))
     files = workspace_paths(spec)
-    carried = claude_files(files)
-    if carried or any(".claude" in command for command in test.setup):
-        what = f"{carried[0]}" + (f" and {len(carried) - 1} more" if len(carried) > 1 else "") if carried else \
-            "a setup command that names .claude"
-        out.append(("warning", "workspace", f"{what}: {INERT_SETTINGS}",
+    if carried := claude_files(files):
+        more = f" and {len(carried) - 1} more" if len(carried) > 1 else ""
+        out.append(("warning", "workspace", f"{carried[0]}{more}: {INERT_SETTINGS}",
                     "drop them, or ignore this (the agent still sees them as files)"))
+    elif any(CLAUDE_DIR in command for command in test.setup):
+        out.append(("warning", "setup", f"a command names {CLAUDE_DIR}/: {INERT_SETTINGS}",
+                    "drop it, or ignore this (the agent still sees what it writes as files)"))
     ids: dict[str, int] = {}
     for i, check in enumerate(test.checks):
         out.extend(_check_defects(i, check, files, made_by_setup=bool(test.setup)))

@@ -353,3 +353,13 @@ def test_a_solution_linked_out_of_the_suite_is_refused(tmp_path, host):
     suite = _qdrant(tmp_path / "suite", [{"dest": "w", "content": "x"}])
     _link(suite / "solutions" / "t" / "fix.py", host / "secret.txt")
     _one_error(preflight(suite), "t.json", ": solutions:", "solutions/t/fix.py (a link) resolves to")
+
+
+def test_a_setup_command_writing_claude_settings_gets_one_warning(tmp_path):
+    suite = _qdrant(tmp_path / "suite", [{"dest": "w", "content": "x"}])
+    data = json.loads((suite / "test-prompts" / "t.json").read_text())
+    data["setup"] = ["mkdir -p .claude && echo '{\"hooks\": {}}' > .claude/settings.json"]
+    (suite / "test-prompts" / "t.json").write_text(json.dumps(data))
+    report = preflight(suite)
+    warned = [str(d) for d in report.warnings if "inert" in d.problem]
+    assert _errors(report) == [] and len(warned) == 1 and ": setup: a command names .claude/" in warned[0]
