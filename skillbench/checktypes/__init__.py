@@ -16,6 +16,7 @@ import importlib
 import pkgutil
 
 from skillbench.checktypes import kinds
+from skillbench.checktypes._patterns import SEARCH_TIMEOUT_S, PatternTimeout, pattern_problem, search
 from skillbench.checktypes._registry import (
     FILE_MISSING,
     FILE_NOT_REGULAR,
@@ -32,11 +33,13 @@ from skillbench.checktypes._registry import (
     check_kinds,
     register,
 )
+from skillbench.checktypes._timeouts import MAX_TIMEOUT_S, Timeout, checked_timeout, timeout_problem
 from skillbench.checktypes._tools import TOOL_ALIASES, canonical_tool, matching_uses, tools_used
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(kinds.__path__)):
     importlib.import_module(f"{kinds.__name__}.{_module}")
 
-__all__ = ["FILE_MISSING", "FILE_NOT_REGULAR", "FILE_OK", "TOOL_ALIASES", "AnswerLine", "Check", "CheckKind",
-           "ProbeRequest", "ProbeResult", "RunFacts", "SimRun", "ToolUseFact", "canonical_tool", "check_kind",
-           "check_kinds", "matching_uses", "register", "tools_used"]
+__all__ = ["FILE_MISSING", "FILE_NOT_REGULAR", "FILE_OK", "MAX_TIMEOUT_S", "SEARCH_TIMEOUT_S", "TOOL_ALIASES",
+           "AnswerLine", "Check", "CheckKind", "PatternTimeout", "ProbeRequest", "ProbeResult", "RunFacts", "SimRun",
+           "Timeout", "ToolUseFact", "canonical_tool", "check_kind", "check_kinds", "checked_timeout", "matching_uses",
+           "pattern_problem", "register", "search", "timeout_problem", "tools_used"]

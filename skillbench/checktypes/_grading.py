@@ -10,6 +10,9 @@ import fnmatch
 import posixpath
 import re
 
+import regex
+
+from skillbench.checktypes._patterns import PatternTimeout, search
 from skillbench.checktypes._registry import FILE_MISSING, FILE_OK, Check, ProbeResult, RunFacts
 from skillbench.vocab import CHECK_ERROR, CHECK_FAILED, CHECK_PASSED
 
@@ -38,9 +41,11 @@ def text_check(kind: str, check: Check, text: str, where: str) -> Outcome:
         verb = "lacks" if wanted else "contains"
         return CHECK_FAILED, short(f"{where} {verb} {check.value!r}")
     try:
-        found = re.search(check.pattern or "", text) is not None
-    except re.error as exc:  # preflight refuses it; a spec edited behind its back still never crashes a pass
+        found = search(check.pattern or "", text)
+    except (re.error, regex.error) as exc:  # preflight refuses it; a spec edited behind its back never crashes a pass
         return CHECK_ERROR, short(f"invalid pattern {check.pattern!r}: {exc}")
+    except PatternTimeout as exc:  # never a verdict: the pattern, not the run, is at fault
+        return CHECK_ERROR, short(f"pattern {check.pattern!r} on {where} {exc}")
     wanted = kind == "matches"
     if found == wanted:
         return CHECK_PASSED, ""

@@ -24,6 +24,8 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from pydantic_core import PydanticCustomError
 
+from skillbench.checktypes._timeouts import Timeout
+
 FILE_MISSING = "missing"  # ProbeResult.file_state: no such path in the workspace
 FILE_NOT_REGULAR = "not_regular"  # the path exists but is a folder (or another non-file)
 FILE_OK = "ok"
@@ -222,10 +224,12 @@ class Check(BaseModel):
     type: str = Field(description="a registered check type")
     id: StrictStr | None = Field(default=None, description="stable identity; default: type + hash of the options")
     value: StrictStr | None = Field(default=None, description="text the answer (or the file) must / must not hold")
-    pattern: StrictStr | None = Field(default=None, description="Python regular expression (re.search)")
+    pattern: StrictStr | None = Field(default=None, description="Python regular expression (re.search, under a "
+                                      "time limit)")
     command: StrictStr | None = Field(default=None, description="shell command run in the workspace (sh -c)")
     expected_exit_code: StrictInt | None = Field(default=None, description="run_command's passing exit code (0)")
-    timeout: float | None = Field(default=None, gt=0, description="run_command's own timeout in seconds (60)")
+    timeout: Timeout | None = Field(default=None, description="run_command's own timeout in seconds (60; at most a "
+                                    "day)")
     path: StrictStr | None = Field(default=None, description="a path (or a glob) relative to the workspace")
     tools: list[StrictStr] | None = Field(default=None, description="tool names (case-insensitive, aliases ok)")
     turns: StrictInt | None = Field(default=None, ge=1, description="max_turns: the most turns a run may take")

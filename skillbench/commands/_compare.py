@@ -11,9 +11,9 @@ from skillbench.commands import (
     add_wait_arg,
     listed,
     model_names,
-    positive_float,
     positive_int,
 )
+from skillbench.commands._generate import run_timeout
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reps", type=positive_int, metavar="k", help="repetitions per cell (default: the suite config)")
     p.add_argument("--jobs", type=positive_int, default=2, metavar="N", help="runs and judge calls at once")
     p.add_argument("--sandbox", choices=["docker", "local"], help="default docker when the engine answers")
-    p.add_argument("--timeout", type=positive_float, default=900.0, metavar="S", help="external timeout per run")
+    p.add_argument("--timeout", type=run_timeout, default=900.0, metavar="S",
+                   help="external timeout per run (seconds, at most a day)")
     p.add_argument("--judge-model", metavar="M", help="judge model (default: the judge's default)")
     p.add_argument("--out-dir", metavar="DIR", help="default SUITE_DIR/compare/compare-<base>-<head>/")
     p.add_argument("--skip-missing", action="store_true",

@@ -22,6 +22,20 @@ from skillbench.commands import (
 from skillbench.ledgers import MANIFEST_FILE, PLAN_FILE, RECONCILIATION_FILE
 
 
+def run_timeout(text: str) -> float:
+    """An argparse type: a run's external timeout, by the rule a spec's ``timeout`` follows
+    (:func:`skillbench.checktypes.timeout_problem`: finite, above 0, at most a day)."""
+    from skillbench.checktypes import timeout_problem  # on use: building the parser stays import-free
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if problem := timeout_problem(value):
+        raise argparse.ArgumentTypeError(problem)
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("generate", help="run models × conditions × reps with the real Claude Code CLI",
                        description="Run the plan in fresh sandboxes, then write manifest.csv and reconciliation.json "
@@ -56,8 +70,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out-dir", metavar="DIR", help="default SUITE_DIR/weekly/<run_key>/")
     p.add_argument("--max-total-usd", type=positive_float, metavar="X",
                    help="stop starting runs once finished runs cost X")
-    p.add_argument("--timeout", type=positive_float, default=900.0, metavar="S",
-                   help="external timeout per run attempt, in seconds (a task prompt's own `timeout` wins)")
+    p.add_argument("--timeout", type=run_timeout, default=900.0, metavar="S",
+                   help="external timeout per run attempt, in seconds, at most a day (a task prompt's own `timeout` "
+                        "wins)")
     p.add_argument("--skip-missing", action="store_true",
                    help="run tasks without the workspace files the tree lacks and without what uses them (recorded "
                         "with each run, listed in the scorecard's coverage)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import subprocess
 import tarfile
 import time
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from skillbench.checktypes import FILE_MISSING, FILE_NOT_REGULAR, FILE_OK, Check, ProbeResult
-from skillbench.suite import PromptSpec
+from skillbench.suite import PromptSpec, SourceEscape, WorkspaceFile, dest_problem, source_entries
 
 SETUP_TIMEOUT_S = 300.0  # one setup command (installing a package from a wheel in the fixtures, building, …)
 FILE_PROBE_MAX_BYTES = 16 * 1024 * 1024  # a check reads a text file, never a whole disk image
@@ -138,36 +139,47 @@ class TaskRun:
 
 
 def _dest(spec: PromptSpec, raw: str) -> str:
-    """A workspace-relative POSIX path, or :class:`TaskError` naming the field."""
-    path = PurePosixPath(raw)
-    if path.is_absolute() or ".." in path.parts or not path.parts or str(path) == ".":
-        raise TaskError(f"{spec.path}: workspace dest {raw!r} must be a path inside the workspace (relative, no '..')")
-    return str(path)
+    """A workspace-relative POSIX path (preflight's rule, :func:`skillbench.suite.dest_problem`), or
+    :class:`TaskError` naming the field."""
+    if problem := dest_problem(raw):
+        raise TaskError(f"{spec.path}: workspace dest {problem} — it must be a path inside the workspace (relative, no "
+                        "'..', never the root or .claude/)")
+    return str(PurePosixPath(raw))
 
 
-def _items_from(spec: PromptSpec, source: Path, dest: str, mode: int | None) -> list[WorkspaceItem]:
-    """The file, or every file and folder under a folder (links followed only inside that folder)."""
-    root = source.resolve()
-    hidden = (spec.path.resolve(), spec.solution_dir.resolve())
-    if source.is_dir() and any(h.is_relative_to(root) for h in hidden):
-        # the agent must never see the suite's prompts (their checks) or its solutions
-        raise TaskError(f"{spec.path}: workspace src {source} holds the suite's test prompts or solutions — name a "
-                        "fixture folder instead")
-    if source.is_file():
-        return [WorkspaceItem(dest, source.read_bytes(), mode or (source.stat().st_mode & 0o777) or 0o644)]
-    items = [WorkspaceItem(dest, None)]
-    for here, dirs, files in os.walk(source):
-        base = Path(here)
-        for name in sorted(dirs) + sorted(files):
-            path = base / name
-            rel = path.relative_to(source).as_posix()
-            if not path.resolve().is_relative_to(root):
-                raise TaskError(f"{spec.path}: workspace src {source}/{rel} is a link out of its folder — copy the "
-                                "file into the fixture instead")
-            if path.is_dir():
-                items.append(WorkspaceItem(f"{dest}/{rel}", None))
-            elif path.is_file():
-                items.append(WorkspaceItem(f"{dest}/{rel}", path.read_bytes(), mode or path.stat().st_mode & 0o777))
+def _read(path: Path) -> tuple[bytes, int]:
+    """A checked file's bytes and mode, opened without following a link swapped in for it since the check."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or a device swapped in: never read it (it could block)
+            raise OSError(f"{path} is no longer a regular file")
+        return handle.read(), info.st_mode & 0o777
+
+
+def _items_from(spec: PromptSpec, entry: WorkspaceFile, dest: str, mode: int | None) -> list[WorkspaceItem]:
+    """The file, or every file and folder under a folder: exactly what preflight's containment check
+    (:func:`skillbench.suite.source_entries`) returns now, read from the resolved paths it checked."""
+    try:
+        entries = source_entries(spec, entry)
+    except SourceEscape as exc:
+        raise TaskError(f"{spec.path}: workspace src {exc} — copy the file into the suite (a workspace file is read "
+                        "from the suite's own folders, never through a link or a path out of them)") from None
+    if entries is None:
+        raise TaskError(f"{spec.path}: workspace src {entry.src!r} is neither beside the prompt file nor in "
+                        "the suite's fixtures/ folder")
+    items = []
+    for found in entries:
+        where = f"{dest}/{found.rel}" if found.rel else dest
+        if found.real is None:
+            items.append(WorkspaceItem(where, None))
+            continue
+        try:
+            data, own = _read(found.real)
+        except OSError as exc:
+            raise TaskError(f"{spec.path}: workspace src {entry.src!r}: {where} cannot be read ({exc}) — restore "
+                            "the file") from None
+        items.append(WorkspaceItem(where, data, mode or own or 0o644))
     return items
 
 
@@ -201,11 +213,7 @@ def prepare_task(spec: PromptSpec) -> TaskRun | None:
         if entry.content is not None:
             items.append(WorkspaceItem(dest, entry.content.encode("utf-8"), mode or 0o644))
             continue
-        source = spec.workspace_source(entry)
-        if source is None:
-            raise TaskError(f"{spec.path}: workspace src {entry.src!r} is neither beside the prompt file nor in "
-                            "the suite's fixtures/ folder")
-        items.extend(_items_from(spec, source, dest, mode))
+        items.extend(_items_from(spec, entry, dest, mode))
     probes = tuple(p for p in (probe_for(c) for c in test.checks) if p is not None)
     return TaskRun(tuple(items), tuple(test.setup), probes, dests=tuple(e.dest for e in test.workspace))
 

@@ -9,6 +9,12 @@ from ._config import (
     SuiteSettings as SuiteSettings,
     load_config as load_config,
 )
+from ._containment import (
+    SourceEntry as SourceEntry,
+    SourceEscape as SourceEscape,
+    contained_source as contained_source,
+    dest_problem as dest_problem,
+)
 from ._defects import (
     RUBRIC_RANGES as RUBRIC_RANGES,
     Defect as Defect,
@@ -50,6 +56,8 @@ from ._layouts import (
     registered_layouts as registered_layouts,
 )
 from ._placebo import carries_placebo as carries_placebo, materialize_placebo as materialize_placebo
+from ._task import WorkspaceFile as WorkspaceFile
+from ._task_checks import source_entries as source_entries
 from ._validation import (
     PreflightReport as PreflightReport,
     SuiteError as SuiteError,

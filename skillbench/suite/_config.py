@@ -37,7 +37,7 @@ class ConfigError(ValueError):
 class SuiteSettings(BaseModel):
     """Where the suite's skills live and how prompts are split."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # TOML has types: true is never 1
 
     skills_root: str | None = Field(
         default=None, description="skills tree, relative to SUITE_DIR (default: skills/ or ../skills/)"
@@ -49,7 +49,7 @@ class SuiteSettings(BaseModel):
 class RunSettings(BaseModel):
     """How a weekly run calls the CLI; defaults are qdrant's weekly run."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     models: list[str] = Field(default_factory=lambda: ["sonnet", "haiku"])
     reps: int = Field(default=2, ge=1)
@@ -57,24 +57,25 @@ class RunSettings(BaseModel):
     allowed_tools: list[str] = Field(default_factory=lambda: list(DEFAULT_ALLOWED_TOOLS))
     permission_mode: str = "dontAsk"
     max_turns: int = Field(default=20, ge=1)
-    max_budget_usd: float = Field(default=2.0, gt=0)
+    max_budget_usd: float = Field(default=2.0, gt=0, allow_inf_nan=False)
 
 
 class JudgeSettings(BaseModel):
     """How the weekly chain's judges call the model (the judging stage and calibration)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     batch: bool = Field(default=False, description="judge through Message Batches (half the price, not at once)")
-    batch_wait_s: float = Field(default=60.0, ge=0, description="the longest the judging stage waits for a "
-                                "batch; then it stops 'judge pending' and a rerun of the run key continues")
+    batch_wait_s: float = Field(default=60.0, ge=0, allow_inf_nan=False,
+                                description="the longest the judging stage waits for a batch; then it stops 'judge "
+                                "pending' and a rerun of the run key continues")
 
 
 class QualityConfig(BaseModel):
     """How ``skillbench lint-skills`` sizes the suite's skills (the category names are checked by
     :func:`skillbench.quality._categories.quality_settings`, the home of the categories and their line targets)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     categories: dict[str, str] = Field(default_factory=dict, description="family = category (e.g. workflow)")
     default_category: str | None = Field(default=None, description="the category of a family not listed")
@@ -83,7 +84,7 @@ class QualityConfig(BaseModel):
 class SuiteConfig(BaseModel):
     """The whole `skillbench.toml`: ``[suite]``, ``[run]``, ``[judge]`` and ``[quality]`` tables."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     suite: SuiteSettings = Field(default_factory=SuiteSettings)
     run: RunSettings = Field(default_factory=RunSettings)
@@ -117,6 +118,9 @@ def load_config(suite_dir: str | Path) -> SuiteConfig:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, "TOML syntax", str(exc), "fix the file's syntax") from exc
+    except RecursionError:  # tomllib recurses once per level of nested arrays and inline tables
+        raise ConfigError(path, "TOML syntax", "nested too deeply to read", "flatten the file (the config nests "
+                          "two levels)") from None
     try:
         return SuiteConfig.model_validate(raw)
     except ValidationError as exc:

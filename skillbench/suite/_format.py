@@ -22,10 +22,11 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
-from skillbench.checktypes import Check
+from skillbench.checktypes import Check, Timeout
 from skillbench.ledgers import FIXTURES_DIR, SKILL_FILE, SOLUTIONS_DIR
 from skillbench.suite._config import SuiteConfig
 from skillbench.suite._layouts import QDRANT
+from skillbench.suite._nesting import NestingError, load_yaml
 from skillbench.suite._task import WorkspaceFile
 from skillbench.vocab import ITEM_TYPES, ItemType  # noqa: F401 - ITEM_TYPES re-exported
 
@@ -58,7 +59,8 @@ class TestPrompt(BaseModel):
     workspace: list[WorkspaceFile] = Field(default_factory=list)
     setup: list[StrictStr] = Field(default_factory=list)
     checks: list[Check] = Field(default_factory=list)
-    timeout: float | None = Field(default=None, gt=0, description="external timeout of this task's runs, seconds")
+    timeout: Timeout | None = Field(default=None, description="external timeout of this task's runs, seconds (at "
+                                    "most a day)")
     allowed_tools: list[StrictStr] | None = Field(default=None, description="overrides [run].allowed_tools")
     # A should-trigger query of a trigger eval set (skillbench.suite.skill_creator): run in the with-skill arm
     # only, for trigger recall; never lift-scored or judged (it has no rubric).
@@ -154,9 +156,11 @@ def read_skill(path: Path, leaf: str) -> Skill:
     if not match:
         raise FrontmatterError("no YAML frontmatter (a leading '---' block)")
     try:
-        meta = yaml.safe_load(match.group(1))
+        meta = load_yaml(match.group(1))
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"frontmatter is not valid YAML ({str(exc).splitlines()[0]})") from exc
+    except NestingError as exc:
+        raise FrontmatterError(f"frontmatter is {exc}") from None
     if not isinstance(meta, dict):
         raise FrontmatterError("frontmatter is not a mapping")
     for key in ("name", "description"):
@@ -190,6 +194,9 @@ class PromptSpec:
     # Whether the absence detection rule decides this prompt's unmarked must items: recorded by the layout that
     # loaded it (Layout.absence_rule: true for imported formats, false for skillbench's own JSON prompts).
     absence_rule: bool = False
+    # The folders this prompt's workspace files may be read from, set by the layout that loaded it (the suite
+    # folder and its skills root: skillbench.suite._containment); see source_roots.
+    roots: tuple[Path, ...] = ()
 
     @property
     def name(self) -> str:
@@ -227,6 +234,17 @@ class PromptSpec:
             if candidate.exists():
                 return candidate
         return None
+
+    @property
+    def source_roots(self) -> tuple[Path, ...]:
+        """The folders a workspace file of this prompt may resolve into: the loader's ``roots``, else the suite
+        folder the prompt file sits in (``SUITE_DIR/test-prompts/<name>.json``)."""
+        return self.roots or (self.path.parent.parent,)
+
+    @property
+    def hidden_paths(self) -> tuple[Path, Path]:
+        """What no workspace may hold: the prompt file (its checks, its rubric) and its solutions."""
+        return self.path, self.solution_dir
 
     @property
     def solution_dir(self) -> Path:

@@ -37,6 +37,7 @@ from skillbench.suite._format import (
     read_skill,
 )
 from skillbench.suite._layouts import QDRANT, SKILL_CREATOR, FileField, Layout, layout_named, register_layout
+from skillbench.suite._nesting import NestingError, load_json
 from skillbench.suite._skip_missing import with_missing_dropped
 from skillbench.suite._task_checks import task_defects
 from skillbench.suite._validation import PreflightReport
@@ -136,7 +137,10 @@ class _Checker:
     def load_prompt(self, path: Path) -> PromptSpec | None:
         shown = display_path(path)
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            raw = load_json(path.read_text(encoding="utf-8"))
+        except NestingError as exc:
+            self.error(shown, "json", str(exc), "flatten the file (a prompt nests a few levels, never a hundred)")
+            return None
         except json.JSONDecodeError as exc:
             self.error(shown, "json", f"syntax error at line {exc.lineno}, column {exc.colno}: {exc.msg}",
                        "fix the JSON (a validator or `python -m json.tool` shows the spot)")
@@ -175,7 +179,8 @@ class _Checker:
                        "rename it without the held-out prefix, or drop expect_activation")
             ok = False
         family, leaf = self.resolve_skill(shown, test)
-        spec = PromptSpec(test, path, family, leaf, heldout, absence_rule=QdrantLayout.absence_rule)
+        spec = PromptSpec(test, path, family, leaf, heldout, absence_rule=QdrantLayout.absence_rule,
+                          roots=(self.suite.suite_dir, self.suite.skills_root))
         if self.skip_missing:
             spec = with_missing_dropped(spec, lambda piece: self.warn(shown, "workspace", f"dropped (--skip-missing): "
                                                                       f"{piece}", "add the missing file to run it too"))

@@ -64,7 +64,7 @@ def drop_missing(spec: PromptSpec) -> tuple[TestPrompt, list[str]]:
         else:
             setup.append(command)
     trimmed = test.model_copy(update={"workspace": keep, "setup": setup})
-    files = workspace_paths(PromptSpec(trimmed, spec.path, spec.family, spec.leaf, spec.heldout))
+    files = workspace_paths(dataclasses.replace(spec, test=trimmed))
     checks = []
     for check in test.checks:
         uses = check.command is not None and (_mentions(check.command, gone) or (not setup and any(

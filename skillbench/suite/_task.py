@@ -9,7 +9,7 @@ anything its type's record does not take, one line per defect.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictStr, model_validator
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, model_validator
 
 
 class WorkspaceFile(BaseModel):
@@ -24,7 +24,7 @@ class WorkspaceFile(BaseModel):
     dest: StrictStr
     src: StrictStr | None = None
     content: StrictStr | None = None
-    executable: bool = False
+    executable: StrictBool = False
 
     @model_validator(mode="after")
     def _one_source(self) -> WorkspaceFile:

@@ -9,9 +9,8 @@ wrote, else the fixtures).
 
 from __future__ import annotations
 
-import re
-
 from skillbench.checktypes._grading import Outcome, glob_files, probed_files, short, sim_files, taken_probe, text_check
+from skillbench.checktypes._patterns import search
 from skillbench.checktypes._registry import FILE_MISSING, Check, CheckKind, ProbeRequest, RunFacts, SimRun, register
 from skillbench.vocab import CHECK_FAILED, CHECK_PASSED
 
@@ -71,7 +70,7 @@ def _simulate(check: Check, run: SimRun, _answer: str, _crossed: bool) -> bool:
         return bool(contents)
     if check.type == "file_contains":  # case-insensitive, as the grader compares
         return any((check.value or "").casefold() in text.casefold() for text in contents)
-    return any(re.search(check.pattern or "", text) is not None for text in contents)
+    return any(search(check.pattern or "", text) for text in contents)
 
 
 register(CheckKind(

@@ -7,9 +7,8 @@ and writes the line that gives it; its truth applies the rule as written (a plai
 
 from __future__ import annotations
 
-import re
-
 from skillbench.checktypes._grading import Outcome, text_check
+from skillbench.checktypes._patterns import search
 from skillbench.checktypes._registry import AnswerLine, Check, CheckKind, RunFacts, SimRun, register
 from skillbench.vocab import CHECK_FAILED, CHECK_PASSED
 
@@ -23,7 +22,7 @@ def _simulate(check: Check, _run: SimRun, answer: str, _crossed: bool) -> bool:
         return (check.value or "") in answer
     if check.type == "output_not_contains":
         return (check.value or "") not in answer
-    found = re.search(check.pattern or "", answer) is not None
+    found = search(check.pattern or "", answer)
     return found if check.type == "output_matches" else not found
 
 

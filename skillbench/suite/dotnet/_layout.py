@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from skillbench.ledgers import CONFIG_FILE, SKILL_FILE, slug
 from skillbench.suite._config import ConfigError, SuiteConfig, load_config
+from skillbench.suite._containment import skill_folder_problem
 from skillbench.suite._defects import (
     MAX_PROMPT_BYTES,
     TRIGGER_PHRASE,
@@ -29,8 +30,9 @@ from skillbench.suite._defects import (
 )
 from skillbench.suite._format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
 from skillbench.suite._layouts import DOTNET, FileField, Layout, register_layout
+from skillbench.suite._nesting import NestingError
 from skillbench.suite._skip_missing import with_missing_dropped
-from skillbench.suite._task_checks import task_defects
+from skillbench.suite._task_checks import MISSING_FIXTURE, task_defects
 from skillbench.suite._validation import PreflightReport
 from skillbench.suite.dotnet._authoring import duplicate_name_defects, underpowered_defect
 from skillbench.suite.dotnet._skill_validator import load_scenarios
@@ -109,6 +111,9 @@ class _DotnetChecker:
             except (OSError, UnicodeDecodeError) as exc:
                 self.add("error", display_path(path), "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
                 continue
+            if problem := skill_folder_problem(path.parent):
+                self.add("error", display_path(path.parent), "symlink", problem, "copy the file into the skill "
+                         "instead (a run installs the skill's folder and never follows a link out of it)")
             if found.name != skill:
                 self.add("error", display_path(path), "frontmatter.name", f"{found.name!r} differs from its folder "
                          f"{skill!r}", f"set name: {skill} (or rename the folder)")
@@ -132,6 +137,10 @@ class _DotnetChecker:
             return None
         except yaml.YAMLError as exc:
             self.add("error", shown, "yaml", f"unreadable spec: {str(exc).splitlines()[0]}", "fix the YAML syntax")
+            return None
+        except NestingError as exc:
+            self.add("error", shown, "yaml", f"unreadable spec: {exc}", "flatten the spec (a stimulus nests a few "
+                     "levels, never a hundred)")
             return None
         except (OSError, UnicodeDecodeError) as exc:
             self.add("error", shown, "file", f"unreadable spec ({exc})", "make it a UTF-8 YAML file")
@@ -223,13 +232,13 @@ class _DotnetChecker:
         found = self.check_content(shown, draft, test, heldout)
         spec = PromptSpec(test, ctx.path, ctx.skill, f"{ctx.skill}/{SKILL_FILE}", heldout, stimulus=draft.name,
                           tags=draft.tags, reference_answer=draft.reference_answer,
-                          absence_rule=DotnetLayout.absence_rule)
+                          absence_rule=DotnetLayout.absence_rule, roots=(ctx.root, self.suite.skills_root))
         if self.skip_missing:
             spec = with_missing_dropped(spec, lambda piece: self.add(
                 "warning", shown, draft.where(), f"dropped (--skip-missing): {piece}",
                 "add the missing file to run this piece too"))
         for severity, fld, problem, fix in task_defects(spec):
-            if fld.startswith("workspace[") and fld.endswith("].src"):
+            if fld.startswith("workspace[") and fld.endswith("].src") and problem.startswith(MISSING_FIXTURE):
                 continue  # the loaders named each missing fixture by the spec's own field already
             self.add(severity, shown, draft.spec_field(fld), problem, fix)
             found += severity == "error"

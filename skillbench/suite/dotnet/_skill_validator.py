@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillbench.checktypes import check_kind, check_kinds
+from skillbench.checktypes import check_kind, check_kinds, timeout_problem
+from skillbench.suite._containment import dest_problem
 from skillbench.suite.dotnet._stimulus import Draft, EvalContext, TaskDefect, add_tool_checks, string_list
 
 # assertion type -> our check type, from the records (kept in registration order for the "use one of" hint)
@@ -26,6 +27,10 @@ def _files(draft: Draft, ctx: EvalContext, setup: dict[str, Any]) -> None:
     copied: dict[str, int] = {}
     if setup.get("copy_test_files") is True:
         for rel in ctx.test_files():
+            if dest_problem(rel):  # the eval folder's own .claude/: never written into the CLI's project folder
+                draft.warn("setup.copy_test_files", f"{rel!r} is not copied: {dest_problem(rel)}",
+                           "move it out of .claude/ if the task needs it (the CLI never loads it from there)")
+                continue
             copied[rel] = len(draft.workspace)
             draft.add("workspace", {"dest": rel, "src": rel}, "setup.copy_test_files", {"dest": "", "src": ""})
     elif "copy_test_files" in setup and setup["copy_test_files"] is not False:
@@ -123,8 +128,8 @@ def load_scenarios(data: dict[str, Any], ctx: EvalContext) -> tuple[list[Draft],
         add_tool_checks(draft, raw, "")
         if "timeout" in raw:
             value = raw["timeout"]
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                draft.error("timeout", f"{value!r} is not a positive number of seconds", "write timeout: 120")
+            if problem := timeout_problem(value):
+                draft.error("timeout", problem, "write timeout: 120 (seconds, at most a day)")
             else:
                 draft.timeout = float(value)
         for key in sorted(set(raw) - SCENARIO_KEYS):

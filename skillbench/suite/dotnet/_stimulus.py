@@ -14,25 +14,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillbench.checktypes import timeout_problem
+
 TaskDefect = tuple[str, str, str, str]  # severity, field, problem, fix
 SPEC_NAMES = ("eval.vally.yaml", "eval.yaml")  # never copied into a workspace, shadowed or not
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s?)?\s*$")
 
 
 def parse_duration(value: Any) -> float | None:
-    """Seconds of ``120``, ``"90s"``, ``"6m"``, ``"1h30m"``; None when it is not a duration."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value) if value > 0 else None
-    if not isinstance(value, str) or not value.strip():
-        return None
-    match = _DURATION.match(value)
-    if not match or not any(match.groups()):
-        return None
-    h, m, s = (float(g) if g else 0.0 for g in match.groups())
-    total = h * 3600 + m * 60 + s
-    return total or None
+    """Seconds of ``120``, ``"90s"``, ``"6m"``, ``"1h30m"``; None when it is not a duration a run may wait
+    (the timeout rule, :func:`skillbench.checktypes.timeout_problem`: finite, above 0, at most a day)."""
+    if isinstance(value, str) and value.strip():
+        match = _DURATION.match(value)
+        if not match or not any(match.groups()):
+            return None
+        h, m, s = (float(g) if g else 0.0 for g in match.groups())
+        value = h * 3600 + m * 60 + s
+    return None if timeout_problem(value) else float(value)
 
 
 @dataclass(frozen=True)

@@ -116,8 +116,8 @@ def load_stimuli(data: dict[str, Any], ctx: EvalContext) -> tuple[list[Draft], l
     if "timeout" in defaults:
         default_timeout = parse_duration(defaults["timeout"])
         if default_timeout is None:
-            defects.append(("error", "defaults.timeout", f"{defaults['timeout']!r} is not a duration",
-                            "write e.g. 6m, 90s or 1h"))
+            defects.append(("error", "defaults.timeout", f"{defaults['timeout']!r} is not a duration (above 0, at "
+                            "most a day)", "write e.g. 6m, 90s or 1h"))
     runs = defaults.get("runs")
     if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
         defects.append(("error", "defaults.runs", f"{runs!r} is not a positive whole number", "write runs: 3"))
@@ -157,7 +157,8 @@ def load_stimuli(data: dict[str, Any], ctx: EvalContext) -> tuple[list[Draft], l
         if "timeout" in raw:
             draft.timeout = parse_duration(raw["timeout"])
             if draft.timeout is None:
-                draft.error("timeout", f"{raw['timeout']!r} is not a duration", "write e.g. 6m, 90s or 1h")
+                draft.error("timeout", f"{raw['timeout']!r} is not a duration (above 0, at most a day)",
+                            "write e.g. 6m, 90s or 1h")
         golden = raw.get("golden_trajectory")
         if isinstance(golden, dict):
             draft.reference_answer = reference_answer(golden.get("inline") or {})

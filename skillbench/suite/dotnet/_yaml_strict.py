@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from skillbench.suite._nesting import check_node_count, check_yaml_nesting
+
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
@@ -77,16 +79,19 @@ def load_strict(path: str | Path) -> Any:
 
     Raises:
         DuplicateKeyError: a mapping gives one key twice (every duplicate is listed).
+        NestingError: nested deeper than the suite's bound, or too large once its aliases are expanded.
         yaml.YAMLError: the file is not YAML.
         OSError, UnicodeDecodeError: the file cannot be read as UTF-8 text.
     """
     path = Path(path)
     text = path.read_text(encoding="utf-8")
+    check_yaml_nesting(text)  # before the composer, which recurses once per level
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
+        check_node_count(node)
         dups = list(_duplicates(node, "", set()))
         if dups:
             raise DuplicateKeyError(path, dups)

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from skillbench.suite._defects import MAX_PROMPT_BYTES
+from skillbench.suite._nesting import NestingError, load_json
 
 ItemDefect = tuple[str, str, str, str]  # severity, field, problem, fix
 EVAL_KEYS = ("id", "prompt", "expected_output", "files", "expectations")
@@ -51,7 +52,9 @@ def read_json(path: Path) -> Any:
         EvalFileError: unreadable, not UTF-8, or not JSON (the syntax error's line and column named).
     """
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return load_json(path.read_text(encoding="utf-8"))
+    except NestingError as exc:
+        raise EvalFileError(str(exc), "flatten the file (an eval set nests a few levels, never a hundred)") from None
     except json.JSONDecodeError as exc:
         raise EvalFileError(f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
                             "fix the JSON (`python -m json.tool FILE` shows the spot)") from exc

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from skillbench.ledgers import CONFIG_FILE, SKILL_EVALS_DIR, SKILL_EVALS_FILE, SKILL_FILE, slug
 from skillbench.suite._config import ConfigError, SuiteConfig, load_config
+from skillbench.suite._containment import skill_folder_problem
 from skillbench.suite._defects import TRIGGER_PHRASE, Defect, display_path
 from skillbench.suite._format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
 from skillbench.suite._layouts import SKILL_CREATOR, FileField, Layout, register_layout
@@ -108,6 +109,10 @@ class _Checker:
             return None
         except (OSError, UnicodeDecodeError) as exc:
             self.add("error", path, "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
+            return None
+        if problem := skill_folder_problem(folder):
+            self.add("error", folder, "symlink", problem, "copy the file into the skill instead (a run installs the "
+                     "skill's folder and never follows a link out of it)")
             return None
         if found.name != family:  # the CLI lists a skill by its frontmatter name, installed under the folder's
             self.add("error", path, "frontmatter.name", f"{found.name!r} differs from its folder {family!r}",
@@ -195,7 +200,7 @@ class _Checker:
             return
         spec = PromptSpec(test, path, family, f"{family}/{SKILL_FILE}", heldout,
                           stimulus=item.key, reference_answer=item.expected_output,
-                          absence_rule=SkillCreatorLayout.absence_rule)
+                          absence_rule=SkillCreatorLayout.absence_rule, roots=(self.suite.suite_dir,))
         if self.skip_missing:
             spec = with_missing_dropped(spec, lambda piece: self.add(
                 "warning", path, item.where, f"dropped (--skip-missing): {piece}", "add the missing file"))
