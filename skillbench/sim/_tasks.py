@@ -33,7 +33,7 @@ from skillbench.checktypes import Check, canonical_tool, check_kinds
 from skillbench.sim import _draws as draws
 from skillbench.sim._conversation import Conversation, ToolCall
 from skillbench.sim._profiles import AgentProfile
-from skillbench.suite import PromptSpec, Suite
+from skillbench.suite import PromptSpec, SourceEscape, Suite, source_entries
 from skillbench.vocab import CHECK_FAILED, CHECK_PASSED
 
 READ_WORKSPACE, SOLVE_READ, SOLVE_WRITE, RETRY_READ, RETRY_WRITE = (
@@ -61,15 +61,22 @@ def workspace_files(spec: PromptSpec) -> dict[str, bytes]:
         if entry.content is not None:
             out[_rel(entry.dest)] = entry.content.encode("utf-8")
             continue
-        src = spec.workspace_source(entry)
-        if src is None:
-            continue
-        if src.is_dir():
-            for f in sorted(p for p in src.rglob("*") if p.is_file()):
-                out[_rel(posixpath.join(entry.dest, f.relative_to(src).as_posix()))] = f.read_bytes()
-        else:
-            dest = posixpath.join(entry.dest, src.name) if entry.dest.endswith("/") else entry.dest
-            out[_rel(dest)] = src.read_bytes()
+        try:  # what generation installs: the same containment rule, read from the paths it resolved
+            entries = source_entries(spec, entry)
+        except SourceEscape:
+            continue  # generation refuses the run: the simulated workspace holds nothing of it either
+        for found in entries or []:
+            if found.real is None:
+                continue
+            if found.rel:
+                dest = posixpath.join(entry.dest, found.rel)
+            else:
+                named = spec.workspace_source(entry)
+                dest = posixpath.join(entry.dest, named.name) if entry.dest.endswith("/") and named else entry.dest
+            try:
+                out[_rel(dest)] = found.real.read_bytes()
+            except OSError:
+                continue
     return out
 
 
