@@ -119,8 +119,9 @@ def test_limits_are_hit_recorded_and_nothing_hangs(image, tmp_path):
     its limit, the run says which, and the captured output keeps its head and tail within the cap."""
     small = {"memory_mb": 256, "pids": 128, "workspace_mb": 16, "home_mb": 16, "tmp_mb": 16, "log_kb": 16,
              "output_mb": 1}
-    bomb = TaskRun(setup=("head -c 100000 /dev/zero | tr '\\0' x; echo; b() { b | b & }; b; sleep 1; exit 3",),
-                   setup_timeout_s=5)
+    # the bomb gets three seconds to fill the process table (a loaded 2-core machine forks slowly)
+    bomb = TaskRun(setup=("head -c 100000 /dev/zero | tr '\\0' x; echo; b() { b | b & }; b; sleep 3; exit 3",),
+                   setup_timeout_s=8)
     started = time.monotonic()
     failed = _sandbox(image, tmp_path, "true", **small).run(["claude"], ENV, [], 30, "bomb", task=bomb,
                                                                  relay=offline_plan())
