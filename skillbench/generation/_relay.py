@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import ipaddress
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -42,6 +44,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from skillbench.signals import relay_cost
 from skillbench.wire import (
     ATTEMPT_HEADER,
     FAULT_HEADER,
@@ -60,6 +63,11 @@ CONTAINER_PORT = 8742  # where a sealed container serves a real endpoint's relay
 TOKEN_PREFIX = "sk-skillbench-run-"
 MAX_REQUEST_BYTES = 32 << 20  # the API's own request limit is 32 MB
 MAX_RECORDED_BYTES = 16 << 20  # a response recorded beyond this is marked cut in the record (and still relayed)
+MAX_CONNECTIONS = 16  # open sandbox connections per relay (the CLI keeps one or two alive)
+MAX_IN_FLIGHT_BYTES = 64 << 20  # request bodies being read at once, all connections together
+MAX_EXCHANGES = 2000  # requests per run (a week's longest runs send dozens): past it, refused and the run flagged
+IDLE_TIMEOUT_S = 120.0  # a sandbox that stops sending mid-request (or never sends) loses its connection
+FLOODED = "flooded"  # the record's marker: the sandbox sent more than MAX_EXCHANGES requests
 CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 600.0  # the CLI's own request timeout (X-Stainless-Timeout: 600)
 # Hop-by-hop headers (RFC 9110 §7.6.1) and the ones the relay itself decides.
@@ -69,6 +77,7 @@ _NOT_FORWARDED = {"connection", "keep-alive", "proxy-connection", "proxy-authori
 _NOT_RETURNED = {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
                  "content-length", "content-encoding"}
 _RECORDED_HEADERS = ("request-id", "retry-after", "content-type")  # and every anthropic-ratelimit-* header
+_CHUNK_SIZE = re.compile(rb"[0-9a-fA-F]{1,8}")  # a chunk's size line; "-1" or 1e9 digits are bad framing
 
 
 class RelayError(RuntimeError):
@@ -149,13 +158,18 @@ def _token_of(headers: Any) -> str:
     return str(headers.get("x-api-key") or (bearer[7:] if bearer.lower().startswith("bearer ") else ""))
 
 
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+class _Quiet:
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return  # a sandbox that resets its connection is not the host's error: nothing reaches the host's stderr
+
+
+class _Server(_Quiet, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     block_on_close = True  # server_close() joins every handler (after stop() cut their sockets)
     relay: Relay
 
 
-class _TcpServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
+class _TcpServer(_Quiet, socketserver.ThreadingMixIn, socketserver.TCPServer):
     daemon_threads = True
     block_on_close = True
     allow_reuse_address = True
@@ -177,6 +191,9 @@ class Relay:
         self.exchanges: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
+        self._connections = 0
+        self._in_flight = 0
+        self.flooded = False
         self._stopping = threading.Event()
         self.folder: Path | None = None
         self.socket_path: Path | None = None
@@ -230,8 +247,30 @@ class Relay:
                 self._open.discard(sock)
         return True
 
+    def connect(self, opened: bool) -> bool:
+        """Count a sandbox connection in (False past :data:`MAX_CONNECTIONS`: close it at once) or out."""
+        with self._lock:
+            if opened and self._connections >= MAX_CONNECTIONS:
+                return False
+            self._connections += 1 if opened else -1
+            return True
+
+    def reserve(self, size: int) -> bool:
+        """Room for a request body of ``size`` bytes among those being read (release with a negative size)."""
+        with self._lock:
+            if size > 0 and self._in_flight + size > MAX_IN_FLIGHT_BYTES:
+                return False
+            self._in_flight += size
+            return True
+
     def record(self, exchange: dict[str, Any]) -> None:
         with self._lock:
+            if len(self.exchanges) >= MAX_EXCHANGES:  # the record stays bounded; the run is flagged once
+                if not self.flooded:
+                    self.flooded = True
+                    self.exchanges.append({"n": len(self.exchanges) + 1, "route": FLOODED, "status": 429,
+                                           "refused": f"more than {MAX_EXCHANGES} requests"})
+                return
             exchange["n"] = len(self.exchanges) + 1
             self.exchanges.append(exchange)
 
@@ -257,18 +296,27 @@ class _Cut(Exception):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    timeout = IDLE_TIMEOUT_S  # the sandbox's socket: a request that stalls is cut, never a thread held forever
     server: Any
     _upstream: http.client.HTTPConnection | None = None
+    _counted = False
 
     def setup(self) -> None:
         super().setup()
-        if not self.server.relay.track(self.connection):
+        self._counted = self.server.relay.connect(True)
+        if not self._counted or not self.server.relay.track(self.connection):
             self.close_connection = True
+
+    def handle(self) -> None:
+        if self._counted:  # past the cap, the connection is closed without reading a byte
+            super().handle()
 
     def finish(self) -> None:
         with suppress(OSError):
             super().finish()
         self.server.relay.track(self.connection, add=False)
+        if self._counted:
+            self.server.relay.connect(False)
         self._close_upstream()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
@@ -299,20 +347,31 @@ class _Handler(BaseHTTPRequestHandler):
                 exchange["ended"] = time.time()
                 relay.record(exchange)
             return
-        body = self._read_body()
-        if body is None:
-            exchange.update(status=413, refused="request body too large or badly framed")
-            self._deny(413, exchange, f"the relay accepts request bodies up to {MAX_REQUEST_BYTES} bytes")
+        if relay.flooded:
             self.close_connection = True
+            relay.record(exchange)
             return
+        # refused before a byte of the body is read: a refused request never costs the host memory
         if route is None:
             exchange.update(status=403, refused="route not allowed")
+            self.close_connection = True
             self._deny(403, exchange, f"{self.command} {parts.path}: the relay allows only POST {MESSAGES_ROUTE}"
                        + (f" and GET {SITE_ROUTE}…" if plan.site else ""))
             return
         if route == "messages" and not secrets.compare_digest(_token_of(self.headers).encode(), plan.token.encode()):
             exchange.update(status=401, refused="not this run's token")
+            self.close_connection = True
             self._deny(401, exchange, "invalid x-api-key: not this run's token")
+            return
+        body = self._read_body()
+        if body is None:
+            exchange.update(status=413, refused="request body too large or badly framed")
+            self.close_connection = True
+            self._deny(413, exchange, f"the relay accepts request bodies up to {MAX_REQUEST_BYTES} bytes")
+            return
+        if route == "messages" and (why := _not_allowed(body)):
+            exchange.update(status=403, refused=why)
+            self._deny(403, exchange, why)
             return
         exchange["request"] = _request_summary(body, self.headers) if route == "messages" else {}
         try:
@@ -326,9 +385,10 @@ class _Handler(BaseHTTPRequestHandler):
         relay: Relay = self.server.relay
         host, _, port = self.path.rpartition(":")
         try:
-            upstream = socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S)
+            address = _public_address(host, int(port))
+            upstream = socket.create_connection((address, int(port)), timeout=CONNECT_TIMEOUT_S)
         except (OSError, ValueError) as exc:
-            exchange.update(status=502, error=f"upstream: {type(exc).__name__}"[:300])
+            exchange.update(status=502, error=f"upstream: {type(exc).__name__}: {exc}"[:300])
             self._deny_after_record(502, f"the relay could not reach {self.path}")
             return
         upstream.settimeout(None)
@@ -362,30 +422,50 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(data)
 
     def _read_body(self) -> bytes | None:
-        """The request's body (Content-Length or chunked), or None when it is too large or badly framed."""
+        """The request's body (Content-Length or chunked), or None when it is too large or badly framed.
+
+        Every body being read counts against one budget shared by the relay's connections, so a sandbox holding
+        many bodies one byte short cannot make the host hold them all.
+        """
+        relay: Relay = self.server.relay
         if "chunked" in str(self.headers.get("Transfer-Encoding") or "").lower():
             out = bytearray()
-            while True:
-                line = self.rfile.readline(1024)
-                try:
-                    size = int(line.split(b";")[0].strip() or b"x", 16)
-                except ValueError:
-                    return None
-                if size == 0:
-                    while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-                        pass
-                    return bytes(out)
-                if len(out) + size > MAX_REQUEST_BYTES:
-                    return None
-                out += self.rfile.read(size)
-                self.rfile.readline(16)
+            try:
+                while True:
+                    line = self.rfile.readline(1024).split(b";")[0].strip()
+                    if not _CHUNK_SIZE.fullmatch(line):
+                        return None
+                    size = int(line, 16)
+                    if size == 0:
+                        while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                            pass
+                        return bytes(out)
+                    if len(out) + size > MAX_REQUEST_BYTES or not relay.reserve(size):
+                        return None
+                    try:
+                        out += self.rfile.read(size)
+                    finally:
+                        relay.reserve(-size)
+                    self.rfile.readline(16)
+            except OSError:
+                return None
         try:
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             return None
         if length < 0 or length > MAX_REQUEST_BYTES:
             return None
-        return self.rfile.read(length) if length else b""
+        if not length:
+            return b""
+        if not relay.reserve(length):
+            return None
+        try:
+            data = self.rfile.read(length)
+        except OSError:
+            return None
+        finally:
+            relay.reserve(-length)
+        return data if len(data) == length else None
 
     # -- upstream -----------------------------------------------------------------------------------------------
     def _connection(self) -> http.client.HTTPConnection:
@@ -501,6 +581,26 @@ class _Handler(BaseHTTPRequestHandler):
         return {"data": bytes(kept), "bytes": total, "sha256": digest.hexdigest(), "cut": cut}, complete
 
 
+def _public_address(host: str, port: int) -> str:
+    """The address to tunnel to: ``host`` resolved, and refused unless every address is public.
+
+    The allowed host comes from the suite's ``site_base``, which a pull request can change: resolved here, it may
+    name no loopback, private, link-local or reserved address (this machine, the cluster around it), and the
+    tunnel connects to the address checked, so a second lookup cannot answer otherwise.
+
+    Raises:
+        ValueError: an address that is not public.
+    """
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    addresses = [info[4][0] for info in infos]
+    for address in addresses:
+        if not ipaddress.ip_address(address.split("%")[0]).is_global:
+            raise ValueError(f"{host} resolves to {address}, not a public address")
+    if not addresses:
+        raise ValueError(f"{host} does not resolve")
+    return addresses[0]
+
+
 def _pump(src: socket.socket, dst: socket.socket, counts: dict[str, int], key: str) -> None:
     """Copy ``src`` to ``dst`` until end of stream, then pass the end on (half-close)."""
     try:
@@ -512,6 +612,24 @@ def _pump(src: socket.socket, dst: socket.socket, counts: dict[str, int], key: s
     finally:
         with suppress(OSError):
             dst.shutdown(socket.SHUT_WR)
+
+
+def _not_allowed(body: bytes) -> str:
+    """Why a Messages request may not pass ("" when it may): the run's token spends the key, so no request may
+    reach past the model — no MCP servers, no server tool but web search (the CLI's WebSearch)."""
+    try:
+        obj = json.loads(body or b"null")
+    except ValueError:
+        return ""  # the endpoint answers 400 itself
+    if not isinstance(obj, dict):
+        return ""
+    if obj.get("mcp_servers"):
+        return "mcp_servers: not allowed through a run's relay"
+    for tool in obj.get("tools") or []:
+        kind = str(tool.get("type") or "custom") if isinstance(tool, dict) else "custom"
+        if kind != "custom" and not kind.startswith("web_search_"):
+            return f"tools: the server tool {kind!r} is not allowed through a run's relay"
+    return ""
 
 
 def _recorded(header: str) -> bool:
@@ -589,4 +707,5 @@ def relay_summary(exchanges: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 value = (msg.get("usage") or {}).get(key)
                 totals[key] += int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
     return {"requests": len(exchanges), "refused": sum(1 for ex in exchanges if ex.get("refused")),
-            "messages": messages, "usage": totals}
+            "messages": messages, "usage": totals,
+            "list_cost_usd": round(relay_cost(exchanges), 6)}

@@ -87,7 +87,7 @@ from skillbench.ledgers import (
 )
 from skillbench.limiter import Slot
 from skillbench.runtime import Log, PassContext, Transport
-from skillbench.signals import parse_transcript_text, relay_disagreements, write_manifest
+from skillbench.signals import parse_transcript_text, relay_cost, relay_disagreements, write_manifest
 from skillbench.suite import SkillsVersion, Suite
 from skillbench.vocab import HARNESS_INVALID, SANDBOX_FAILURE, TAMPERED, WORKER_LOST
 
@@ -265,9 +265,11 @@ class Generator:
             write_relay_record(tmp_dir / RELAY_FILE, result.exchanges)
             task_meta["relay"] = relay_summary(result.exchanges)
             tampered = "; ".join(relay_disagreements(transcript, result.exchanges))
-            if tampered:
+            if tampered:  # its transcript's cost cannot be believed: the spend cap counts what the relay saw
                 self._say(f"generate: run {row.run_id} is tampered: {tampered}")
                 self._commit(draft, result=result, tampered=tampered)
+                with self.lock:
+                    self.spent += relay_cost(result.exchanges)
                 return
         has_checks = record_checks(tmp_dir, spec, result)  # checks.json commits with the run, never after it
         # The run's answer key before the run counts as finished: a kill in between reruns it (rows replaced).

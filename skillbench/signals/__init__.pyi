@@ -14,6 +14,7 @@ from ._manifest import (
 )
 from ._relay_check import (
     read_relay as read_relay,
+    relay_cost as relay_cost,
     relay_disagreements as relay_disagreements,
 )
 from ._transcript import (

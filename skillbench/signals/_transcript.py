@@ -28,6 +28,7 @@ class Transcript:
 
     events: list[dict[str, Any]] = field(default_factory=list)
     parse_errors: int = 0
+    partial_tail: int = 0  # 1 when the last line is cut (a CLI killed mid-write), counted in parse_errors
 
     @property
     def init(self) -> dict[str, Any] | None:
@@ -101,13 +102,16 @@ class Transcript:
 def parse_transcript_text(text: str) -> Transcript:
     """Parse stream-json text; malformed lines are counted, never raised."""
     transcript = Transcript()
-    for line in text.splitlines():
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
         if not line.strip():
             continue
         try:
             event = json.loads(line)
         except json.JSONDecodeError:
             transcript.parse_errors += 1
+            if n == len(lines) - 1 and not text.endswith("\n"):
+                transcript.partial_tail = 1
             continue
         if isinstance(event, dict):
             transcript.events.append(event)

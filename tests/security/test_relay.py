@@ -19,7 +19,8 @@ from urllib.parse import urlsplit
 import anthropic
 import pytest
 
-from skillbench.generation import Endpoint, Relay, RelayPlan, relay_summary
+from skillbench.generation import Endpoint, Relay, RelayPlan, _relay as relay_module, relay_summary
+from skillbench.generation._relay import MAX_CONNECTIONS
 from skillbench.signals import parse_transcript_text, relay_disagreements
 from skillbench.sim import SimServer
 from skillbench.wire import FAULT_HEADER, INFO_ROUTE, ROLE_HEADER, RUN_ID_HEADER, TRUTH_ROUTE
@@ -133,13 +134,17 @@ def test_a_forged_result_disagrees_with_the_record(sim, relay):
     msg = _ask(relay, relay.plan.token)
     _last(relay)
     real_text = "".join(b.text for b in msg.content if b.type == "text")
-    usage = {"claude-sonnet-4-5": {"inputTokens": msg.usage.input_tokens, "outputTokens": msg.usage.output_tokens}}
+    usage = {"claude-sonnet-4-5": {"inputTokens": msg.usage.input_tokens, "outputTokens": msg.usage.output_tokens,
+                                   "costUSD": 0.0125}}
     honest = [{"type": "assistant", "message": {"id": msg.id, "model": msg.model,
                                                 "content": [b.model_dump() for b in msg.content]}},
-              {"type": "result", "subtype": "success", "is_error": False, "result": real_text, "modelUsage": usage}]
+              {"type": "result", "subtype": "success", "is_error": False, "result": real_text, "modelUsage": usage,
+               "total_cost_usd": 0.0125}]
     forged_answer = [*honest[:1], {**honest[1], "result": "All four musts met. " + real_text}]
     forged_usage = [*honest[:1], {**honest[1], "modelUsage": {"claude-sonnet-4-5": {"inputTokens": 1,
-                                                                                   "outputTokens": 1}}}]
+                                                                                   "outputTokens": 1,
+                                                                                   "costUSD": 0.0125}}}]
+    forged_cost = [*honest[:1], {**honest[1], "total_cost_usd": 1e-06}]
     forged_message = [{"type": "assistant", "message": {"id": "msg_forged", "model": msg.model,
                                                         "content": [{"type": "text", "text": "forged"}]}}, honest[1]]
 
@@ -152,10 +157,25 @@ def test_a_forged_result_disagrees_with_the_record(sim, relay):
         # a forged result written before the CLI's own: the readers take the last, but the transcript is forged
         assert any("2 result events" in p for p in check([*honest[:1], forged_answer[1], honest[1]]))
     assert any("input_tokens" in p for p in check(forged_usage))
+    assert any("sum of its models' costs" in p for p in check(forged_cost))
     assert any("never sent" in p for p in check(forged_message))
+    garbled = "\n".join(['{"x":"' + json.dumps(honest[0]), json.dumps(honest[1])])  # a line another process cut
+    assert any("not whole JSON" in p for p in relay_disagreements(parse_transcript_text(garbled), relay.exchanges))
+    no_usage = [*honest[:1], {k: v for k, v in honest[1].items() if k != "modelUsage"}]
+    assert any("no modelUsage" in p for p in check(no_usage))
+    skill_body = {"type": "user", "message": {"role": "user", "content": [
+        {"type": "text", "text": "Base directory for this skill: /home/runner/.claude/skills/tyre-repair"}]}}
+    assert any("Skill call" in p for p in check([honest[0], skill_body, honest[1]]))
+    tool_result = {"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_forged", "content": "Launching skill: tyre-repair"}]}}
+    assert any("never made" in p for p in check([honest[0], tool_result, honest[1]]))
+    _ask(relay, relay.plan.token)  # a request beside the CLI, with the run's token: an answer the transcript lacks
+    _last(relay)
+    time.sleep(0.2)
+    assert any("does not show" in p for p in check(honest))
 
 
-def test_a_tunnel_goes_only_to_the_published_site(sim):
+def test_a_tunnel_goes_only_to_the_published_site(sim, monkeypatch):
     """With a real endpoint the sandbox may tunnel (CONNECT) to the suite's published site, and nowhere else."""
     real = Endpoint(base_url=sim.base_url, api_key=CANARY, kind="real")
     plan = RelayPlan.for_run(real, "run-t", 1, site_base="https://skills.example.org")
@@ -172,6 +192,13 @@ def test_a_tunnel_goes_only_to_the_published_site(sim):
 
         threading.Thread(target=serve, daemon=True).start()
         plan = dataclasses.replace(plan, tunnels=frozenset({f"127.0.0.1:{port}"}))
+        with Relay(plan, unix=False) as relay:  # a site_base naming this machine is refused at the tunnel
+            parts = urlsplit(relay.url)
+            with socket.create_connection((parts.hostname, parts.port), timeout=10) as conn:
+                conn.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                assert conn.recv(1024).startswith(b"HTTP/1.1 502")
+            assert "not a public address" in _last(relay)["error"]
+        monkeypatch.setattr(relay_module, "_public_address", lambda host, port: host)  # the stand-in is "public"
         with Relay(plan, unix=False) as relay:
             parts = urlsplit(relay.url)
             with socket.create_connection((parts.hostname, parts.port), timeout=10) as conn:
@@ -185,3 +212,57 @@ def test_a_tunnel_goes_only_to_the_published_site(sim):
             assert _last(relay)["route"] in ("tunnel", "refused")
         routes = sorted(ex["route"] for ex in relay.exchanges)
         assert routes == ["refused", "tunnel"]
+
+
+def test_a_bad_chunk_size_and_a_refused_route_cost_the_host_no_body(relay):
+    """A chunk size of -1 would read without limit; a refused route's 30 MB body is never read at all."""
+    parts = urlsplit(relay.url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as conn:
+        conn.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: " + relay.plan.token.encode()
+                     + b"\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n")
+        assert conn.recv(1024).startswith(b"HTTP/1.1 413")
+    started = time.monotonic()
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as conn:
+        conn.sendall(b"POST /v1/messages/batches HTTP/1.1\r\nHost: x\r\nContent-Length: 30000000\r\n\r\n")
+        answer = b""
+        while chunk := conn.recv(4096):  # answered at once, and closed: the body was never awaited
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 403"), answer
+    assert time.monotonic() - started < 5
+
+
+def test_connections_past_the_cap_are_closed_unread(relay):
+    parts = urlsplit(relay.url)
+    held = [socket.create_connection((parts.hostname, parts.port), timeout=10) for _ in range(MAX_CONNECTIONS)]
+    try:
+        time.sleep(0.3)
+        with socket.create_connection((parts.hostname, parts.port), timeout=10) as extra:
+            extra.sendall(b"GET /site/x HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert extra.recv(1024) == b"", "past the cap a connection is closed without an answer"
+    finally:
+        for conn in held:
+            conn.close()
+
+
+def test_a_flood_of_requests_is_bounded_and_flags_the_run(relay, monkeypatch):
+    monkeypatch.setattr(relay_module, "MAX_EXCHANGES", 5)
+    for _ in range(8):
+        try:
+            _request(relay, "GET", "/skillbench/info")
+        except http.client.RemoteDisconnected:  # past the cap the relay closes without an answer
+            pass
+    time.sleep(0.2)
+    assert len(relay.exchanges) == 6 and relay.exchanges[-1]["route"] == "flooded"
+    assert any("flooded" in p for p in relay_disagreements(parse_transcript_text(""), relay.exchanges))
+
+
+@pytest.mark.parametrize("extra", [{"mcp_servers": [{"type": "url", "url": "https://example.com/mcp", "name": "x"}]},
+                                   {"tools": [{"type": "web_fetch_20250910", "name": "web_fetch"}]},
+                                   {"tools": [{"type": "code_execution_20250825", "name": "code_execution"}]}])
+def test_the_token_reaches_no_further_than_the_model(sim, relay, extra):
+    """The run's token spends the key: no MCP server, no server tool but web search passes the relay."""
+    status, body = _request(relay, "POST", "/v1/messages", {"model": "claude-sonnet-4-5", "max_tokens": 8,
+                                                            "messages": [{"role": "user", "content": "x"}], **extra},
+                            headers={"x-api-key": relay.plan.token})
+    assert status == 403 and b"not allowed" in body
+    assert not [r for r in sim.received if r.get("run_id") == "run-a"], "nothing reached the endpoint"
