@@ -412,14 +412,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _deny(self, status: int, exchange: dict[str, Any], text: str) -> None:
         exchange["ended"] = time.time()
         self.server.relay.record(exchange)
-        data = json.dumps(error_body(status, text)).encode()
-        with suppress(OSError):
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(data)
+        self._deny_after_record(status, text)
 
     def _read_body(self) -> bytes | None:
         """The request's body (Content-Length or chunked), or None when it is too large or badly framed.
@@ -525,13 +518,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._close_upstream()
 
     def _deny_after_record(self, status: int, text: str) -> None:
+        """Answer an error in the API's shape (the exchange is recorded by the caller)."""
         data = json.dumps(error_body(status, text)).encode()
         with suppress(OSError):
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            if self.command != "HEAD":
+                self.wfile.write(data)
 
     def _pass_back(self, response: http.client.HTTPResponse) -> tuple[dict[str, Any], bool]:
         """Stream the answer back as it comes; a cut upstream cuts this connection too."""

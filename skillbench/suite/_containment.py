@@ -122,18 +122,26 @@ def skill_folder_problem(folder: Path) -> str:
     return ""
 
 
+def relative_path_problem(path: str) -> str:
+    """Why ``path`` is not a plain path inside the workspace ('' when it is)."""
+    if not path.strip():
+        return "is empty"
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or path.startswith("~"):
+        return f"{path!r} is absolute"
+    if any(part == ".." for part in pure.parts):
+        return f"{path!r} leaves the workspace ('..')"
+    if "\\" in path:
+        return f"{path!r} uses backslashes"
+    return ""
+
+
 def dest_problem(raw: str) -> str:
     """Why ``raw`` is not a workspace destination ('' when it is): it must be a plain relative path below the
     workspace root, outside ``.claude/``."""
-    if not raw.strip():
-        return "is empty"
+    if problem := relative_path_problem(raw):
+        return problem
     pure = PurePosixPath(raw)
-    if pure.is_absolute() or raw.startswith("~"):
-        return f"{raw!r} is absolute"
-    if any(part == ".." for part in pure.parts):
-        return f"{raw!r} leaves the workspace ('..')"
-    if "\\" in raw:
-        return f"{raw!r} uses backslashes"
     if not pure.parts:
         return f"{raw!r} is the workspace root itself (it would overwrite the whole workspace)"
     if pure.parts[0].casefold() == CLAUDE_DIR:

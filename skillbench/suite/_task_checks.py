@@ -21,6 +21,7 @@ from skillbench.suite._containment import (
     claude_files,
     contained_source,
     dest_problem,
+    relative_path_problem,
 )
 from skillbench.suite._format import PromptSpec
 from skillbench.suite._task import WorkspaceFile
@@ -33,20 +34,6 @@ MISSING_FIXTURE = "missing fixture file"  # the start of a missing src's problem
 # The CLI runs with user settings only (--setting-sources user): what a workspace's .claude/ holds is never loaded.
 INERT_SETTINGS = ("inert: the CLI loads user settings only (--setting-sources user), so a workspace's .claude/ "
                   "settings, hooks and skills have no effect")
-
-
-def _relative_path_problem(path: str) -> str:
-    """Why ``path`` is not a plain path inside the workspace ('' when it is)."""
-    if not path.strip():
-        return "is empty"
-    pure = PurePosixPath(path)
-    if pure.is_absolute() or path.startswith("~"):
-        return f"{path!r} is absolute"
-    if any(part == ".." for part in pure.parts):
-        return f"{path!r} leaves the workspace ('..')"
-    if "\\" in path:
-        return f"{path!r} uses backslashes"
-    return ""
 
 
 def source_entries(spec: PromptSpec, entry: WorkspaceFile) -> list[SourceEntry] | None:
@@ -100,7 +87,7 @@ def _check_defects(i: int, check: Check, files: set[str], made_by_setup: bool) -
     if check.pattern is not None and (problem := pattern_problem(check.pattern)):
         out.append(("error", f"{where}.pattern", problem, "fix the pattern (Python re syntax; inline flags like (?i) "
                     "go first; no nested repeats that can match the same text, like (a+)+)"))
-    if check.path is not None and (problem := _relative_path_problem(check.path)):
+    if check.path is not None and (problem := relative_path_problem(check.path)):
         out.append(("error", f"{where}.path", problem, "name a file relative to the workspace"))
     if check.tools is not None and not [t for t in check.tools if t.strip()]:
         out.append(("error", f"{where}.tools", "is empty", "list at least one tool name"))
