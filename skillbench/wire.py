@@ -30,6 +30,7 @@ SITE_ROUTE = "/site/"  # GET /site/<family>/<path>: the suite's skills tree as p
 SIM_API_KEY = "sk-skillbench-sim"  # a served simulation's default key (a pass's own simulation draws a fresh one)
 SIM_KEY_ENV = "SKILLBENCH_SIM_KEY"  # a served simulation's key, when it is not the default
 SKILLBENCH_HEADER_PREFIX = "x-skillbench-"  # the harness's own headers: the relay drops any a container sends
+RELAY_FLOODED = "flooded"  # a run's relay record: the route of its marker when the sandbox sent too many requests
 
 # -- the Messages API's format --------------------------------------------------------------------------------------
 

@@ -49,6 +49,7 @@ from skillbench.wire import (
     ATTEMPT_HEADER,
     FAULT_HEADER,
     MESSAGES_ROUTE,
+    RELAY_FLOODED,
     RUN_ID_HEADER,
     SITE_ROUTE,
     SKILLBENCH_HEADER_PREFIX,
@@ -67,7 +68,6 @@ MAX_CONNECTIONS = 16  # open sandbox connections per relay (the CLI keeps one or
 MAX_IN_FLIGHT_BYTES = 64 << 20  # request bodies being read at once, all connections together
 MAX_EXCHANGES = 2000  # requests per run (a week's longest runs send dozens): past it, refused and the run flagged
 IDLE_TIMEOUT_S = 120.0  # a sandbox that stops sending mid-request (or never sends) loses its connection
-FLOODED = "flooded"  # the record's marker: the sandbox sent more than MAX_EXCHANGES requests
 CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 600.0  # the CLI's own request timeout (X-Stainless-Timeout: 600)
 # Hop-by-hop headers (RFC 9110 §7.6.1) and the ones the relay itself decides.
@@ -268,7 +268,7 @@ class Relay:
             if len(self.exchanges) >= MAX_EXCHANGES:  # the record stays bounded; the run is flagged once
                 if not self.flooded:
                     self.flooded = True
-                    self.exchanges.append({"n": len(self.exchanges) + 1, "route": FLOODED, "status": 429,
+                    self.exchanges.append({"n": len(self.exchanges) + 1, "route": RELAY_FLOODED, "status": 429,
                                            "refused": f"more than {MAX_EXCHANGES} requests"})
                 return
             exchange["n"] = len(self.exchanges) + 1

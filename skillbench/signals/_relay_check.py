@@ -25,10 +25,10 @@ from typing import Any
 
 from skillbench.prices import usage_cost
 from skillbench.signals._transcript import Transcript
+from skillbench.wire import RELAY_FLOODED
 
 SYNTHETIC = "<synthetic>"  # the CLI's own assistant events (an error it reports as a message), never an answer
 SERVER_BLOCKS = frozenset({"server_tool_use", "web_search_tool_result"})  # a server tool's sub-request answer
-FLOODED = "flooded"  # the relay's record marker of a run that sent more requests than a run may
 WEB_SEARCH_USD = 0.01  # the CLI's price of one web search (reference: $0.01 per web_search_requests)
 COST_TOLERANCE_USD = 1e-6  # float rounding of the CLI's own sums
 _USAGE = (("inputTokens", "input_tokens"), ("outputTokens", "output_tokens"),
@@ -85,7 +85,7 @@ def relay_disagreements(transcript: Transcript, exchanges: Sequence[Mapping[str,
         return ["the relay's record is damaged (a line is not JSON)"]
     if any(ex.get("recorded") == "cut" for ex in exchanges):
         return ["an answer was too large for the relay to record whole: the transcript cannot be held to it"]
-    if any(ex.get("route") == FLOODED for ex in exchanges):
+    if any(ex.get("route") == RELAY_FLOODED for ex in exchanges):
         return ["the sandbox sent more requests than a run may (the relay's record is flooded)"]
     if transcript.parse_errors > transcript.partial_tail:
         return [f"{transcript.parse_errors} line(s) of the transcript are not whole JSON events (the CLI writes "
