@@ -395,7 +395,10 @@ class DockerSandbox:
                 else:
                     probes, cuts = run_probes(container, task, env, limits.output_bytes)
                     record["cut"].update(cuts)
-            record["hit"] = account(container, limits)
+            # which limits a run hit is read when it can matter: a task with checks, or a CLI that did not end
+            # well (an answer-only run that ended well is graded on its answer alone: one exec less per run)
+            if task.probes or cli.timed_out or cli.exit_code != 0 or cli.cut:
+                record["hit"] = account(container, limits)
         finally:
             container.remove(force=True)
         exit_code = TIMEOUT_EXIT if cli.timed_out or cli.exit_code is None else cli.exit_code

@@ -138,6 +138,7 @@ dd if=/dev/zero of=/workspace/fill bs=1M count=64 2>/dev/null; echo "dd=$?"
 head -c 3000000 /dev/zero | tr '\0' y
 echo; echo LAST-LINE
 head -c 100000 /dev/zero | tr '\0' e >&2
+exit 0
 """
     agent = _sandbox(image, tmp_path, hog, **small).run(["claude"], ENV, [], 60, "hog", task=TaskRun(),
                                                              relay=offline_plan())
