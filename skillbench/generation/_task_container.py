@@ -280,11 +280,14 @@ def account(container: Any, limits: ContainerLimits) -> list[str]:
     out = _root_step(container, ACCOUNT_SCRIPT, WORKSPACE, RUNNER_HOME, SETUP_HOME, TMP)
     if out.exit_code == 0:
         return limits_hit(out.stdout.decode("utf-8", "replace"), limits)
+    pids_hit = [f"pids ({limits.pids} processes)"]
+    if out.exit_code is None or out.exit_code in (126, 127) or b"fork" in out.stderr.lower():
+        return pids_hit  # not even root could start a process: the process table is full
     try:  # a fork bomb holds every process slot: the engine's own count still answers
         pids = container.stats(stream=False, one_shot=True).get("pids_stats") or {}
     except Exception:  # noqa: BLE001 - the container is gone: nothing more to learn
         return []
-    return [f"pids ({limits.pids} processes)"] if pids.get("current", 0) >= limits.pids - 1 else []
+    return pids_hit if pids.get("current", 0) >= limits.pids - 1 else []
 
 
 def setup_env(env: Mapping[str, str]) -> dict[str, str]:
