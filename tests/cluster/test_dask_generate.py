@@ -29,8 +29,13 @@ def test_dask_week_equals_the_local_week(local_week: Path, dask_week: Path):
     assert len(plan) == 8
     local, dask = _manifest(local_week), _manifest(dask_week)
     assert list(dask.run_id) == sorted(plan.run_id) == list(local.run_id), "every planned run exactly once"
-    same = [c for c in dask.columns if c not in TIMING_COLUMNS]
+    same = [c for c in dask.columns if c not in TIMING_COLUMNS and c != "total_cost_usd"]
     pd.testing.assert_frame_equal(dask[same], local[same])
+    # The CLI writes its "USD budget: $spent/$2" reminder into the next request while it may not have added the last
+    # answer's cost yet (a race of its own, seen on a loaded machine as "$0/$2" in one week and "$0.027/$2" in the
+    # other): a few input tokens apart, never more.
+    pd.testing.assert_series_equal(dask.total_cost_usd.astype(float), local.total_cost_usd.astype(float),
+                                   check_exact=False, rtol=1e-3)
     for week in (local_week, dask_week):
         recon = json.loads((week / "reconciliation.json").read_text())
         assert recon["complete"] and recon["expected"] == recon["observed"] == recon["written"] == 8
