@@ -39,10 +39,19 @@ def _endpoint(server: SimServer) -> Endpoint:
     return Endpoint(base_url=server.base_url, api_key=CANARY, kind="simulated", site_base=server.site_base)
 
 
+@pytest.fixture(params=["simulated", "real"])
+def relay(sim: SimServer, request: pytest.FixtureRequest) -> Iterator[Relay]:
+    """A run's relay in front of the simulation, taken as itself or as a real endpoint (a local stand-in for
+    Anthropic's API: the same gate, no site, no faults)."""
+    endpoint = _endpoint(sim) if request.param == "simulated" else Endpoint(base_url=sim.base_url, api_key=CANARY,
+                                                                            kind="real")
+    with Relay(RelayPlan.for_run(endpoint, "run-a", 1, faults=()), unix=False) as served:
+        yield served
+
+
 @pytest.fixture
-def relay(sim: SimServer) -> Iterator[Relay]:
-    plan = RelayPlan.for_run(_endpoint(sim), "run-a", 1, faults=())
-    with Relay(plan, unix=False) as served:
+def sim_relay(sim: SimServer) -> Iterator[Relay]:
+    with Relay(RelayPlan.for_run(_endpoint(sim), "run-a", 1, faults=()), unix=False) as served:
         yield served
 
 
@@ -114,11 +123,19 @@ def test_only_the_messages_api_and_the_site_pass(relay, method, path):
     assert _last(relay)["refused"] == "route not allowed"
 
 
-def test_the_simulated_site_passes(sim, relay):
+def test_the_simulated_site_passes(sim, sim_relay):
     family = sorted(sim.suite.families)[0]
-    status, body = _request(relay, "GET", f"/site/{family}/SKILL.md")
+    status, body = _request(sim_relay, "GET", f"/site/{family}/SKILL.md")
     assert status == 200 and body.startswith(b"---")
-    assert _last(relay)["route"] == "site"
+    assert _last(sim_relay)["route"] == "site"
+
+
+def test_a_real_endpoint_s_relay_serves_no_site(sim):
+    """Anthropic's API has no /site/: with a real endpoint the route is refused like any other."""
+    plan = RelayPlan.for_run(Endpoint(base_url=sim.base_url, api_key=CANARY, kind="real"), "run-a", 1)
+    with Relay(plan, unix=False) as relay:
+        family = sorted(sim.suite.families)[0]
+        assert _request(relay, "GET", f"/site/{family}/SKILL.md")[0] == 403
 
 
 def test_identity_role_and_fault_headers_of_the_sandbox_are_replaced(sim, relay):
