@@ -97,11 +97,12 @@ def message_from_sse(data: bytes) -> dict[str, Any] | None:
 
     ``message_start`` gives the message, each block starts whole and grows by its deltas, ``message_delta`` sets the
     stop reason and overrides the usage it names (the API sends the final ``output_tokens`` there). A body cut
-    short gives the message as far as it went; ``complete`` says whether ``message_stop`` arrived.
+    short gives the message as far as it went; ``complete`` says whether ``message_stop`` arrived and every event
+    could be read.
     """
     msg: dict[str, Any] | None = None
     partial: dict[int, str] = {}
-    complete = False
+    complete = broken = False
     for event in data.decode("utf-8", "replace").split("\n\n"):
         payload = "".join(line[5:].strip() for line in event.splitlines() if line.startswith("data:"))
         if not payload:
@@ -109,6 +110,7 @@ def message_from_sse(data: bytes) -> dict[str, Any] | None:
         try:
             obj = json.loads(payload)
         except ValueError:
+            broken = True  # a client that cannot read an event does not have the answer whole
             continue
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind == "message_start" and isinstance(obj.get("message"), dict):
@@ -138,5 +140,5 @@ def message_from_sse(data: bytes) -> dict[str, Any] | None:
             msg["content"][index]["input"] = json.loads(text) if text else {}
         except ValueError:
             msg["content"][index]["input"] = {"_unparsed": text}
-    msg["complete"] = complete
+    msg["complete"] = complete and not broken
     return msg

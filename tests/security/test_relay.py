@@ -283,3 +283,18 @@ def test_the_token_reaches_no_further_than_the_model(sim, relay, extra):
                             headers={"x-api-key": relay.plan.token})
     assert status == 403 and b"not allowed" in body
     assert not [r for r in sim.received if r.get("run_id") == "run-a"], "nothing reached the endpoint"
+
+
+def test_a_stream_with_an_unreadable_event_is_no_whole_answer():
+    """A client that cannot read an event does not have the answer: the record says so, so a retried answer the
+    CLI never printed is not held against its transcript."""
+    from skillbench import wire
+
+    msg = wire.message("msg_1", "m", [{"type": "text", "text": "hi"}], "end_turn", {"input_tokens": 3,
+                                                                                     "output_tokens": 2})
+    whole = b"".join(wire.sse_events(msg))
+    assert wire.message_from_sse(whole)["complete"] and wire.message_from_sse(whole)["content"][0]["text"] == "hi"
+    broken = whole.replace(b"event: content_block_start", b'event: content_block_start\ndata: {"type":\n\n'
+                           b"event: content_block_start", 1)
+    assert wire.message_from_sse(broken)["complete"] is False
+    assert wire.message_from_sse(whole[: len(whole) // 2])["complete"] is False
