@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     from skillbench.commands import UsageError
-    from skillbench.sim import ProfileError, SimServer, parse_fault_option, serve_forever
+    from skillbench.sim import ProfileError, Serving, SimServer, parse_fault_option, serve_forever
     from skillbench.suite import SuiteError
     from skillbench.wire import SIM_API_KEY, SIM_KEY_ENV
 
@@ -59,9 +59,10 @@ def serve(args: argparse.Namespace) -> int:
     key = args.api_key or os.environ.get(SIM_KEY_ENV) or SIM_API_KEY
     try:
         faults = [parse_fault_option(f) for f in args.fault]
-        server = SimServer(suite, address=(args.host, args.port), seed=args.seed, profiles=args.profiles,
-                           truth=args.truth, faults=faults, api_key=key,
-                           log=(lambda line: print(line, flush=True)) if args.verbose else None)
+        serving = Serving(address=(args.host, args.port), api_key=key,
+                          log=(lambda line: print(line, flush=True)) if args.verbose else None)
+        server = SimServer(suite, seed=args.seed, profiles=args.profiles, truth=args.truth, faults=faults,
+                           serving=serving)
     except (ProfileError, SuiteError) as exc:
         raise UsageError(str(exc)) from exc
     except OSError as exc:

@@ -10,6 +10,7 @@ from ._profiles import (
     pick_key as pick_key,
 )
 from ._server import (
+    Serving as Serving,
     SimServer as SimServer,
     serve_forever as serve_forever,
     simulated_endpoint as simulated_endpoint,

@@ -36,6 +36,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -74,35 +75,46 @@ class _HTTPServer(ThreadingHTTPServer):
     sim: SimServer
 
 
+@dataclass(frozen=True)
+class Serving:
+    """Where and how the endpoint listens — what it answers is the rest of :class:`SimServer`'s arguments.
+
+    Attributes:
+        address: ``(host, port)`` to bind; keep the host on loopback; port 0 picks a free port.
+        site_base: the published-site URL the simulated models fetch (default: this server's ``/site``).
+        api_key: the key every Messages, Batches and truth request must carry (``x-api-key`` or a bearer token),
+            as the real API requires its own, so a canary key is meaningful (a sandbox that never holds it cannot
+            use it).
+        log: called with one line per request (None: silent).
+    """
+
+    address: tuple[str, int] = ("127.0.0.1", 0)
+    site_base: str | None = None
+    api_key: str = field(default=SIM_API_KEY, repr=False)
+    log: Callable[[str], None] | None = None
+
+
 class SimServer:
     """The endpoint: bind in the constructor, serve after :meth:`start`, stop with :meth:`stop`.
 
     Args:
         suite: a suite folder or a loaded :class:`~skillbench.suite.Suite`; None answers generically.
-        address: ``(host, port)`` to bind; keep the host on loopback; port 0 picks a free port.
         seed: seed of every behaviour, judge and fault draw.
         profiles: a profile file, mapping or :class:`Profiles`; None is the shipped file.
         truth: also write every truth row to this file (the operator's choice; None: keep truth in memory only).
         faults: more faults (``FaultSpec``, dicts, or ``"kind=rate"`` strings) on top of the profile file's.
-        site_base: the published-site URL the simulated models fetch (default: this server's ``/site``).
-        log: called with one line per request (None: silent).
-        api_key: the key every Messages, Batches and truth request must carry (``x-api-key`` or a bearer token),
-            as the real API requires its own: a pass's own simulation draws a fresh one, so a canary key is
-            meaningful (a sandbox that never holds it cannot use it).
+        serving: where and how it listens (:class:`Serving`: address, site, key, log).
     """
 
-    def __init__(  # noqa: PLR0913 - one keyword per `skillbench sim serve` flag
+    def __init__(
         self,
         suite: str | Path | Suite | None = None,
         *,
-        address: tuple[str, int] = ("127.0.0.1", 0),
         seed: int = 0,
         profiles: str | Path | Mapping[str, Any] | Profiles | None = None,
         truth: str | Path | None = None,
         faults: Sequence[FaultSpec | Mapping[str, Any] | str] | None = None,
-        site_base: str | None = None,
-        log: Callable[[str], None] | None = None,
-        api_key: str = SIM_API_KEY,
+        serving: Serving = Serving(),  # noqa: B008 - frozen, shared safely
     ):
         if suite is not None and not isinstance(suite, Suite):
             from skillbench.suite import load_suite
@@ -112,20 +124,20 @@ class SimServer:
             suite = load_suite(suite, skip_missing=True)
         self.suite: Suite | None = suite
         self.seed = seed
-        self.api_key = api_key
+        self.api_key = serving.api_key
         self.profiles = load_profiles(profiles)
         extra = [f if isinstance(f, FaultSpec) else parse_fault_option(f) if isinstance(f, str)
                  else FaultSpec.model_validate(f) for f in faults or []]
-        self.httpd = _HTTPServer(address, _Handler)
+        self.httpd = _HTTPServer(serving.address, _Handler)
         self.httpd.sim = self
         self.host, self.port = self.httpd.server_address[:2]
         self.base_url = f"http://{self.host}:{self.port}"
-        self.site_base = (site_base or f"{self.base_url}/site").rstrip("/")
+        self.site_base = (serving.site_base or f"{self.base_url}/site").rstrip("/")
         self.agent = Agent(self.suite, seed, self.site_base, versions=self.profiles.skill_versions)
         self.judge = SimJudge(seed)
         self.faults = FaultPlan(seed, [*self.profiles.faults, *extra])
         self.truth = TruthSink(truth)
-        self.log = log
+        self.log = serving.log
         self.stopping = threading.Event()
         self.received: deque[dict[str, Any]] = deque(maxlen=100_000)  # one record per request, for tests
         self.timings: deque[tuple[str, float]] = deque(maxlen=100_000)  # (run id, server seconds) per answer
@@ -248,8 +260,8 @@ def simulated_endpoint(
         with simulated_endpoint("evals", truth="runs/truth.csv") as url:
             env["ANTHROPIC_BASE_URL"] = url   # the site is at f"{url}/site"
     """
-    server = SimServer(suite_dir, address=(host, port), seed=seed, profiles=profiles, truth=truth,
-                       faults=faults, site_base=site_base)
+    server = SimServer(suite_dir, seed=seed, profiles=profiles, truth=truth, faults=faults,
+                       serving=Serving(address=(host, port), site_base=site_base))
     with server:
         yield server.base_url
 

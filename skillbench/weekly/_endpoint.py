@@ -57,11 +57,12 @@ def model_endpoint(
     if found is not None:
         yield found
         return
-    from skillbench.sim import SimServer
+    from skillbench.sim import Serving, SimServer
 
     # the simulation requires its key (SKILLBENCH_SIM_KEY, else the default) as the API requires one, so another
     # command given only its URL (--endpoint) finds it by the same rule; a run's sandbox never holds it either way
     key = os.environ.get(SIM_KEY_ENV) or SIM_API_KEY
-    with SimServer(suite_dir, seed=seed, profiles=profiles, truth=truth, faults=faults, api_key=key) as server:
+    with SimServer(suite_dir, seed=seed, profiles=profiles, truth=truth, faults=faults,
+                   serving=Serving(api_key=key)) as server:
         yield Endpoint(base_url=server.base_url, api_key=key, kind="simulated",
                        site_base=server.site_base, truth=server.truth.default)

@@ -22,7 +22,7 @@ import pytest
 from skillbench.generation import Endpoint, Relay, RelayPlan, choose_sandbox
 from skillbench.generation._relay import RELAY_FOLDER_PREFIX, RELAY_SOCKET, RelayError, remove_stale_relays
 from skillbench.generation._sandbox import LOCAL_NOT_SEALED, LocalSandbox
-from skillbench.sim import SimServer
+from skillbench.sim import Serving, SimServer
 from skillbench.weekly import model_endpoint
 from tests.generation.test_generate import require_docker
 from tests.helpers.shared import TINY_SUITE
@@ -131,7 +131,7 @@ def test_a_real_endpoint_s_container_is_sealed_too(tmp_path):
     the CLI is given the relay's address on the container's own loopback and the run's token, never the key."""
     require_cli()
     require_docker()
-    with SimServer(TINY_SUITE, api_key="sk-stand-in-key") as server:
+    with SimServer(TINY_SUITE, serving=Serving(api_key="sk-stand-in-key")) as server:
         real = Endpoint(base_url=server.base_url, api_key="sk-stand-in-key", kind="real")
         sandbox = choose_sandbox("docker", real, tmp_path, log=lambda m: None)
         assert sandbox.network == "sealed"

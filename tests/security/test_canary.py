@@ -24,7 +24,7 @@ from skillbench.generation import Endpoint, GenerateOptions, LocalExecutor, gene
 from skillbench.ledgers import read_checks, read_plan
 from skillbench.runtime import PassContext
 from skillbench.signals import run_state
-from skillbench.sim import SimServer
+from skillbench.sim import Serving, SimServer
 from skillbench.suite import load_suite
 from skillbench.vocab import TAMPERED
 from tests.generation.test_generate import require_docker
@@ -92,7 +92,7 @@ def test_the_canary_key_reaches_no_file_container_or_process(tmp_path, kind):
     envs: list[str] = []
     stop = threading.Event()
     watcher = threading.Thread(target=_watch_containers, args=(envs, stop), daemon=True)
-    with SimServer(suite, seed=3, profiles=profiles, api_key=CANARY) as server:
+    with SimServer(suite, seed=3, profiles=profiles, serving=Serving(api_key=CANARY)) as server:
         # "real": the harness takes the stand-in for Anthropic's API (no truth, no site, a key of its own)
         endpoint = Endpoint(base_url=server.base_url, api_key=CANARY, kind=kind,  # type: ignore[arg-type]
                             site_base=server.site_base if kind == "simulated" else None)
@@ -151,7 +151,7 @@ def test_a_result_forged_into_the_cli_s_output_makes_the_run_tampered(tmp_path, 
                            jobs=1, seed=3, sandbox="docker", timeout_s=120, extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"},
                            prompts=["tyre-flat"])
     profiles = write_profiles(tmp_path / "p.yaml", {"haiku": forced()})
-    with SimServer(suite, seed=3, profiles=profiles, api_key=CANARY) as server:
+    with SimServer(suite, seed=3, profiles=profiles, serving=Serving(api_key=CANARY)) as server:
         endpoint = Endpoint(base_url=server.base_url, api_key=CANARY, kind=kind,  # type: ignore[arg-type]
                             site_base=server.site_base if kind == "simulated" else None)
         report = generate(suite, opts, PassContext(endpoint=endpoint, executor=_executor, log=lambda m: None))

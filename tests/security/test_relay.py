@@ -22,7 +22,7 @@ import pytest
 from skillbench.generation import Endpoint, Relay, RelayPlan, _relay as relay_module, relay_summary
 from skillbench.generation._relay import MAX_CONNECTIONS
 from skillbench.signals import parse_transcript_text, relay_disagreements
-from skillbench.sim import SimServer
+from skillbench.sim import Serving, SimServer
 from skillbench.wire import FAULT_HEADER, INFO_ROUTE, ROLE_HEADER, RUN_ID_HEADER, TRUTH_ROUTE
 from tests.helpers.shared import TINY_SUITE
 
@@ -31,7 +31,7 @@ CANARY = "sk-canary-relay-7f3a9c"
 
 @pytest.fixture
 def sim() -> Iterator[SimServer]:
-    with SimServer(TINY_SUITE, seed=5, api_key=CANARY) as server:
+    with SimServer(TINY_SUITE, seed=5, serving=Serving(api_key=CANARY)) as server:
         yield server
 
 
