@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 
@@ -43,7 +42,6 @@ def serve(args: argparse.Namespace) -> int:
     from skillbench.commands import UsageError
     from skillbench.sim import ProfileError, Serving, SimServer, parse_fault_option, serve_forever
     from skillbench.suite import SuiteError
-    from skillbench.wire import SIM_API_KEY, SIM_KEY_ENV
 
     suite = args.suite
     if suite is None and Path("evals", "test-prompts").is_dir():
@@ -52,11 +50,11 @@ def serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--suite {suite}: not a folder")
     if args.truth and not Path(args.truth).resolve().parent.is_dir():
         raise UsageError(f"--truth {args.truth}: its folder does not exist")
-    from skillbench.generation import is_loopback_host
+    from skillbench.generation import is_loopback_host, sim_api_key
 
     if not is_loopback_host(args.host):  # a sim run must never be reachable from, or reach, another host
         raise UsageError(f"--host {args.host}: the simulated endpoint listens on loopback only (127.0.0.1 or ::1)")
-    key = args.api_key or os.environ.get(SIM_KEY_ENV) or SIM_API_KEY
+    key = args.api_key or sim_api_key()
     try:
         faults = [parse_fault_option(f) for f in args.fault]
         serving = Serving(address=(args.host, args.port), api_key=key,

@@ -60,9 +60,10 @@ def shared_endpoint(backend: str | None, endpoint: str, suite: Any, seed: int) -
     if endpoint or resolve_backend(backend) != "sim":
         yield endpoint
         return
-    from skillbench.sim import SimServer
+    from skillbench.generation import sim_api_key
+    from skillbench.sim import Serving, SimServer
 
-    with SimServer(suite, seed=seed) as server:  # on loopback
+    with SimServer(suite, seed=seed, serving=Serving(api_key=sim_api_key())) as server:  # on loopback
         yield server.base_url
 
 

@@ -8,6 +8,7 @@ from ._backend import (
     probe_endpoint as probe_endpoint,
     require_loopback as require_loopback,
     resolve_backend as resolve_backend,
+    sim_api_key as sim_api_key,
     sim_info as sim_info,
     simulation_at as simulation_at,
 )

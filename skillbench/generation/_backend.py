@@ -180,6 +180,12 @@ def sim_info(endpoint: str, timeout: float = PROBE_TIMEOUT) -> dict[str, Any] | 
         return None
 
 
+def sim_api_key() -> str:
+    """The key of a simulation this machine serves: ``SKILLBENCH_SIM_KEY``, else the default. Every command that
+    starts one and every command given its URL read it by this one rule, so they always agree."""
+    return os.environ.get(SIM_KEY_ENV) or SIM_API_KEY
+
+
 def simulation_at(endpoint: str, info: Mapping[str, Any]) -> Endpoint:
     """A running simulation found at ``endpoint`` (its :func:`sim_info`): its key, kind, site and truth come from it.
 
@@ -187,8 +193,7 @@ def simulation_at(endpoint: str, info: Mapping[str, Any]) -> Endpoint:
         BackendError: the endpoint is not on loopback.
     """
     require_loopback(endpoint)
-    # a served simulation's key: its default, or the one `skillbench sim serve --api-key` was given (SIM_KEY_ENV)
-    return Endpoint(base_url=endpoint.rstrip("/"), api_key=os.environ.get(SIM_KEY_ENV) or SIM_API_KEY, kind="simulated",
+    return Endpoint(base_url=endpoint.rstrip("/"), api_key=sim_api_key(), kind="simulated",
                     site_base=info.get("site_base"), truth=Path(info["truth"]) if info.get("truth") else None)
 
 

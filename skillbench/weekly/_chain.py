@@ -165,9 +165,10 @@ def chain_endpoint(backend: str, suite_dir: Path, seed: int, profiles: Path | No
     if backend != "sim":
         yield ""
         return
-    from skillbench.sim import SimServer
+    from skillbench.generation import sim_api_key
+    from skillbench.sim import Serving, SimServer
 
-    server = SimServer(suite_dir, seed=seed, profiles=profiles)  # on loopback
+    server = SimServer(suite_dir, seed=seed, profiles=profiles, serving=Serving(api_key=sim_api_key()))  # on loopback
     with server:
         yield server.base_url
 

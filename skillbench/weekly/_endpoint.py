@@ -12,14 +12,12 @@ endpoint they are handed and never import the simulator (ARCHITECTURE.md, the la
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillbench.generation import PROBE_TIMEOUT, Endpoint, existing_endpoint
-from skillbench.wire import SIM_API_KEY, SIM_KEY_ENV
+from skillbench.generation import PROBE_TIMEOUT, Endpoint, existing_endpoint, sim_api_key
 
 if TYPE_CHECKING:
     from skillbench.suite import Suite
@@ -61,7 +59,7 @@ def model_endpoint(
 
     # the simulation requires its key (SKILLBENCH_SIM_KEY, else the default) as the API requires one, so another
     # command given only its URL (--endpoint) finds it by the same rule; a run's sandbox never holds it either way
-    key = os.environ.get(SIM_KEY_ENV) or SIM_API_KEY
+    key = sim_api_key()
     with SimServer(suite_dir, seed=seed, profiles=profiles, truth=truth, faults=faults,
                    serving=Serving(api_key=key)) as server:
         yield Endpoint(base_url=server.base_url, api_key=key, kind="simulated",
