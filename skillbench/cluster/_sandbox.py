@@ -67,6 +67,9 @@ class DaskSandbox:
                 self._tars[key] = skills_tar(families, RUNNER_UID)
             return self._tars[key]
 
+    def close(self) -> None:
+        """Each worker makes and removes its runs' containers itself: nothing to end here."""
+
     def task_key(self, label: str) -> str:
         """The Dask key of the run's next attempt: the run id, the attempt, and a unique tail (never reused)."""
         with self._lock:

@@ -176,6 +176,14 @@ class _TcpServer(_Quiet, socketserver.ThreadingMixIn, socketserver.TCPServer):
     relay: Relay
 
 
+def relay_folder(root: str | Path | None = None) -> Path:
+    """A new private folder for a relay's socket (in ``root``, default the temporary folder)."""
+    # the owner's PID in the name: a generate killed with -9 cannot stop its relays; the next one removes them
+    folder = Path(tempfile.mkdtemp(prefix=f"{RELAY_FOLDER_PREFIX}{os.getpid()}-", dir=root))
+    folder.chmod(0o755)  # the container's runner user must reach the socket inside
+    return folder
+
+
 class Relay:
     """One run's relay: serves from :meth:`start` to :meth:`stop`; :attr:`exchanges` is its record.
 
@@ -184,9 +192,12 @@ class Relay:
         unix: listen on a Unix socket in a private folder (for a sealed container, which mounts the folder
             read-only); False: on this machine's loopback (the local sandbox), at :attr:`url`.
         root: where the socket's folder goes (default: the temporary folder).
+        folder: the socket's folder, made already (:func:`relay_folder`: a warm container mounts it before its
+            run has a relay); removed by :meth:`stop` like one made here.
     """
 
-    def __init__(self, plan: RelayPlan, *, unix: bool = True, root: str | Path | None = None):
+    def __init__(self, plan: RelayPlan, *, unix: bool = True, root: str | Path | None = None,
+                 folder: Path | None = None):
         self.plan = plan
         self.exchanges: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -200,9 +211,7 @@ class Relay:
         self.url = ""
         server: socketserver.BaseServer
         if unix:
-            # the owner's PID in the name: a generate killed with -9 cannot stop its relays; the next one removes them
-            self.folder = Path(tempfile.mkdtemp(prefix=f"{RELAY_FOLDER_PREFIX}{os.getpid()}-", dir=root))
-            self.folder.chmod(0o755)  # the container's runner user must reach the socket inside
+            self.folder = folder or relay_folder(root)
             self.socket_path = self.folder / RELAY_SOCKET
             if len(os.fsencode(self.socket_path)) > MAX_SOCKET_PATH:
                 shutil.rmtree(self.folder, ignore_errors=True)

@@ -462,9 +462,12 @@ def _generate(suite: Suite, opts: GenerateOptions, ctx: PassContext) -> dict[str
                 refuse_local_real(sandbox, endpoint, suite.suite_dir)
                 # --jobs 0: the executor's own width (one, or the cluster's threads)
                 opts = dataclasses.replace(opts, jobs=executor.width(opts.jobs))
-                gen = Generator(suite, opts, sandbox, endpoint, log, retry_log=retry_log, versions=versions)
-                gen.spent = spent_so_far(out_dir, done)  # the cap is per week, not per call
-                gen.run(pending)
+                try:
+                    gen = Generator(suite, opts, sandbox, endpoint, log, retry_log=retry_log, versions=versions)
+                    gen.spent = spent_so_far(out_dir, done)  # the cap is per week, not per call
+                    gen.run(pending)
+                finally:
+                    sandbox.close()  # the containers made ahead of runs that never came
     except SandboxFailure as exc:  # fail closed: the week's ledgers say what happened before the error does
         failure = exc
     retry_log.finish(gen.legs if gen else {}, gen.limiter if gen else None,

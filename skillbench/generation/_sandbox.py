@@ -37,6 +37,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +47,15 @@ from urllib.parse import urlsplit
 from skillbench.checktypes import ProbeResult
 from skillbench.generation._image import RUNNER_HOME, RUNNER_UID, SETUP_UID, WORKSPACE
 from skillbench.generation._limits import ContainerLimits, cut_record
-from skillbench.generation._relay import RELAY_SOCKET, Relay, RelayError, RelayPlan, remove_stale_relays
+from skillbench.generation._relay import (
+    RELAY_SOCKET,
+    Relay,
+    RelayError,
+    RelayPlan,
+    relay_folder,
+    remove_stale_relays,
+)
+from skillbench.generation._warm import Warm, WarmPool, remove_warm
 from skillbench.generation._workspace import SetupOutcome, TaskRun, run_setup_locally, tool_env
 from skillbench.ledgers import SKILL_EVALS_DIR
 
@@ -142,6 +151,9 @@ class Sandbox(Protocol):
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], families: Sequence[Path], timeout: float,
             label: str, task: TaskRun | None = None, *, relay: RelayPlan) -> SandboxResult: ...
+
+    def close(self) -> None:
+        """End the pass: nothing the sandbox started outlives it."""
 
 
 class SandboxFailure(RuntimeError):
@@ -264,13 +276,19 @@ class DockerSandbox:
         out_dir: the week's folder (labels the containers, so leftovers of this week can be removed).
         prefix: a command put before ``claude`` (e.g. strace, to check what the CLI connects to).
         limits: each run container's memory, processes, CPUs, tmpfs sizes and output caps.
+        warm: start the next runs' containers while these run, and remove them after (:mod:`skillbench.generation.
+            _warm`); the pass must :meth:`close` the sandbox. False: each run's container is made and removed on
+            its own path (what a Dask worker does: it has no end of pass to close at).
     """
 
     name = "docker"
     network = NETWORK_SEALED
 
-    def __init__(self, image: str, *, out_dir: Path, prefix: Sequence[str] = (), limits: ContainerLimits | None = None):
+    def __init__(self, image: str, *, out_dir: Path, prefix: Sequence[str] = (), limits: ContainerLimits | None = None,
+                 warm: bool = False):
         import docker
+
+        from skillbench.generation._task_container import container_running
 
         self.client = docker.from_env(timeout=120)
         self.image = self.client.images.get(image)
@@ -278,6 +296,13 @@ class DockerSandbox:
         self.prefix = list(prefix)
         self.limits = limits or ContainerLimits()
         self._tars: dict[tuple[str, ...], bytes] = {}
+        self._pool = WarmPool(self._warm_up, container_running) if warm else None
+        if self._pool is not None:  # a caller that never closes still leaves nothing running when it exits
+            weakref.finalize(self, self._pool.close)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
 
     def _tar(self, families: Sequence[Path]) -> bytes:
         key = tuple(str(f) for f in families)
@@ -322,85 +347,105 @@ class DockerSandbox:
     def run_prepared(self, argv: Sequence[str], env: Mapping[str, str], tar: bytes | None, timeout: float,
                      label: str, task: TaskRun | None = None, *, relay: RelayPlan) -> SandboxResult:
         """:meth:`run` with the skills packed by the caller (:func:`skills_tar`): what a Dask worker runs."""
-        address = sealed_address(relay.inside)
+        env = {**env, **relay.sandbox_env(relay.inside)}
+        # the keeper's environment has no API key (setup commands and probes inherit it, only the CLI gets `env`),
+        # so a container made before its run holds nothing of it
+        key = (sealed_address(relay.inside), tuple(sorted(tool_env(env).items())))
+        warm = self._pool.take(key) if self._pool is not None else self._warm_up(key, label)
         try:
-            served = Relay(relay)
-        except RelayError as exc:
-            raise SandboxFailure(str(exc)) from exc
-        network = {"network_mode": "none", "volumes": {str(served.folder): {"bind": RELAY_DIR, "mode": "ro"}}}
-        with served:
-            result = self._run_task(argv, {**env, **relay.sandbox_env(relay.inside)}, tar, task or TaskRun(),
-                                    timeout, label, network, address)
+            try:
+                served = Relay(relay, folder=warm.folder)
+            except RelayError as exc:
+                raise SandboxFailure(str(exc)) from exc
+            with served:
+                result = self._run_task(argv, env, tar, task or TaskRun(), timeout, warm.container)
+        finally:
+            if self._pool is not None:
+                self._pool.discard(warm)  # removed behind the run, off its path
+            else:
+                remove_warm(warm)
         result.exchanges = list(served.exchanges)
         return result
 
+    def _warm_up(self, key: tuple[Any, ...], label: str = "warm") -> Warm:
+        """A started container whose sealed relay listens, and the (empty) folder its run's relay socket goes in."""
+        from skillbench.generation._task_container import KEEPER, wait_until_sealed
+
+        address, keeper_env = key
+        folder = relay_folder()
+        network = {"network_mode": "none", "volumes": {str(folder): {"bind": RELAY_DIR, "mode": "ro"}}}
+        try:
+            container = self._create(self._entry(KEEPER, address), dict(keeper_env), label, network)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        warm = Warm(container, folder, key)
+        try:
+            container.start()
+            if not wait_until_sealed(container, _proc_net_tcp_key(*address)):
+                self._relay_check(container.logs(stdout=False, stderr=True))
+                raise SandboxFailure(f"{RELAY_FAILED}: the sealed container stopped before its relay listened")
+        except BaseException:
+            remove_warm(warm)
+            raise
+        return warm
+
     def _run_task(self, argv: Sequence[str], env: Mapping[str, str], skills: bytes | None, task: TaskRun,
-                  timeout: float, label: str, network: dict[str, Any], address: tuple[str, int]) -> SandboxResult:
-        """One run: keeper container, skills and workspace in, setup, CLI, probes — all in the one container.
+                  timeout: float, container: Any) -> SandboxResult:
+        """One run in a started, sealed keeper container: skills and workspace in, setup, CLI, probes.
 
         Each step is an exec as its own user (:mod:`skillbench.generation._task_container`); a run without a
         task is the same with an empty one (no setup, no probes).
         """
         from skillbench.generation._task_container import (
-            KEEPER,
             account,
             exec_in,
             handover,
             prepare,
             run_probes,
             run_setup,
-            wait_until_sealed,
         )
 
         limits = self.limits
         record: dict[str, Any] = {"limits": limits.to_json(), "cut": {}}
-        # the keeper's environment has no API key: setup commands and probes inherit it, only the CLI gets `env`
-        container = self._create(self._entry(KEEPER, address), tool_env(env), label, network)
-        try:
-            container.start()
-            started = time.time()
-            if not wait_until_sealed(container, _proc_net_tcp_key(*address)):
-                self._relay_check(container.logs(stdout=False, stderr=True))
-                raise SandboxFailure(f"{RELAY_FAILED}: the sealed container stopped before its relay listened")
-            why = prepare(container, _rooted_tar(skills, task.tar(RUNNER_UID) if task.items else None),
-                          SETUP_UID if task.setup else RUNNER_UID)
-            if why:
-                raise SandboxFailure(why)
-            setup = None
-            if task.setup:
-                setup, setup_logs, cut = run_setup(container, task, env, limits.log_bytes)
-                if cut:
-                    record["cut"]["setup"] = cut_record(limits.log_bytes, cut)
-                why = handover(container, SETUP_UID, RUNNER_UID, wipe_setup_home=False) if setup.ok else ""
-                if why:  # a setup process that cannot be ended: the CLI never starts beside it
-                    setup = SetupOutcome(False, why)
-                if not setup.ok:
-                    hit = record["hit"] = account(container, limits)
-                    if hit:
-                        setup = SetupOutcome(False, f"{setup.detail} (hit the container's {' and '.join(hit)} limit)")
-                    return SandboxResult(SETUP_FAILED_EXIT, False, b"", setup_logs, started, time.time(),
-                                         self.image.id, setup=setup, confinement=record)
-            cli = exec_in(container, [*self.prefix, "claude", *argv[1:]], env=env, timeout_s=timeout,
-                          caps=(limits.output_bytes, limits.log_bytes))
-            if cli.error:
-                raise SandboxFailure(f"the CLI could not run: {cli.error}")
-            ended = time.time()
-            record["cut"].update({stream: cut_record(limits.output_bytes if stream == "stdout" else limits.log_bytes,
-                                                     n) for stream, n in cli.cut.items()})
-            probes: dict[str, ProbeResult] = {}
-            if task.probes:
-                why = handover(container, RUNNER_UID, SETUP_UID, wipe_setup_home=True)
-                if why:  # never probe a workspace the agent's processes may still be writing
-                    probes = {p.check_id: p.result(None, b"", b"", error=why) for p in task.probes}
-                else:
-                    probes, cuts = run_probes(container, task, env, limits.output_bytes)
-                    record["cut"].update(cuts)
-            # which limits a run hit is read when it can matter: a task with checks, or a CLI that did not end
-            # well (an answer-only run that ended well is graded on its answer alone: one exec less per run)
-            if task.probes or cli.timed_out or cli.exit_code != 0 or cli.cut:
-                record["hit"] = account(container, limits)
-        finally:
-            container.remove(force=True)
+        started = time.time()
+        why = prepare(container, _rooted_tar(skills, task.tar(RUNNER_UID) if task.items else None),
+                      SETUP_UID if task.setup else RUNNER_UID)
+        if why:
+            raise SandboxFailure(why)
+        setup = None
+        if task.setup:
+            setup, setup_logs, cut = run_setup(container, task, env, limits.log_bytes)
+            if cut:
+                record["cut"]["setup"] = cut_record(limits.log_bytes, cut)
+            why = handover(container, SETUP_UID, RUNNER_UID, wipe_setup_home=False) if setup.ok else ""
+            if why:  # a setup process that cannot be ended: the CLI never starts beside it
+                setup = SetupOutcome(False, why)
+            if not setup.ok:
+                hit = record["hit"] = account(container, limits)
+                if hit:
+                    setup = SetupOutcome(False, f"{setup.detail} (hit the container's {' and '.join(hit)} limit)")
+                return SandboxResult(SETUP_FAILED_EXIT, False, b"", setup_logs, started, time.time(),
+                                     self.image.id, setup=setup, confinement=record)
+        cli = exec_in(container, [*self.prefix, "claude", *argv[1:]], env=env, timeout_s=timeout,
+                      caps=(limits.output_bytes, limits.log_bytes))
+        if cli.error:
+            raise SandboxFailure(f"the CLI could not run: {cli.error}")
+        ended = time.time()
+        record["cut"].update({stream: cut_record(limits.output_bytes if stream == "stdout" else limits.log_bytes,
+                                                 n) for stream, n in cli.cut.items()})
+        probes: dict[str, ProbeResult] = {}
+        if task.probes:
+            why = handover(container, RUNNER_UID, SETUP_UID, wipe_setup_home=True)
+            if why:  # never probe a workspace the agent's processes may still be writing
+                probes = {p.check_id: p.result(None, b"", b"", error=why) for p in task.probes}
+            else:
+                probes, cuts = run_probes(container, task, env, limits.output_bytes)
+                record["cut"].update(cuts)
+        # which limits a run hit is read when it can matter: a task with checks, or a CLI that did not end
+        # well (an answer-only run that ended well is graded on its answer alone: one exec less per run)
+        if task.probes or cli.timed_out or cli.exit_code != 0 or cli.cut:
+            record["hit"] = account(container, limits)
         exit_code = TIMEOUT_EXIT if cli.timed_out or cli.exit_code is None else cli.exit_code
         return SandboxResult(exit_code, cli.timed_out, cli.stdout, cli.stderr, started, ended, self.image.id,
                              setup=setup, probes=probes, confinement=record)
@@ -436,6 +481,9 @@ class LocalSandbox:
     def __init__(self, claude: Path, root: Path | None = None):
         self.claude = str(claude)
         self.root = root
+
+    def close(self) -> None:
+        """Nothing outlives a local run."""
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], families: Sequence[Path], timeout: float,
             label: str, task: TaskRun | None = None, *, relay: RelayPlan) -> SandboxResult:
@@ -499,7 +547,7 @@ def choose_sandbox(requested: str | None, endpoint, out_dir: Path, log=print,
         from skillbench.generation._image import build_image
 
         tag = build_image(log=log)
-        sandbox = DockerSandbox(tag, out_dir=out_dir, limits=limits)
+        sandbox = DockerSandbox(tag, out_dir=out_dir, limits=limits, warm=True)
         removed = sandbox.remove_leftovers()
         if removed:
             log(f"generate: removed {removed} container(s) left by an interrupted run")

@@ -21,7 +21,7 @@ import pytest
 
 from skillbench.generation import Endpoint, Relay, RelayPlan, choose_sandbox
 from skillbench.generation._relay import RELAY_FOLDER_PREFIX, RELAY_SOCKET, RelayError, remove_stale_relays
-from skillbench.generation._sandbox import LOCAL_NOT_SEALED, LocalSandbox
+from skillbench.generation._sandbox import LABEL, LOCAL_NOT_SEALED, LocalSandbox
 from skillbench.sim import Serving, SimServer
 from skillbench.weekly import model_endpoint
 from tests.generation.test_generate import require_docker
@@ -106,7 +106,8 @@ def test_sealed_run_container_has_network_mode_none_and_a_read_only_relay(sim, t
         client = docker.from_env()
         deadline = time.time() + 60
         while time.time() < deadline and not seen:
-            for c in client.containers.list(filters={"label": "skillbench.run_id=inspect-me"}):
+            # by the week's label: the container was made (and labelled) before its run, as generate makes them
+            for c in client.containers.list(filters={"label": f"{LABEL}={tmp_path.resolve()}"}):
                 seen.update(c.attrs)
             time.sleep(0.1)
 
@@ -115,13 +116,14 @@ def test_sealed_run_container_has_network_mode_none_and_a_read_only_relay(sim, t
     result = sandbox.run(["claude"], {"HOME": "/home/runner"}, [], 60, "inspect-me",
                          relay=RelayPlan.for_run(sim, "inspect-me", 1))
     watcher.join()
+    sandbox.close()
     assert result.exit_code == 0 and seen, result.stderr
     assert seen["HostConfig"]["NetworkMode"] == "none"
     assert seen["NetworkSettings"]["Networks"].keys() == {"none"}
     (mount,) = seen["Mounts"]
     assert mount["Destination"] == "/run/skillbench" and mount["RW"] is False
     assert not Path(mount["Source"]).exists(), "the relay's folder is removed with the container"
-    left = docker.from_env().containers.list(all=True, filters={"label": "skillbench.run_id=inspect-me"})
+    left = docker.from_env().containers.list(all=True, filters={"label": f"{LABEL}={tmp_path.resolve()}"})
     assert not left, "no container is left behind"
     assert not [t for t in threading.enumerate() if t.name.startswith("skillbench-relay")], "no relay thread left"
 
