@@ -250,8 +250,11 @@ def suite_overrides(args: argparse.Namespace, *, trigger_set: str | None = None)
         raise UsageError(f"--skills-root {args.skills_root}: not a folder")
     if args.config and not Path(args.config).is_file():
         raise UsageError(f"--config {args.config}: not a file (pass the path of a skillbench.toml)")
+    def absolute(path: str | None) -> str | None:  # the weekly chain's kernels run in notebooks/, not here
+        return str(Path(path).resolve()) if path else None
+
     return SuiteOverrides(
-        format=args.format, skills_root=args.skills_root, site_base=args.site_base,
+        format=args.format, skills_root=absolute(args.skills_root), site_base=args.site_base,
         heldout_prefixes=tuple(args.heldout_prefix) if args.heldout_prefix else None,
         heldout_tags=tuple(args.heldout_tag) if args.heldout_tag else None,
-        skip_missing=args.skip_missing, config=args.config, trigger_set=trigger_set)
+        skip_missing=args.skip_missing, config=absolute(args.config), trigger_set=absolute(trigger_set))

@@ -10,9 +10,10 @@ suite against defaults it never asked for would only add knock-on errors.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skillbench.suite._defects import Defect
 from skillbench.suite._format import Suite
@@ -101,6 +102,19 @@ class SuiteOverrides:
     skip_missing: bool = False
     config: str | None = None
     trigger_set: str | None = None
+
+    def as_params(self) -> dict[str, Any]:
+        """JSON-typed fields (a notebook stage's ``suite_overrides`` parameter); :meth:`from_params` reads it back."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any] | None) -> SuiteOverrides:
+        """The overrides :meth:`as_params` wrote ({} or None: none)."""
+        values = dict(params or {})
+        for key in ("heldout_prefixes", "heldout_tags"):
+            if values.get(key) is not None:
+                values[key] = tuple(values[key])
+        return cls(**values)
 
 
 def preflight(suite_dir: str | Path = "evals", overrides: SuiteOverrides | None = None, *,

@@ -52,6 +52,7 @@ from skillbench.ledgers import (
 )
 from skillbench.paths import DEFAULT_SUITE, NOTEBOOKS_DIR, REPORTS_DIR
 from skillbench.report import format_seconds, write_reports_index, write_state, write_week_index
+from skillbench.suite import SuiteOverrides
 from skillbench.weekly._stage_run import STAGES, StageResult, WeeklyError, execute_stage
 from skillbench.weekly._week_pages import finish_pages, headline, report_notes
 
@@ -88,8 +89,8 @@ class WeeklyOptions:
         calibration_repeat: gradings of each answer for judge self-agreement.
         calibration_sample: calibrate on that many runs (0: all gradeable runs).
         reports_dir: where ``<run_key>/`` and ``index.html`` go.
-        skip_missing: run tasks without the workspace files the tree lacks and what uses them (each dropped
-            piece a preflight warning, recorded with the runs and listed in the scorecard's coverage).
+        suite_overrides: the command line's suite flags (``--skip-missing``, ``--site-base``, ``--config``, …:
+            :class:`skillbench.suite.SuiteOverrides`), for every stage that reads the suite.
         sim_profiles: the simulated endpoint's profile file (None: the shipped one); ``skillbench demo-history``
             scripts a week's behaviour with it.
         weeks_dir: where ``<run_key>/`` (the ledgers) and the history go (None: ``SUITE_DIR/weekly/``; set it for
@@ -117,7 +118,7 @@ class WeeklyOptions:
     calibration_sample: int = 0
     reports_dir: Path = REPORTS_DIR
     weeks_dir: Path | None = None
-    skip_missing: bool = False
+    suite_overrides: SuiteOverrides = field(default_factory=SuiteOverrides)
     sim_profiles: Path | None = None
     notebooks_dir: Path = NOTEBOOKS_DIR
     kernel_name: str = KERNEL_NAME
@@ -183,7 +184,8 @@ def stage_parameters(opts: WeeklyOptions, *, suite_dir: Path, run_dir: Path, his
         "prompts": list(opts.prompts or []), "families": list(opts.families or []),
         "jobs": int(opts.jobs), "seed": int(opts.seed), "dry_run": False, "write": True, "strict": False,
         "repeat": int(opts.calibration_repeat), "sample": int(opts.calibration_sample),
-        "skip_missing": bool(opts.skip_missing), "executor": opts.executor, "scheduler": opts.scheduler or "",
+        "suite_overrides": opts.suite_overrides.as_params(), "executor": opts.executor,
+        "scheduler": opts.scheduler or "",
     }
 
 
@@ -253,10 +255,10 @@ def _check_selection(suite_dir: Path, opts: WeeklyOptions) -> None:
     if not (opts.prompts or opts.families):
         return
     from skillbench.generation import SelectionError, make_plan, selected
-    from skillbench.suite import SuiteError, SuiteOverrides, load_suite
+    from skillbench.suite import SuiteError, load_suite
 
     try:
-        suite = load_suite(suite_dir, SuiteOverrides(skip_missing=opts.skip_missing))
+        suite = load_suite(suite_dir, opts.suite_overrides)
     except SuiteError:
         return  # 00_preflight reports a broken suite with all its defects
     run = suite.config.run
