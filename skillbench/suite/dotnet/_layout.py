@@ -346,7 +346,7 @@ def preflight_dotnet(
         if len(runs) > 1:
             checker.add("warning", display_path(suite_dir), "defaults.runs", f"the evals ask for different runs "
                         f"({', '.join(map(str, sorted(runs)))}); the suite runs {max(runs)} reps",
-                        "align defaults.runs, or pass --reps")
+                        "align defaults.runs across the evals")
     return DotnetReport(suite, checker.defects, checker.files)
 
 
