@@ -90,3 +90,14 @@ def test_a_yaml_error_in_crlf_frontmatter_counts_lines_of_the_file(tmp_path):
     skill.write_bytes(f"---\r\nname: {FAMILIES[1]}\r\ndescription: ok\r\nmetadata: [unclosed\r\n---\r\n".encode())
     [error] = preflight(suite, SuiteOverrides(site_base=SITE)).errors
     assert "frontmatter is not valid YAML at line " in error.problem and "(in 'metadata')" in error.problem
+
+
+def test_a_demo_copy_of_the_repository_reads_its_own_copied_skills(tmp_path):
+    from skillbench.suite import load_suite
+    from skillbench.weekly._demo import copied_overrides, copy_suite
+
+    flags = SuiteOverrides(site_base=SITE)
+    copy = copy_suite(qdrant_repo(tmp_path / "repo"), tmp_path / "demo" / "suite", [FAMILIES[0]], flags)
+    suite = load_suite(copy, copied_overrides(copy, flags))
+    assert suite.skills_root == (copy / "skills").resolve() and suite.families == [FAMILIES[0]]
+    assert len(suite.prompts) == 5 and suite.site_base == SITE
