@@ -88,3 +88,10 @@ def test_overrides_survive_a_notebook_parameter_round_trip():
                        config="/x/skillbench.toml")
     assert SuiteOverrides.from_params(o.as_params()) == o
     assert SuiteOverrides.from_params({}) == SuiteOverrides()
+
+
+def test_a_dormancy_stimulus_with_a_heldout_tag_is_an_error(tmp_path):
+    root = dotnet_tree(tmp_path, {5: "[slow]\n    expect_activation: false"})
+    report = preflight(root, SuiteOverrides(heldout_tags=("slow",)))
+    [error] = report.errors
+    assert "a dormancy prompt is also held out (tag 'slow')" in error.problem and "Stimulus 5" in error.field
