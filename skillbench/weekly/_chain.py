@@ -157,8 +157,10 @@ def check_kernel(kernel_name: str) -> None:
 
 
 @contextlib.contextmanager
-def chain_endpoint(backend: str, suite_dir: Path, seed: int, profiles: Path | None = None) -> Iterator[str]:
-    """The endpoint URL the stages share: one simulated endpoint on loopback for the sim, else ``""``.
+def chain_endpoint(backend: str, suite_dir: Path, seed: int, profiles: Path | None = None,
+                   overrides: SuiteOverrides | None = None) -> Iterator[str]:
+    """The endpoint URL the stages share: one simulated endpoint on loopback for the sim (answering for the suite as
+    the suite flags ``overrides`` read it), else ``""``.
 
     With ``anthropic`` each stage opens Anthropic's endpoint itself from ``ANTHROPIC_API_KEY`` in its
     environment; the key is never a notebook parameter (papermill writes parameters into the notebook).
@@ -168,8 +170,12 @@ def chain_endpoint(backend: str, suite_dir: Path, seed: int, profiles: Path | No
         return
     from skillbench.generation import sim_api_key
     from skillbench.sim import Serving, SimServer
+    from skillbench.suite import load_suite
 
-    server = SimServer(suite_dir, seed=seed, profiles=profiles, serving=Serving(api_key=sim_api_key()))  # on loopback
+    # Read as the stages read it (the chain starts this after 00_preflight passed), lenient on missing workspace
+    # files as the server is.
+    suite = load_suite(suite_dir, dataclasses.replace(overrides or SuiteOverrides(), skip_missing=True))
+    server = SimServer(suite, seed=seed, profiles=profiles, serving=Serving(api_key=sim_api_key()))  # on loopback
     with server:
         yield server.base_url
 
@@ -315,7 +321,8 @@ def _run_chain(opts: WeeklyOptions, *, suite_dir: Path, backend: str, run_dir: P
             for i, stage in enumerate(STAGES):
                 if endpoint is None and stage.name != "preflight":
                     # Started after preflight: a broken suite fails in 00 with its defects, not here.
-                    endpoint = stack.enter_context(chain_endpoint(backend, suite_dir, opts.seed, opts.sim_profiles))
+                    endpoint = stack.enter_context(chain_endpoint(backend, suite_dir, opts.seed, opts.sim_profiles,
+                                                                    opts.suite_overrides))
                 params = stage_parameters(opts, suite_dir=suite_dir, run_dir=run_dir, history=history,
                                           backend=backend, endpoint=endpoint or "", sandbox=sandbox)
                 stages[i].status = "running"
