@@ -101,3 +101,11 @@ def test_a_demo_copy_of_the_repository_reads_its_own_copied_skills(tmp_path):
     suite = load_suite(copy, copied_overrides(copy, flags))
     assert suite.skills_root == (copy / "skills").resolve() and suite.families == [FAMILIES[0]]
     assert len(suite.prompts) == 5 and suite.site_base == SITE
+
+
+def test_the_weekly_chains_simulated_endpoint_reads_the_repository_with_the_flags(tmp_path):
+    from skillbench.weekly._chain import chain_endpoint
+
+    suite = qdrant_repo(tmp_path)
+    with chain_endpoint("sim", suite, 0, overrides=SuiteOverrides(site_base=SITE)) as url:
+        assert url.startswith("http://127.0.0.1:")
