@@ -166,3 +166,18 @@ def test_a_suite_readers_message_suggests_only_flags_it_accepts(command, no_site
     for named, flags in _suggested(output, command).items():
         stray = flags - _accepts(named)
         assert not stray, f"`skillbench {command}` suggests {sorted(stray)}, which {named} does not take: {output}"
+
+
+def test_a_command_modules_own_messages_suggest_only_flags_its_commands_take():
+    """The usage lines each command module prints itself (``--week X: not a folder``, ``rerun with --fresh``): a
+    module that registers several commands (judge, judge-pairs, calibrate) is held to the flags of all of them."""
+    modules: dict[str, set[str]] = {}
+    for name, parser in PARSERS.items():
+        modules.setdefault(parser.get_default("func").__module__, set()).add(name)
+    stray = []
+    for module, commands in sorted(modules.items()):
+        accepted = set().union(*(_accepts(c) for c in commands))
+        for text in _messages(ROOT / (module.replace(".", "/") + ".py")):
+            stray += [f"{module}: {flag} in {text[:60]!r}" for flag in FLAG.findall(QUOTED_COMMAND.sub("", text))
+                      if flag not in accepted]
+    assert not stray

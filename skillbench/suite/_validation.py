@@ -19,7 +19,7 @@ from skillbench.suite._defects import Defect
 from skillbench.suite._format import Suite
 
 if TYPE_CHECKING:
-    from skillbench.suite._config import SuiteConfig
+    from skillbench.suite._config import ConfigError, SuiteConfig
 
 
 @dataclass
@@ -152,7 +152,7 @@ def preflight(suite_dir: str | Path = "evals", overrides: SuiteOverrides | None 
     return report
 
 
-def _config_refused(suite_dir: Path, exc: Exception, o: SuiteOverrides) -> PreflightReport:
+def _config_refused(suite_dir: Path, exc: ConfigError, o: SuiteOverrides) -> PreflightReport:
     """The report of a suite whose ``--config`` file cannot be read: that one line alone (checking the suite against
     defaults it never asked for would only add knock-on errors)."""
     from skillbench.suite._config import SuiteConfig
@@ -160,7 +160,7 @@ def _config_refused(suite_dir: Path, exc: Exception, o: SuiteOverrides) -> Prefl
 
     bare = Suite(suite_dir=suite_dir.resolve(), config=SuiteConfig(), skills_root=suite_dir.resolve(),
                  site_base=(o.site_base or "").rstrip("/"), heldout_prefixes=())
-    defect = Defect("error", display_path(exc.path), f"--config: {exc.field}", exc.problem, exc.fix)  # type: ignore[attr-defined]
+    defect = Defect("error", display_path(exc.path), f"--config: {exc.field}", exc.problem, exc.fix)
     return PreflightReport(bare, [defect], stopped="the --config file must read first")
 
 
