@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from skillbench.commands import listed, model_names, positive_int
+from skillbench.commands import add_suite_args, listed, model_names, positive_int
 from skillbench.weekly import DEFAULT_DRIFT, DEFAULT_JUDGE_LENIENCY
 
 
@@ -46,11 +46,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--profiles", metavar="FILE",
                    help="the simulated endpoint's profile file the story starts from (default: the shipped one)")
     p.add_argument("--quiet", action="store_true", help="do not relay the notebooks' output")
+    add_suite_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from skillbench.commands import UsageError
+    from skillbench.commands import UsageError, suite_overrides
     from skillbench.commands._weekly import TerminalLines
     from skillbench.paths import DEFAULT_SUITE, REPORTS_DIR
     from skillbench.weekly import DEFAULT_JOBS, DemoOptions, WeeklyError, WeeklyOptions, run_demo
@@ -58,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     weekly = WeeklyOptions(suite_dir=Path(args.suite) if args.suite else DEFAULT_SUITE, backend="sim",
                            models=listed(args.models), reps=args.reps, families=listed(args.families),
                            jobs=args.jobs or DEFAULT_JOBS, seed=args.seed, sandbox=args.sandbox,
-                           reports_dir=Path(args.reports) if args.reports else REPORTS_DIR)
+                           reports_dir=Path(args.reports) if args.reports else REPORTS_DIR,
+                           suite_overrides=suite_overrides(args))
     terminal = TerminalLines()
     weekly.stream = None if args.quiet else terminal
     opts = DemoOptions(weekly=weekly, weeks=args.weeks, out_dir=Path(args.out_dir) if args.out_dir else None,

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from skillbench.commands import add_backend_args, add_judge_call_args, listed, model_names, positive_int
+from skillbench.commands import (
+    add_backend_args,
+    add_judge_call_args,
+    add_suite_args,
+    listed,
+    model_names,
+    positive_int,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,9 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a week's run directory: write there, with its measured trigger F1 beside the prediction")
     p.add_argument("--out", metavar="DIR", help="write the files here (default: --week, else SUITE_DIR/quality/)")
     p.add_argument("--families", nargs="+", metavar="F", help="lint only these families")
-    p.add_argument("--site-base", metavar="URL",
-                   help="published site base of skill links (default [suite].site_base, else read from a skill_url)")
-    p.add_argument("--skills-root", metavar="DIR", help="the skills tree (default [suite].skills_root)")
+    add_suite_args(p)
     p.add_argument("--no-html", action="store_true", help="do not write skill-quality.html")
     add_backend_args(p)
     add_judge_call_args(p)
@@ -41,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from skillbench.commands import UsageError
+    from skillbench.commands import UsageError, suite_overrides
     from skillbench.generation import BackendError
     from skillbench.weekly import LintOptions, QualityError, StageRuntime, lint_skills
 
@@ -53,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         options = LintOptions(judge=args.judge, judges=args.judges, judge_model=args.judge_model or "", seed=args.seed,
                               week=args.week or "", out=args.out or "", measured=True if args.week else None,
-                              site_base=args.site_base, skills_root=args.skills_root,
+                              suite=suite_overrides(args),
                               families=listed(args.families) or (), jobs=args.jobs, max_retries=args.max_retries,
                               timeout=args.timeout, html=not args.no_html)
         runtime = StageRuntime(backend=args.backend, endpoint=args.endpoint or "",

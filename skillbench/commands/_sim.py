@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
+
+from skillbench.commands import add_suite_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,19 +38,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the key every Messages request must carry (default: $SKILLBENCH_SIM_KEY, else "
                    "sk-skillbench-sim)")
     s.add_argument("--verbose", action="store_true", help="print one line per request")
+    add_suite_args(s)
     s.set_defaults(func=serve)
 
 
 def serve(args: argparse.Namespace) -> int:
-    from skillbench.commands import UsageError
+    from skillbench.commands import UsageError, suite_overrides
     from skillbench.sim import ProfileError, Serving, SimServer, parse_fault_option, serve_forever
-    from skillbench.suite import SuiteError
+    from skillbench.suite import SuiteError, load_suite
 
     suite = args.suite
     if suite is None and Path("evals", "test-prompts").is_dir():
         suite = "evals"
     if suite is not None and not Path(suite).is_dir():
         raise UsageError(f"--suite {suite}: not a folder")
+    overrides = suite_overrides(args)
     if args.truth and not Path(args.truth).resolve().parent.is_dir():
         raise UsageError(f"--truth {args.truth}: its folder does not exist")
     from skillbench.generation import is_loopback_host, sim_api_key
@@ -59,7 +64,9 @@ def serve(args: argparse.Namespace) -> int:
         faults = [parse_fault_option(f) for f in args.fault]
         serving = Serving(address=(args.host, args.port), api_key=key,
                           log=(lambda line: print(line, flush=True)) if args.verbose else None)
-        server = SimServer(suite, seed=args.seed, profiles=args.profiles, truth=args.truth, faults=faults,
+        # Lenient on missing workspace files, as the server is (what a run skipped is answered as run).
+        loaded = load_suite(suite, dataclasses.replace(overrides, skip_missing=True)) if suite is not None else None
+        server = SimServer(loaded, seed=args.seed, profiles=args.profiles, truth=args.truth, faults=faults,
                            serving=serving)
     except (ProfileError, SuiteError) as exc:
         raise UsageError(str(exc)) from exc

@@ -11,6 +11,7 @@ from skillbench.commands import (
     add_backend_args,
     add_executor_args,
     add_selection_args,
+    add_suite_args,
     listed,
     model_names,
     positive_int,
@@ -39,9 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="runs and judge calls at once (default 3)")
     p.add_argument("--suite", default=None, metavar="DIR", help="suite folder (default: the bundled evals/)")
     p.add_argument("--reports", default=None, metavar="DIR", help="reports folder (default: reports/)")
-    p.add_argument("--skip-missing", action="store_true",
-                   help="run tasks without the workspace files the tree lacks, and without what uses them (each "
-                        "dropped piece is a warning and is listed in the scorecard's coverage)")
+    add_suite_args(p)
     p.add_argument("--out-dir", default=None, metavar="DIR",
                    help="where the weeks' ledgers and history go (default: SUITE/weekly/; for a read-only suite)")
     p.add_argument("--sandbox", choices=["docker", "local"], help="default docker when the engine answers")
@@ -105,7 +104,7 @@ class TerminalLines:
 
 def run(args: argparse.Namespace) -> int:
     from skillbench.cluster import ExecutorError, check_executor_args
-    from skillbench.commands import UsageError
+    from skillbench.commands import UsageError, suite_overrides
     from skillbench.ledgers import utc_run_key
     from skillbench.paths import DEFAULT_SUITE, REPORTS_DIR
     from skillbench.weekly import DEFAULT_JOBS, WeeklyError, WeeklyOptions, run_weekly
@@ -119,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend, models=listed(args.models), reps=args.reps, prompts=listed(args.prompts),
         families=listed(args.families), jobs=args.jobs or DEFAULT_JOBS, seed=args.seed, sandbox=args.sandbox,
         reports_dir=Path(args.reports) if args.reports else REPORTS_DIR,
-        weeks_dir=Path(args.out_dir) if args.out_dir else None, skip_missing=args.skip_missing,
+        weeks_dir=Path(args.out_dir) if args.out_dir else None, suite_overrides=suite_overrides(args),
         executor=args.executor, scheduler=args.scheduler or "",
     )
     terminal = TerminalLines()

@@ -119,14 +119,14 @@ def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntim
         PlanError, BackendError, RunDirBusy, SandboxFailure: as ``skillbench generate``.
     """
     from skillbench.generation import resolve_backend
-    from skillbench.suite import load_suite
+    from skillbench.suite import SuiteOverrides, load_suite
 
     o, log = options, runtime.log
     backend = resolve_backend(runtime.backend)  # once: every stage then uses the same backend without saying so again
-    suite = load_suite(suite_dir, skip_missing=o.skip_missing)
+    suite = load_suite(suite_dir, SuiteOverrides(skip_missing=o.skip_missing))
     run_dir = resolve_run_dir(suite, o.base, o.head, o.out_dir, allow_dirty=o.allow_dirty)
     comp = plan_comparison(suite, o.base, o.head, allow_dirty=o.allow_dirty, cache_dir=run_dir / VERSIONS_DIR,
-                           load=lambda folder: load_suite(folder, skip_missing=o.skip_missing))
+                           load=lambda folder: load_suite(folder, SuiteOverrides(skip_missing=o.skip_missing)))
     run_dir.mkdir(parents=True, exist_ok=True)
     if not comp.changes.families:
         log(f"compare: no skill family or prompt differs between {o.base} and {o.head}: nothing to run")

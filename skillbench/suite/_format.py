@@ -126,8 +126,50 @@ FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.
 _FRONTMATTER = FRONTMATTER  # the older private name
 
 
+FRONTMATTER_FIX = "start the file with '---', 'name: …', 'description: …', '---'"
+
+
 class FrontmatterError(ValueError):
-    """A SKILL.md whose YAML frontmatter is absent or invalid."""
+    """A SKILL.md whose YAML frontmatter is absent or invalid: ``str()`` says what is wrong (where, for YAML that
+    does not parse), :attr:`fix` how to fix it."""
+
+    def __init__(self, problem: str, fix: str = FRONTMATTER_FIX):
+        super().__init__(problem)
+        self.fix = fix
+
+
+# The YAML errors an author meets in a frontmatter, and their usual fix. An unquoted value that contains ": " is
+# by far the commonest (a description such as "Keywords: launch, video" starts a second mapping on its line).
+_YAML_FIXES = {
+    "mapping values are not allowed here": "quote the value: {key}: \"…\" (an unquoted value that contains ': ' "
+                                           "reads as a new key), or fold it with {key}: >-",
+    "found character '\\t' that cannot start any token": "indent with spaces, not tabs",
+    "found undefined alias": "quote the value: {key}: \"…\" (a value that starts with '*' reads as an alias)",
+    "found character '@' that cannot start any token": "quote the value: {key}: \"…\" (a value cannot start "
+                                                        "with '@' or '`' unquoted)",
+    "found character '`' that cannot start any token": "quote the value: {key}: \"…\" (a value cannot start "
+                                                        "with '@' or '`' unquoted)",
+}
+_KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:")
+
+
+def yaml_error(exc: yaml.YAMLError, text: str, *, first_line: int = 1) -> tuple[str, str]:
+    """``(problem, fix)`` for YAML that does not parse: where (line and column in the file, ``first_line`` being
+    the file's line of the text's first line), what, under which top-level key, and the usual fix."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    key = ""
+    where = ""
+    if mark is not None:
+        where = f" at line {mark.line + first_line}, column {mark.column + 1}"
+        for line in reversed(text.splitlines()[: mark.line + 1]):  # the top-level key the error sits under
+            if found := _KEY.match(line):
+                key = found.group(1)
+                break
+    under = f" (in {key!r})" if key else ""
+    fix = _YAML_FIXES.get(what, "fix the YAML syntax there (quote a value that contains ': ', '#' or starts with "
+                                "a special character)")
+    return f"not valid YAML{where}{under}: {what}", fix.format(key=key or "key")
 
 
 @dataclass(frozen=True)
@@ -158,7 +200,8 @@ def read_skill(path: Path, leaf: str) -> Skill:
     try:
         meta = load_yaml(match.group(1))
     except yaml.YAMLError as exc:
-        raise FrontmatterError(f"frontmatter is not valid YAML ({str(exc).splitlines()[0]})") from exc
+        problem, fix = yaml_error(exc, match.group(1), first_line=2)  # line 1 is the opening '---'
+        raise FrontmatterError(f"frontmatter is {problem}", fix) from exc
     except NestingError as exc:
         raise FrontmatterError(f"frontmatter is {exc}") from None
     if not isinstance(meta, dict):
@@ -293,6 +336,7 @@ class Suite:
     family_dirs: dict[str, Path] = field(default_factory=dict)  # family -> its folder, where not skills_root/family
     plugin_of: dict[str, str] = field(default_factory=dict)  # family (skill) -> its plugin (dotnet layout)
     evals: list[EvalInfo] = field(default_factory=list)
+    heldout_tags: tuple[str, ...] = ()  # a prompt with one of these tags is held out (set by preflight)
 
     @property
     def scored_prompts(self) -> list[PromptSpec]:

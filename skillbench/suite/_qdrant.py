@@ -12,6 +12,7 @@ import json
 import os
 from collections import Counter, defaultdict
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
@@ -50,6 +51,7 @@ class _Checker:
         self.skip_missing = skip_missing
         self.defects: list[Defect] = []
         self.prompt_files: list[Path] = []
+        self.unresolved: list[str] = []  # skill_urls left unresolved for want of a site base
 
     def error(self, path: str, fld: str, problem: str, fix: str) -> None:
         self.defects.append(Defect("error", path, fld, problem, fix))
@@ -72,8 +74,7 @@ class _Checker:
             try:
                 self.suite.skills[leaf] = read_skill(path, leaf)
             except FrontmatterError as exc:
-                self.error(display_path(path), "frontmatter", str(exc),
-                           "start the file with '---', 'name: …', 'description: …', '---'")
+                self.error(display_path(path), "frontmatter", str(exc), exc.fix)
             except (OSError, UnicodeDecodeError) as exc:
                 self.error(display_path(path), "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
         for skill in self.suite.skills.values():
@@ -218,6 +219,9 @@ class _Checker:
             what = "a dormancy prompt has no skill" if test.dormancy else "is empty"
             self.error(shown, "skill_url", what, "name the skill it targets: <site base>/<family>/…/SKILL.md")
             return "", ""
+        if not self.suite.site_base:
+            self.unresolved.append(test.skill_url)  # said once, for the suite (missing_site_base), not per prompt
+            return "", ""
         try:
             family, leaf = parse_skill_url(test.skill_url, self.suite.site_base)
         except SkillUrlError as exc:
@@ -246,6 +250,18 @@ class _Checker:
                 self.error(display_path(paths[0]), "name", f"duplicate prompt name (also in {others})",
                            "give every prompt a unique name")
 
+    def missing_site_base(self, suite_dir: Path) -> None:
+        """No site base: one error for the suite, naming how to set it and the base the prompts' own skill_urls
+        point to (a suite that commits no config, as qdrant's, is valid: only the flag is missing)."""
+        guess = _site_base_of(self.unresolved, self.suite.skills_root)
+        value = guess or "URL"
+        used = " (the base the prompts' skill_urls use)" if guess else ""
+        count = f"none of the {len(self.unresolved)} prompts' skill_url can name its skill" if self.unresolved \
+            else "no skill_url can name its skill"
+        self.error(display_path(suite_dir), "suite.site_base", f"no site base URL is configured, so {count}",
+                   f"pass --site-base {value}{used}, or set site_base = \"{value}\" under [suite] in {CONFIG_FILE} "
+                   "(beside the prompts, or a file given to --config)")
+
     # -- families -------------------------------------------------------------------------------------
     def check_families(self) -> None:
         scored = Counter(p.family for p in self.suite.prompts if p.scored)
@@ -260,6 +276,22 @@ class _Checker:
                           f"{eligible[family]} preference-eligible prompts (the paired gate needs "
                           f"{MIN_STIMULI})",
                           "add scored, non-dormancy prompts for this family")
+
+
+def _site_base_of(urls: list[str], skills_root: Path) -> str:
+    """The site base most of ``urls`` share: the prefix before the first path segment that is a family folder of
+    the skills tree ("" when no URL has one)."""
+    bases: Counter[str] = Counter()
+    for url in urls:
+        got = urlsplit(url)
+        if not got.scheme or not got.netloc:
+            continue
+        parts = got.path.split("/")
+        for i, part in enumerate(parts):
+            if part and part not in (".", "..") and (skills_root / part / SKILL_FILE).is_file():
+                bases[f"{got.scheme}://{got.netloc}{'/'.join(parts[:i])}"] += 1
+                break
+    return bases.most_common(1)[0][0] if bases else ""
 
 
 def _resolve_skills_root(suite_dir: Path, configured: str | None) -> Path:
@@ -331,11 +363,10 @@ def _preflight(suite_dir: Path, *, skills_root: str | Path | None, site_base: st
     suite = Suite(suite_dir=suite_dir.resolve(), config=config, skills_root=root, site_base=base.rstrip("/"),
                   heldout_prefixes=prefixes)
     checker = _Checker(suite, skip_missing)
-    if not base:
-        checker.error(display_path(suite_dir / CONFIG_FILE), "suite.site_base", "no site base URL",
-                      "set [suite].site_base in skillbench.toml or pass --site-base")
     checker.load_skills()
     checker.load_prompts()
+    if not base:
+        checker.missing_site_base(suite_dir)
     if len(suite.prompts) == len(checker.prompt_files):  # with broken prompts, family counts would mislead
         checker.check_families()
     return PreflightReport(suite, checker.defects, checker.prompt_files)

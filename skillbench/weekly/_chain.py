@@ -52,6 +52,7 @@ from skillbench.ledgers import (
 )
 from skillbench.paths import DEFAULT_SUITE, NOTEBOOKS_DIR, REPORTS_DIR
 from skillbench.report import format_seconds, write_reports_index, write_state, write_week_index
+from skillbench.suite import SuiteOverrides
 from skillbench.weekly._stage_run import STAGES, StageResult, WeeklyError, execute_stage
 from skillbench.weekly._week_pages import finish_pages, headline, report_notes
 
@@ -88,8 +89,8 @@ class WeeklyOptions:
         calibration_repeat: gradings of each answer for judge self-agreement.
         calibration_sample: calibrate on that many runs (0: all gradeable runs).
         reports_dir: where ``<run_key>/`` and ``index.html`` go.
-        skip_missing: run tasks without the workspace files the tree lacks and what uses them (each dropped
-            piece a preflight warning, recorded with the runs and listed in the scorecard's coverage).
+        suite_overrides: the command line's suite flags (``--skip-missing``, ``--site-base``, ``--config``, …:
+            :class:`skillbench.suite.SuiteOverrides`), for every stage that reads the suite.
         sim_profiles: the simulated endpoint's profile file (None: the shipped one); ``skillbench demo-history``
             scripts a week's behaviour with it.
         weeks_dir: where ``<run_key>/`` (the ledgers) and the history go (None: ``SUITE_DIR/weekly/``; set it for
@@ -117,7 +118,7 @@ class WeeklyOptions:
     calibration_sample: int = 0
     reports_dir: Path = REPORTS_DIR
     weeks_dir: Path | None = None
-    skip_missing: bool = False
+    suite_overrides: SuiteOverrides = field(default_factory=SuiteOverrides)
     sim_profiles: Path | None = None
     notebooks_dir: Path = NOTEBOOKS_DIR
     kernel_name: str = KERNEL_NAME
@@ -156,8 +157,10 @@ def check_kernel(kernel_name: str) -> None:
 
 
 @contextlib.contextmanager
-def chain_endpoint(backend: str, suite_dir: Path, seed: int, profiles: Path | None = None) -> Iterator[str]:
-    """The endpoint URL the stages share: one simulated endpoint on loopback for the sim, else ``""``.
+def chain_endpoint(backend: str, suite_dir: Path, seed: int, profiles: Path | None = None,
+                   overrides: SuiteOverrides | None = None) -> Iterator[str]:
+    """The endpoint URL the stages share: one simulated endpoint on loopback for the sim (answering for the suite as
+    the suite flags ``overrides`` read it), else ``""``.
 
     With ``anthropic`` each stage opens Anthropic's endpoint itself from ``ANTHROPIC_API_KEY`` in its
     environment; the key is never a notebook parameter (papermill writes parameters into the notebook).
@@ -167,8 +170,12 @@ def chain_endpoint(backend: str, suite_dir: Path, seed: int, profiles: Path | No
         return
     from skillbench.generation import sim_api_key
     from skillbench.sim import Serving, SimServer
+    from skillbench.suite import load_suite
 
-    server = SimServer(suite_dir, seed=seed, profiles=profiles, serving=Serving(api_key=sim_api_key()))  # on loopback
+    # Read as the stages read it (the chain starts this after 00_preflight passed), lenient on missing workspace
+    # files as the server is.
+    suite = load_suite(suite_dir, dataclasses.replace(overrides or SuiteOverrides(), skip_missing=True))
+    server = SimServer(suite, seed=seed, profiles=profiles, serving=Serving(api_key=sim_api_key()))  # on loopback
     with server:
         yield server.base_url
 
@@ -183,7 +190,8 @@ def stage_parameters(opts: WeeklyOptions, *, suite_dir: Path, run_dir: Path, his
         "prompts": list(opts.prompts or []), "families": list(opts.families or []),
         "jobs": int(opts.jobs), "seed": int(opts.seed), "dry_run": False, "write": True, "strict": False,
         "repeat": int(opts.calibration_repeat), "sample": int(opts.calibration_sample),
-        "skip_missing": bool(opts.skip_missing), "executor": opts.executor, "scheduler": opts.scheduler or "",
+        "suite_overrides": opts.suite_overrides.as_params(), "executor": opts.executor,
+        "scheduler": opts.scheduler or "",
     }
 
 
@@ -256,7 +264,7 @@ def _check_selection(suite_dir: Path, opts: WeeklyOptions) -> None:
     from skillbench.suite import SuiteError, load_suite
 
     try:
-        suite = load_suite(suite_dir, skip_missing=opts.skip_missing)
+        suite = load_suite(suite_dir, opts.suite_overrides)
     except SuiteError:
         return  # 00_preflight reports a broken suite with all its defects
     run = suite.config.run
@@ -313,7 +321,8 @@ def _run_chain(opts: WeeklyOptions, *, suite_dir: Path, backend: str, run_dir: P
             for i, stage in enumerate(STAGES):
                 if endpoint is None and stage.name != "preflight":
                     # Started after preflight: a broken suite fails in 00 with its defects, not here.
-                    endpoint = stack.enter_context(chain_endpoint(backend, suite_dir, opts.seed, opts.sim_profiles))
+                    endpoint = stack.enter_context(chain_endpoint(backend, suite_dir, opts.seed, opts.sim_profiles,
+                                                                    opts.suite_overrides))
                 params = stage_parameters(opts, suite_dir=suite_dir, run_dir=run_dir, history=history,
                                           backend=backend, endpoint=endpoint or "", sandbox=sandbox)
                 stages[i].status = "running"

@@ -27,6 +27,7 @@ import yaml
 from skillbench.calibration import read_sentinel
 from skillbench.ledgers import GOLD_DIR, HISTORY_FILE, SKILL_FILE, WEEKLY_DIR, atomic_write_text
 from skillbench.markdown import md_table, signed
+from skillbench.suite import SuiteOverrides
 from skillbench.weekly._demo_story import (
     DEFAULT_DRIFT,
     DEFAULT_JUDGE_LENIENCY,
@@ -82,14 +83,17 @@ class DemoResult:
         return not self.failed
 
 
-def copy_suite(suite_dir: Path, dest: Path, families: Sequence[str] = ()) -> Path:
+def copy_suite(suite_dir: Path, dest: Path, families: Sequence[str] = (),
+               overrides: SuiteOverrides | None = None) -> Path:
     """The demo's own copy of the suite (the story edits it; the original is never touched), keeping only
-    ``families`` when given so each week is complete rather than a partial run of a bigger suite."""
+    ``families`` when given so each week is complete rather than a partial run of a bigger suite. A skills root
+    outside the suite (qdrant's ``skills/`` beside ``evals/``) is copied to the copy's ``skills/``: read the copy
+    with :func:`copied_overrides`."""
     from skillbench.suite import load_suite
 
     if dest.is_dir():
         return dest
-    suite = load_suite(suite_dir)
+    suite = load_suite(suite_dir, overrides)
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -100,14 +104,25 @@ def copy_suite(suite_dir: Path, dest: Path, families: Sequence[str] = ()) -> Pat
         elif src.is_file():
             shutil.copy2(src, tmp / part)
     keep = set(families) or set(suite.families)
-    rel_root = suite.skills_root.relative_to(suite.suite_dir)
+    inside = suite.skills_root.is_relative_to(suite.suite_dir)
+    rel_root = suite.skills_root.relative_to(suite.suite_dir) if inside else Path(COPIED_SKILLS)
     for family in sorted(keep):
         shutil.copytree(suite.family_dir(family), tmp / rel_root / family)
     for spec in suite.prompts:
         if spec.family not in keep:
             (tmp / spec.path.relative_to(suite.suite_dir)).unlink(missing_ok=True)
+    (tmp / COPIED_ROOT_FILE).write_text(str(rel_root), encoding="utf-8")
     tmp.rename(dest)
     return dest
+
+
+COPIED_SKILLS, COPIED_ROOT_FILE = "skills", ".skills-root"  # where copy_suite put the skills, and its record
+
+
+def copied_overrides(dest: Path, overrides: SuiteOverrides) -> SuiteOverrides:
+    """The suite flags that read :func:`copy_suite`'s copy: its own skills root, whatever the original's was."""
+    rel = (dest / COPIED_ROOT_FILE).read_text(encoding="utf-8") if (dest / COPIED_ROOT_FILE).is_file() else ""
+    return dataclasses.replace(overrides, skills_root=str((dest / rel).resolve()) if rel else None)
 
 
 def run_demo(opts: DemoOptions, *, log: Callable[[str], None] = print,
@@ -123,7 +138,7 @@ def run_demo(opts: DemoOptions, *, log: Callable[[str], None] = print,
 
     w = opts.weekly
     out = Path(opts.out_dir) if opts.out_dir else Path(w.reports_dir) / DEMO_DIR
-    original = load_suite(Path(w.suite_dir))
+    original = load_suite(Path(w.suite_dir), w.suite_overrides)
     unknown = [f for f in w.families or () if f not in original.families]
     if unknown:
         raise ValueError(f"--families {unknown[0]}: not a skill family of {original.suite_dir} "
@@ -141,7 +156,9 @@ def run_demo(opts: DemoOptions, *, log: Callable[[str], None] = print,
     story = plan_story(kept, opts, models=models, profiles=base)  # checked before writing
     _same_story(out, story)
     out.mkdir(parents=True, exist_ok=True)
-    suite = load_suite(copy_suite(Path(w.suite_dir), out / "suite", w.families or ()))
+    copy = copy_suite(Path(w.suite_dir), out / "suite", w.families or (), w.suite_overrides)
+    w = replace(w, suite_overrides=copied_overrides(copy, w.suite_overrides))
+    suite = load_suite(copy, w.suite_overrides)
     suite_dir = suite.suite_dir
     real = _real_skill(out, suite, story)
     atomic_write_text(out / STORY_FILE, json.dumps(story.as_json(), indent=2) + "\n")

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillbench.ledgers import MANIFEST_FILE
 from skillbench.runtime import PassContext
+from skillbench.suite import SuiteOverrides
 
 if TYPE_CHECKING:
     from skillbench.weekly._stages import StageRuntime
@@ -75,8 +76,8 @@ class LintOptions:
     week: str | Path = ""  # a week's run directory: the default destination, and the source of measured triggering
     out: str | Path = ""  # where the files go ("": the week, else the reports folder)
     measured: bool | None = None  # measured triggering from ``week`` — None: when it has a manifest; True: required
-    site_base: str | None = None  # the published site base links may use (None: the suite's, else a skill_url's)
-    skills_root: str | Path | None = None
+    # the suite flags (its site base is the one links may use; None: the suite's, else a skill_url's)
+    suite: SuiteOverrides = field(default_factory=SuiteOverrides)
     families: Sequence[str] = ()  # lint only these families (empty: all)
     jobs: int = 2
     max_retries: int = 4
@@ -99,13 +100,13 @@ def lint_skills(suite_dir: str | Path, options: LintOptions, runtime: StageRunti
         BackendError: the endpoint cannot be used.
     """
     o, log = options, runtime.log
-    week, families, site_base, measured = o.week, o.families, o.site_base, o.measured
+    week, families, site_base, measured = o.week, o.families, o.suite.site_base, o.measured
     from skillbench.quality import CategoryError, lint_suite, quality_settings, site_base_of, skill_units, write_quality
     from skillbench.suite import preflight
 
     suite_dir = Path(suite_dir)
     out_dir = quality_out_dir(suite_dir, week, o.out) if o.write else None
-    report = preflight(suite_dir, skills_root=o.skills_root, site_base=site_base)
+    report = preflight(suite_dir, o.suite)
     suite = report.suite
     if not suite.skills:
         raise QualityError(f"{suite_dir}: no SKILL.md could be read under {suite.skills_root} — check --skills-root "
@@ -148,7 +149,8 @@ def lint_skills(suite_dir: str | Path, options: LintOptions, runtime: StageRunti
 
 
 def preflight_quality(suite_dir: str | Path, run_dir: str | Path = "", *, backend: str = "sim", endpoint: str = "",
-                      seed: int = 0, write: bool = False, judges: int = PREFLIGHT_JUDGES):
+                      seed: int = 0, write: bool = False, judges: int = PREFLIGHT_JUDGES,
+                      overrides: SuiteOverrides | None = None):
     """The weekly preflight's "Skill quality" section: the static lint, and the anchored judge when the week runs
     on the simulation (``judges`` samples; a real week's judge costs money and is ``lint-skills --judge``'s call).
 
@@ -162,6 +164,7 @@ def preflight_quality(suite_dir: str | Path, run_dir: str | Path = "", *, backen
 
     on_sim = backend == "sim"
     options = LintOptions(judge=on_sim, judges=judges, seed=seed, week=run_dir if write and run_dir else "",
-                          measured=False, write=bool(write and run_dir), html=False)
+                          measured=False, write=bool(write and run_dir), html=False,
+                          suite=overrides or SuiteOverrides())
     result, _ = lint_skills(suite_dir, options, StageRuntime(backend=backend, endpoint=endpoint, log=print))
     return result

@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the options classes load their packages: imported where a p
     from skillbench.calibration import CalibrationOptions, SentinelOptions
     from skillbench.generation import GenerateOptions
     from skillbench.judge import JudgeOptions
+    from skillbench.suite import SuiteOverrides
 
 Log = Callable[[str], None]
 
@@ -79,10 +80,10 @@ class StageRuntime:
 
 
 def plan_week(suite_dir: str | Path, opts: GenerateOptions, run_dir: str | Path = "", *,
-              skip_missing: bool = False) -> pd.DataFrame:
+              overrides: SuiteOverrides | None = None) -> pd.DataFrame:
     """The week's plan (what ``generate`` would run with ``opts``) with each run's status, writing nothing.
 
-    ``skip_missing``: load the suite as ``--skip-missing`` does (:mod:`skillbench.suite._skip_missing`).
+    ``overrides``: load the suite as the command line's suite flags say (``--skip-missing``, ``--site-base``, …).
 
     Returns:
         ``plan.csv``'s columns plus ``status``: the run's state when its folder holds a complete run
@@ -96,7 +97,7 @@ def plan_week(suite_dir: str | Path, opts: GenerateOptions, run_dir: str | Path 
     from skillbench.signals import run_states
     from skillbench.suite import load_suite
 
-    suite = load_suite(_path(suite_dir), skip_missing=skip_missing)
+    suite = load_suite(_path(suite_dir), overrides)
     opts = opts.for_suite(suite)
     plan = make_plan(suite, opts.run_key, models=opts.models, conditions=opts.conditions, reps=opts.reps,
                      seed=opts.seed)
@@ -117,12 +118,13 @@ def plan_matrix(plan: pd.DataFrame) -> pd.DataFrame:
             .assign(total=lambda f: f.sum(axis=1)).reset_index())
 
 
-def cli_preview(suite_dir: str | Path, plan: pd.DataFrame, n: int = 3, *, skip_missing: bool = False) -> str:
+def cli_preview(suite_dir: str | Path, plan: pd.DataFrame, n: int = 3, *,
+                overrides: SuiteOverrides | None = None) -> str:
     """The first ``n`` pending runs' Claude Code command lines (the prompt elided), as generate would run them."""
     from skillbench.generation import CliCall, cli_args, run_tools
     from skillbench.suite import load_suite
 
-    suite = load_suite(_path(suite_dir), skip_missing=skip_missing)
+    suite = load_suite(_path(suite_dir), overrides)
     lines = []
     for row in plan[plan["status"].eq("pending")].head(n).itertuples(index=False):
         spec = suite.prompt(row.prompt)
@@ -167,7 +169,8 @@ def run_generation(suite: Any, opts: GenerateOptions, ctx: PassContext) -> dict[
 
 
 def generate_week(suite_dir: str | Path, opts: GenerateOptions, run_dir: str | Path = "", *,
-                  runtime: StageRuntime = StageRuntime(backend="sim"), skip_missing: bool = False) -> dict[str, Any]:
+                  runtime: StageRuntime = StageRuntime(backend="sim"),
+                  overrides: SuiteOverrides | None = None) -> dict[str, Any]:
     """The chain's generation stage: :func:`run_generation` with progress collapsed for the notebook (and
     relayed live to the chain's terminal, see :func:`skillbench.weekly.collapsed_progress`), into ``run_dir``
     ("": the suite's ``weekly/<run_key>/``), run where ``runtime`` says (its log: the notebook's output).
@@ -177,7 +180,7 @@ def generate_week(suite_dir: str | Path, opts: GenerateOptions, run_dir: str | P
     """
     from skillbench.suite import load_suite
 
-    suite = load_suite(_path(suite_dir), skip_missing=skip_missing)
+    suite = load_suite(_path(suite_dir), overrides)
     opts = dataclasses.replace(opts, out_dir=resolve_run_dir(suite_dir, opts.run_key, run_dir))
     with collapsed_progress():
         ctx = dataclasses.replace(runtime, log=print).context(seed=opts.seed, suite=suite)

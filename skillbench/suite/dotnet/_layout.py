@@ -28,7 +28,15 @@ from skillbench.suite._defects import (
     display_path,
     field_name,
 )
-from skillbench.suite._format import EvalInfo, FrontmatterError, PromptSpec, Suite, TestPrompt, read_skill
+from skillbench.suite._format import (
+    EvalInfo,
+    FrontmatterError,
+    PromptSpec,
+    Suite,
+    TestPrompt,
+    read_skill,
+    yaml_error,
+)
 from skillbench.suite._layouts import DOTNET, FileField, Layout, register_layout
 from skillbench.suite._nesting import NestingError
 from skillbench.suite._skip_missing import with_missing_dropped
@@ -105,8 +113,7 @@ class _DotnetChecker:
             try:
                 found = read_skill(path, f"{skill}/{SKILL_FILE}")
             except FrontmatterError as exc:
-                self.add("error", display_path(path), "frontmatter", str(exc),
-                         "start the file with '---', 'name: …', 'description: …', '---'")
+                self.add("error", display_path(path), "frontmatter", str(exc), exc.fix)
                 continue
             except (OSError, UnicodeDecodeError) as exc:
                 self.add("error", display_path(path), "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
@@ -136,7 +143,8 @@ class _DotnetChecker:
                          "it with the stimulus it overwrites first)")
             return None
         except yaml.YAMLError as exc:
-            self.add("error", shown, "yaml", f"unreadable spec: {str(exc).splitlines()[0]}", "fix the YAML syntax")
+            problem, fix = yaml_error(exc, path.read_text(encoding="utf-8", errors="replace"))
+            self.add("error", shown, "yaml", f"unreadable spec: {problem}", fix)
             return None
         except NestingError as exc:
             self.add("error", shown, "yaml", f"unreadable spec: {exc}", "flatten the spec (a stimulus nests a few "
@@ -338,7 +346,7 @@ def preflight_dotnet(
         if len(runs) > 1:
             checker.add("warning", display_path(suite_dir), "defaults.runs", f"the evals ask for different runs "
                         f"({', '.join(map(str, sorted(runs)))}); the suite runs {max(runs)} reps",
-                        "align defaults.runs, or pass --reps")
+                        "align defaults.runs across the evals")
     return DotnetReport(suite, checker.defects, checker.files)
 
 

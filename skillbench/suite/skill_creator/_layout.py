@@ -104,8 +104,7 @@ class _Checker:
                      "put evals/ inside the skill folder that holds SKILL.md")
             return None
         except FrontmatterError as exc:
-            self.add("error", path, "frontmatter", str(exc),
-                     "start the file with '---', 'name: …', 'description: …', '---'")
+            self.add("error", path, "frontmatter", str(exc), exc.fix)
             return None
         except (OSError, UnicodeDecodeError) as exc:
             self.add("error", path, "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
