@@ -36,6 +36,7 @@ from .sim import (
 )
 from .suite import (
     Suite as Suite,
+    SuiteOverrides as SuiteOverrides,
     load_config as load_config,
     load_suite as load_suite,
     preflight as preflight,

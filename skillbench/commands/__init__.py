@@ -1,8 +1,9 @@
 """Subcommands of the ``skillbench`` CLI: each module exposes ``register(subparsers)``.
 
 The argument shapes several commands share live here, declared once: counts, amounts and timeouts that must be
-positive, run keys (:func:`skillbench.ledgers.check_run_key`), model names and condition names. A bad value is
-refused by argparse before anything runs: one line, exit 2, nothing written.
+positive, run keys (:func:`skillbench.ledgers.check_run_key`), model names and condition names, and the suite
+flags every command that reads a suite takes (:func:`add_suite_args`, read back by :func:`suite_overrides`). A bad
+value is refused by argparse before anything runs: one line, exit 2, nothing written.
 """
 
 from __future__ import annotations
@@ -10,8 +11,13 @@ from __future__ import annotations
 import argparse
 import math
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from skillbench.suite import SuiteOverrides
 
 
 class UsageError(Exception):
@@ -184,3 +190,68 @@ def add_selection_args(p: argparse.ArgumentParser, *, what: str) -> None:
                    help=f"{what} only these prompts (names, space- or comma-separated); an unknown name exits 2")
     p.add_argument("--families", nargs="+", metavar="F",
                    help=f"{what} only these skill families; an unknown family exits 2")
+
+
+# -- the suite flags: one group, one help text each, for every command that reads a suite ----------------------
+# An error message may suggest one of these flags (--site-base, --skills-root, …): every command that reads a suite
+# takes the whole group, so the suggestion is always one the command accepts (tests/test_cli_suggestions.py).
+SUITE_FLAGS = ("--format", "--config", "--skills-root", "--site-base", "--heldout-prefix", "--heldout-tag",
+               "--skip-missing")
+
+
+class _Lazy:
+    """A help-text value computed when the help is printed."""
+
+    def __init__(self, text: Callable[[], str]):
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def add_suite_args(p: argparse.ArgumentParser) -> None:
+    """The suite flags (:data:`SUITE_FLAGS`), as one argument group; :func:`suite_overrides` reads them back."""
+    from skillbench.suite import FORMATS, detection_summary
+
+    g = p.add_argument_group("suite", "how the suite is read (each flag overrides the suite's skillbench.toml)")
+    # The registry's names and detection rules are read only when used (a bad --format, --help): declaring them
+    # imports no layout, so building the command line stays fast.
+    fmt = g.add_argument("--format", choices=FORMATS, metavar="FORMAT", default=None,
+                         help="suite layout, one of %(choices)s (default: detected — %(detection)s)")
+    fmt.detection = _Lazy(detection_summary)  # type: ignore[attr-defined] - read by argparse's %(detection)s
+    g.add_argument("--config", metavar="FILE",
+                   help="a skillbench.toml to read instead of the suite's own (for a repository that commits none)")
+    g.add_argument("--skills-root", metavar="DIR",
+                   help="the skills tree (overrides [suite].skills_root); for a dotnet tree, another tree's plugins/ "
+                        "folder")
+    g.add_argument("--site-base", metavar="URL",
+                   help="published site base of skill_url, e.g. https://skills.qdrant.tech (overrides "
+                        "[suite].site_base)")
+    g.add_argument("--heldout-prefix", action="append", metavar="P",
+                   help="name prefix of held-out prompts, never scored; repeatable (overrides "
+                        "[suite].heldout_prefixes)")
+    g.add_argument("--heldout-tag", action="append", metavar="T",
+                   help="tag of held-out prompts (a dotnet stimulus's tags; key=value for a mapping), never "
+                        "scored; repeatable (overrides [suite].heldout_tags)")
+    g.add_argument("--skip-missing", action="store_true",
+                   help="a task's workspace file the tree lacks drops it and what uses it (a warning each, recorded "
+                        "with each run and listed in the scorecard's coverage), instead of an error")
+
+
+def suite_overrides(args: argparse.Namespace, *, trigger_set: str | None = None) -> SuiteOverrides:
+    """The suite flags of parsed arguments (:func:`add_suite_args`) as the one object a suite is read with.
+
+    Raises:
+        UsageError: ``--skills-root`` is not a folder, or ``--config`` is not a file.
+    """
+    from skillbench.suite import SuiteOverrides
+
+    if args.skills_root and not Path(args.skills_root).is_dir():
+        raise UsageError(f"--skills-root {args.skills_root}: not a folder")
+    if args.config and not Path(args.config).is_file():
+        raise UsageError(f"--config {args.config}: not a file (pass the path of a skillbench.toml)")
+    return SuiteOverrides(
+        format=args.format, skills_root=args.skills_root, site_base=args.site_base,
+        heldout_prefixes=tuple(args.heldout_prefix) if args.heldout_prefix else None,
+        heldout_tags=tuple(args.heldout_tag) if args.heldout_tag else None,
+        skip_missing=args.skip_missing, config=args.config, trigger_set=trigger_set)

@@ -11,6 +11,7 @@ from skillbench.commands import (
     add_executor_args,
     add_selection_args,
     add_shard_arg,
+    add_suite_args,
     add_wait_arg,
     condition_names,
     listed,
@@ -73,9 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=run_timeout, default=900.0, metavar="S",
                    help="external timeout per run attempt, in seconds, at most a day (a task prompt's own `timeout` "
                         "wins)")
-    p.add_argument("--skip-missing", action="store_true",
-                   help="run tasks without the workspace files the tree lacks and without what uses them (recorded "
-                        "with each run, listed in the scorecard's coverage)")
+    add_suite_args(p)
     add_shard_arg(p, what="run")
     add_executor_args(p)
     add_wait_arg(p)
@@ -92,7 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_generate(args: argparse.Namespace) -> int:
     from skillbench.cluster import ExecutorError, check_executor_args
-    from skillbench.commands import UsageError
+    from skillbench.commands import UsageError, suite_overrides
     from skillbench.generation import (
         BackendError,
         GenerateOptions,
@@ -116,7 +115,7 @@ def run_generate(args: argparse.Namespace) -> int:
     except ExecutorError as exc:
         raise UsageError(str(exc)) from exc
     try:
-        suite = load_suite(args.suite_dir, skip_missing=args.skip_missing)
+        suite = load_suite(args.suite_dir, suite_overrides(args))
     except SuiteError as exc:
         print(f"skillbench generate: suite has errors: {exc}", file=sys.stderr)
         return 1

@@ -6,7 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from skillbench.commands import add_backend_args, model_names, nonnegative_int, positive_float, positive_int
+from skillbench.commands import (
+    add_backend_args,
+    add_suite_args,
+    model_names,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
 
 DEFAULT_NEAR_MISSES = 4  # generated should-not queries (one model call); 0 keeps the suite's queries alone
 
@@ -25,8 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "error — including a family whose test split would have fewer than 4 should-trigger or 4 should-not queries.")
     p.add_argument("family", metavar="FAMILY", help="the skill family (its hub SKILL.md's description is rewritten)")
     p.add_argument("--suite", default="evals", metavar="SUITE_DIR", help="the suite (default: evals)")
-    p.add_argument("--skills-root", metavar="DIR", help="the skills tree, when not the suite's own")
-    p.add_argument("--site-base", metavar="URL", help="the published site base, when the suite's config has none")
+    add_suite_args(p)
     p.add_argument("--trigger-set", metavar="FILE",
                    help="more queries for FAMILY, skill-creator's format [{\"query\": …, \"should_trigger\": …}]")
     p.add_argument("--near-misses", type=nonnegative_int, default=DEFAULT_NEAR_MISSES, metavar="N",
@@ -47,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from skillbench.commands import UsageError
+    from skillbench.commands import UsageError, suite_overrides
     from skillbench.generation import BackendError
     from skillbench.judge import SlotFailed
     from skillbench.ledgers import OPTIMIZE_DIR, OPTIMIZE_REPORT_MD
@@ -58,9 +64,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not Path(args.suite).is_dir():
         raise UsageError(f"--suite {args.suite}: not a folder")
-    overrides = {k: v for k, v in (("skills_root", args.skills_root), ("site_base", args.site_base)) if v}
     try:
-        suite = load_suite(args.suite, **overrides)
+        suite = load_suite(args.suite, suite_overrides(args))
     except SuiteError as exc:
         print(f"skillbench optimize-description: suite has errors: {exc}", file=sys.stderr)
         return 1

@@ -18,14 +18,22 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from skillbench.arms import ArmPair, version_arm
 from skillbench.compare._changes import Changes, discover_changes, suite_relative
 from skillbench.ledgers import CONFIG_FILE, SKILL_FILE, VERSIONS_DIR
-from skillbench.suite import HEAD, SkillsVersion, Suite, SuiteRepo, VersionError, git, resolve_version
+from skillbench.suite import (
+    HEAD,
+    SkillsVersion,
+    Suite,
+    SuiteOverrides,
+    SuiteRepo,
+    VersionError,
+    git,
+    resolve_version,
+)
 from skillbench.vocab import MIN_STIMULI, NO_SKILL, WITH_SKILL
 
 NEW_DIR = "new"  # RUN_DIR/new/: the week of the families the head adds (head against no-skill)
@@ -166,7 +174,7 @@ def families_at(repo: SuiteRepo, commit: str, suite: Suite) -> set[str]:
 
 
 def plan_comparison(suite: Suite, base_ref: str, head_ref: str = HEAD, *, allow_dirty: bool = False,
-                    cache_dir: Path | None = None, load: Callable[..., Suite] | None = None) -> Comparison:
+                    cache_dir: Path | None = None, overrides: SuiteOverrides | None = None) -> Comparison:
     """Resolve both refs, find the changes and keep only the changed families' prompts.
 
     Args:
@@ -174,9 +182,8 @@ def plan_comparison(suite: Suite, base_ref: str, head_ref: str = HEAD, *, allow_
         base_ref, head_ref: git refs of the suite's repository (``head_ref`` default ``HEAD``: the working tree).
         allow_dirty: the head may be a working tree that differs from ``HEAD`` (its diff hash is recorded).
         cache_dir: where another head's files are materialized (needed only when ``head_ref`` is not ``HEAD``).
-        load: ``load(suite_dir, **overrides) -> Suite`` for a materialized head (default
-            :func:`skillbench.suite.load_suite`); it is given the working tree's skills root mapped into the copy,
-            and the working tree's config when the head has none.
+        overrides: the suite flags ``suite`` was read with; a materialized head is read with them too, its skills
+            root where the working tree's is, and the working tree's config when the head has none.
 
     Raises:
         CompareError: a bad ref, a dirty tree or the same commit twice. A changed family that can never pass is
@@ -190,15 +197,16 @@ def plan_comparison(suite: Suite, base_ref: str, head_ref: str = HEAD, *, allow_
             head = resolve_version(suite, HEAD, allow_dirty=allow_dirty, repo=repo)
             head_suite = suite
             if not (suite.suite_dir / CONFIG_FILE).is_file():
-                notes.append(f"config: the working tree has no {CONFIG_FILE}: the defaults and the command-line "
-                             "flags apply")
+                notes.append(f"config: the working tree has no {CONFIG_FILE}: "
+                             + ("the --config file" if (overrides and overrides.config) else "the defaults")
+                             + " and the command-line flags apply")
         else:
             if cache_dir is None:
                 raise CompareError(f"--head {head_ref}: a head other than HEAD needs a folder to hold its files")
             commit = repo.commit(head_ref)
             rel_root = repo.materialize(commit, Path(cache_dir))
             folder = rel_root / repo.rel if repo.rel != "." else rel_root
-            head_suite = _load_head(suite, folder, head_ref, load, notes)
+            head_suite = _load_head(suite, folder, head_ref, overrides or SuiteOverrides(), notes)
             head = SkillsVersion(head_ref, commit, folder, folder)
             repo = dataclasses.replace(repo, suite_dir=folder)
     except VersionError as exc:
@@ -222,15 +230,18 @@ def plan_comparison(suite: Suite, base_ref: str, head_ref: str = HEAD, *, allow_
     return Comparison(suite=restricted, repo=repo, base=base, head=head, changes=changes, notes=tuple(notes))
 
 
-def _load_head(suite: Suite, folder: Path, head_ref: str, load: Callable[..., Suite] | None,
-               notes: list[str]) -> Suite:
-    """The suite at a materialized head: its skills root where the working tree's is, and the working tree's
-    config when the head has none (a repository that never committed one, or a commit from before it)."""
-    if load is None:
-        from skillbench.suite import load_suite as load
-    overrides: dict = {"skills_root": folder / os.path.relpath(suite.skills_root, suite.suite_dir)}
-    if not (folder / CONFIG_FILE).is_file():
-        overrides["config"] = suite.config
-        notes.append(f"config: {head_ref} has no {CONFIG_FILE}: the working tree's settings (its {CONFIG_FILE} or "
-                     "the defaults) and the command-line flags apply")
-    return load(folder, **overrides)
+def _load_head(suite: Suite, folder: Path, head_ref: str, overrides: SuiteOverrides, notes: list[str]) -> Suite:
+    """The suite at a materialized head, read with the command's flags: its skills root where the working tree's
+    is, and the working tree's config when the head has none (a repository that never committed one, or a commit
+    from before it)."""
+    from skillbench.suite import load_suite
+
+    skills = folder / os.path.relpath(suite.skills_root, suite.suite_dir)
+    config = overrides.config
+    if config is None and not (folder / CONFIG_FILE).is_file():
+        here = suite.suite_dir / CONFIG_FILE
+        config = str(here) if here.is_file() else None
+        notes.append(f"config: {head_ref} has no {CONFIG_FILE}: "
+                     + (f"the working tree's ({here}) applies" if config else "the defaults apply")
+                     + ", with the command-line flags over it")
+    return load_suite(folder, dataclasses.replace(overrides, skills_root=str(skills), config=config))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +33,7 @@ from skillbench.compare._report import render_compare
 from skillbench.compare._results import Arms, ChangeSet, CompareResults, FamilyVerdict, Health, Version
 from skillbench.compare._verdicts import commit_mismatches, compare_verdicts, exit_code
 from skillbench.ledgers import VERSIONS_DIR, atomic_write_text
-from skillbench.suite import HEAD, SuiteRepo, VersionError
+from skillbench.suite import HEAD, SuiteOverrides, SuiteRepo, VersionError
 
 if TYPE_CHECKING:
     from skillbench.weekly import StageRuntime
@@ -96,9 +96,8 @@ def resolve_run_dir(suite: Any, base: str, head: str, out_dir: str | Path | None
 class CompareOptions:
     """What ``skillbench compare`` was asked to do.
 
-    ``suite_args`` are the suite argument group's overrides, passed to :func:`skillbench.suite.load_suite` for the
-    working tree and for a materialized head (``skills_root``, ``site_base``, ``heldout_prefixes``, ``config``,
-    ``format``, ``skip_missing``).
+    ``suite`` is the suite argument group (:class:`skillbench.suite.SuiteOverrides`): the working tree is read
+    with it, and so is a head materialized from another commit (its skills root and config mapped there).
     """
 
     base: str
@@ -113,7 +112,7 @@ class CompareOptions:
     allow_dirty: bool = False
     fail_on: str | None = None
     judge_model: str = ""  # "": the default judge
-    suite_args: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    suite: SuiteOverrides = dataclasses.field(default_factory=SuiteOverrides)
 
 
 def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntime) -> CompareOutcome:
@@ -132,10 +131,10 @@ def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntim
 
     o, log = options, runtime.log
     backend = resolve_backend(runtime.backend)  # once: every stage then uses the same backend without saying so again
-    suite = load_suite(suite_dir, **o.suite_args)
+    suite = load_suite(suite_dir, o.suite)
     run_dir = resolve_run_dir(suite, o.base, o.head, o.out_dir, allow_dirty=o.allow_dirty)
     comp = plan_comparison(suite, o.base, o.head, allow_dirty=o.allow_dirty, cache_dir=run_dir / VERSIONS_DIR,
-                           load=lambda folder, **kw: load_suite(folder, **{**o.suite_args, **kw}))
+                           overrides=o.suite)
     for note in comp.notes:  # before any run: where the config came from, which family can never pass
         log(f"compare: {note}")
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -117,11 +117,11 @@ class SimServer:
         serving: Serving = Serving(),  # noqa: B008 - frozen, shared safely
     ):
         if suite is not None and not isinstance(suite, Suite):
-            from skillbench.suite import load_suite
+            from skillbench.suite import SuiteOverrides, load_suite
 
             # Lenient on missing workspace files: a suite generation refuses is never run, and one it runs
             # with --skip-missing is answered as run (the same trimmed prompts).
-            suite = load_suite(suite, skip_missing=True)
+            suite = load_suite(suite, SuiteOverrides(skip_missing=True))
         self.suite: Suite | None = suite
         self.seed = seed
         self.api_key = serving.api_key

@@ -8,6 +8,7 @@ from ._config import (
     SuiteConfig as SuiteConfig,
     SuiteSettings as SuiteSettings,
     load_config as load_config,
+    read_config as read_config,
 )
 from ._containment import (
     SourceEntry as SourceEntry,
@@ -61,6 +62,7 @@ from ._task_checks import source_entries as source_entries
 from ._validation import (
     PreflightReport as PreflightReport,
     SuiteError as SuiteError,
+    SuiteOverrides as SuiteOverrides,
     load_suite as load_suite,
     preflight as preflight,
 )

@@ -44,6 +44,8 @@ class SuiteSettings(BaseModel):
     )
     site_base: str | None = Field(default=None, description="published site base URL, the skill_url prefix")
     heldout_prefixes: list[str] = Field(default_factory=list, description="name prefixes never scored")
+    heldout_tags: list[str] = Field(default_factory=list, description="tags whose prompts are never scored (a "
+                                    "dotnet stimulus's tags, `key=value` for a mapping)")
 
 
 class RunSettings(BaseModel):
@@ -102,6 +104,18 @@ def load_config(suite_dir: str | Path) -> SuiteConfig:
     path = Path(suite_dir) / CONFIG_FILENAME
     if not path.exists():
         return SuiteConfig()
+    return read_config(path)
+
+
+def read_config(path: str | Path) -> SuiteConfig:
+    """Read one config file, wherever it is (``--config FILE``: a repository that commits none, such as qdrant's).
+
+    Raises:
+        ConfigError: as :func:`load_config`, and when the file does not exist (it was asked for by name).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(path, "file", "does not exist", "pass --config the path of a skillbench.toml")
     if not path.is_file():
         raise ConfigError(path, "file", "is not a file", f"make {CONFIG_FILENAME} a TOML file, or remove it")
     try:

@@ -293,6 +293,7 @@ class Suite:
     family_dirs: dict[str, Path] = field(default_factory=dict)  # family -> its folder, where not skills_root/family
     plugin_of: dict[str, str] = field(default_factory=dict)  # family (skill) -> its plugin (dotnet layout)
     evals: list[EvalInfo] = field(default_factory=list)
+    heldout_tags: tuple[str, ...] = ()  # a prompt with one of these tags is held out (set by preflight)
 
     @property
     def scored_prompts(self) -> list[PromptSpec]:

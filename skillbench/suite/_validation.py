@@ -74,57 +74,127 @@ class SuiteError(ValueError):
         super().__init__(f"{errors[0]}{more}")
 
 
-def preflight(
-    suite_dir: str | Path = "evals",
-    *,
-    skills_root: str | Path | None = None,
-    site_base: str | None = None,
-    heldout_prefixes: list[str] | None = None,
-    config: SuiteConfig | None = None,
-    format: str | None = None,
-    skip_missing: bool = False,
-    trigger_set: str | Path | None = None,
-) -> PreflightReport:
+@dataclass(frozen=True)
+class SuiteOverrides:
+    """What a command line says about a suite, over its config file: every command that reads a suite takes the
+    same flags (:func:`skillbench.commands.add_suite_args`) and hands them here as this one object.
+
+    Attributes:
+        format: a registered layout's name (``qdrant``, ``dotnet``, ``skill-creator``) forces it (default: detected,
+            see :func:`skillbench.suite._layouts.detect_layout`).
+        skills_root: overrides ``[suite].skills_root`` (a path, not relative to the suite folder).
+        site_base: overrides ``[suite].site_base``.
+        heldout_prefixes: override ``[suite].heldout_prefixes``.
+        heldout_tags: override ``[suite].heldout_tags``: a prompt whose tags include one is held out.
+        skip_missing: run a task without the workspace files the tree lacks and what uses them
+            (:mod:`skillbench.suite._skip_missing`), each dropped piece a warning, instead of refusing it.
+        config: a ``skillbench.toml`` read instead of the suite folder's own (for a repository that commits none).
+        trigger_set: a skill-creator trigger eval set (``skill-creator`` layout, one skill) read besides the
+            documented file beside ``evals.json`` (:mod:`skillbench.suite.skill_creator`).
+    """
+
+    format: str | None = None
+    skills_root: str | None = None
+    site_base: str | None = None
+    heldout_prefixes: tuple[str, ...] | None = None
+    heldout_tags: tuple[str, ...] | None = None
+    skip_missing: bool = False
+    config: str | None = None
+    trigger_set: str | None = None
+
+
+def preflight(suite_dir: str | Path = "evals", overrides: SuiteOverrides | None = None, *,
+              config: SuiteConfig | None = None) -> PreflightReport:
     """Read and check a suite; never raises for a defect in the suite, and writes nothing.
 
     Args:
         suite_dir: the folder that contains ``test-prompts/`` (or, for a dotnet tree, ``tests/`` and ``plugins/``).
-        skills_root: overrides ``[suite].skills_root`` (a path, not relative to ``suite_dir``).
-        site_base: overrides ``[suite].site_base``.
-        heldout_prefixes: override ``[suite].heldout_prefixes``.
-        config: an already loaded config (else read from ``suite_dir``).
-        format: a registered layout's name (``qdrant``, ``dotnet``, ``skill-creator``) forces it (default:
-            detected, see :func:`skillbench.suite._layouts.detect_layout`).
-        skip_missing: run a task without the workspace files the tree lacks and what uses them
-            (:mod:`skillbench.suite._skip_missing`), each dropped piece a warning, instead of refusing it.
-        trigger_set: a skill-creator trigger eval set (``skill-creator`` layout, one skill) read besides the
-            documented file beside ``evals.json`` (:mod:`skillbench.suite.skill_creator`).
+        overrides: what the command line says over the config file (see :class:`SuiteOverrides`).
+        config: an already loaded config (else ``overrides.config``'s file, else the suite folder's).
 
     Returns:
         The report: the suite as far as it could be read, and its defects.
 
     Raises:
-        ValueError: ``format`` names no registered layout.
+        ValueError: ``overrides.format`` names no registered layout.
     """
     from skillbench.suite._layouts import detect_layout, layout_named
 
-    layout = layout_named(format) if format is not None else detect_layout(suite_dir)
-    return layout.preflight(Path(suite_dir), skills_root=skills_root, site_base=site_base,
-                            heldout_prefixes=heldout_prefixes, config=config, skip_missing=skip_missing,
-                            trigger_set=trigger_set)
+    o = overrides or SuiteOverrides()
+    layout = layout_named(o.format) if o.format is not None else detect_layout(suite_dir)
+    if config is None and o.config is not None:
+        from skillbench.suite._config import ConfigError, read_config
+
+        try:
+            config = read_config(o.config)
+        except ConfigError as exc:
+            return _config_refused(Path(suite_dir), exc, o)
+    report = layout.preflight(Path(suite_dir), skills_root=o.skills_root, site_base=o.site_base,
+                              heldout_prefixes=list(o.heldout_prefixes) if o.heldout_prefixes is not None else None,
+                              config=config, skip_missing=o.skip_missing, trigger_set=o.trigger_set)
+    if not report.stopped:
+        tags = o.heldout_tags if o.heldout_tags is not None else tuple(report.suite.config.suite.heldout_tags)
+        _hold_out_tagged(report, tags)
+    return report
+
+
+def _config_refused(suite_dir: Path, exc: Exception, o: SuiteOverrides) -> PreflightReport:
+    """The report of a suite whose ``--config`` file cannot be read: that one line alone (checking the suite against
+    defaults it never asked for would only add knock-on errors)."""
+    from skillbench.suite._config import SuiteConfig
+    from skillbench.suite._defects import display_path
+
+    bare = Suite(suite_dir=suite_dir.resolve(), config=SuiteConfig(), skills_root=suite_dir.resolve(),
+                 site_base=(o.site_base or "").rstrip("/"), heldout_prefixes=())
+    defect = Defect("error", display_path(exc.path), f"--config: {exc.field}", exc.problem, exc.fix)  # type: ignore[attr-defined]
+    return PreflightReport(bare, [defect], stopped="the --config file must read first")
+
+
+def _hold_out_tagged(report: PreflightReport, tags: tuple[str, ...]) -> None:
+    """Hold out every prompt one of whose tags is in ``tags`` (whatever layout loaded it: a layout records a
+    prompt's tags on its :class:`PromptSpec`, e.g. a dotnet stimulus's), and say when a tag holds out nothing (a
+    typo would otherwise score what was meant to stay out)."""
+    from dataclasses import replace
+
+    from skillbench.suite._defects import display_path
+
+    suite = report.suite
+    suite.heldout_tags = tuple(tags)
+    if not tags:
+        return
+    used: set[str] = set()
+    for i, spec in enumerate(suite.prompts):
+        hit = [t for t in tags if t in spec.tags]
+        if not hit:
+            continue
+        used.update(hit)
+        if spec.dormancy:
+            report.defects.append(Defect("error", display_path(spec.path), f"{spec.stimulus or spec.name}: tags",
+                                         f"a dormancy prompt is also held out (tag {hit[0]!r})",
+                                         "drop the tag from the held-out tags, or from the prompt"))
+        if not spec.heldout:
+            suite.prompts[i] = replace(spec, heldout=True)
+            for j, info in enumerate(suite.evals):
+                if info.path == spec.path:
+                    suite.evals[j] = replace(info, heldout=info.heldout + 1)
+    for tag in tags:
+        if tag not in used:
+            report.defects.append(Defect("warning", display_path(suite.suite_dir), "heldout tag",
+                                         f"no prompt has the tag {tag!r}, so it holds out nothing",
+                                         "check the tag's spelling (a mapping's tags read key=value)"))
 
 
 # -- loading a suite for a run ---------------------------------------------------------------------------
 # Load a suite for a run: preflight it, and refuse it when it has errors (warnings do not stop a run).
 
 
-def load_suite(suite_dir: str | Path = "evals", **overrides) -> Suite:
-    """Read a suite for a run: preflight it and refuse it when it has errors.
+def load_suite(suite_dir: str | Path = "evals", overrides: SuiteOverrides | None = None) -> Suite:
+    """Read a suite for a run: preflight it (with the command line's ``overrides``) and refuse it when it has errors.
 
     Raises:
         SuiteError: the suite has preflight errors (warnings do not stop a run).
     """
-    report = preflight(suite_dir, **overrides)
+    report = preflight(suite_dir, overrides)
     if report.errors:
         raise SuiteError(report)
     return report.suite

@@ -101,11 +101,11 @@ def lint_skills(suite_dir: str | Path, options: LintOptions, runtime: StageRunti
     o, log = options, runtime.log
     week, families, site_base, measured = o.week, o.families, o.site_base, o.measured
     from skillbench.quality import CategoryError, lint_suite, quality_settings, site_base_of, skill_units, write_quality
-    from skillbench.suite import preflight
+    from skillbench.suite import SuiteOverrides, preflight
 
     suite_dir = Path(suite_dir)
     out_dir = quality_out_dir(suite_dir, week, o.out) if o.write else None
-    report = preflight(suite_dir, skills_root=o.skills_root, site_base=site_base)
+    report = preflight(suite_dir, SuiteOverrides(skills_root=o.skills_root, site_base=site_base))
     suite = report.suite
     if not suite.skills:
         raise QualityError(f"{suite_dir}: no SKILL.md could be read under {suite.skills_root} — check --skills-root "

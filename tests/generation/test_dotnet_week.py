@@ -15,7 +15,7 @@ import pytest
 
 from skillbench.cli import main
 from skillbench.ledgers import METADATA_FILE, load_week
-from skillbench.suite import SuiteError, load_suite
+from skillbench.suite import SuiteError, SuiteOverrides, load_suite
 from tests.generation.test_generate import require_docker
 from tests.helpers.shared import DOTNET, require
 from tests.helpers.sim import assert_checks_agree_with_truth, checks_against_truth, generate_sim_week, require_cli
@@ -75,7 +75,7 @@ def test_skip_missing_runs_a_stimulus_without_the_scripts_the_tree_lacks(tmp_pat
     shutil.copytree(require(DOTNET / "snapshot-1b8f2aa" / "plugins" / "dotnet-diag"), tree / "plugins" / "dotnet-diag")
     with pytest.raises(SuiteError, match="fixture_validation.py"):
         load_suite(tree)
-    suite = load_suite(tree, skip_missing=True)
+    suite = load_suite(tree, SuiteOverrides(skip_missing=True))
     spec = next(p for p in suite.prompts if p.dropped and p.preference_eligible)
     assert not [c for c in spec.test.checks if c.type == "run_command"], "the checks that need a dropped script"
     out = generate_sim_week(tree, tmp_path / "wk", run_key="skip", conditions=["with-skill"], skip_missing=True,

@@ -360,10 +360,10 @@ def generate_sim_week(suite_dir: Path, out: Path, *, run_key: str, conditions: S
     """
     from skillbench.generation import GenerateOptions, generate
     from skillbench.runtime import PassContext
-    from skillbench.suite import load_suite
+    from skillbench.suite import SuiteOverrides, load_suite
     from skillbench.weekly import model_endpoint
 
-    suite = load_suite(suite_dir, skip_missing=skip_missing)
+    suite = load_suite(suite_dir, SuiteOverrides(skip_missing=skip_missing))
     opts = GenerateOptions(run_key=run_key, out_dir=out, models=["haiku"], conditions=list(conditions), reps=reps,
                            jobs=3, seed=seed, sandbox="docker", extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"}, **options)
     generate(suite, opts, PassContext(endpoint=lambda: model_endpoint("sim", suite_dir=suite), log=lambda m: None))

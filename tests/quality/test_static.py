@@ -10,7 +10,7 @@ import pytest
 
 from skillbench.quality import skill_units, static_findings
 from skillbench.quality._categories import CategoryError, QualitySettings, quality_settings, skill_category
-from skillbench.suite import preflight
+from skillbench.suite import SuiteOverrides, preflight
 
 GOOD = ("Fits regression models. Use when someone asks 'fit a regression', 'which predictors matter', or "
         "'check the residuals' with statsmodels. Do not use for plotting.")
@@ -28,7 +28,7 @@ def lint(tmp_path: Path, files: dict[str, str], settings: QualitySettings | None
         path = tmp_path / "skills" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    suite = preflight(tmp_path, site_base="https://skills.test").suite
+    suite = preflight(tmp_path, SuiteOverrides(site_base="https://skills.test")).suite
     return static_findings(skill_units(suite, settings or QualitySettings()))
 
 

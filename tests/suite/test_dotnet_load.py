@@ -13,7 +13,7 @@ import pytest
 
 from skillbench.cli import main
 from skillbench.generation import prepare_task
-from skillbench.suite import preflight
+from skillbench.suite import SuiteOverrides, preflight
 from skillbench.suite.dotnet import load_strict
 from tests.helpers.shared import DOTNET, require
 
@@ -29,7 +29,7 @@ def snapshot():
 
 @pytest.fixture(scope="module")
 def vally():
-    return preflight(require(VALLY), skills_root=SNAPSHOT_PLUGINS)
+    return preflight(require(VALLY), SuiteOverrides(skills_root=str(SNAPSHOT_PLUGINS)))
 
 
 def _by_skill(report) -> dict[str, tuple[int, int]]:

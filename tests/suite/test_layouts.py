@@ -19,6 +19,7 @@ from skillbench.suite import (
     PreflightReport,
     Suite,
     SuiteConfig,
+    SuiteOverrides,
     SuiteRepo,
     SuiteRoots,
     VersionError,
@@ -68,7 +69,7 @@ def test_the_builtins_in_detection_order() -> None:
 def test_an_unknown_format_is_one_line_naming_the_choices() -> None:
     choices = "qdrant, dotnet, skill-creator"
     with pytest.raises(ValueError, match=rf"^unknown suite format 'nope' \(use one of: {choices}\)$"):
-        preflight(ROOT / "evals", format="nope")
+        preflight(ROOT / "evals", SuiteOverrides(format="nope"))
 
 
 def test_the_layout_that_loads_a_suite_is_the_one_it_records() -> None:

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from skillbench.generation import make_plan
-from skillbench.suite import detect_format, preflight
+from skillbench.suite import SuiteOverrides, detect_format, preflight
 from skillbench.vocab import NO_SKILL, PLUGIN, WITH_SKILL
 from tests.helpers.shared import DATA_DIR
 
@@ -134,7 +134,7 @@ def test_evals_json_that_is_not_json(tmp_path: Path) -> None:
 def test_skip_missing_drops_a_missing_file_with_a_warning(tmp_path: Path) -> None:
     skill = _copy(tmp_path)
     _write_evals(skill, [{"id": 2, "prompt": "a", "files": ["evals/files/nope.csv"], "expectations": ["x"]}])
-    report = preflight(skill, skip_missing=True)
+    report = preflight(skill, SuiteOverrides(skip_missing=True))
     assert report.ok()
     assert any(d.field == "evals[id=2].files[0]" and "--skip-missing" in d.problem for d in report.warnings)
     assert report.suite.prompt(f"{SKILL}-2").test.workspace == []
@@ -159,7 +159,7 @@ def test_trigger_set_option_refused_for_a_tree_of_skills(tmp_path: Path) -> None
     _write_evals(other, json.loads((EXAMPLE / "evals" / "evals.json").read_text())["evals"], "csv-profile-twin")
     extra = tmp_path / "q.json"
     extra.write_text("[]", encoding="utf-8")
-    report = preflight(tree, trigger_set=extra)
+    report = preflight(tree, SuiteOverrides(trigger_set=str(extra)))
     assert [d.field for d in report.errors] == ["--trigger-set"]
     # the tree still loads, each skill with the trigger set beside its evals.json
     assert len(report.suite.prompts) == 18 and report.suite.families == ["csv-profile-twin", SKILL]
