@@ -234,7 +234,7 @@ def _load_head(suite: Suite, folder: Path, head_ref: str, overrides: SuiteOverri
     """The suite at a materialized head, read with the command's flags: its skills root where the working tree's
     is, and the working tree's config when the head has none (a repository that never committed one, or a commit
     from before it)."""
-    from skillbench.suite import load_suite
+    from skillbench.suite import SuiteError, load_suite
 
     skills = folder / os.path.relpath(suite.skills_root, suite.suite_dir)
     config = overrides.config
@@ -244,4 +244,12 @@ def _load_head(suite: Suite, folder: Path, head_ref: str, overrides: SuiteOverri
         notes.append(f"config: {head_ref} has no {CONFIG_FILE}: "
                      + (f"the working tree's ({here}) applies" if config else "the defaults apply")
                      + ", with the command-line flags over it")
-    return load_suite(folder, dataclasses.replace(overrides, skills_root=str(skills), config=config))
+    try:
+        return load_suite(folder, dataclasses.replace(overrides, skills_root=str(skills), config=config))
+    except SuiteError as exc:  # named as the commit's file, not the materialized copy's
+        first = str(exc.report.errors[0]).replace(os.path.relpath(folder), f"{head_ref}:{suite.suite_dir.name}")
+        more = len(exc.report.errors) - 1
+        raise CompareError(f"the suite at --head {head_ref} has errors: {first}"
+                           + (f" (and {more} more)" if more else "")
+                           + " — check the flags fit that commit, or check it out and run `skillbench validate`") \
+            from exc

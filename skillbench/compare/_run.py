@@ -127,11 +127,9 @@ def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntim
         PlanError, BackendError, RunDirBusy, SandboxFailure: as ``skillbench generate``.
     """
     from skillbench.generation import resolve_backend
-    from skillbench.suite import load_suite
-
     o, log = options, runtime.log
     backend = resolve_backend(runtime.backend)  # once: every stage then uses the same backend without saying so again
-    suite = load_suite(suite_dir, o.suite)
+    suite = _working_tree(suite_dir, o)
     run_dir = resolve_run_dir(suite, o.base, o.head, o.out_dir, allow_dirty=o.allow_dirty)
     comp = plan_comparison(suite, o.base, o.head, allow_dirty=o.allow_dirty, cache_dir=run_dir / VERSIONS_DIR,
                            overrides=o.suite)
@@ -162,6 +160,24 @@ def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntim
     ctx = PassContext(wait=runtime.wait, holder="skillbench compare")
     cards = [(week, scorecard_week(week.run_dir, write=True, ctx=ctx)) for week in weeks]
     return write_outcome(comp, run_dir, cards, fail_on=o.fail_on, models=models)
+
+
+def _working_tree(suite_dir: str | Path, o: CompareOptions) -> Any:
+    """The suite in the working tree. With the default head it is what runs, so it must load; with another head
+    it only says where the roots are and which config applies — the head's own files are checked when it is
+    materialized — so a working tree whose prompts need other flags (a later site base) does not stop it.
+
+    Raises:
+        SuiteError: the working tree is the head and has errors, or its config cannot be read.
+    """
+    from skillbench.suite import SuiteError, load_suite, preflight
+
+    if o.head == HEAD:
+        return load_suite(suite_dir, o.suite)
+    report = preflight(suite_dir, o.suite)
+    if report.stopped:
+        raise SuiteError(report)
+    return report.suite
 
 
 def _generate(week: ComparedWeek, o: CompareOptions, runtime: StageRuntime) -> dict[str, Any]:
