@@ -26,11 +26,13 @@ from skillbench.compare._changes import Changes, discover_changes, suite_relativ
 from skillbench.ledgers import CONFIG_FILE, SKILL_FILE, VERSIONS_DIR
 from skillbench.suite import (
     HEAD,
+    PreflightReport,
     SkillsVersion,
     Suite,
     SuiteOverrides,
     SuiteRepo,
     VersionError,
+    changed_files,
     git,
     resolve_version,
 )
@@ -206,7 +208,10 @@ def plan_comparison(suite: Suite, base_ref: str, head_ref: str = HEAD, *, allow_
             commit = repo.commit(head_ref)
             rel_root = repo.materialize(commit, Path(cache_dir))
             folder = rel_root / repo.rel if repo.rel != "." else rel_root
-            head_suite = _load_head(suite, folder, head_ref, overrides or SuiteOverrides(), notes)
+            touched = {(rel_root / f).resolve() for f in changed_files(repo.repo, base.commit, commit, repo.archived)}
+            base_root = repo.materialize(base.commit, Path(cache_dir))  # the same copy the base arm installs from
+            head_suite = _load_head(suite, head_ref, overrides or SuiteOverrides(), notes,
+                                    Materialized(rel_root, base_root, repo.rel, frozenset(touched)))
             head = SkillsVersion(head_ref, commit, folder, folder)
             repo = dataclasses.replace(repo, suite_dir=folder)
     except VersionError as exc:
@@ -230,12 +235,35 @@ def plan_comparison(suite: Suite, base_ref: str, head_ref: str = HEAD, *, allow_
     return Comparison(suite=restricted, repo=repo, base=base, head=head, changes=changes, notes=tuple(notes))
 
 
-def _load_head(suite: Suite, folder: Path, head_ref: str, overrides: SuiteOverrides, notes: list[str]) -> Suite:
+@dataclass(frozen=True)
+class Materialized:
+    """The two versions' copies of the repository, for reading the head: where each is, the suite's folder in
+    them, and the files of the head's copy that the change touched."""
+
+    head: Path
+    base: Path
+    rel: str
+    touched: frozenset[Path]
+
+    def suite_dir(self, root: Path) -> Path:
+        return root / self.rel if self.rel != "." else root
+
+
+def _load_head(suite: Suite, head_ref: str, overrides: SuiteOverrides, notes: list[str], at: Materialized) -> Suite:
     """The suite at a materialized head, read with the command's flags: its skills root where the working tree's
     is, and the working tree's config when the head has none (a repository that never committed one, or a commit
-    from before it)."""
-    from skillbench.suite import SuiteError, load_suite
+    from before it).
 
+    An error the change did not cause — in a file it did not touch, and the same error at the base (a prompt
+    already broken there, e.g. an old ``skill_url`` form) — leaves that prompt out and is a note. Any other error
+    refuses the comparison: a change cannot drop its own prompts, nor an untouched one by breaking what it names.
+
+    Raises:
+        CompareError: the head has an error the change is answerable for (one line, naming the commit's file).
+    """
+    from skillbench.suite import preflight
+
+    folder = at.suite_dir(at.head)
     skills = folder / os.path.relpath(suite.skills_root, suite.suite_dir)
     config = overrides.config
     if config is None and not (folder / CONFIG_FILE).is_file():
@@ -244,12 +272,27 @@ def _load_head(suite: Suite, folder: Path, head_ref: str, overrides: SuiteOverri
         notes.append(f"config: {head_ref} has no {CONFIG_FILE}: "
                      + (f"the working tree's ({here}) applies" if config else "the defaults apply")
                      + ", with the command-line flags over it")
-    try:
-        return load_suite(folder, dataclasses.replace(overrides, skills_root=str(skills), config=config))
-    except SuiteError as exc:  # named as the commit's file, not the materialized copy's
-        first = str(exc.report.errors[0]).replace(os.path.relpath(folder), f"{head_ref}:{suite.suite_dir.name}")
-        more = len(exc.report.errors) - 1
-        raise CompareError(f"the suite at --head {head_ref} has errors: {first}"
+
+    def read(root: Path) -> PreflightReport:
+        at_root = at.suite_dir(root)
+        return preflight(at_root, dataclasses.replace(overrides, skills_root=str(at_root / os.path.relpath(
+            skills, folder)), config=config))
+
+    def named(defect: object, root: Path) -> str:  # paths in the repository, not in the materialized copy
+        return str(defect).replace(os.path.relpath(root) + os.sep, "")
+
+    report = read(at.head)
+    errors = report.errors
+    if not errors:
+        return report.suite
+    before = {named(d, at.base) for d in read(at.base).errors}
+    answerable = [d for d in errors if report.stopped or Path(d.path).resolve() in at.touched
+                  or not Path(d.path).is_file() or named(d, at.head) not in before]
+    if answerable:
+        more = len(answerable) - 1
+        raise CompareError(f"the suite at --head {head_ref} has errors: {head_ref}:{named(answerable[0], at.head)}"
                            + (f" (and {more} more)" if more else "")
-                           + " — check the flags fit that commit, or check it out and run `skillbench validate`") \
-            from exc
+                           + " — check the flags fit that commit, or check it out and run `skillbench validate`")
+    notes += [f"left out at {head_ref} (already broken at the base, not touched by the change): "
+              f"{head_ref}:{named(d, at.head)}" for d in errors]
+    return report.suite

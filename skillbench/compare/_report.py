@@ -98,7 +98,7 @@ def changes_section(results: CompareResults) -> list[str]:
     lines = ["## What changed", "",
              f"- Families compared: {', '.join(c.families) if c.families else 'none'}"]
     if c.added:
-        lines.append(f"- New at the head (the base arm installs nothing): {', '.join(c.added)}")
+        lines.append(f"- New at the head (no base: head against no-skill): {', '.join(c.added)}")
     if c.unmeasured:
         lines.append(f"- Not run (no preference-eligible prompt at the head): {', '.join(c.unmeasured)}")
     if c.removed:

@@ -143,8 +143,8 @@ def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntim
         return write_outcome(comp, run_dir, [], fail_on=o.fail_on, models=models)
     new = set(comp.changes.added)
     log(f"compare: {', '.join(f + (' (new)' if f in new else '') for f in comp.changes.families)} changed between "
-        f"{o.base} ({comp.base.commit[:12]}) and {o.head} ({comp.head.commit[:12]}); "
-        + "; ".join(f"{', '.join(w.families)}: arms {', '.join(w.conditions)}" for w in weeks))
+        f"{o.base} ({comp.base.commit[:12]}) and {o.head} ({comp.head.commit[:12]})"
+        + "".join(f"; {', '.join(w.families)}: arms {', '.join(w.conditions)}" for w in weeks))
     if not weeks:
         log("compare: no changed family has a preference-eligible prompt: nothing to run")
         return write_outcome(comp, run_dir, [], fail_on=o.fail_on, models=models)

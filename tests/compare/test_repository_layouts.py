@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from skillbench.cli import main
-from skillbench.compare import plan_comparison
+from skillbench.compare import CompareError, plan_comparison
 from skillbench.compare._verdicts import IMPROVEMENT, INVALID, exit_code
-from skillbench.suite import SuiteOverrides, load_suite
+from skillbench.suite import SuiteOverrides, load_suite, preflight
 from tests.generation.test_generate import require_docker
 from tests.helpers.git import commit_all, git
 from tests.helpers.sim import require_cli
@@ -101,6 +101,32 @@ def test_a_merge_that_adds_a_family_runs_it_head_against_no_skill_and_says_it_ca
     assert week.arms.control == "no-skill" and week.run_dir == tmp_path / "run" / "new"
     [note] = [n for n in comp.notes if n.startswith("beta:")]
     assert "1 preference-eligible prompt(s)" in note and "needs 5" in note and "add 4" in note
+
+
+def test_a_prompt_already_broken_at_the_base_is_left_out_and_one_the_change_breaks_refuses(tmp_path):
+    root = tmp_path / "repo"
+    (root / "evals" / "test-prompts").mkdir(parents=True)
+    write_skill(root, "alpha", "Rule one.")
+    for i in range(5):
+        write_prompt(root, f"alpha-{i}", "alpha")
+    old = root / "evals" / "test-prompts" / "alpha-old.json"
+    write_prompt(root, "alpha-old", "alpha")
+    old.write_text(old.read_text().replace(SITE, "https://github.com/example/skills/blob/main/skills"))
+    git(root, "init", "-q")
+    commit_all(root, "alpha, one prompt on an old URL form")
+    write_skill(root, "alpha", "Rule one, revised.")
+    edit = commit_all(root, "alpha revised")
+    suite = preflight(root / "evals", FLAGS).suite  # the working tree places the roots; its own error is the head's
+    comp = plan_comparison(suite, f"{edit}^1", edit, cache_dir=tmp_path / "v", overrides=FLAGS)
+    [note] = [n for n in comp.notes if n.startswith("left out")]
+    assert f"{edit}:evals/test-prompts/alpha-old.json: skill_url" in note and "github.com" in note
+    assert comp.measured == ["alpha"] and len(comp.suite.prompts) == 5
+    broken = root / "evals" / "test-prompts" / "alpha-0.json"  # a change that breaks its own losing prompt
+    broken.write_text(broken.read_text().replace(SITE, "https://elsewhere.example.org"))
+    head = commit_all(root, "alpha-0 on another host")
+    with pytest.raises(CompareError, match=rf"^the suite at --head {head} has errors: {head}:evals/test-prompts/"
+                                           r"alpha-0.json: skill_url"):
+        plan_comparison(suite, f"{head}^1", head, cache_dir=tmp_path / "v2", overrides=FLAGS)
 
 
 def test_without_base_the_head_compares_with_its_first_parent_and_the_same_commit_says_how(qdrant_like, capsys):
