@@ -38,7 +38,8 @@ from skillbench.suite import (
 )
 from skillbench.vocab import MIN_STIMULI, NO_SKILL, WITH_SKILL
 
-NEW_DIR = "new"  # RUN_DIR/new/: the week of the families the head adds (head against no-skill)
+# RUN_DIR/_new/: the week of the families the head adds, head against no-skill ("_": never taken for a run folder)
+NEW_DIR = "_new"
 COMPARE_DIR = "compare"  # SUITE_DIR/compare/<run_key>/: a comparison's run directory (never weekly/)
 
 
@@ -124,7 +125,7 @@ class Comparison:
 
     def weeks(self, run_dir: Path) -> list[ComparedWeek]:
         """The weeks to run (none empty): the families of the base (head against base) in ``run_dir``, the new
-        ones (head against no-skill) in ``run_dir/new/``."""
+        ones (head against no-skill) in ``run_dir/_new/``."""
         added = set(self.changes.added)
         out = []
         for new, families in ((False, [f for f in self.measured if f not in added]),

@@ -6,7 +6,7 @@ The pipeline, in one place:
    what could never get a verdict (nothing is written before this passes);
 2. generation of ``no-skill``, ``with-skill@BASE`` and ``with-skill@HEAD`` for those families only
    (:func:`skillbench.weekly.run_generation`, the week's ``run.json`` recording the pair and both commits); the
-   families the head adds run ``no-skill`` and ``with-skill@HEAD`` in a week of their own, ``RUN_DIR/new/``
+   families the head adds run ``no-skill`` and ``with-skill@HEAD`` in a week of their own, ``RUN_DIR/_new/``
    (:meth:`~skillbench.compare._comparison.Comparison.weeks`);
 3. the rubric judge (all three arms) and the pairwise judge (head against base), under one lock;
 4. the scorecard of the pair — the lift is head − base — written to ``scorecard.md``; a comparison never writes

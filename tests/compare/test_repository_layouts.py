@@ -98,7 +98,7 @@ def test_a_merge_that_adds_a_family_runs_it_head_against_no_skill_and_says_it_ca
     assert comp.changes.families == ["beta"] == comp.changes.added
     [week] = comp.weeks(tmp_path / "run")
     assert week.new and week.conditions == ["no-skill", f"with-skill@{add}"]
-    assert week.arms.control == "no-skill" and week.run_dir == tmp_path / "run" / "new"
+    assert week.arms.control == "no-skill" and week.run_dir == tmp_path / "run" / "_new"
     [note] = [n for n in comp.notes if n.startswith("beta:")]
     assert "1 preference-eligible prompt(s)" in note and "needs 5" in note and "add 4" in note
 
@@ -159,7 +159,7 @@ def test_compare_reviews_a_merged_pull_request_that_adds_a_skill_end_to_end(qdra
     report = Path(out.out.strip().splitlines()[-1])
     assert "beta: 1 preference-eligible prompt(s)" in out.err  # said before any run
     run_dir = report.parent
-    plan = pd.read_csv(run_dir / "new" / "plan.csv")
+    plan = pd.read_csv(run_dir / "_new" / "plan.csv")
     assert set(plan["condition"]) == {"no-skill", f"with-skill@{add}"} and set(plan["skill_family"]) == {"beta"}
     assert not (run_dir / "plan.csv").exists()  # no head-against-base week: alpha did not change
     results = json.loads((run_dir / "results.json").read_text())
