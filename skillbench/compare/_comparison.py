@@ -274,10 +274,13 @@ def _load_head(suite: Suite, head_ref: str, overrides: SuiteOverrides, notes: li
                      + (f"the working tree's ({here}) applies" if config else "the defaults apply")
                      + ", with the command-line flags over it")
 
+    # the base is read with the head's settings: an error then differs only where the files do
+    settings = config if config is not None or not (folder / CONFIG_FILE).is_file() else str(folder / CONFIG_FILE)
+
     def read(root: Path) -> PreflightReport:
         at_root = at.suite_dir(root)
         return preflight(at_root, dataclasses.replace(overrides, skills_root=str(at_root / os.path.relpath(
-            skills, folder)), config=config))
+            skills, folder)), config=settings))
 
     def named(defect: object, root: Path) -> str:  # paths in the repository, not in the materialized copy
         return str(defect).replace(os.path.relpath(root) + os.sep, "")
