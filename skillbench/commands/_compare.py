@@ -8,6 +8,7 @@ from pathlib import Path
 
 from skillbench.commands import (
     add_backend_args,
+    add_suite_args,
     add_wait_arg,
     listed,
     model_names,
@@ -28,7 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "matched or the comparison cannot run, 2 usage error or another pass holds the run directory.")
     p.add_argument("suite_dir", metavar="SUITE_DIR", nargs="?", default=".",
                    help="the suite's folder inside a git repository (default: the current folder)")
-    p.add_argument("--base", required=True, metavar="REF", help="the version to compare against, e.g. main or HEAD~1")
+    p.add_argument("--base", metavar="REF",
+                   help="the version to compare against, e.g. main or HEAD~1 (default: the head's first parent, "
+                        "REF^1 — for a merge commit, the branch its pull request was merged into)")
     p.add_argument("--head", default="HEAD", metavar="REF",
                    help="the version under review (default HEAD: the working tree, which must be clean)")
     p.add_argument("--allow-dirty", action="store_true",
@@ -47,14 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="external timeout per run (seconds, at most a day)")
     p.add_argument("--judge-model", metavar="M", help="judge model (default: the judge's default)")
     p.add_argument("--out-dir", metavar="DIR", help="default SUITE_DIR/compare/compare-<base>-<head>/")
-    p.add_argument("--skip-missing", action="store_true",
-                   help="run tasks without the workspace files the tree lacks (recorded with each run)")
+    add_suite_args(p)
     add_wait_arg(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from skillbench.commands import UsageError
+    from skillbench.commands import UsageError, suite_overrides
     from skillbench.compare import CompareError, CompareOptions, compare
     from skillbench.generation import (
         BackendError,
@@ -71,11 +73,12 @@ def run(args: argparse.Namespace) -> int:
 
     if not Path(args.suite_dir).is_dir():
         raise UsageError(f"{args.suite_dir}: not a folder (SUITE_DIR is the suite's folder in a git repository)")
+    base = args.base or f"{args.head}^1"  # a merge compares with its first parent: what its pull request changed
     try:
-        opts = CompareOptions(base=args.base, head=args.head, models=listed(args.models) or (), reps=args.reps or 0,
+        opts = CompareOptions(base=base, head=args.head, models=listed(args.models) or (), reps=args.reps or 0,
                               jobs=args.jobs, out_dir=args.out_dir, seed=args.seed, sandbox=args.sandbox or "",
                               timeout_s=args.timeout, allow_dirty=args.allow_dirty, fail_on=args.fail_on,
-                              judge_model=args.judge_model or "", skip_missing=args.skip_missing)
+                              judge_model=args.judge_model or "", suite=suite_overrides(args))
         runtime = StageRuntime(backend=args.backend, endpoint=args.endpoint or "", wait=args.wait,
                                log=lambda message: print(message, file=sys.stderr, flush=True))
         outcome = compare(args.suite_dir, opts, runtime)
@@ -92,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         from skillbench.compare import execute_compare_notebook
 
         try:
-            html = execute_compare_notebook(outcome, suite_dir=args.suite_dir, base=args.base, head=args.head)
+            html = execute_compare_notebook(outcome, suite_dir=args.suite_dir, base=base, head=args.head)
         except RuntimeError as exc:
             print(f"skillbench compare: the report notebook failed: {exc}", file=sys.stderr)
             return 1

@@ -46,6 +46,11 @@ def prompt_inputs(suite: Suite, spec: PromptSpec) -> list[Path]:
     return paths
 
 
+def suite_relative(path: str, repo: SuiteRepo) -> str:
+    """A repository-relative path relative to the suite's folder instead (``../skills/x`` for qdrant's layout)."""
+    return Path(os.path.relpath(path, repo.rel)).as_posix() if repo.rel != "." else path
+
+
 def _under(path: str, folder: str) -> bool:
     """``path`` is ``folder`` or inside it (``.``: the suite's own folder, e.g. a skill-creator skill)."""
     return folder == "." or path == folder or path.startswith(folder.rstrip("/") + "/")
@@ -62,9 +67,8 @@ def discover_changes(suite: Suite, repo: SuiteRepo, base_commit: str, head_commi
         head_commit: the head's commit, or ``None`` to compare the working tree (``--allow-dirty``).
         base_families: the families that exist at the base (``None``: assume all of the head's do).
     """
-    prefix = "" if repo.rel == "." else repo.rel.rstrip("/") + "/"
-    files = [f[len(prefix):] for f in changed_files(repo.repo, base_commit, head_commit, [repo.rel])
-             if f.startswith(prefix)]
+    # every root the layout archives (a skills root beside the suite too), each file relative to the suite's folder
+    files = [suite_relative(f, repo) for f in changed_files(repo.repo, base_commit, head_commit, list(repo.archived))]
     root = suite.suite_dir.resolve()
 
     def rel(path: Path) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from skillbench.compare._comparison import NEW_DIR
 from skillbench.compare._results import CompareResults
 from skillbench.compare._run import RESULTS_FILE, CompareOutcome
 from skillbench.paths import NOTEBOOKS_DIR
@@ -39,7 +40,7 @@ def read_results(run_dir: str | Path) -> CompareResults:
 def comparison_frames(run_dir: str | Path) -> dict[str, Any]:
     """The notebook's frames: ``verdicts``, ``prompt_lift`` (per model × prompt: base, head, ``d`` = head − base),
     ``votes`` (one per family × model × prompt) and ``health``; ``results`` is the :class:`CompareResults`."""
-    from skillbench.ledgers import load_week
+    from skillbench.ledgers import RUN_FILE, load_week
     from skillbench.scorecard import collapse_votes
     from skillbench.weekly import scorecard_week
 
@@ -51,11 +52,18 @@ def comparison_frames(run_dir: str | Path) -> dict[str, Any]:
         frames |= {"prompt_lift": pd.DataFrame(columns=["model", "prompt", "base", "head", "d"]),
                    "votes": pd.DataFrame(columns=["skill_family", "model", "prompt", "vote"])}
         return frames
-    data = scorecard_week(run_dir).data  # computed, never written: the comparison wrote its scorecard already
-    frames["prompt_lift"] = data.paired.rename(columns={"no_skill": "base", "with_skill": "head"})
-    pairs = load_week(run_dir).pairs
-    ok = pairs[pairs["error"].astype(str).str.strip().eq("")] if pairs is not None else None
-    frames["votes"] = (collapse_votes(ok) if ok is not None and len(ok)
+    lifts, votes = [], []
+    # each week the comparison ran: head against base here, the new families' head against no-skill in new/
+    for week in (d for d in (Path(run_dir), Path(run_dir) / NEW_DIR) if (d / RUN_FILE).is_file()):
+        data = scorecard_week(week).data  # computed, never written: the comparison wrote its scorecard already
+        lifts.append(data.paired.rename(columns={"no_skill": "base", "with_skill": "head"}))
+        pairs = load_week(week).pairs
+        ok = pairs[pairs["error"].astype(str).str.strip().eq("")] if pairs is not None else None
+        if ok is not None and len(ok):
+            votes.append(collapse_votes(ok))
+    frames["prompt_lift"] = (pd.concat(lifts, ignore_index=True) if lifts
+                             else pd.DataFrame(columns=["model", "prompt", "base", "head", "d"]))
+    frames["votes"] = (pd.concat(votes, ignore_index=True) if votes
                        else pd.DataFrame(columns=["skill_family", "model", "prompt", "vote"]))
     return frames
 

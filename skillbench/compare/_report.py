@@ -42,11 +42,17 @@ def render_compare(results: CompareResults, *, scorecard_path: str = "", results
     if results.fail_on:
         lines += [f"`--fail-on {results.fail_on}`: exit code **{results.exit_code}**.", ""]
     if results.verdicts:
-        rows = [[f"{ICONS.get(v.finding, '')} {v.finding}", v.skill_family, v.model, v.verdict, v.evidence,
+        rows = [[f"{ICONS.get(v.finding, '')} {v.finding}", v.skill_family + (" (new)" if v.new else ""), v.model,
+                 v.verdict, v.evidence,
                  signed(v.must_lift) if v.must_lift is not None else "n/a"] for v in results.verdicts]
-        lines += ["## Verdicts", "", f"Head against base ({a.treatment} vs {a.control}), one vote per prompt.", "",
+        versus = f"Head against base ({a.treatment} vs {a.control}), one vote per prompt."
+        if any(v.new for v in results.verdicts):
+            versus += f" A new family has no base: head against no-skill ({a.treatment} vs no-skill)."
+        lines += ["## Verdicts", "", versus, "",
                   md_table(["finding", "skill family", "model", "verdict", "evidence", "must lift (head − base)"],
                            rows), ""]
+    if results.notes:  # said before any run: where the config came from, which family can never pass
+        lines += ["## Before the runs", "", *(f"- {note}" for note in results.notes), ""]
     lines += health_section(results)
     details = [v for v in results.verdicts if v.finding != IMPROVEMENT or v.reason]
     if details:
@@ -92,7 +98,9 @@ def changes_section(results: CompareResults) -> list[str]:
     lines = ["## What changed", "",
              f"- Families compared: {', '.join(c.families) if c.families else 'none'}"]
     if c.added:
-        lines.append(f"- New at the head (the base arm installs nothing): {', '.join(c.added)}")
+        lines.append(f"- New at the head (no base: head against no-skill): {', '.join(c.added)}")
+    if c.unmeasured:
+        lines.append(f"- Not run (no preference-eligible prompt at the head): {', '.join(c.unmeasured)}")
     if c.removed:
         lines.append(f"- Removed at the head (not compared): {', '.join(c.removed)}")
     if c.prompts:

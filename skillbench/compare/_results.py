@@ -45,6 +45,8 @@ class ChangeSet(_Strict):
     prompts: list[str] = Field(description="changed prompts")
     added: list[str] = Field(description="compared families that do not exist at the base (base arm: nothing)")
     removed: list[str] = Field(description="families the head removed (not compared)")
+    unmeasured: list[str] = Field(default_factory=list, description="changed families not run: no preference-eligible "
+                                  "prompt at the head (each can never pass; the notes say how many it needs)")
 
 
 class FamilyVerdict(_Strict):
@@ -65,6 +67,7 @@ class FamilyVerdict(_Strict):
     evidence: str = Field(description="n=…; W/T/L; p=…; net …, then the objective record's when it has checks")
     must_lift: float | None = Field(default=None, description="head − base must coverage of the model (all families)")
     repair: str = Field(description="the action that repairs or explains a non-passing record")
+    new: bool = Field(default=False, description="the family does not exist at the base: head against no-skill")
 
 
 class Health(_Strict):
@@ -94,6 +97,8 @@ class CompareResults(_Strict):
     arms: Arms
     models: list[str]
     changes: ChangeSet
+    notes: list[str] = Field(default_factory=list, description="what was said before any run: where the config "
+                             "came from, and each changed family that can never pass and how many prompts it needs")
     verdicts: list[FamilyVerdict]
     health: Health
     fail_on: Literal["regression", "no-improvement"] | None = None

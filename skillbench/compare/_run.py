@@ -5,7 +5,9 @@ The pipeline, in one place:
 1. :func:`~skillbench.compare._comparison.plan_comparison` — resolve both refs, find the changed families, refuse
    what could never get a verdict (nothing is written before this passes);
 2. generation of ``no-skill``, ``with-skill@BASE`` and ``with-skill@HEAD`` for those families only
-   (:func:`skillbench.weekly.run_generation`, the week's ``run.json`` recording the pair and both commits);
+   (:func:`skillbench.weekly.run_generation`, the week's ``run.json`` recording the pair and both commits); the
+   families the head adds run ``no-skill`` and ``with-skill@HEAD`` in a week of their own, ``RUN_DIR/_new/``
+   (:meth:`~skillbench.compare._comparison.Comparison.weeks`);
 3. the rubric judge (all three arms) and the pairwise judge (head against base), under one lock;
 4. the scorecard of the pair — the lift is head − base — written to ``scorecard.md``; a comparison never writes
    the weekly history;
@@ -24,12 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillbench.compare._comparison import COMPARE_DIR, Comparison, plan_comparison, run_key_for
+import pandas as pd
+
+from skillbench.compare._comparison import COMPARE_DIR, ComparedWeek, Comparison, plan_comparison, run_key_for
 from skillbench.compare._report import render_compare
 from skillbench.compare._results import Arms, ChangeSet, CompareResults, FamilyVerdict, Health, Version
 from skillbench.compare._verdicts import commit_mismatches, compare_verdicts, exit_code
 from skillbench.ledgers import VERSIONS_DIR, atomic_write_text
-from skillbench.suite import HEAD, SuiteRepo, VersionError
+from skillbench.suite import HEAD, SuiteOverrides, SuiteRepo, VersionError
 
 if TYPE_CHECKING:
     from skillbench.weekly import StageRuntime
@@ -90,7 +94,11 @@ def resolve_run_dir(suite: Any, base: str, head: str, out_dir: str | Path | None
 
 @dataclass(frozen=True)
 class CompareOptions:
-    """What ``skillbench compare`` was asked to do."""
+    """What ``skillbench compare`` was asked to do.
+
+    ``suite`` is the suite argument group (:class:`skillbench.suite.SuiteOverrides`): the working tree is read
+    with it, and so is a head materialized from another commit (its skills root and config mapped there).
+    """
 
     base: str
     head: str = HEAD
@@ -104,7 +112,7 @@ class CompareOptions:
     allow_dirty: bool = False
     fail_on: str | None = None
     judge_model: str = ""  # "": the default judge
-    skip_missing: bool = False
+    suite: SuiteOverrides = dataclasses.field(default_factory=SuiteOverrides)
 
 
 def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntime) -> CompareOutcome:
@@ -119,41 +127,68 @@ def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntim
         PlanError, BackendError, RunDirBusy, SandboxFailure: as ``skillbench generate``.
     """
     from skillbench.generation import resolve_backend
-    from skillbench.suite import SuiteOverrides, load_suite
-
     o, log = options, runtime.log
     backend = resolve_backend(runtime.backend)  # once: every stage then uses the same backend without saying so again
-    suite = load_suite(suite_dir, SuiteOverrides(skip_missing=o.skip_missing))
+    suite = _working_tree(suite_dir, o)
     run_dir = resolve_run_dir(suite, o.base, o.head, o.out_dir, allow_dirty=o.allow_dirty)
     comp = plan_comparison(suite, o.base, o.head, allow_dirty=o.allow_dirty, cache_dir=run_dir / VERSIONS_DIR,
-                           load=lambda folder: load_suite(folder, SuiteOverrides(skip_missing=o.skip_missing)))
+                           overrides=o.suite)
+    for note in comp.notes:  # before any run: where the config came from, which family can never pass
+        log(f"compare: {note}")
     run_dir.mkdir(parents=True, exist_ok=True)
+    models = list(o.models) or list(comp.suite.config.run.models)
+    weeks = comp.weeks(run_dir)
     if not comp.changes.families:
         log(f"compare: no skill family or prompt differs between {o.base} and {o.head}: nothing to run")
-        return write_outcome(comp, run_dir, None, fail_on=o.fail_on)
-    log(f"compare: {', '.join(comp.changes.families)} changed between {o.base} ({comp.base.commit[:12]}) and "
-        f"{o.head} ({comp.head.commit[:12]}); arms {', '.join(comp.conditions)}")
+        return write_outcome(comp, run_dir, [], fail_on=o.fail_on, models=models)
+    new = set(comp.changes.added)
+    log(f"compare: {', '.join(f + (' (new)' if f in new else '') for f in comp.changes.families)} changed between "
+        f"{o.base} ({comp.base.commit[:12]}) and {o.head} ({comp.head.commit[:12]})"
+        + "".join(f"; {', '.join(w.families)}: arms {', '.join(w.conditions)}" for w in weeks))
+    if not weeks:
+        log("compare: no changed family has a preference-eligible prompt: nothing to run")
+        return write_outcome(comp, run_dir, [], fail_on=o.fail_on, models=models)
     with shared_endpoint(backend, runtime.endpoint, comp.suite, o.seed) as url:
-        # one endpoint for both stages; the lock names the comparison
+        # one endpoint for every stage; the lock names the comparison
         shared = dataclasses.replace(runtime, backend=backend, endpoint=url, holder="skillbench compare")
-        _generate(comp, run_dir, o, shared)
-        _judge(run_dir, o, shared)
+        for week in weeks:
+            _generate(week, o, shared)
+            _judge(week.run_dir, o, shared)
     from skillbench.runtime import PassContext
     from skillbench.weekly import scorecard_week
 
-    card = scorecard_week(run_dir, write=True, ctx=PassContext(wait=runtime.wait, holder="skillbench compare"))
-    return write_outcome(comp, run_dir, card, fail_on=o.fail_on)
+    ctx = PassContext(wait=runtime.wait, holder="skillbench compare")
+    cards = [(week, scorecard_week(week.run_dir, write=True, ctx=ctx)) for week in weeks]
+    return write_outcome(comp, run_dir, cards, fail_on=o.fail_on, models=models)
 
 
-def _generate(comp: Comparison, run_dir: Path, o: CompareOptions, runtime: StageRuntime) -> dict[str, Any]:
+def _working_tree(suite_dir: str | Path, o: CompareOptions) -> Any:
+    """The suite in the working tree. With the default head it is what runs, so it must load; with another head
+    it only says where the roots are and which config applies — the head's own files are checked when it is
+    materialized — so a working tree whose prompts need other flags (a later site base) does not stop it.
+
+    Raises:
+        SuiteError: the working tree is the head and has errors, or its config cannot be read.
+    """
+    from skillbench.suite import SuiteError, load_suite, preflight
+
+    if o.head == HEAD:
+        return load_suite(suite_dir, o.suite)
+    report = preflight(suite_dir, o.suite)
+    if report.stopped:
+        raise SuiteError(report)
+    return report.suite
+
+
+def _generate(week: ComparedWeek, o: CompareOptions, runtime: StageRuntime) -> dict[str, Any]:
     from skillbench.generation import GenerateOptions
     from skillbench.weekly import run_generation
 
-    opts = GenerateOptions(run_key=comp.run_key, out_dir=run_dir, models=list(o.models), reps=o.reps,
-                           conditions=list(comp.conditions), jobs=o.jobs, sandbox=o.sandbox or None, seed=o.seed,
-                           timeout_s=o.timeout_s, allow_dirty=o.allow_dirty, arms=comp.arms,
-                           versions=dict(comp.versions(run_dir)))
-    return run_generation(comp.suite, opts, runtime.context(seed=o.seed, suite=comp.suite))
+    opts = GenerateOptions(run_key=week.run_key, out_dir=week.run_dir, models=list(o.models), reps=o.reps,
+                           conditions=list(week.conditions), jobs=o.jobs, sandbox=o.sandbox or None, seed=o.seed,
+                           timeout_s=o.timeout_s, allow_dirty=o.allow_dirty, arms=week.arms,
+                           versions=dict(week.versions))
+    return run_generation(week.suite, opts, runtime.context(seed=o.seed, suite=week.suite))
 
 
 def _judge(run_dir: Path, o: CompareOptions, runtime: StageRuntime) -> None:
@@ -170,35 +205,64 @@ def _judge(run_dir: Path, o: CompareOptions, runtime: StageRuntime) -> None:
         pair_week(run_dir, opts, ctx)
 
 
-def build_results(comp: Comparison, run_dir: Path, card: Any, *, fail_on: str | None) -> CompareResults:
-    """The :class:`CompareResults` of a comparison whose scorecard is ``card`` (``None``: nothing changed)."""
+Cards = Sequence[tuple[ComparedWeek, Any]]  # each week run, with its scorecard
+
+
+def build_results(comp: Comparison, run_dir: Path, cards: Cards, *, fail_on: str | None,
+                  models: Sequence[str] = ()) -> CompareResults:
+    """The :class:`CompareResults` of a comparison whose weeks' scorecards are ``cards`` (none: nothing ran)."""
     from skillbench.ledgers import read_run_json
 
-    data = card.data if card is not None else None
-    models = list(data.models) if data is not None else []
-    declared = read_run_json(run_dir).get("versions") or {}
-    mismatches = commit_mismatches(data.manifest, declared) if data is not None else None
-    verdicts = compare_verdicts(data.gate if data is not None else None, comp.changes.families, models, mismatches)
-    lift = ({str(r.model): r.must_lift for r in data.lift.itertuples(index=False)} if data is not None else {})
-    rec = data.reconciliation if data is not None else None
+    seen = [str(m) for _, card in cards for m in card.data.models]
+    models = list(dict.fromkeys(seen)) or list(models)
+    eligible = {f: sum(p.family == f for p in comp.suite.preference_eligible_prompts) for f in comp.changes.families}
+    frames, lift, mismatched = [], {}, []
+    for week, card in cards:
+        data = card.data
+        mismatches = commit_mismatches(data.manifest, read_run_json(week.run_dir).get("versions") or {})
+        mismatched += list(mismatches["run_id"])
+        frames.append(compare_verdicts(data.gate, week.families, models, mismatches, new=week.new))
+        lift |= {(f, str(r.model)): r.must_lift for r in data.lift.itertuples(index=False) for f in week.families}
+    ran = {f for week, _ in cards for f in week.families}
+    unrun = [f for f in comp.changes.families if f not in ran]
+    if unrun:  # no pair judged: underpowered, and the evidence says why
+        frames += [compare_verdicts(None, [f], models, new=f in comp.changes.added, eligible=eligible) for f in unrun]
+    verdicts = merged_verdicts(frames)
     items = [FamilyVerdict(**{k: (None if k == "net_win" and v != v else v) for k, v in row.items()},
-                           must_lift=_number(lift.get(row["model"])))
+                           must_lift=_number(lift.get((row["skill_family"], row["model"]))))
              for row in verdicts.to_dict("records")]
+    recs = [card.data.reconciliation for _, card in cards if card.data.reconciliation is not None]
     health = Health(
-        expected=rec.expected if rec else 0, observed=rec.observed if rec else 0, written=rec.written if rec else 0,
-        complete=bool(rec.is_complete) if rec else data is None, missing=list(rec.missing) if rec else [],
-        judge_errors=int(data.health["pair_errors"]) if data is not None else 0,
-        ungraded=int(data.health["ungraded"]) if data is not None else 0,
+        expected=sum(r.expected for r in recs), observed=sum(r.observed for r in recs),
+        written=sum(r.written for r in recs),
+        complete=len(recs) == len(cards) and all(bool(r.is_complete) for r in recs),
+        missing=[m for r in recs for m in r.missing],
+        judge_errors=sum(int(card.data.health["pair_errors"]) for _, card in cards),
+        ungraded=sum(int(card.data.health["ungraded"]) for _, card in cards),
         underpowered=[f"{v.skill_family} × {v.model}" for v in items if v.reason == "underpowered"],
-        commit_mismatches=list(mismatches["run_id"]) if mismatches is not None else [])
+        commit_mismatches=mismatched)
     arms = comp.arms
+    c = comp.changes
     return CompareResults(
-        run_key=comp.run_key, run_dir=str(run_dir), endpoint=data.endpoint if data is not None else "",
+        run_key=comp.run_key, run_dir=str(run_dir), endpoint=cards[0][1].data.endpoint if cards else "",
         base=Version(**comp.base.as_json()), head=Version(**comp.head.as_json()),
         arms=Arms(treatment=arms.treatment, control=arms.control, reference=arms.reference), models=models,
-        changes=ChangeSet(files=comp.changes.files, families=comp.changes.families, prompts=comp.changes.prompts,
-                          added=comp.changes.added, removed=comp.changes.removed),
-        verdicts=items, health=health, fail_on=fail_on, exit_code=exit_code(verdicts, fail_on))
+        changes=ChangeSet(files=c.files, families=c.families, prompts=c.prompts, added=c.added, removed=c.removed,
+                          unmeasured=[f for f in c.families if not eligible.get(f)]),
+        notes=list(comp.notes), verdicts=items, health=health, fail_on=fail_on,
+        exit_code=exit_code(verdicts, fail_on))
+
+
+def merged_verdicts(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """The weeks' verdict rows as one table, worst finding first (as :func:`compare_verdicts` orders one)."""
+    from skillbench.compare._verdicts import FINDINGS, VERDICT_COLUMNS
+
+    if not frames:
+        return pd.DataFrame(columns=VERDICT_COLUMNS)
+    out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    rank = {f: i for i, f in enumerate(FINDINGS)}
+    return out.sort_values(["finding", "skill_family", "model"], key=lambda s: s.map(rank) if s.name == "finding"
+                           else s).reset_index(drop=True)
 
 
 def _number(value: Any) -> float | None:
@@ -209,12 +273,13 @@ def _number(value: Any) -> float | None:
     return out if out == out else None
 
 
-def write_outcome(comp: Comparison, run_dir: Path, card: Any, *, fail_on: str | None) -> CompareOutcome:
+def write_outcome(comp: Comparison, run_dir: Path, cards: Cards, *, fail_on: str | None,
+                  models: Sequence[str] = ()) -> CompareOutcome:
     """Write ``results.json`` and ``compare.md`` (each atomically) and say where they are."""
-    results = build_results(comp, run_dir, card, fail_on=fail_on)
+    results = build_results(comp, run_dir, cards, fail_on=fail_on, models=models)
     results_path, report_path = run_dir / RESULTS_FILE, run_dir / COMPARE_REPORT_FILE
     atomic_write_text(results_path, results.model_dump_json(indent=2) + "\n")
-    scorecard = card.path if card is not None and card.path else ""
+    scorecard = next((card.path for _, card in cards if card.path), "")
     atomic_write_text(report_path, render_compare(results, scorecard_path=str(scorecard),
                                                   results_path=str(results_path)))
     return CompareOutcome(results=results, run_dir=run_dir, report_path=report_path, results_path=results_path)

@@ -25,6 +25,7 @@ from skillbench.vocab import (
     ACTIVATION_CONTRACT_FAILED,
     COMMIT_MISMATCH,
     INVALID_INCONCLUSIVE,
+    MIN_STIMULI,
     UNDERPOWERED,
     VALID_NO_CHANGE,
     VALID_PASS,
@@ -35,7 +36,7 @@ IMPROVEMENT, NO_CHANGE, PREFERENCE_LOSS, REGRESSION, INVALID = (
     "improvement", "no change", "preference loss (report only)", "regression", "invalid")
 FINDINGS: tuple[str, ...] = (REGRESSION, INVALID, PREFERENCE_LOSS, NO_CHANGE, IMPROVEMENT)  # worst first
 VERDICT_COLUMNS = ["skill_family", "model", "state", "reason", "verdict", "finding", "n", "wins", "ties", "losses",
-                   "p_value", "net_win", "evidence", "repair"]
+                   "p_value", "net_win", "evidence", "repair", "new"]
 
 COMPARE_WORDING = Wording(treatment="the head", control="the base", arms="the versions",
                           command="`skillbench compare`")
@@ -90,10 +91,13 @@ def finding(state: str, reason: str, n: int, wins: int, losses: int) -> str:
 
 
 def compare_verdicts(gate: pd.DataFrame | None, families: list[str], models: list[str],
-                     mismatches: pd.DataFrame | None = None) -> pd.DataFrame:
+                     mismatches: pd.DataFrame | None = None, *, new: bool = False,
+                     eligible: Mapping[str, int] | None = None) -> pd.DataFrame:
     """One row per changed family × model (:data:`VERDICT_COLUMNS`), worst finding first.
 
-    A family × model the gate has no record of (no pair was judged) is ``INVALID_INCONCLUSIVE (underpowered)``.
+    A family × model the gate has no record of (no pair was judged) is ``INVALID_INCONCLUSIVE (underpowered)``;
+    ``eligible`` (family → preference-eligible prompts at the head) lets its evidence say a family was never run.
+    ``new``: the families do not exist at the base, so the gate's record is head against no-skill.
     """
     records = {} if gate is None else {(r.skill_family, r.model): r for r in gate.itertuples(index=False)}
     bad = set() if mismatches is None else set(zip(mismatches["skill_family"], mismatches["model"], strict=True))
@@ -104,6 +108,8 @@ def compare_verdicts(gate: pd.DataFrame | None, families: list[str], models: lis
             n, w, t, lo = (int(r.n), int(r.wins), int(r.ties), int(r.losses)) if r is not None else (0, 0, 0, 0)
             state, reason = (str(r.state), str(r.reason)) if r is not None else (INVALID_INCONCLUSIVE, UNDERPOWERED)
             evidence = str(r.evidence) if r is not None else "n=0; no pair judged"
+            if r is None and eligible is not None and not eligible.get(family):
+                evidence = f"n=0; not run: no preference-eligible prompt (the gate needs {MIN_STIMULI})"
             if (family, model) in bad:  # the spec's first step: it outranks whatever the gate decided
                 mismatch = gate_rule(COMMIT_MISMATCH)
                 state, reason = mismatch.state, mismatch.reason
@@ -114,7 +120,7 @@ def compare_verdicts(gate: pd.DataFrame | None, families: list[str], models: lis
                          "wins": w, "ties": t, "losses": lo,
                          "p_value": float(r.p_value) if r is not None else 1.0,
                          "net_win": float(r.net_win) if r is not None else float("nan"), "evidence": evidence,
-                         "repair": repair})
+                         "repair": repair, "new": new})
     out = pd.DataFrame(rows, columns=VERDICT_COLUMNS)
     rank = {f: i for i, f in enumerate(FINDINGS)}
     return out.sort_values(["finding", "skill_family", "model"], key=lambda s: s.map(rank) if s.name == "finding"
@@ -123,11 +129,17 @@ def compare_verdicts(gate: pd.DataFrame | None, families: list[str], models: lis
 
 def exit_code(verdicts: pd.DataFrame, fail_on: str | None) -> int:
     """``--fail-on``: ``regression`` fails on a regression or an invalid record, ``no-improvement`` on anything
-    but an improvement; without it the comparison only reports (0)."""
+    but an improvement; without it the comparison only reports (0).
+
+    A new family cannot regress from a base it does not have: too few prompts to judge it (underpowered, said
+    before any run) does not fail ``regression``; any other invalid record of it (judge errors, missing runs) does.
+    """
     if fail_on is None or verdicts.empty:
         return 0
     if fail_on == "regression":
-        return int(verdicts["finding"].isin([REGRESSION, INVALID]).any())
+        new = verdicts["new"] if "new" in verdicts else pd.Series(False, index=verdicts.index)
+        excused = new.astype(bool) & verdicts["reason"].eq(UNDERPOWERED)
+        return int((verdicts["finding"].isin([REGRESSION, INVALID]) & ~excused).any())
     if fail_on == "no-improvement":
         return int(verdicts["finding"].ne(IMPROVEMENT).any())
     raise ValueError(f"--fail-on {fail_on!r}: use regression or no-improvement")

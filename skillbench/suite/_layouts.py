@@ -107,9 +107,13 @@ class Layout(ABC):
 
     def archived(self, roots: SuiteRoots) -> tuple[Path, ...]:
         """The folders ``git archive`` takes to materialise the suite at a ref
-        (:meth:`skillbench.suite._versions.SuiteRepo.at_commit`): the suite folder, which holds what a version
-        arm installs in every built-in layout."""
-        return (roots.suite,)
+        (:meth:`skillbench.suite._versions.SuiteRepo.at_commit`): the suite folder, the skills root when it lies
+        outside it (qdrant's ``skills/`` beside ``evals/``) and the fixtures. A skills root that holds the suite (a
+        skill-creator skill, whose root is its parent) is left out: its families are inside the suite already, and
+        archiving it would take the whole repository."""
+        suite = roots.suite.resolve()
+        extra = [p for p in (roots.skills, *roots.fixtures) if not suite.is_relative_to(p.resolve())]
+        return (roots.suite, *(p for p in extra if not p.resolve().is_relative_to(suite)))
 
 
 _REGISTRY: dict[str, Layout] = {}

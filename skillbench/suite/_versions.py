@@ -159,7 +159,8 @@ class SkillsVersion:
     def family_dir(self, suite: Suite, family: str) -> Path | None:
         """The family's folder in this version, ``None`` when the family does not exist there (a new skill)."""
         here = suite.family_dir(family).resolve()
-        path = self.root / here.relative_to(self.suite_dir.resolve()) if self.root != self.suite_dir else here
+        # relpath, not relative_to: a skills root beside the suite (qdrant's ../skills) maps into the same copy
+        path = (self.root / os.path.relpath(here, self.suite_dir.resolve())) if self.root != self.suite_dir else here
         return path if (path / "SKILL.md").is_file() else None
 
     def as_json(self) -> dict[str, str]:
@@ -260,14 +261,28 @@ def materialize(repo: Path, commit: str, rels: Sequence[str], cache_dir: Path) -
     tmp = cache_dir / f".tmp-{commit}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
-    data = git(repo, "archive", "--format=tar", commit, "--", *rels, binary=True)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:  # type: ignore[arg-type]
-        tar.extractall(tmp, filter="data")  # a repository's own archive: no absolute or escaping members
+    present = present_paths(repo, commit, rels)
+    if present:  # a commit may predate a root (the skills folder came later): git archive refuses a missing path
+        data = git(repo, "archive", "--format=tar", commit, "--", *present, binary=True)
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:  # type: ignore[arg-type]
+            tar.extractall(tmp, filter="data")  # a repository's own archive: no absolute or escaping members
     try:
         os.replace(tmp, dest)
     except OSError:  # another pass put the same commit in place first: the same files
         shutil.rmtree(tmp, ignore_errors=True)
     return dest
+
+
+def present_paths(repo: Path, commit: str, rels: Sequence[str]) -> list[str]:
+    """The pathspecs of ``rels`` that name something at ``commit`` (``.``, the repository's top, always does)."""
+    found = []
+    for rel in rels:
+        try:
+            if rel == "." or git(repo, "cat-file", "-t", f"{commit}:{rel.rstrip('/')}"):
+                found.append(rel)
+        except VersionError:  # not at that commit
+            continue
+    return found
 
 
 def resolve_versions(suite: Suite, conditions: Sequence[str], *, allow_dirty: bool = False,

@@ -96,8 +96,12 @@ def test_refusals_are_one_line_naming_what_to_fix(repo, capsys):
     new.mkdir()
     (new / "SKILL.md").write_text("---\nname: brand-new-skill\ndescription: Use for nothing yet.\n---\n# New\n")
     commit_all(repo, "a family without prompts")
-    with pytest.raises(CompareError, match="brand-new-skill .*no preference-eligible prompt"):
-        plan_comparison(load_suite(repo), "HEAD~1")
+    # not refused: said before any run (it can never pass, and how many prompts it needs), and not run
+    comp = plan_comparison(load_suite(repo), "HEAD~1")
+    assert comp.changes.families == ["brand-new-skill"] == comp.changes.added and comp.measured == []
+    assert comp.weeks(repo / "run") == []
+    [note] = [n for n in comp.notes if n.startswith("brand-new-skill")]
+    assert "0 preference-eligible prompt(s)" in note and "can never pass" in note and "add 5" in note
 
 
 def test_a_family_new_at_the_head_installs_nothing_in_the_base_arm(repo, tmp_path):
