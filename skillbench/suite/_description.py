@@ -168,6 +168,10 @@ _LATIN_WORDS = {
     "pt": {"o", "os", "as", "para", "com", "uma", "do", "da", "que", "em"},
     "it": {"il", "lo", "gli", "per", "con", "una", "di", "che", "della", "e"},
 }
+# Function words of Latin-script languages whose cues the rule does not know (Dutch, the Scandinavian languages,
+# Polish, Czech, Turkish, Indonesian): a description in one of them gets no verdict.
+_OTHER_LATIN_WORDS = {"een", "het", "van", "voor", "och", "för", "og", "af", "til", "jest", "dla", "się", "oraz",
+                      "pro", "který", "bir", "için", "ile", "yang", "untuk", "dengan", "dan"}
 _SCRIPTS = {"LATIN": "latin", "CJK": "zh", "HIRAGANA": "ja", "KATAKANA": "ja", "HANGUL": "ko", "CYRILLIC": "ru"}
 
 
@@ -186,8 +190,9 @@ def says_when(description: str) -> bool | None:
     it does not, None when it cannot tell (a script or language without cues here, e.g. Arabic or Dutch).
 
     A cue in any language counts (a Chinese description with an English "Use when" says when). Without one, every
-    writing system holding a fifth of the letters must be one the rule reads, and Latin text must carry the
-    function words of a language whose cues are known, before the answer is "no".
+    writing system holding a fifth of the letters must be one the rule reads, and Latin text must be in a language
+    whose cues are known (its function words say so; plain ASCII without any is read as English), before the
+    answer is "no".
     """
     text = " ".join(description.split())
     if any(cue.search(text) for cue in _WHEN_CUES.values()):
@@ -201,7 +206,10 @@ def says_when(description: str) -> bool | None:
         return None
     if "latin" in major:
         words = set(re.findall(r"[^\W\d_]+", text.lower()))
-        if not any(words & known for known in _LATIN_WORDS.values()):
+        if words & _OTHER_LATIN_WORDS and not words & _LATIN_WORDS["en"]:
+            return None
+        # no function word of a known language: a short keyword-style description, read as English when plain ASCII
+        if not any(words & known for known in _LATIN_WORDS.values()) and not text.isascii():
             return None
     return False
 

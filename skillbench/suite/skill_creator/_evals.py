@@ -258,16 +258,17 @@ def read_evals(data: Any, skill_dir: Path, *, skip_missing: bool = False) -> Eva
     return got
 
 
-def skill_name_defects(data: Any, family: str) -> list[ItemDefect]:
-    """``skill_name`` beside the eval list: missing, or not the skill's frontmatter name (warnings)."""
-    if not isinstance(data, dict):
+def skill_name_defects(data: Any, names: tuple[str, ...]) -> list[ItemDefect]:
+    """``skill_name`` beside the eval list: missing, or none of ``names`` (the skill's folder, its frontmatter name);
+    warnings. No names: the skill did not load, nothing to compare."""
+    if not isinstance(data, dict) or not names:
         return []
     name = data.get("skill_name")
     if not isinstance(name, str) or not name.strip():
-        return [("warning", "skill_name", "missing", f"set \"skill_name\": \"{family}\"")]
-    if name != family:
-        return [("warning", "skill_name", f"{name!r} differs from the skill's frontmatter name {family!r}",
-                 f"set \"skill_name\": \"{family}\"")]
+        return [("warning", "skill_name", "missing", f"set \"skill_name\": \"{names[-1]}\"")]
+    if name not in names:
+        return [("warning", "skill_name", f"{name!r} is neither the skill's folder nor its frontmatter name "
+                 f"({' / '.join(map(repr, dict.fromkeys(names)))})", f"set \"skill_name\": \"{names[-1]}\"")]
     return []
 
 

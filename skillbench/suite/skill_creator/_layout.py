@@ -3,9 +3,11 @@
 DIR is one skill folder (``DIR/SKILL.md``, ``DIR/evals/evals.json``) or a tree of them
 (``DIR/<skill>/evals/evals.json``), or a repository that keeps ``evals/evals.json`` at its root and its skills
 under ``DIR/skills/<folder>/SKILL.md`` (the eval set's ``skill_name`` says whose evals they are; the only skill
-needs no name). Each skill is a family named by its SKILL.md ``name`` — a repository whose root is the skill is
-usually named otherwise (folder ``tech-lead-skill``, name ``tech-lead``) — and its own leaf
-(``<name>/SKILL.md``), installed from its folder. Each eval of ``evals.json`` is a prompt named ``<name>-<id>``:
+needs no name). Each skill is a family and its own leaf (``<folder>/SKILL.md``), installed from its folder under
+the folder's name. The family is the folder's name, not SKILL.md's ``name``, because that is the name the CLI lists
+an installed skill by (its ``init`` event's ``skills``, which the Skill tool is called with): a repository whose root
+is the skill is usually named otherwise (folder ``tech-lead-skill``, name ``tech-lead``), which is noted, not
+refused. Each eval of ``evals.json`` is a prompt named ``<folder>-<id>``:
 its statements to grade (``expectations``, ``assertions`` or ``checks``; see
 :mod:`skillbench.suite.skill_creator._evals`) are must items (``absence`` None: the detection rule of
 :mod:`skillbench.suite._absence` decides, as for every imported spec), its ``files`` workspace entries at the
@@ -23,7 +25,7 @@ file is needed; the site base is optional.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -129,7 +131,7 @@ class _Checker:
         self.defects.append(Defect(severity, shown, fld, problem, fix))  # type: ignore[arg-type]
 
     def load_skill(self, folder: Path) -> str | None:
-        """Read ``folder/SKILL.md`` into the suite; its family (the frontmatter name), or None when it cannot be
+        """Read ``folder/SKILL.md`` into the suite; its family (the folder's name), or None when it cannot be
         installed."""
         path = folder / SKILL_FILE
         try:
@@ -149,26 +151,22 @@ class _Checker:
             self.add("error", folder, "symlink", problem, "copy the file into the skill instead (a run installs the "
                      "skill's folder and never follows a link out of it)")
             return None
-        family = found.name
+        family = folder.name
         # the name becomes a folder of the run directory and of ~/.claude/skills: a plain name, never a path
         if not is_safe(family) or family.startswith("."):
-            self.add("error", path, "frontmatter.name", f"{family!r} is not a skill name",
-                     "use lowercase letters, digits and hyphens (the Agent Skills specification's names)")
+            self.add("error", folder, "folder", f"{family!r} cannot name a skill family",
+                     "name the skill's folder with letters, digits and hyphens")
             return None
-        if family in self.suite.family_dirs:
-            self.add("error", path, "frontmatter.name", f"{family!r} is also the name of "
-                     f"{display_path(self.suite.family_dirs[family] / SKILL_FILE)}", "give each skill its own name")
-            return None
-        if family != folder.name:  # a repository whose root is the skill is named after the repository
-            self.notes.append(f"{display_path(path)}: the skill is {family!r} (its frontmatter name), in folder "
-                              f"{folder.name!r}")
+        if found.name != family:  # a repository whose root is the skill is named after the repository
+            self.notes.append(f"{display_path(path)}: SKILL.md names the skill {found.name!r}; the CLI lists it by its "
+                              f"folder, {family!r}, the family's name here")
         if (when := says_when(found.description)) is False:
             self.add("warning", path, "description", "no explicit trigger phrase",
                      "say when to use the skill, e.g. \"Use when …\" (or 当…时使用, …の時に使用)")
         elif when is None:
             self.notes.append(f"{display_path(path)}: cannot tell whether the description says when to use the "
                               "skill (a language the trigger-phrase rule does not read)")
-        self.suite.skills[f"{family}/{SKILL_FILE}"] = replace(found, leaf=f"{family}/{SKILL_FILE}")
+        self.suite.skills[found.leaf] = found
         self.suite.family_dirs[family] = folder
         return family
 
@@ -227,7 +225,8 @@ class _Checker:
         if data is not None:
             got = read_evals(data, owner, skip_missing=self.skip_missing)
             n_evals = got.total
-            defects = got.defects + (skill_name_defects(data, family) if family is not None else [])
+            names = (family, self.suite.skills[f"{family}/{SKILL_FILE}"].name) if family is not None else ()
+            defects = got.defects + skill_name_defects(data, names)
             for severity, fld, problem, fix in defects:
                 self.add(severity, evals_path, fld, problem, fix)
             items += [(evals_path, item) for item in got.items]
@@ -377,7 +376,7 @@ class SkillCreatorLayout(Layout):
     name = SKILL_CREATOR
     detected_by = f"the folder is a skill with `{EVALS_DIR}/{EVALS_FILE}`, or holds such skill folders, or has " \
                   f"`{EVALS_DIR}/{EVALS_FILE}` beside `{SKILLS_DIR}/*/{SKILL_FILE}`"
-    loads = f"each eval of `{EVALS_FILE}` is one prompt `<skill>-<id>` (`<skill>`: the SKILL.md name); each " \
+    loads = f"each eval of `{EVALS_FILE}` is one prompt `<skill>-<id>` (`<skill>`: the skill's folder); each " \
             "query of a trigger eval set a dormancy (`should_trigger: false`) or trigger-only (`true`) prompt"
     roots_doc = f"suite: `DIR`; skills: `DIR`'s parent for one skill folder, `DIR/{SKILLS_DIR}` beside a root " \
                 f"`{EVALS_DIR}/`, else `DIR`; fixtures: an eval's `files`, relative to the folder that holds " \
@@ -396,7 +395,8 @@ class SkillCreatorLayout(Layout):
                   "[].query, [].should_trigger",
                   "a trigger eval set: a list, `{\"queries\": […]}`, or `{\"should_trigger\": […], "
                   "\"should_not_trigger\": […]}` (or `--trigger-set FILE` for the one skill of DIR)"),
-        FileField(SKILL_FILE, "name", "the family's name (the folder may be named otherwise)"),
+        FileField(SKILL_FILE, "name", "noted when it differs from the folder (the family is the folder's name: the "
+                  "CLI lists an installed skill by it)"),
     )
 
     def detect(self, folder: Path) -> bool:
