@@ -242,3 +242,25 @@ def test_every_folder_of_the_shared_sample_loads_or_names_a_real_defect_and_the_
     stated = re.search(r"(\d+) of (\d+) folders load", DOCS.read_text(encoding="utf-8"))
     assert stated and (int(stated.group(1)), int(stated.group(2))) == (loaded, total), \
         f"docs/skill-creator.md must say '{loaded} of {total} folders load'"
+
+
+def test_runs_of_an_eval_without_statements_skip_the_rubric_judge_and_still_pair(tmp_path: Path) -> None:
+    # a week whose prompt has no rubric items (a skill-creator eval before its assertions): the rubric judge skips
+    # its runs with a reason (so the week is not "not graded yet"), and the pairwise preference still compares them
+    import shutil
+
+    from skillbench.judge import find_pairs, select_runs
+    from skillbench.judge._answers import NO_RUBRIC
+    from tests.helpers.shared import TINY_WEEK
+
+    week = tmp_path / "week"
+    shutil.copytree(TINY_WEEK / "20261130", week)
+    prompt = "csv-garbled-names"
+    for spec in week.glob(f"{prompt}-*/test-prompt.json"):
+        data = json.loads(spec.read_text(encoding="utf-8"))
+        spec.write_text(json.dumps({**data, "rubric": []}), encoding="utf-8")
+    runs, skips = select_runs(week)
+    assert prompt not in {r.prompt for r in runs}
+    skipped = {s.run_id for s in skips if s.reason == NO_RUBRIC}
+    assert skipped and all(r.startswith(prompt) for r in skipped)
+    assert prompt in {p.treatment.prompt for p in find_pairs(week)}
