@@ -264,3 +264,15 @@ def test_runs_of_an_eval_without_statements_skip_the_rubric_judge_and_still_pair
     skipped = {s.run_id for s in skips if s.reason == NO_RUBRIC}
     assert skipped and all(r.startswith(prompt) for r in skipped)
     assert prompt in {p.treatment.prompt for p in find_pairs(week)}
+
+
+def test_a_path_object_that_links_out_of_the_skill_is_refused(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host secret\n", encoding="utf-8")
+    skill = _skill(tmp_path / "s", "s")
+    (skill / "inputs").mkdir()
+    (skill / "inputs" / "data.txt").symlink_to(secret)
+    _evals(skill, {"evals": [{"id": 1, "prompt": "p", "files": [{"path": "inputs/data.txt", "purpose": "input"}]}]})
+    report = preflight(skill)
+    assert not report.ok() and not report.suite.prompts
+    assert any("inputs/data.txt" in str(d) for d in report.errors), [str(d) for d in report.errors]
