@@ -132,6 +132,9 @@ def check_selection(run_dir: str | Path, prompts: Sequence[str] = (), families: 
 
 # The metadata fields a run's answer is named by (the rest of its identity is in the manifest).
 ANSWER_FIELDS = ("run_id", "prompt", "skill_family", "model", "condition", "rep")
+# A prompt with no rubric items (a skill-creator eval before its assertions are written) has nothing for the rubric
+# judge: its runs are skipped with this reason, and still vote in the pairwise preference (judge-pairs).
+NO_RUBRIC = "no rubric items (pairwise preference only)"
 
 
 def read_run_answer(folder: Path) -> RunAnswer:
@@ -182,7 +185,7 @@ def graded_arm(condition: str, pair: ArmPair, *, include_plugin: bool = False) -
 
 
 def select_runs(run_dir: str | Path, *, include_plugin: bool = False, selection: RunSelection | None = None,
-                pair: ArmPair | None = None) -> tuple[list[RunAnswer], list[Skip]]:
+                pair: ArmPair | None = None, preference: bool = False) -> tuple[list[RunAnswer], list[Skip]]:
     """The runs to grade and the gradeable runs that cannot be.
 
     Gradeable: a preference-eligible prompt (dormancy prompts and trigger-only queries are for trigger health
@@ -194,6 +197,8 @@ def select_runs(run_dir: str | Path, *, include_plugin: bool = False, selection:
         include_plugin: grade the plugin arm too.
         selection: grade only these prompts/families.
         pair: the arms compared (default: the week's, :func:`skillbench.ledgers.week_arms`).
+        preference: select for the pairwise preference, which compares whole answers: a run whose prompt has no
+            rubric items is selected too (else it is a skip, :data:`NO_RUBRIC`).
 
     Returns:
         ``(runs, skips)``, both sorted by run id.
@@ -214,7 +219,7 @@ def select_runs(run_dir: str | Path, *, include_plugin: bool = False, selection:
         if run.run_id not in signals:  # a run folder newer than the manifest (a pass killed before its end)
             raise LedgerError(f"{Path(run_dir) / MANIFEST_FILE}: no row for run {run.run_id} — the manifest is "
                               f"older than the run folders; rebuild it with `skillbench signals {run_dir}`")
-        reason = skip_reason(signals[run.run_id], run.answer)
+        reason = skip_reason(signals[run.run_id], run.answer) or ("" if run.items or preference else NO_RUBRIC)
         if reason:
             skips.append(Skip(run.run_id, reason))
         elif selection.keeps(run.prompt, run.skill):

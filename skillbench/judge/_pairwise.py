@@ -75,7 +75,7 @@ def find_pairs(run_dir: str | Path, selection: RunSelection | None = None, *, pa
     ``pair``: the arms compared (default: the week's, :func:`skillbench.ledgers.week_arms`).
     """
     pair = pair or week_arms(run_dir)
-    runs, _ = select_runs(run_dir, selection=selection, pair=pair)
+    runs, _ = select_runs(run_dir, selection=selection, pair=pair, preference=True)
     by_key: dict[tuple[str, str, int], dict[str, RunAnswer]] = {}
     for run in runs:
         by_key.setdefault((run.prompt, run.model, run.rep), {})[run.condition] = run

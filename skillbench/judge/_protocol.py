@@ -443,6 +443,7 @@ def parse_judge_message(text: str) -> JudgeView:
     for line in rest.split("RUBRIC\n", 1)[1].splitlines():
         if m := _RUBRIC_LINE.match(line.strip()):
             items.append((int(m.group(1)), m.group(2), m.group(3)))
-    if not items:
+    # a pair is compared as a whole: an eval with no statements to grade (skill-creator's template) still has one
+    if not items and not opening.group(1):
         raise ProtocolError("the RUBRIC section has no [i] (type) lines")
     return JudgeView(prompt=prompt, answers=answers, items=items)

@@ -26,6 +26,7 @@ from ._description import (
     common_words as common_words,
     content_words as content_words,
     read_description as read_description,
+    says_when as says_when,
     segments as segments,
     stem as stem,
 )

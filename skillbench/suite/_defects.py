@@ -8,7 +8,6 @@ report through :class:`Defect` and the same limits, so a suite reads the same wh
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -24,7 +23,6 @@ RUBRIC_RANGES = {"must": (3, 5), "bonus": (1, 3), "avoid": (1, 3)}
 # MAX_ARG_STRLEN (32 pages = 131072 bytes) counting its terminating NUL: "argument list too long", on every run.
 MAX_ARG_STRLEN = 131072
 MAX_PROMPT_BYTES = MAX_ARG_STRLEN - 1
-TRIGGER_PHRASE = re.compile(r"\buse (?:it |this(?: skill)? )?(?:when|whenever|for|if)\b", re.I)
 _FIELDS = tuple(TestPrompt.model_fields)
 _NESTED_FIELDS = {"checks": ", ".join(Check.model_fields), "workspace": ", ".join(WorkspaceFile.model_fields),
                   "rubric": ", ".join(RubricItem.model_fields)}

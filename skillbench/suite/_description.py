@@ -6,11 +6,17 @@ skill judge and rewriter. A description is split into sentences and, within each
 (:func:`segments`: ``topic``, ``pos`` after "Use when"/"Use for"…, ``neg`` after "Do not use for"/"Not for"…),
 quoted phrases masked first so a cue inside a quote never counts; :func:`read_description` turns them into word
 sets of light stems (:func:`stem`), stop words and the suite's common words (:func:`common_words`) left out.
+
+Whether a description says *when* to use the skill at all — what validate's "no explicit trigger phrase" warning
+asks — is :func:`says_when`: authors say it in many ways and languages ("Use when", "Trigger on", "This skill should
+be used when", "适用于", "当用户…时使用", "…と言った時", "…할 때"), and where the rule does not read the language it
+answers that it cannot tell rather than warn.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -123,5 +129,90 @@ def common_words(skills: Iterable[tuple[str, str]]) -> frozenset[str]:
     return frozenset(w for w, n in counts.items() if len(docs) >= 3 and n > len(docs) / 2)
 
 
-__all__ = ["MAX_DESCRIPTION_CHARS", "Description", "common_words", "content_words", "read_description", "segments",
-           "stem"]
+# How descriptions say when to use a skill, per language this rule reads. English: "Use when/for/if/any time…",
+# "should be used when", "Trigger on/when…", "TRIGGER:", "Invoke for…", "whenever", "when the user…" (a bare
+# "when to …" is content: "how and when to kill a project"). Chinese: 当…时, 适用于, 适合, 触发, 场景, …时使用/加载.
+# Japanese: …時, …場合, トリガー. Korean: …때, 경우. Spanish, French, German, Portuguese, Italian, Russian: their
+# "when" words and "use it for/when".
+_WHEN_CUES = {
+    "en": re.compile(
+        r"\b(?:use|used|using|invoke|invoked|activate|activated|trigger(?:s|ed)?|load|loaded|fire|fires|apply|"
+        r"applies|consult|run)(?: (?:this|it|me))?(?: skill)?(?: (?:only|also|proactively|automatically))?"
+        r" (?:when|whenever|for|if|on|upon|after|before|any ?time|in any|to (?:handle|help|answer))\b"
+        r"|\btrigger(?:s|ed)?\s*(?:on|when|words?|phrases?|keywords?)?\s*[:：—–-]"
+        r"|\bwhen(?!\s+to\b)|\bwhenever\b|\bany ?time\b|\bif (?:the )?(?:user|you|someone)\b"
+        r"|\b(?:applies|applicable|suitable|ideal|meant|intended|designed) (?:to|for)\b"
+        r"|\bfor (?:requests|tasks|questions|prompts|queries) (?:about|like|that|involving|on|to)\b",
+        re.IGNORECASE),
+    # 当…时 but not 适当/相当/当前 (appropriate, quite, current), nor 时 of 时间/实时-like words
+    "zh": re.compile(r"(?<![适相应])当(?![前中然地])[^。；;]{0,80}?时(?![间代区序长刻期效])|的时候|之时"
+                     r"|时(?:使用|调用|触发|加载|启用|激活)|适用于|适用场景|适合|触发|使用场景|场景[:：]"
+                     r"|(?:用户|使用者)(?:提到|说|要求|需要|想要|询问|提出)|加载本|如果用户"),
+    "ja": re.compile(r"時[にはの、]|ときに|とき[、は]|場合|トリガー|使用する|使って"),
+    "ko": re.compile(r"때|경우|사용하세요|트리거"),
+    "es": re.compile(r"\b(?:cuando|siempre que|úsal[oa]|usar? (?:est[ae] )?(?:skill|habilidad)?\s*(?:para|cuando))\b",
+                     re.IGNORECASE),
+    "fr": re.compile(r"\b(?:quand|lorsque|lorsqu|dès que|utilise[rz]? (?:cette )?(?:compétence )?(?:pour|quand))",
+                     re.IGNORECASE),
+    "de": re.compile(r"\b(?:wenn|sobald|verwende(?:n)?|nutze(?:n)?|einsetzen) ", re.IGNORECASE),
+    "pt": re.compile(r"\b(?:quando|sempre que|use (?:para|quando)|usar (?:para|quando))\b", re.IGNORECASE),
+    "it": re.compile(r"\b(?:quando|ogni volta che|usa(?:re)? (?:per|quando))\b", re.IGNORECASE),
+    "ru": re.compile(r"(?:когда|если пользователь|используй|применяй)", re.IGNORECASE),
+}
+# Function words that say a Latin-script text is in a language whose cues the rule knows.
+_LATIN_WORDS = {
+    "en": {"the", "and", "for", "with", "to", "of", "or", "a", "an", "in", "on", "is", "your", "from"},
+    "es": {"el", "la", "los", "las", "para", "con", "que", "una", "del", "por"},
+    "fr": {"le", "la", "les", "des", "pour", "avec", "une", "du", "et", "est"},
+    "de": {"der", "die", "das", "und", "für", "mit", "ein", "eine", "zu", "von"},
+    "pt": {"o", "os", "as", "para", "com", "uma", "do", "da", "que", "em"},
+    "it": {"il", "lo", "gli", "per", "con", "una", "di", "che", "della", "e"},
+}
+# Function words of Latin-script languages whose cues the rule does not know (Dutch, the Scandinavian languages,
+# Polish, Czech, Turkish, Indonesian): a description in one of them gets no verdict.
+_OTHER_LATIN_WORDS = {"een", "het", "van", "voor", "och", "för", "og", "af", "til", "jest", "dla", "się", "oraz",
+                      "pro", "který", "bir", "için", "ile", "yang", "untuk", "dengan", "dan"}
+_SCRIPTS = {"LATIN": "latin", "CJK": "zh", "HIRAGANA": "ja", "KATAKANA": "ja", "HANGUL": "ko", "CYRILLIC": "ru"}
+
+
+def _scripts(text: str) -> dict[str, int]:
+    """Letters per writing system (``latin``, ``zh``, ``ja``, ``ko``, ``ru``, or the Unicode name's first word)."""
+    counts: dict[str, int] = {}
+    for ch in text:
+        if ch.isalpha():
+            first = unicodedata.name(ch, "UNKNOWN").split()[0]
+            counts[_SCRIPTS.get(first, first)] = counts.get(_SCRIPTS.get(first, first), 0) + 1
+    return counts
+
+
+def says_when(description: str) -> bool | None:
+    """True when the description says when to use the skill, False when — written in languages this rule reads —
+    it does not, None when it cannot tell (a script or language without cues here, e.g. Arabic or Dutch).
+
+    A cue in any language counts (a Chinese description with an English "Use when" says when). Without one, every
+    writing system holding a fifth of the letters must be one the rule reads, and Latin text must be in a language
+    whose cues are known (its function words say so; plain ASCII without any is read as English), before the
+    answer is "no".
+    """
+    text = " ".join(description.split())
+    if any(cue.search(text) for cue in _WHEN_CUES.values()):
+        return True
+    counts = _scripts(text)
+    letters = sum(counts.values())
+    if not letters:
+        return None
+    major = {s for s, n in counts.items() if n * 5 >= letters}
+    if major - {"latin", "zh", "ja", "ko", "ru"}:
+        return None
+    if "latin" in major:
+        words = set(re.findall(r"[^\W\d_]+", text.lower()))
+        if words & _OTHER_LATIN_WORDS and not words & _LATIN_WORDS["en"]:
+            return None
+        # no function word of a known language: a short keyword-style description, read as English when plain ASCII
+        if not any(words & known for known in _LATIN_WORDS.values()) and not text.isascii():
+            return None
+    return False
+
+
+__all__ = ["MAX_DESCRIPTION_CHARS", "Description", "common_words", "content_words", "read_description", "says_when",
+           "segments", "stem"]

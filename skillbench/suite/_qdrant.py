@@ -22,11 +22,11 @@ from skillbench.suite._defects import (
     MAX_ARG_STRLEN,
     MAX_PROMPT_BYTES,
     RUBRIC_RANGES,
-    TRIGGER_PHRASE,
     Defect,
     display_path,
     pydantic_defects,
 )
+from skillbench.suite._description import says_when
 from skillbench.suite._format import (
     SKILL_FILE,
     FrontmatterError,
@@ -83,7 +83,7 @@ class _Checker:
                 self.error(display_path(skill.path), "frontmatter.name",
                            f"{skill.name!r} differs from its folder {skill.family!r}",
                            f"set name: {skill.family} (or rename the folder)")
-            if not TRIGGER_PHRASE.search(skill.description):
+            if says_when(skill.description) is False:
                 self.warn(display_path(skill.path), "description", "no explicit trigger phrase",
                           "say when to use the skill, e.g. \"Use when …\"")
 

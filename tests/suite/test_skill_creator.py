@@ -110,7 +110,11 @@ def test_cli_validate_counts_and_trigger_set_option(tmp_path: Path, capsys) -> N
      "evals[id=2].files[0]", "'evals/files/nope.csv' does not exist"),
     ([{"id": 3, "prompt": "a", "files": ["../outside.csv"], "expectations": ["x"]}],
      "evals[id=3].files[0]", "not a plain path inside the skill folder"),
-    ([{"id": 4, "prompt": "a"}], "evals[id=4].expectations", "missing or empty"),
+    ([{"id": 4, "prompt": "a", "assertions": [{"name": "cites-source"}]}], "evals[id=4].assertions[0]",
+     "an object without 'text' or 'check'"),
+    ([{"id": 5, "prompt": "a", "files": [{"purpose": "input"}]}], "evals[id=5].files[0]", "is not a path"),
+    ([{"id": 6, "prompt": "a", "files": [{"path": "../../etc/passwd"}]}], "evals[id=6].files[0]",
+     "not a plain path inside the skill folder"),
 ])
 def test_malformed_evals_name_file_id_and_field(tmp_path: Path, evals: list, field: str, problem: str) -> None:
     skill = _copy(tmp_path)

@@ -23,11 +23,11 @@ from skillbench.suite._config import ConfigError, SuiteConfig, load_config
 from skillbench.suite._containment import skill_folder_problem
 from skillbench.suite._defects import (
     MAX_PROMPT_BYTES,
-    TRIGGER_PHRASE,
     Defect,
     display_path,
     field_name,
 )
+from skillbench.suite._description import says_when
 from skillbench.suite._format import (
     EvalInfo,
     FrontmatterError,
@@ -124,7 +124,7 @@ class _DotnetChecker:
             if found.name != skill:
                 self.add("error", display_path(path), "frontmatter.name", f"{found.name!r} differs from its folder "
                          f"{skill!r}", f"set name: {skill} (or rename the folder)")
-            if not TRIGGER_PHRASE.search(found.description):
+            if says_when(found.description) is False:
                 self.add("warning", display_path(path), "description", "no explicit trigger phrase",
                          "say when to use the skill, e.g. \"Use when …\"")
             self.suite.skills[found.leaf] = found

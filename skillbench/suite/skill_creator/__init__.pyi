@@ -1,5 +1,6 @@
 from ._evals import (
     EvalFileError as EvalFileError,
+    EvalSet as EvalSet,
     Item as Item,
     query_key as query_key,
     read_evals as read_evals,
