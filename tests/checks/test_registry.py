@@ -52,7 +52,7 @@ def test_dotnet_names_come_from_the_records():
     assert ASSERTIONS == {n: k.name for k in check_kinds() for n in k.dotnet}
     assert ASSERTIONS["exit_success"] == "output_nonempty"  # skill-validator's exit_success: produced output
     assert GRADERS == {g: (k.name, dict(c)) for k in check_kinds() for g, c in k.vally.items()}
-    assert GRADERS["exit-success"][0] == "exit_success"
+    assert GRADERS["exit-success"][0] == "output_nonempty"  # Vally's too: "agent produced non-empty output"
 
 
 def _rows(table: str) -> list[list[str]]:

@@ -119,12 +119,71 @@ def test_underpowered_eval_is_instrument_debt(tmp_path):
     assert "eval.yaml: stimuli: underpowered (instrument debt): 4 preference-eligible of 4" in warning
 
 
-def test_unsupported_fields_are_warnings_never_silent(tmp_path):
-    spec = _good(constraints="\n      max_tokens: 5000", frobnicate="1")
-    spec = spec.replace("    constraints: \n", "    constraints:\n")
-    fields = {d.field for d in preflight(_tree(tmp_path, spec)).warnings}
-    assert "stimuli[0] (Stimulus 0).constraints.max_tokens" in fields
-    assert "stimuli[0] (Stimulus 0).frobnicate" in fields
+def _one_error(tmp_path, spec: str):
+    [defect] = preflight(_tree(tmp_path, spec)).errors
+    assert "\n" not in str(defect)
+    return defect
+
+
+@pytest.mark.parametrize(("extra", "field", "why"), [
+    ({"constraints": "\n      max_tokens: 5000"}, "stimuli[0] (Stimulus 0).constraints.max_tokens", "cap tokens"),
+    ({"constraints": "\n      reject_skills: [other]"}, "stimuli[0] (Stimulus 0).constraints.reject_skills",
+     "measures activation itself"),
+    ({"constraints": "\n      max_wall: 3"}, "stimuli[0] (Stimulus 0).constraints.max_wall", "take expect_tools"),
+    ({"frobnicate": "1"}, "stimuli[0] (Stimulus 0).frobnicate", "a stimulus takes "),
+], ids=["max_tokens", "reject_skills", "unknown-constraint", "unknown-field"])
+def test_an_unsupported_vally_field_is_one_error_naming_it(tmp_path, extra, field, why):
+    spec = _good().replace(_stimulus(0), _stimulus(0, **extra).replace("    constraints: \n", "    constraints:\n"))
+    defect = _one_error(tmp_path, spec)
+    assert defect.path.endswith("eval.yaml") and defect.field == field
+    assert "not supported" in defect.problem and why in defect.problem + defect.fix
+
+
+def _with_grader(grader: str) -> str:
+    return _good().replace("      - type: prompt\n    rubric:\n      - Names the failing step 0\n",
+                           f"      - type: prompt\n{grader}    rubric:\n      - Names the failing step 0\n")
+
+
+@pytest.mark.parametrize(("grader", "field", "words"), [
+    ("      - type: pairwise\n", "graders[2].type", "judge already compares"),
+    ("      - type: program\n        config:\n          program: python\n", "graders[2].type",
+     "inside the run's container"),
+    ("      - type: token-budget\n        config:\n          max: 5000\n", "graders[2].type", "cap tokens"),
+    ("      - type: output-containz\n", "graders[2].type", "unknown grader type"),
+    ("      - type: run-command\n        config:\n          command: make\n          sub_path: src\n",
+     "graders[2].config.sub_path", "cd DIR"),
+    ("      - type: file-exists\n        config:\n          path: a.txt\n          negate: maybe\n",
+     "graders[2].config.negate", "not true or false"),
+    ("      - type: output-matches\n        config:\n          pattern: x\n          negate: true\n",
+     "graders[2].config.negate", "output-matches has no negate option"),
+], ids=["pairwise", "program", "token-budget", "typo", "run-command-sub_path", "bad-negate", "negate-elsewhere"])
+def test_an_unsupported_grader_or_option_is_one_error_naming_it(tmp_path, grader, field, words):
+    defect = _one_error(tmp_path, _with_grader(grader))
+    assert defect.field == f"stimuli[0] (Stimulus 0).{field}"
+    assert words in defect.problem + " " + defect.fix
+
+
+@pytest.mark.parametrize(("grader", "check"), [
+    ("      - type: file-exists\n        config:\n          path: '*.cs'\n          negate: true\n",
+     {"type": "file_not_exists", "path": "*.cs"}),
+    ("      - type: file-matches\n        config:\n          path: a.cs\n          pattern: 'null!'\n"
+     "          negate: true\n", {"type": "file_not_matches", "path": "a.cs", "pattern": "null!"}),
+    ("      - type: file-not-contains\n        config:\n          path: a.cs\n          value: x\n",
+     {"type": "file_not_contains", "path": "a.cs", "value": "x"}),
+    ("      - type: turn-count\n        config:\n          max: 12\n", {"type": "max_turns", "turns": 12}),
+    ("      - type: tool-call-count\n        config:\n          max: 0\n", {"type": "max_tool_calls", "calls": 0}),
+    ("      - type: completed\n", {"type": "completed"}),
+    ("      - type: exit-success\n", {"type": "output_nonempty"}),
+    ("      - type: run-command\n        config:\n          command: grep\n          args: [-q, 'a b', notes.txt]\n"
+     "          timeout: 2m\n", {"type": "run_command", "command": "grep -q 'a b' notes.txt", "timeout": 120.0}),
+], ids=["file-exists-negate", "file-matches-negate", "file-not-contains", "turn-count", "tool-call-count",
+        "completed", "exit-success", "run-command-args"])
+def test_vally_graders_read_as_check_types(tmp_path, grader, check):
+    report = preflight(_tree(tmp_path, _with_grader(grader)))
+    assert report.errors == [], [str(d) for d in report.errors]
+    prompt = next(p for p in report.suite.prompts if p.stimulus == "Stimulus 0")
+    [got] = [c for c in prompt.test.checks if c.type != "output_matches"]
+    assert got.model_dump(exclude_none=True) == check
 
 
 def test_vally_file_shadows_the_old_spec(tmp_path):

@@ -45,10 +45,7 @@ def _files(draft: Draft, ctx: EvalContext, setup: dict[str, Any]) -> None:
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             draft.error(where, "needs a 'path' (and a 'source' or 'content')", "write - path: x.txt / content: …")
             continue
-        extra = sorted(set(entry) - {"path", "source", "content"})
-        if extra:
-            draft.warn(f"{where}.{extra[0]}", "not supported: ignored",
-                       "remove it (a file takes path, source, content)")
+        _ignored(draft, entry, ("path", "source", "content"), f"{where}.", "a file takes path, source, content")
         item: dict[str, Any] = {"dest": entry["path"]}
         if isinstance(entry.get("source"), str) and "content" not in entry:
             src, problem = ctx.resolve(ctx.skill_dir, entry["source"])
@@ -72,8 +69,16 @@ def _files(draft: Draft, ctx: EvalContext, setup: dict[str, Any]) -> None:
             continue
         draft.add("workspace", item, where, {"dest": "path", "src": "source"})
     draft.add_commands(setup.get("commands"), "setup.commands")
-    draft.warn_unsupported(setup, ("files", "copy_test_files", "commands"), "setup.",
-                           "setup takes files, copy_test_files, commands")
+    _ignored(draft, setup, ("files", "copy_test_files", "commands"), "setup.",
+             "setup takes files, copy_test_files, commands")
+
+
+def _ignored(draft: Draft, holder: dict[str, Any], known: tuple[str, ...], prefix: str, takes: str) -> None:
+    """A warning per key outside skill-validator's schema: it ignores them too (IgnoreUnmatchedProperties), so
+    they are no field of its that skillbench leaves out (those are errors: :mod:`.unsupported`)."""
+    for key in sorted(set(holder) - set(known), key=str):
+        draft.warn(f"{prefix}{key}", "not a skill-validator field: ignored (skill-validator ignores it too)",
+                   f"remove it, or fix its name ({takes})")
 
 
 def _assertions(draft: Draft, assertions: Any) -> None:
@@ -95,7 +100,8 @@ def _assertions(draft: Draft, assertions: Any) -> None:
                 value = raw.get(_TEXT_OPTIONS[option == "value"])
             check[option] = value
         check = {k: v for k, v in check.items() if v is not None}
-        draft.warn_unsupported(raw, ("type", "value", "pattern", "path"), f"{where}.")
+        _ignored(draft, raw, ("type", "value", "pattern", "path"), f"{where}.",
+                 "an assertion takes type, path, value, pattern")
         draft.add("checks", check, where)
 
 
@@ -132,7 +138,6 @@ def load_scenarios(data: dict[str, Any], ctx: EvalContext) -> tuple[list[Draft],
                 draft.error("timeout", problem, "write timeout: 120 (seconds, at most a day)")
             else:
                 draft.timeout = float(value)
-        for key in sorted(set(raw) - SCENARIO_KEYS):
-            draft.warn(key, "not a skill-validator scenario field: ignored", "remove it, or fix its name")
+        _ignored(draft, raw, tuple(SCENARIO_KEYS), "", "a scenario takes " + ", ".join(sorted(SCENARIO_KEYS)))
         drafts.append(draft)
     return drafts, defects

@@ -10,6 +10,7 @@ and turn checks; ``golden_trajectory.inline`` (ATIF) gives the simulated endpoin
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from skillbench.checktypes import check_kinds
@@ -22,16 +23,18 @@ from skillbench.suite.dotnet._stimulus import (
     parse_duration,
     string_list,
 )
+from skillbench.suite.dotnet._unsupported import UNSUPPORTED_GRADERS, unsupported_defects
 
 # grader type -> (our check type, {config key: our option}), from the check types' records; "prompt" is the rubric
 # judge (no check)
 GRADERS: dict[str, tuple[str, dict[str, str]]] = {
     grader: (kind.name, dict(config)) for kind in check_kinds() for grader, config in kind.vally.items()}
 JUDGE_GRADER = "prompt"
+NEGATABLE = frozenset({"file-exists", "file-contains", "file-matches"})  # Vally's graders that take negate: true
 STIMULUS_KEYS = frozenset({"name", "prompt", "tags", "environment", "graders", "rubric", "constraints",
                            "expect_activation", "golden_trajectory", "timeout", "expect_tools", "reject_tools",
                            "max_turns", "max_tokens"})
-TOP_KEYS = frozenset({"name", "description", "type", "defaults", "tags", "stimuli", "config"})
+TOP_KEYS = frozenset({"name", "description", "version", "type", "defaults", "tags", "stimuli", "config"})
 
 
 def tag_strings(tags: Any) -> tuple[str, ...]:
@@ -69,10 +72,37 @@ def _environment(draft: Draft, ctx: EvalContext, env: Any) -> None:
             draft.error(f"{where}.src", f"{entry['src']!r} is named by the spec but the tree does not hold it",
                         "add the file (a data-only copy leaves code out: see its PROVENANCE), or fix the path")
         draft.add("workspace", {"dest": entry["dest"], "src": src}, where)
-        for key in sorted(set(entry) - {"src", "dest"}):
-            draft.warn(f"{where}.{key}", "not supported: ignored", "remove it (a file takes src and dest)")
+        draft.refuse_unsupported(entry, ("src", "dest"), f"{where}.", "environment.files", "a file takes src, dest")
     draft.add_commands(env.get("commands"), "environment.commands")
-    draft.warn_unsupported(env, ("files", "commands"), "environment.", "environment takes files, commands")
+    draft.refuse_unsupported(env, ("files", "commands"), "environment.", "environment",
+                             "environment takes files, commands")
+
+
+def _negated(kind: str, config: Any) -> str | None:
+    """The grader a ``negate: true`` config turns ``kind`` into (``file-exists`` → ``file-not-exists``); ``kind``
+    itself without one; None for a negate that is not true or false, or on a grader that has no negation."""
+    negate = config.get("negate", False) if isinstance(config, dict) else False
+    if negate is False:
+        return kind
+    if negate is True and kind in NEGATABLE:
+        return kind.replace("file-", "file-not-", 1)
+    return None
+
+
+def _run_command(check: dict[str, Any], config: dict[str, Any]) -> tuple[str, str, str] | None:
+    """run-command's ``args`` (joined, shell-quoted, onto ``command``: the same argv without Vally's exec) and
+    its duration ``timeout``; ``(key, problem, fix)`` for a bad one."""
+    args = config.get("args")
+    if args is not None:
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            return "args", f"{args!r} is not a list of strings", "write args: [validate.js, --strict]"
+        check["command"] = shlex.join([str(check.get("command", "")), *args])
+    if isinstance(check.get("timeout"), str):
+        seconds = parse_duration(check["timeout"])
+        if seconds is None:
+            return "timeout", f"{check['timeout']!r} is not a duration (above 0, at most a day)", "write 30s or 2m"
+        check["timeout"] = seconds
+    return None
 
 
 def _graders(draft: Draft, graders: Any) -> None:
@@ -84,32 +114,50 @@ def _graders(draft: Draft, graders: Any) -> None:
         kind = raw.get("type") if isinstance(raw, dict) else None
         if kind == JUDGE_GRADER:
             continue  # the rubric judge: the stimulus's rubric is judged blind, no check
+        if isinstance(kind, str) and kind in UNSUPPORTED_GRADERS:
+            draft.error(f"{where}.type", f"grader {kind!r} is not supported: {UNSUPPORTED_GRADERS[kind]}",
+                        "remove it, or use one of: " + ", ".join([*GRADERS, JUDGE_GRADER]))
+            continue
         if kind not in GRADERS:
-            draft.warn(f"{where}.type", f"grader type {kind!r} is not supported: it is not graded",
-                       "use one of: " + ", ".join([*GRADERS, JUDGE_GRADER]))
+            draft.error(f"{where}.type", f"unknown grader type {kind!r}",
+                        "use one of: " + ", ".join([*GRADERS, JUDGE_GRADER]))
             continue
         problems = grader_config_defects(kind, raw)
         for sub, problem, fix in problems:
             draft.error(f"{where}{sub}", problem, fix)
         if problems:
             continue
-        ours, options = GRADERS[kind]
         config = raw.get("config") or {}
+        read_as = _negated(kind, config)
+        if read_as is None:
+            if kind in NEGATABLE:
+                draft.error(f"{where}.config.negate", f"{config.get('negate')!r} is not true or false",
+                            "write negate: true, or remove it")
+            else:
+                draft.error(f"{where}.config.negate", f"{kind} has no negate option (only "
+                            f"{', '.join(sorted(NEGATABLE))} have)", "remove it, or use the grader's -not- form")
+            continue
+        ours, options = GRADERS[read_as]
         check: dict[str, Any] = {"type": ours}
+        known = [*options, *(("negate",) if kind in NEGATABLE else ()), *(("args",) if kind == "run-command" else ())]
         for key, value in config.items():
             if key in options:
                 check[options[key]] = value
-            else:
-                draft.warn(f"{where}.config.{key}", f"not an option of {kind}: ignored", "remove it")
-        draft.warn_unsupported(raw, ("type", "config"), f"{where}.")
+        takes = f"{kind} takes " + (", ".join(known) or "no config")
+        draft.refuse_unsupported(config, known, f"{where}.config.", kind, takes)
+        if kind == "run-command" and (bad := _run_command(check, config)):
+            draft.error(f"{where}.config.{bad[0]}", bad[1], bad[2])
+            continue
+        draft.refuse_unsupported(raw, ("type", "config"), f"{where}.", "grader", "a grader takes type, config")
         draft.add("checks", check, f"{where}.config", {v: k for k, v in options.items()})
 
 
 def load_stimuli(data: dict[str, Any], ctx: EvalContext) -> tuple[list[Draft], list[TaskDefect], dict[str, Any]]:
     """Every stimulus of a Vally spec as a draft, the file's own defects, and its eval-level fields."""
     defects: list[TaskDefect] = list(top_level_defects(data))
-    for key in sorted(set(data) - TOP_KEYS):
-        defects.append(("warning", key, "not a Vally eval field: ignored", "remove it"))
+    for key, problem, fix in unsupported_defects(data, TOP_KEYS, "eval", "an eval takes " + ", ".join(sorted(
+            TOP_KEYS))):
+        defects.append(("error", key, problem, fix))
     defaults = data.get("defaults", data.get("config"))  # config: the deprecated alias, when it stands alone
     defaults = defaults if isinstance(defaults, dict) else {}
     default_timeout = None
@@ -122,9 +170,9 @@ def load_stimuli(data: dict[str, Any], ctx: EvalContext) -> tuple[list[Draft], l
     if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
         defects.append(("error", "defaults.runs", f"{runs!r} is not a positive whole number", "write runs: 3"))
         runs = None
-    for key in sorted(set(defaults) - {"timeout", "runs"}):
-        defects.append(("warning", f"defaults.{key}", "not supported: ignored", "remove it, or set it in skillbench's "
-                        "config ([run] in skillbench.toml) or on the command line"))
+    for key, problem, fix in unsupported_defects(defaults, ("timeout", "runs"), "defaults", "defaults take timeout, "
+                                                 "runs; set the rest in skillbench.toml or on the command line"):
+        defects.append(("error", f"defaults.{key}", problem, fix))
     meta = {"name": data.get("name"), "description": data.get("description"), "type": data.get("type"),
             "tags": tag_strings(data.get("tags")), "runs": runs}
     stimuli = data.get("stimuli")
@@ -162,10 +210,9 @@ def load_stimuli(data: dict[str, Any], ctx: EvalContext) -> tuple[list[Draft], l
         golden = raw.get("golden_trajectory")
         if isinstance(golden, dict):
             draft.reference_answer = reference_answer(golden.get("inline") or {})
-            for key in sorted(set(golden) - {"inline"}):
-                draft.warn(f"golden_trajectory.{key}", "not supported: ignored (only an inline ATIF trajectory is "
-                           "read)", "inline the trajectory, or drop it")
-        for key in sorted(set(raw) - STIMULUS_KEYS):
-            draft.warn(key, "not a Vally stimulus field: ignored", "remove it, or fix its name")
+            draft.refuse_unsupported(golden, ("inline",), "golden_trajectory.", "golden_trajectory",
+                                     "only an inline ATIF trajectory is read: inline it, or drop it")
+        draft.refuse_unsupported(raw, STIMULUS_KEYS, "", "stimulus", "a stimulus takes " + ", ".join(sorted(
+            STIMULUS_KEYS)))
         drafts.append(draft)
     return drafts, defects, meta
