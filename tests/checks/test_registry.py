@@ -87,3 +87,24 @@ def test_check_types_table_has_one_row_per_registered_type():
 def test_check_types_table_cells(kind, cell, text):
     row = next(r for r in _rows(check_types_table())[2:] if r[0] == f"`{kind}`")
     assert text in row[cell]
+
+
+# Vally's grader catalog (https://microsoft.github.io/vally/reference/graders/) and skill-validator's assertion
+# types (EvalSchema.ParseAssertion): the names their sources define, read here or refused on purpose
+VALLY_CATALOG = ("completed", "error-count", "exit-success", "file-contains", "file-exists", "file-matches",
+                 "file-not-contains", "file-not-exists", "file-not-matches", "output-contains", "output-matches",
+                 "output-not-contains", "output-not-matches", "pairwise", "panel", "program", "prompt",
+                 "run-command", "skill-invocation", "token-budget", "tool-call-count", "tool-calls", "turn-count",
+                 "wall-time")
+SKILL_VALIDATOR_ASSERTIONS = ("file_exists", "file_not_exists", "file_contains", "file_not_contains",
+                              "output_contains", "output_not_contains", "output_matches", "output_not_matches",
+                              "exit_success")
+
+
+def test_every_name_dotnet_defines_is_read_or_refused_on_purpose():
+    from skillbench.suite.dotnet._unsupported import UNSUPPORTED_GRADERS
+
+    assert set(SKILL_VALIDATOR_ASSERTIONS) == set(ASSERTIONS)
+    read = set(GRADERS) | {"prompt"}
+    assert read.isdisjoint(UNSUPPORTED_GRADERS)
+    assert read | set(UNSUPPORTED_GRADERS) == set(VALLY_CATALOG)

@@ -198,3 +198,16 @@ def test_vally_file_shadows_the_old_spec(tmp_path):
 @pytest.mark.parametrize(("raw", "seconds"), [("6m", 360), ("90s", 90), ("1h30m", 5400), (120, 120), ("x", None)])
 def test_durations(raw, seconds):
     assert parse_duration(raw) == seconds
+
+
+def test_skill_validator_max_tokens_is_an_error_and_a_key_outside_its_schema_a_warning(tmp_path):
+    """max_tokens is in skill-validator's schema and not read here: an error; a key outside the schema is ignored
+    by skill-validator itself (IgnoreUnmatchedProperties), so it stays a warning."""
+    spec = ("scenarios:\n  - name: One\n    prompt: Go.\n    max_tokens: 4000\n    retries: 2\n"
+            "    assertions:\n      - type: output_contains\n        value: done\n        weight: 2\n"
+            "    rubric:\n      - Does it\n")
+    report = preflight(_tree(tmp_path, spec))
+    [error] = report.errors
+    assert error.field == "scenarios[0] (One).max_tokens" and "cap tokens" in error.problem
+    fields = {d.field for d in report.warnings if "skill-validator ignores it too" in d.problem}
+    assert fields == {"scenarios[0] (One).retries", "scenarios[0] (One).assertions[0].weight"}
