@@ -211,3 +211,20 @@ def test_skill_validator_max_tokens_is_an_error_and_a_key_outside_its_schema_a_w
     assert error.field == "scenarios[0] (One).max_tokens" and "cap tokens" in error.problem
     fields = {d.field for d in report.warnings if "skill-validator ignores it too" in d.problem}
     assert fields == {"scenarios[0] (One).retries", "scenarios[0] (One).assertions[0].weight"}
+
+
+@pytest.mark.parametrize(("grader", "field", "words"), [
+    ("      - type: tool-call-count\n        config:\n          max: -1\n", "config.max", "greater than or equal to 0"),
+    ("      - type: turn-count\n        config:\n          max: ten\n", "config.max", "valid integer"),
+    ("      - type: file-not-matches\n        config:\n          path: ../../etc/passwd\n          pattern: x\n",
+     "config.path", "leaves the workspace"),
+    ("      - type: file-matches\n        config:\n          path: a.cs\n          pattern: '(a+)+$'\n"
+     "          negate: true\n", "config.pattern", "catastrophic backtracking"),
+    ("      - type: run-command\n        config:\n          command: make\n          timeout: forever\n",
+     "config.timeout", "not a duration"),
+    ("      - type: run-command\n        config:\n          command: make\n          args: make\n", "config.args",
+     "not a list of strings"),
+], ids=["negative-max", "text-max", "path-escape", "pathological-pattern", "bad-duration", "args-not-list"])
+def test_a_bad_grader_value_is_one_error_naming_its_field(tmp_path, grader, field, words):
+    defect = _one_error(tmp_path, _with_grader(grader))
+    assert defect.field == f"stimuli[0] (Stimulus 0).graders[2].{field}" and words in defect.problem
