@@ -228,3 +228,29 @@ def test_skill_validator_max_tokens_is_an_error_and_a_key_outside_its_schema_a_w
 def test_a_bad_grader_value_is_one_error_naming_its_field(tmp_path, grader, field, words):
     defect = _one_error(tmp_path, _with_grader(grader))
     assert defect.field == f"stimuli[0] (Stimulus 0).graders[2].{field}" and words in defect.problem
+
+
+def test_the_root_environment_is_merged_into_every_stimulus(tmp_path):
+    """Vally's root ``environment`` comes first in every stimulus; a stimulus's file with the same dest wins; a
+    defect in it is one line for the file, not one per stimulus."""
+    env = "\n      files:\n        - src: fixtures/own.txt\n          dest: notes.txt"
+    root = ("environment:\n  files:\n    - src: fixtures/shared.txt\n      dest: notes.txt\n"
+            "    - src: fixtures/extra.txt\n      dest: extra.txt\n  commands:\n    - touch ready\n")
+    spec = root + _good().replace(_stimulus(0), _stimulus(0, environment=env).replace("environment: \n",
+                                                                                      "environment:\n"))
+    tree = _tree(tmp_path, spec)
+    fixtures = tree / "tests/demo/demo-skill/fixtures"
+    fixtures.mkdir()
+    for name in ("shared.txt", "own.txt", "extra.txt"):
+        (fixtures / name).write_text(name)
+    report = preflight(tree)
+    assert report.errors == [], [str(d) for d in report.errors]
+    by_name = {p.stimulus: p.test for p in report.suite.prompts}
+    assert [(w.dest, w.src) for w in by_name["Stimulus 0"].workspace] == [("notes.txt", "fixtures/own.txt"),
+                                                                           ("extra.txt", "fixtures/extra.txt")]
+    assert [(w.dest, w.src) for w in by_name["Stimulus 3"].workspace] == [("notes.txt", "fixtures/shared.txt"),
+                                                                           ("extra.txt", "fixtures/extra.txt")]
+    assert by_name["Stimulus 3"].setup == ["touch ready"]
+    (fixtures / "extra.txt").unlink()
+    [line] = preflight(tree).errors
+    assert line.field == "environment.files[1].src" and "extra.txt" in line.problem

@@ -58,8 +58,6 @@ UNSUPPORTED_FIELDS: dict[str, str] = {
     "run-command.sub_path": "the command runs in the workspace root; write cd DIR && … in the command",
     "run-command.env": "the probe's environment is the run's own (no spec-chosen variables); set them in the "
                        "command",
-    "eval.environment": ("a root environment is not merged into the stimuli here; write the environment on each "
-                         "stimulus"),
 }
 
 

@@ -34,7 +34,9 @@ NEGATABLE = frozenset({"file-exists", "file-contains", "file-matches"})  # Vally
 STIMULUS_KEYS = frozenset({"name", "prompt", "tags", "environment", "graders", "rubric", "constraints",
                            "expect_activation", "golden_trajectory", "timeout", "expect_tools", "reject_tools",
                            "max_turns", "max_tokens"})
-TOP_KEYS = frozenset({"name", "description", "version", "type", "defaults", "tags", "stimuli", "config"})
+TOP_KEYS = frozenset({"name", "description", "version", "type", "defaults", "tags", "stimuli", "config",
+                      "environment"})
+ROOT_ENVIRONMENT = "environment (the eval's root)"  # how a stimulus names the files and commands it merged from it
 
 
 def tag_strings(tags: Any) -> tuple[str, ...]:
@@ -53,13 +55,15 @@ def reference_answer(trajectory: dict[str, Any]) -> str:
     return "\n\n".join(m for m in messages if isinstance(m, str))
 
 
-def _environment(draft: Draft, ctx: EvalContext, env: Any) -> None:
+def _environment(draft: Draft, ctx: EvalContext, env: Any, field: str = "environment", base: int = 0) -> None:
+    """``env``'s files and commands into ``draft``, named ``field``; a file whose ``dest`` one of the first
+    ``base`` workspace entries (the eval's root environment, laid down first) also writes replaces it there."""
     if not isinstance(env, dict):
-        draft.error("environment", "is not a mapping", "give environment: files / commands")
+        draft.error(field, "is not a mapping", "give environment: files / commands")
         return
     files = env.get("files") or []
     for j, entry in enumerate(files if isinstance(files, list) else [None]):
-        where = f"environment.files[{j}]"
+        where = f"{field}.files[{j}]"
         if not isinstance(entry, dict) or not isinstance(entry.get("src"), str) or not isinstance(entry.get("dest"),
                                                                                                    str):
             draft.error(where, "needs 'src' and 'dest'", "write - src: fixtures/a.txt / dest: logs/a.txt")
@@ -71,10 +75,15 @@ def _environment(draft: Draft, ctx: EvalContext, env: Any) -> None:
         if not (ctx.eval_dir / src).exists() and not ctx.skip_missing:
             draft.error(f"{where}.src", f"{entry['src']!r} is named by the spec but the tree does not hold it",
                         "add the file (a data-only copy leaves code out: see its PROVENANCE), or fix the path")
-        draft.add("workspace", {"dest": entry["dest"], "src": src}, where)
+        shadowed = next((k for k, w in enumerate(draft.workspace[:base]) if w.get("dest") == entry["dest"]), None)
+        if shadowed is None:
+            draft.add("workspace", {"dest": entry["dest"], "src": src}, where)
+        else:  # the stimulus's environment is merged over the root's: its file wins
+            draft.workspace[shadowed] = {"dest": entry["dest"], "src": src}
+            draft.origin[f"workspace[{shadowed}]"] = (where, {})
         draft.refuse_unsupported(entry, ("src", "dest"), f"{where}.", "environment.files", "a file takes src, dest")
-    draft.add_commands(env.get("commands"), "environment.commands")
-    draft.refuse_unsupported(env, ("files", "commands"), "environment.", "environment",
+    draft.add_commands(env.get("commands"), f"{field}.commands")
+    draft.refuse_unsupported(env, ("files", "commands"), f"{field}.", "environment",
                              "environment takes files, commands")
 
 
@@ -175,6 +184,12 @@ def load_stimuli(data: dict[str, Any], ctx: EvalContext) -> tuple[list[Draft], l
         defects.append(("error", f"defaults.{key}", problem, fix))
     meta = {"name": data.get("name"), "description": data.get("description"), "type": data.get("type"),
             "tags": tag_strings(data.get("tags")), "runs": runs}
+    root_env = data.get("environment")
+    if root_env is not None:
+        root = Draft("stimuli", 0, "", {})
+        _environment(root, ctx, root_env)
+        defects += [(severity, where.removeprefix("stimuli[0]."), problem, fix)
+                    for severity, where, problem, fix in root.defects]
     stimuli = data.get("stimuli")
     if not isinstance(stimuli, list) or not stimuli:
         return [], [*defects, ("error", "stimuli", "is not a non-empty list", "list the stimuli")], meta
@@ -191,8 +206,12 @@ def load_stimuli(data: dict[str, Any], ctx: EvalContext) -> tuple[list[Draft], l
         if rubric is None:
             draft.error("rubric", "is not a list of strings", "write each rubric item as one string")
         draft.rubric = rubric or []
+        if root_env is not None:  # Vally merges the root environment into every stimulus, before its own
+            before = len(draft.defects)
+            _environment(draft, ctx, root_env, ROOT_ENVIRONMENT)
+            del draft.defects[before:]  # reported once, for the file, above
         if "environment" in raw:
-            _environment(draft, ctx, raw["environment"])
+            _environment(draft, ctx, raw["environment"], base=len(draft.workspace))
         _graders(draft, raw.get("graders") or [])
         add_tool_checks(draft, raw, "")  # the older spelling, beside the stimulus's other fields
         constraints = raw.get("constraints") or {}
