@@ -95,7 +95,7 @@ VALLY_CATALOG = ("completed", "error-count", "exit-success", "file-contains", "f
                  "file-not-contains", "file-not-exists", "file-not-matches", "output-contains", "output-matches",
                  "output-not-contains", "output-not-matches", "pairwise", "panel", "program", "prompt",
                  "run-command", "skill-invocation", "token-budget", "tool-call-count", "tool-calls", "turn-count",
-                 "wall-time")
+                 "wall-time", "custom-metrics")  # custom-metrics: Vally 0.8.0's release notes
 SKILL_VALIDATOR_ASSERTIONS = ("file_exists", "file_not_exists", "file_contains", "file_not_contains",
                               "output_contains", "output_not_contains", "output_matches", "output_not_matches",
                               "exit_success")

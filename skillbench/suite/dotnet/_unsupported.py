@@ -2,7 +2,8 @@
 
 The sources of truth are skill-validator's ``EvalSchema.cs`` / ``AssertionEvaluator.cs`` (dotnet/skills
 ``eng/skill-validator/src``) and Vally's eval-spec reference and grader catalog
-(https://microsoft.github.io/vally/reference/eval-spec/, .../reference/graders/). Every field and grader they
+(https://microsoft.github.io/vally/reference/eval-spec/, .../reference/graders/, and the release notes for
+``custom-metrics``, ``artifacts``, ``golden_patch``). Every field and grader they
 define is either read (the loaders, the check types' records in :mod:`skillbench.checktypes.kinds`) or listed
 here. A spec that uses one gets ONE error line naming it, why, and what the holder does take: a field silently
 ignored would make a stimulus measure less than its author wrote, and that is the one thing a verdict must not
@@ -32,6 +33,8 @@ UNSUPPORTED_GRADERS: dict[str, str] = {
     "wall-time": ("a wall clock measures the machine and the endpoint, not the skill (the stimulus's timeout "
                   "bounds a run)"),
     "error-count": "Copilot's error events have no counterpart in Claude Code's transcript",
+    "custom-metrics": ("it asserts on signals a run writes to a JSON file by Vally's convention; write the "
+                       "assertion as run-command over that file"),
     "tool-calls": ("its tool names are regexes over Copilot's tools, with argument filters and order; write "
                    "constraints.expect_tools / reject_tools (Claude Code names, or the alias table's)"),
 }
@@ -47,6 +50,9 @@ UNSUPPORTED_FIELDS: dict[str, str] = {
     "defaults.executor": "skillbench's executor is Claude Code in a fresh container",
     "eval.scoring": "skillbench's verdicts come from its own gate (the paired sign test), not a weighted score",
     "environment.skills": _ACTIVATION,
+    "stimulus.golden_patch": "skillbench has no oracle mode (golden_trajectory.inline serves the simulated endpoint)",
+    "stimulus.artifacts": "Vally's copy of workspace files into its output; skillbench grades the workspace in the "
+                          "run's container and keeps the run's transcript and checks",
     "environment.git": "a workspace is built from files and commands only (a worktree of another repository is "
                        "not materialised)",
     "environment.mcpServers": "the sandbox runs no MCP servers a spec names (the network is sealed)",
