@@ -254,3 +254,25 @@ def test_the_root_environment_is_merged_into_every_stimulus(tmp_path):
     (fixtures / "extra.txt").unlink()
     [line] = preflight(tree).errors
     assert line.field == "environment.files[1].src" and "extra.txt" in line.problem
+
+
+def test_tool_calls_with_plain_names_reads_as_tool_checks(tmp_path):
+    grader = ("      - type: tool-calls\n        config:\n          required: [bash, {name: create}]\n"
+              "          disallowed: [web_fetch]\n")
+    report = preflight(_tree(tmp_path, _with_grader(grader)))
+    assert report.errors == [], [str(d) for d in report.errors]
+    prompt = next(p for p in report.suite.prompts if p.stimulus == "Stimulus 0")
+    got = [c.model_dump(exclude_none=True) for c in prompt.test.checks if c.type != "output_matches"]
+    assert got == [{"type": "expect_tools", "tools": ["bash", "create"]},
+                   {"type": "reject_tools", "tools": ["web_fetch"]}]
+
+
+@pytest.mark.parametrize(("config", "field"), [
+    ("          required: ['^bash$']\n", "config.required[0]"),
+    ("          required: [{name: bash, command: npm test}]\n", "config.required[0]"),
+    ("          required: [bash]\n          sequence: [view, create]\n", "config.sequence"),
+    ("          nothing: 1\n", "config"),
+], ids=["regex", "argument-filter", "sequence", "neither"])
+def test_tool_calls_beyond_plain_names_is_one_error(tmp_path, config, field):
+    defect = _one_error(tmp_path, _with_grader(f"      - type: tool-calls\n        config:\n{config}"))
+    assert defect.field == f"stimuli[0] (Stimulus 0).graders[2].{field}"

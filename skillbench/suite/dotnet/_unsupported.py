@@ -35,8 +35,6 @@ UNSUPPORTED_GRADERS: dict[str, str] = {
     "error-count": "Copilot's error events have no counterpart in Claude Code's transcript",
     "custom-metrics": ("it asserts on signals a run writes to a JSON file by Vally's convention; write the "
                        "assertion as run-command over that file"),
-    "tool-calls": ("its tool names are regexes over Copilot's tools, with argument filters and order; write "
-                   "constraints.expect_tools / reject_tools (Claude Code names, or the alias table's)"),
 }
 
 # A field (as ``holder.key``) -> why it is not read

@@ -10,6 +10,7 @@ and turn checks; ``golden_trajectory.inline`` (ATIF) gives the simulated endpoin
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -30,6 +31,8 @@ from skillbench.suite.dotnet._unsupported import UNSUPPORTED_GRADERS, unsupporte
 GRADERS: dict[str, tuple[str, dict[str, str]]] = {
     grader: (kind.name, dict(config)) for kind in check_kinds() for grader, config in kind.vally.items()}
 JUDGE_GRADER = "prompt"
+TOOL_CALLS = "tool-calls"  # read as expect_tools / reject_tools checks (one grader, up to two checks)
+TOOL_NAME = re.compile(r"^[A-Za-z_][\w-]*$")  # a plain tool name: no regex, so the alias table can compare it
 NEGATABLE = frozenset({"file-exists", "file-contains", "file-matches"})  # Vally's graders that take negate: true
 STIMULUS_KEYS = frozenset({"name", "prompt", "tags", "environment", "graders", "rubric", "constraints",
                            "expect_activation", "golden_trajectory", "timeout", "expect_tools", "reject_tools",
@@ -114,6 +117,30 @@ def _run_command(check: dict[str, Any], config: dict[str, Any]) -> tuple[str, st
     return None
 
 
+def _tool_calls(draft: Draft, where: str, config: Any) -> None:
+    """Vally's ``tool-calls`` in the form a tool-name check can keep: ``required`` / ``disallowed`` lists of plain
+    tool names (or ``{name: …}``) → ``expect_tools`` / ``reject_tools``. A regex name, an argument filter or
+    ``sequence`` is one error each: Copilot's tool names and arguments are not Claude Code's."""
+    if not isinstance(config, dict) or not ({"required", "disallowed"} & set(config)):
+        draft.error(f"{where}.config", "tool-calls needs required or disallowed", "add required: [bash]")
+        return
+    draft.refuse_unsupported(config, ("required", "disallowed"), f"{where}.config.", "tool-calls",
+                             "tool-calls is read with required, disallowed (plain tool names)")
+    for key, ours in (("required", "expect_tools"), ("disallowed", "reject_tools")):
+        if key not in config:
+            continue
+        entries = config[key] if isinstance(config[key], list) else [None]
+        names = [e.get("name") if isinstance(e, dict) and set(e) == {"name"} else e for e in entries]
+        bad = next((j for j, n in enumerate(names) if not isinstance(n, str) or not TOOL_NAME.match(n)), None)
+        if bad is not None or not names:
+            draft.error(f"{where}.config.{key}" + (f"[{bad}]" if bad is not None else ""),
+                        "not supported: only plain tool names are read (a regex, an argument filter, min_count, "
+                        "final or a step means Copilot's tools and steps, not Claude Code's)",
+                        f"write {key}: [bash, edit] (Claude Code names or the alias table's)")
+            continue
+        draft.add("checks", {"type": ours, "tools": names}, f"{where}.config.{key}", {"tools": ""})
+
+
 def _graders(draft: Draft, graders: Any) -> None:
     if not isinstance(graders, list):
         draft.error("graders", "is not a list", "list graders as - type: output-matches / config: {pattern: …}")
@@ -123,13 +150,17 @@ def _graders(draft: Draft, graders: Any) -> None:
         kind = raw.get("type") if isinstance(raw, dict) else None
         if kind == JUDGE_GRADER:
             continue  # the rubric judge: the stimulus's rubric is judged blind, no check
+        if kind == TOOL_CALLS:
+            _tool_calls(draft, where, raw.get("config"))
+            draft.refuse_unsupported(raw, ("type", "config"), f"{where}.", "grader", "a grader takes type, config")
+            continue
         if isinstance(kind, str) and kind in UNSUPPORTED_GRADERS:
             draft.error(f"{where}.type", f"grader {kind!r} is not supported: {UNSUPPORTED_GRADERS[kind]}",
-                        "remove it, or use one of: " + ", ".join([*GRADERS, JUDGE_GRADER]))
+                        "remove it, or use one of: " + ", ".join([*GRADERS, TOOL_CALLS, JUDGE_GRADER]))
             continue
         if kind not in GRADERS:
             draft.error(f"{where}.type", f"unknown grader type {kind!r}",
-                        "use one of: " + ", ".join([*GRADERS, JUDGE_GRADER]))
+                        "use one of: " + ", ".join([*GRADERS, TOOL_CALLS, JUDGE_GRADER]))
             continue
         problems = grader_config_defects(kind, raw)
         for sub, problem, fix in problems:
