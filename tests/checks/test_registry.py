@@ -102,7 +102,7 @@ SKILL_VALIDATOR_ASSERTIONS = ("file_exists", "file_not_exists", "file_contains",
 
 
 def test_every_name_dotnet_defines_is_read_or_refused_on_purpose():
-    from skillbench.suite.dotnet._unsupported import UNSUPPORTED_GRADERS
+    from skillbench.suite.dotnet import UNSUPPORTED_GRADERS
 
     assert set(SKILL_VALIDATOR_ASSERTIONS) == set(ASSERTIONS)
     read = set(GRADERS) | {"prompt", "tool-calls"}  # tool-calls: expect_tools / reject_tools from one grader
