@@ -276,3 +276,9 @@ def test_tool_calls_with_plain_names_reads_as_tool_checks(tmp_path):
 def test_tool_calls_beyond_plain_names_is_one_error(tmp_path, config, field):
     defect = _one_error(tmp_path, _with_grader(f"      - type: tool-calls\n        config:\n{config}"))
     assert defect.field == f"stimuli[0] (Stimulus 0).graders[2].{field}"
+
+
+def test_a_root_environment_file_leaving_the_tree_is_one_error(tmp_path):
+    root = "environment:\n  files:\n    - src: ../../../../../../etc/passwd\n      dest: notes.txt\n"
+    [line] = _lines(preflight(_tree(tmp_path, root + _good())))
+    assert "eval.yaml: environment.files[0].src" in line and "leaves the tree root" in line
