@@ -282,3 +282,19 @@ def test_a_root_environment_file_leaving_the_tree_is_one_error(tmp_path):
     root = "environment:\n  files:\n    - src: ../../../../../../etc/passwd\n      dest: notes.txt\n"
     [line] = _lines(preflight(_tree(tmp_path, root + _good())))
     assert "eval.yaml: environment.files[0].src" in line and "leaves the tree root" in line
+
+
+def test_a_program_the_sandbox_lacks_is_a_warning_before_any_run(tmp_path):
+    """dotnet's binlog evals build in setup; a build grader runs dotnet: valid specs (no error), but preflight
+    says up front that setup cannot start here and that the check will end 'could not run'."""
+    spec = ("scenarios:\n  - name: One\n    prompt: Go.\n    setup:\n      commands:\n"
+            "        - dotnet build App.sln -bl:build.binlog\n        - ls\n    rubric:\n      - Does it\n")
+    report = preflight(_tree(tmp_path, spec))
+    assert report.errors == []
+    [warning] = [d for d in report.warnings if "sandbox image" in d.problem]
+    assert warning.field == "scenarios[0] (One).setup.commands[0]" and "never starts" in warning.problem
+    grader = "      - type: run-command\n        config:\n          command: dotnet test -warnaserror\n"
+    report = preflight(_tree(tmp_path / "v", _with_grader(grader)))
+    assert report.errors == []
+    [warning] = [d for d in report.warnings if "sandbox image" in d.problem]
+    assert warning.field == "stimuli[0] (Stimulus 0).graders[2].config.command" and "could not run" in warning.problem

@@ -6,23 +6,20 @@ dotnet's ``dotnet build`` / ``dotnet test`` graders land there. A missing *path*
 deleted) is the run's own doing and fails.
 
 The simulated agent's command passes exactly when every solution write succeeded (the task's tests run green on
-the solution, red on the fixtures); one whose program is in :data:`ABSENT_PROGRAMS` could not run, as in the
-real container.
+the solution, red on the fixtures); one whose program the image lacks
+(:data:`~skillbench.checktypes._programs.ABSENT_PROGRAMS`) could not run, as in the real container.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 
 from skillbench.checktypes._grading import Outcome, short, taken_probe
+from skillbench.checktypes._programs import absent_programs
 from skillbench.checktypes._registry import Check, CheckKind, ProbeRequest, RunFacts, SimRun, register
 from skillbench.vocab import CHECK_ERROR, CHECK_FAILED, CHECK_PASSED
 
 NOT_FOUND = 127  # POSIX sh: the command was not found
-# Programs the runner image (generation._image.PACKAGES) does not install: the .NET SDK and PowerShell. Only the
-# simulated container reads this list; a real run finds out from the shell's exit 127.
-ABSENT_PROGRAMS = frozenset({"dotnet", "msbuild", "nuget", "csc", "pwsh", "powershell"})
 _NOT_FOUND_LINE = re.compile(r"(?:^|: )([^\s:]+): (?:command )?not found\s*$", re.M)
 COULD_NOT_RUN = "could not run"
 
@@ -49,24 +46,8 @@ def _grade(check: Check, facts: RunFacts) -> Outcome:
     return CHECK_FAILED, short(detail + (f": {tail[0]}" if tail[0] else ""))
 
 
-def _programs(command: str) -> list[str]:
-    """The programs a command runs first in each of its ``&&``/``;``/``|`` parts (best effort: the sim's view)."""
-    try:
-        words = shlex.split(command, posix=True)
-    except ValueError:
-        return []
-    out, start = [], True
-    for word in words:
-        if start and "=" not in word:
-            out.append(word.rsplit("/", 1)[-1])
-            start = False
-        if word in ("&&", "||", ";", "|") or word.endswith(";"):
-            start = True
-    return out
-
-
 def _simulate(check: Check, run: SimRun, _answer: str, _crossed: bool) -> bool | None:
-    if ABSENT_PROGRAMS.intersection(_programs(check.command or "")):
+    if absent_programs(check.command or ""):
         return None
     return run.solved
 
