@@ -5,7 +5,9 @@ but the spec, then ``setup.files`` (``path`` + ``source`` resolved from the skil
 ``plugins/<plugin>/skills/<skill>/``, or inline ``content``) are laid over it; ``setup.commands`` are setup;
 ``assertions`` are checks, each read as the check type whose record lists its name (:attr:`CheckKind.dotnet`:
 ``exit_success`` means "produced non-empty output", ``output_nonempty``); the rubric's strings are ``must`` items;
-``expect_tools``/``reject_tools``/``max_turns`` are checks; ``timeout`` is seconds.
+``expect_tools``/``reject_tools``/``max_turns`` are checks; ``timeout`` is seconds. ``max_tokens``, the one field
+of its schema skillbench does not read, is an error saying why (:mod:`.unsupported`); a key outside the schema is a
+warning, as skill-validator itself ignores it.
 """
 
 from __future__ import annotations

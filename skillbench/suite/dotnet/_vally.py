@@ -1,11 +1,15 @@
 """The Vally format (``eval.yaml`` / ``eval.vally.yaml`` with ``stimuli:``), as dotnet/skills writes it.
 
-Top level: ``name``, ``description``, ``type``, ``tags``, ``defaults`` (``timeout`` a duration such as ``6m``,
-``runs`` the suite's reps unless ``--reps`` is given), ``stimuli``. Each stimulus becomes one
-:class:`~.stimulus.Draft`: ``environment.files`` (``src`` relative to the eval folder, ``dest``) and
-``environment.commands`` are the workspace and setup; ``graders`` (options under ``config:``) are checks, but the
-``prompt`` grader is the rubric judge itself; the rubric's strings are ``must`` items; ``constraints`` carry tool
-and turn checks; ``golden_trajectory.inline`` (ATIF) gives the simulated endpoint its reference answer.
+Top level: ``name``, ``description``, ``version``, ``type``, ``tags``, ``defaults`` (``timeout`` a duration such
+as ``6m``, ``runs`` the suite's reps unless ``--reps`` is given), a root ``environment`` (merged into every
+stimulus first), ``stimuli``. Each stimulus becomes one :class:`~.stimulus.Draft`: ``environment.files`` (``src``
+relative to the eval folder, ``dest``) and ``environment.commands`` are the workspace and setup; ``graders``
+(options under ``config:``) are checks, each read as the check type whose record lists its name
+(:attr:`CheckKind.vally`; ``negate: true`` turns a ``file-*`` grader into its ``file-not-*`` form, ``tool-calls``
+with plain names becomes ``expect_tools`` / ``reject_tools``), but the ``prompt`` grader is the rubric judge itself;
+the rubric's strings are ``must`` items; ``constraints`` carry tool and turn checks; ``golden_trajectory.inline``
+(ATIF) gives the simulated endpoint its reference answer. Every other field or grader Vally defines is refused in
+one line with why (:mod:`.unsupported`), as Vally's own lint refuses a key it does not know.
 """
 
 from __future__ import annotations
