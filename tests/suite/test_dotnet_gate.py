@@ -298,3 +298,14 @@ def test_a_program_the_sandbox_lacks_is_a_warning_before_any_run(tmp_path):
     assert report.errors == []
     [warning] = [d for d in report.warnings if "sandbox image" in d.problem]
     assert warning.field == "stimuli[0] (Stimulus 0).graders[2].config.command" and "could not run" in warning.problem
+
+
+def test_skill_validator_content_wins_over_source_as_in_skill_validator(tmp_path):
+    spec = ("scenarios:\n  - name: One\n    prompt: Go.\n    setup:\n      files:\n        - path: a.txt\n"
+            "          source: nowhere.txt\n          content: hello\n    rubric:\n      - Does it\n")
+    report = preflight(_tree(tmp_path, spec))
+    assert report.errors == []
+    [warning] = [d for d in report.warnings if d.field.endswith("setup.files[0].source")]
+    assert "content wins" in warning.problem
+    [prompt] = report.suite.prompts
+    assert [(w.dest, w.content) for w in prompt.test.workspace] == [("a.txt", "hello")]

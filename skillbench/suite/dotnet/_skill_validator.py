@@ -58,7 +58,10 @@ def _files(draft: Draft, ctx: EvalContext, setup: dict[str, Any]) -> None:
                 draft.error(f"{where}.source", f"fixture {entry['source']!r} is not in the tree (resolved from the "
                             f"skill folder {ctx.skill_dir})", "add the file, or fix the path")
             item["src"] = src
-        elif isinstance(entry.get("content"), str) and "source" not in entry:
+        elif isinstance(entry.get("content"), str):
+            if "source" in entry:  # skill-validator writes the content and never reads the source (AgentRunner)
+                draft.warn(f"{where}.source", "ignored: content is given too, and content wins (as in "
+                           "skill-validator)", "remove the source, or the content")
             item["content"] = entry["content"]
         else:
             draft.error(where, "needs exactly one of 'source' and 'content' (text)",
