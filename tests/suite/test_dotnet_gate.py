@@ -309,3 +309,11 @@ def test_skill_validator_content_wins_over_source_as_in_skill_validator(tmp_path
     assert "content wins" in warning.problem
     [prompt] = report.suite.prompts
     assert [(w.dest, w.content) for w in prompt.test.workspace] == [("a.txt", "hello")]
+
+
+def test_skill_validator_output_matches_is_case_insensitive_as_in_skill_validator(tmp_path):
+    spec = ("scenarios:\n  - name: One\n    prompt: Go.\n    assertions:\n      - type: output_matches\n"
+            "        pattern: 'build (failed|error)'\n      - type: output_not_matches\n        pattern: '(?i)panic'\n"
+            "    rubric:\n      - Does it\n")
+    [prompt] = preflight(_tree(tmp_path, spec)).suite.prompts
+    assert [c.pattern for c in prompt.test.checks] == ["(?i)build (failed|error)", "(?i)panic"]

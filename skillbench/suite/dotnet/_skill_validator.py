@@ -4,7 +4,8 @@ Each scenario becomes one :class:`~.stimulus.Draft`: ``setup.copy_test_files`` c
 but the spec, then ``setup.files`` (``path`` + ``source`` resolved from the skill's folder
 ``plugins/<plugin>/skills/<skill>/``, or inline ``content``) are laid over it; ``setup.commands`` are setup;
 ``assertions`` are checks, each read as the check type whose record lists its name (:attr:`CheckKind.dotnet`:
-``exit_success`` means "produced non-empty output", ``output_nonempty``); the rubric's strings are ``must`` items;
+``exit_success`` means "produced non-empty output", ``output_nonempty``; ``output_matches`` patterns are
+case-insensitive, as skill-validator matches them); the rubric's strings are ``must`` items;
 ``expect_tools``/``reject_tools``/``max_turns`` are checks; ``timeout`` is seconds. ``max_tokens``, the one field
 of its schema skillbench does not read, is an error saying why (:mod:`.unsupported`); a key outside the schema is a
 warning, as skill-validator itself ignores it.
@@ -20,6 +21,7 @@ from skillbench.suite.dotnet._stimulus import Draft, EvalContext, TaskDefect, ad
 
 # assertion type -> our check type, from the records (kept in registration order for the "use one of" hint)
 ASSERTIONS: dict[str, str] = {name: kind.name for kind in check_kinds() for name in kind.dotnet}
+IGNORE_CASE = "(?i)"  # Python's inline flag for skill-validator's case-insensitive output_matches
 _TEXT_OPTIONS = ("value", "pattern")  # the README allows either key for a type that takes one of them
 SCENARIO_KEYS = frozenset({"name", "prompt", "setup", "assertions", "rubric", "expect_tools", "reject_tools",
                            "max_turns", "max_tokens", "timeout", "expect_activation"})
@@ -105,6 +107,9 @@ def _assertions(draft: Draft, assertions: Any) -> None:
                 value = raw.get(_TEXT_OPTIONS[option == "value"])
             check[option] = value
         check = {k: v for k, v in check.items() if v is not None}
+        if isinstance(check.get("pattern"), str) and not check["pattern"].startswith(IGNORE_CASE):
+            # skill-validator matches output with RegexOptions.IgnoreCase (AssertionEvaluator.EvalOutputMatches)
+            check["pattern"] = IGNORE_CASE + check["pattern"]
         _ignored(draft, raw, ("type", "value", "pattern", "path"), f"{where}.",
                  "an assertion takes type, path, value, pattern")
         draft.add("checks", check, where)
