@@ -17,6 +17,7 @@ import pkgutil
 
 from skillbench.checktypes import kinds
 from skillbench.checktypes._patterns import SEARCH_TIMEOUT_S, PatternTimeout, pattern_problem, search
+from skillbench.checktypes._programs import ABSENT_PROGRAMS, absent_programs
 from skillbench.checktypes._registry import (
     FILE_MISSING,
     FILE_NOT_REGULAR,
@@ -39,7 +40,8 @@ from skillbench.checktypes._tools import TOOL_ALIASES, canonical_tool, matching_
 for _module in sorted(m.name for m in pkgutil.iter_modules(kinds.__path__)):
     importlib.import_module(f"{kinds.__name__}.{_module}")
 
-__all__ = ["FILE_MISSING", "FILE_NOT_REGULAR", "FILE_OK", "MAX_TIMEOUT_S", "SEARCH_TIMEOUT_S", "TOOL_ALIASES",
-           "AnswerLine", "Check", "CheckKind", "PatternTimeout", "ProbeRequest", "ProbeResult", "RunFacts", "SimRun",
-           "Timeout", "ToolUseFact", "canonical_tool", "check_kind", "check_kinds", "checked_timeout", "matching_uses",
-           "pattern_problem", "register", "search", "timeout_problem", "tools_used"]
+__all__ = ["ABSENT_PROGRAMS", "FILE_MISSING", "FILE_NOT_REGULAR", "FILE_OK", "MAX_TIMEOUT_S", "SEARCH_TIMEOUT_S",
+           "TOOL_ALIASES", "AnswerLine", "Check", "CheckKind", "PatternTimeout", "ProbeRequest", "ProbeResult",
+           "RunFacts", "SimRun", "Timeout", "ToolUseFact", "absent_programs", "canonical_tool", "check_kind",
+           "check_kinds", "checked_timeout", "matching_uses", "pattern_problem", "register", "search",
+           "timeout_problem", "tools_used"]

@@ -126,7 +126,8 @@ class AnswerLine:
 
 
 Grade = Callable[["Check", RunFacts], tuple[str, str]]
-Simulate = Callable[["Check", SimRun, str, bool], bool]  # check, run, final answer, budget crossed
+# check, run, final answer, budget crossed -> passes; None: it could not run in the simulated container either
+Simulate = Callable[["Check", SimRun, str, bool], "bool | None"]
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,8 @@ class CheckKind:
         accepts: the options it also takes.
         passes: one line for the docs: when a check of this type passes.
         grade: ``(check, facts) -> (status, detail)``; status is a :mod:`skillbench.vocab` ``CHECK_*`` value.
-        simulate: ``(check, run, answer, crossed) -> passes``: what a correct grader finds on the simulated run.
+        simulate: ``(check, run, answer, crossed) -> passes``: what a correct grader finds on the simulated run
+            (None: the check could not run there, as the grader finds in a container that lacks its program).
         probe: ``check -> ProbeRequest`` for a check that reads the workspace (None: graded from the transcript).
         answer_line: for an output check the simulated agent decides by a draw, the text it writes for it.
         dotnet: skill-validator assertion ``type`` names read as this type.
@@ -210,7 +212,7 @@ def is_check_type(name: object) -> bool:
 # so editing one check of a spec never renumbers the others, and ``checks.csv`` rows keep meaning the same check
 # from week to week.
 
-OPTION_NAMES = ("value", "pattern", "command", "expected_exit_code", "timeout", "path", "tools", "turns")
+OPTION_NAMES = ("value", "pattern", "command", "expected_exit_code", "timeout", "path", "tools", "turns", "calls")
 # A ``file_*`` path holding one of these is a glob over the workspace's files (``*`` also crosses ``/``).
 GLOB_CHARS = frozenset("*?[")
 DEFAULT_CHECK_TIMEOUT_S = 60.0
@@ -233,6 +235,8 @@ class Check(BaseModel):
     path: StrictStr | None = Field(default=None, description="a path (or a glob) relative to the workspace")
     tools: list[StrictStr] | None = Field(default=None, description="tool names (case-insensitive, aliases ok)")
     turns: StrictInt | None = Field(default=None, ge=1, description="max_turns: the most turns a run may take")
+    calls: StrictInt | None = Field(default=None, ge=0, description="max_tool_calls: the most tool calls a run may "
+                                    "make")
 
     @field_validator("type", mode="before")
     @classmethod

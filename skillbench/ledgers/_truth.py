@@ -250,7 +250,7 @@ def truth_findings(truth: pd.DataFrame, owed: set[TruthKey], *, allowed: set[str
         of a run id it may not hold, an owed row it lacks (a cut file, a lost run), a row of a complete run's final
         attempt that the run does not owe, a rubric row whose ``decided`` is no rubric outcome.
     """
-    from skillbench.vocab import CHECK_FAILED, CHECK_ITEM, CHECK_PASSED
+    from skillbench.vocab import CHECK_ITEM, CHECK_STATUSES
 
     found: list[str] = []
     runs = truth["run_id"].astype(str)
@@ -276,7 +276,7 @@ def truth_findings(truth: pd.DataFrame, owed: set[TruthKey], *, allowed: set[str
     if extra:
         found.append(f"{len(extra)} row(s) no complete run owes (first: {_key(extra[0])})")
     is_check = truth["item_type"].eq(CHECK_ITEM)
-    bad = (is_check & ~truth["decided"].isin({CHECK_PASSED, CHECK_FAILED})) | \
+    bad = (is_check & ~truth["decided"].isin(CHECK_STATUSES)) | \
           (~is_check & ~truth["decided"].isin(RUBRIC_OUTCOMES))
     if bad.any():
         row = truth[bad].iloc[0]

@@ -96,7 +96,7 @@ def string_for(pattern: str, rng_for: Callable[[int], random.Random]) -> str | N
 
 def output_outcome(check: Check, answer: str) -> bool:
     """True when an output check passes on this final answer (its record's rule, as the simulated truth applies it)."""
-    return check.kind.simulate(check, _NO_RUN, answer, False)
+    return bool(check.kind.simulate(check, _NO_RUN, answer, False))  # an output check always runs
 
 
 def _anchor(pattern: str) -> str:

@@ -34,7 +34,7 @@ from skillbench.sim import _draws as draws
 from skillbench.sim._conversation import Conversation, ToolCall
 from skillbench.sim._profiles import AgentProfile
 from skillbench.suite import PromptSpec, SourceEscape, Suite, source_entries
-from skillbench.vocab import CHECK_FAILED, CHECK_PASSED
+from skillbench.vocab import CHECK_ERROR, CHECK_FAILED, CHECK_PASSED
 
 READ_WORKSPACE, SOLVE_READ, SOLVE_WRITE, RETRY_READ, RETRY_WRITE = (
     "read_workspace", "solve_read", "solve_write", "retry_read", "retry_write")
@@ -284,5 +284,9 @@ def output_wanted(checks: list[Check], prof: AgentProfile, share: float, u: Call
 
 
 def check_status(check: Check, work: TaskRun, answer: str, crossed: bool) -> str:
-    """``passed`` / ``failed``: what a correct grader finds for this check on this run (its type's record)."""
-    return CHECK_PASSED if check.kind.simulate(check, work, answer, crossed) else CHECK_FAILED
+    """``passed`` / ``failed`` / ``error`` (it could not run: its program is not in the container): what a correct
+    grader finds for this check on this run (its type's record)."""
+    outcome = check.kind.simulate(check, work, answer, crossed)
+    if outcome is None:
+        return CHECK_ERROR
+    return CHECK_PASSED if outcome else CHECK_FAILED

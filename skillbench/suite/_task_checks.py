@@ -13,7 +13,7 @@ import shlex
 from collections import Counter
 from pathlib import PurePosixPath
 
-from skillbench.checktypes import Check, pattern_problem
+from skillbench.checktypes import Check, absent_programs, pattern_problem
 from skillbench.suite._containment import (
     CLAUDE_DIR,
     SourceEntry,
@@ -91,6 +91,10 @@ def _check_defects(i: int, check: Check, files: set[str], made_by_setup: bool) -
         out.append(("error", f"{where}.path", problem, "name a file relative to the workspace"))
     if check.tools is not None and not [t for t in check.tools if t.strip()]:
         out.append(("error", f"{where}.tools", "is empty", "list at least one tool name"))
+    if check.command is not None and (absent := absent_programs(check.command)):
+        out.append(("warning", f"{where}.command", f"runs {absent[0]}, which the sandbox image does not have: it "
+                    "will end 'could not run' (never a pass or a loss)", "grade it with a check the sandbox can "
+                    "run, or keep it as a record that it could not run"))
     if check.command is not None:
         if not check.command.strip():
             out.append(("error", f"{where}.command", "is empty", "write the shell command to run"))
@@ -139,6 +143,10 @@ def task_defects(spec: PromptSpec) -> list[TaskDefect]:
     for i, command in enumerate(test.setup):
         if not command.strip():
             out.append(("error", f"setup[{i}]", "is empty", "write the command, or delete the entry"))
+        elif absent := absent_programs(command):  # a warning: valid, but it cannot start in this sandbox
+            out.append(("warning", f"setup[{i}]", f"runs {absent[0]}, which the sandbox image does not have: setup "
+                        "fails there (exit 127) and the run never starts", "run it where the .NET SDK is "
+                        "installed, or prepare the workspace without it (commit the artifact setup builds)"))
     if test.allowed_tools is not None and not [t for t in test.allowed_tools if t.strip()]:
         out.append(("error", "allowed_tools", "is empty", "list the tools the agent may use, or drop the field"))
     files = workspace_paths(spec)

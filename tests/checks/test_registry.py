@@ -52,7 +52,7 @@ def test_dotnet_names_come_from_the_records():
     assert ASSERTIONS == {n: k.name for k in check_kinds() for n in k.dotnet}
     assert ASSERTIONS["exit_success"] == "output_nonempty"  # skill-validator's exit_success: produced output
     assert GRADERS == {g: (k.name, dict(c)) for k in check_kinds() for g, c in k.vally.items()}
-    assert GRADERS["exit-success"][0] == "exit_success"
+    assert GRADERS["exit-success"][0] == "output_nonempty"  # Vally's too: "agent produced non-empty output"
 
 
 def _rows(table: str) -> list[list[str]]:
@@ -87,3 +87,24 @@ def test_check_types_table_has_one_row_per_registered_type():
 def test_check_types_table_cells(kind, cell, text):
     row = next(r for r in _rows(check_types_table())[2:] if r[0] == f"`{kind}`")
     assert text in row[cell]
+
+
+# Vally's grader catalog (https://microsoft.github.io/vally/reference/graders/) and skill-validator's assertion
+# types (EvalSchema.ParseAssertion): the names their sources define, read here or refused on purpose
+VALLY_CATALOG = ("completed", "error-count", "exit-success", "file-contains", "file-exists", "file-matches",
+                 "file-not-contains", "file-not-exists", "file-not-matches", "output-contains", "output-matches",
+                 "output-not-contains", "output-not-matches", "pairwise", "panel", "program", "prompt",
+                 "run-command", "skill-invocation", "token-budget", "tool-call-count", "tool-calls", "turn-count",
+                 "wall-time", "custom-metrics")  # custom-metrics: Vally 0.8.0's release notes
+SKILL_VALIDATOR_ASSERTIONS = ("file_exists", "file_not_exists", "file_contains", "file_not_contains",
+                              "output_contains", "output_not_contains", "output_matches", "output_not_matches",
+                              "exit_success")
+
+
+def test_every_name_dotnet_defines_is_read_or_refused_on_purpose():
+    from skillbench.suite.dotnet import UNSUPPORTED_GRADERS
+
+    assert set(SKILL_VALIDATOR_ASSERTIONS) == set(ASSERTIONS)
+    read = set(GRADERS) | {"prompt", "tool-calls"}  # tool-calls: expect_tools / reject_tools from one grader
+    assert read.isdisjoint(UNSUPPORTED_GRADERS)
+    assert read | set(UNSUPPORTED_GRADERS) == set(VALLY_CATALOG)

@@ -43,4 +43,4 @@ def _simulate(check: Check, run: SimRun, _answer: str, _crossed: bool) -> bool:
 register(CheckKind(
     "file_not_contains", ("path", "value"), "a file is at `path` and does not hold `value`, case-insensitive (a "
     "glob: some file matches and none of them holds it)", _grade, _simulate, probe=_probe,
-    dotnet=("file_not_contains",)))
+    dotnet=("file_not_contains",), vally={"file-not-contains": {"path": "path", "value": "value"}}))

@@ -75,13 +75,15 @@ def _simulate(check: Check, run: SimRun, _answer: str, _crossed: bool) -> bool:
 
 register(CheckKind(
     "file_exists", ("path",), "a file is at `path` (a glob: some file matches)", _grade_exists, _simulate,
-    probe=_names_probe, dotnet=("file_exists",)))
+    probe=_names_probe, dotnet=("file_exists",), vally={"file-exists": {"path": "path"}}))
 register(CheckKind(
     "file_not_exists", ("path",), "nothing is at `path` (a glob: no file matches)", _grade_exists, _simulate,
-    probe=_names_probe, dotnet=("file_not_exists",)))
+    probe=_names_probe, dotnet=("file_not_exists",), vally={"file-not-exists": {"path": "path"}}))
 register(CheckKind(
     "file_contains", ("path", "value"), "the file at `path` holds `value`, case-insensitive (a glob: some "
-    "matching file does)", _grade_content, _simulate, probe=_content_probe, dotnet=("file_contains",)))
+    "matching file does)", _grade_content, _simulate, probe=_content_probe, dotnet=("file_contains",),
+    vally={"file-contains": {"path": "path", "value": "value"}}))
 register(CheckKind(
     "file_matches", ("path", "pattern"), "`re.search(pattern)` matches the file at `path` (a glob: some "
-    "matching file)", _grade_content, _simulate, probe=_content_probe))
+    "matching file)", _grade_content, _simulate, probe=_content_probe,
+    vally={"file-matches": {"path": "path", "pattern": "pattern"}}))

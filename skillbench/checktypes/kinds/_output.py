@@ -52,7 +52,8 @@ def _simulate_nonempty(_check: Check, _run: SimRun, answer: str, _crossed: bool)
     return bool(answer.strip())
 
 
-# skill-validator's ``exit_success`` means "the agent produced output": this type, not ours of that name
+# skill-validator's ``exit_success`` and Vally's ``exit-success`` mean "the agent produced output": this type, not ours
+# of that name
 register(CheckKind(
     "output_nonempty", (), "the final answer holds more than whitespace", _grade_nonempty, _simulate_nonempty,
-    dotnet=("exit_success",)))
+    dotnet=("exit_success",), vally={"exit-success": {}}))

@@ -17,6 +17,10 @@ from ._stimulus import (
     EvalContext as EvalContext,
     parse_duration as parse_duration,
 )
+from ._unsupported import (
+    UNSUPPORTED_FIELDS as UNSUPPORTED_FIELDS,
+    UNSUPPORTED_GRADERS as UNSUPPORTED_GRADERS,
+)
 from ._vally import (
     GRADERS as GRADERS,
     load_stimuli as load_stimuli,

@@ -15,13 +15,18 @@ from collections import Counter
 from typing import Any
 
 from skillbench.suite.dotnet._stimulus import Draft, TaskDefect
+from skillbench.suite.dotnet._unsupported import UNSUPPORTED_FIELDS, unsupported_defects
 
 # grader type -> the config key it cannot do without (graders absent here, such as prompt and exit-success, need none)
 GRADER_REQUIRED: dict[str, str] = {
     "output-matches": "pattern", "output-not-matches": "pattern", "output-contains": "substring",
-    "output-not-contains": "substring", "run-command": "command", "file-exists": "path",
+    "output-not-contains": "substring", "run-command": "command", "file-exists": "path", "file-not-exists": "path",
+    "file-contains": "path", "file-not-contains": "path", "file-matches": "path", "file-not-matches": "path",
+    "turn-count": "max", "tool-call-count": "max",
 }
 INSTRUMENT_DEBT = "instrument debt"
+# the constraint keys read elsewhere (tool and turn checks; max_tokens and reject_skills refused with their reason)
+CONSTRAINT_KEYS = frozenset({"reject_tools", "expect_tools", "max_turns", "max_tokens", "reject_skills"})
 
 
 def grader_config_defects(kind: str, raw: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -65,11 +70,11 @@ def constraint_defects(constraints: dict[str, Any], expect_activation: Any) -> l
                         "arm becomes the baseline and the contract measures nothing",
                         "delete reject_skills; expect_activation: false alone is the dormancy contract"))
         else:
-            out.append(("reject_skills", "warning", "not supported: ignored (skillbench installs the arm's skills)",
+            out.append(("reject_skills", "error", "not supported: " + UNSUPPORTED_FIELDS["constraints.reject_skills"],
                         "remove it"))
-    for key in sorted(set(constraints) - {"reject_tools", "expect_tools", "max_turns", "max_tokens",
-                                          "reject_skills"}):
-        out.append((key, "warning", "not a supported constraint: ignored", "remove it"))
+    for key, problem, fix in unsupported_defects(constraints, CONSTRAINT_KEYS, "constraints",
+                                                 "constraints take expect_tools, reject_tools, max_turns"):
+        out.append((key, "error", problem, fix))
     return out
 
 

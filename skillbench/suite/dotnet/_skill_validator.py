@@ -4,8 +4,11 @@ Each scenario becomes one :class:`~.stimulus.Draft`: ``setup.copy_test_files`` c
 but the spec, then ``setup.files`` (``path`` + ``source`` resolved from the skill's folder
 ``plugins/<plugin>/skills/<skill>/``, or inline ``content``) are laid over it; ``setup.commands`` are setup;
 ``assertions`` are checks, each read as the check type whose record lists its name (:attr:`CheckKind.dotnet`:
-``exit_success`` means "produced non-empty output", ``output_nonempty``); the rubric's strings are ``must`` items;
-``expect_tools``/``reject_tools``/``max_turns`` are checks; ``timeout`` is seconds.
+``exit_success`` means "produced non-empty output", ``output_nonempty``; ``output_matches`` patterns are
+case-insensitive, as skill-validator matches them); the rubric's strings are ``must`` items;
+``expect_tools``/``reject_tools``/``max_turns`` are checks; ``timeout`` is seconds. ``max_tokens``, the one field
+of its schema skillbench does not read, is an error saying why (:mod:`.unsupported`); a key outside the schema is a
+warning, as skill-validator itself ignores it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from skillbench.suite.dotnet._stimulus import Draft, EvalContext, TaskDefect, ad
 
 # assertion type -> our check type, from the records (kept in registration order for the "use one of" hint)
 ASSERTIONS: dict[str, str] = {name: kind.name for kind in check_kinds() for name in kind.dotnet}
+IGNORE_CASE = "(?i)"  # Python's inline flag for skill-validator's case-insensitive output_matches
 _TEXT_OPTIONS = ("value", "pattern")  # the README allows either key for a type that takes one of them
 SCENARIO_KEYS = frozenset({"name", "prompt", "setup", "assertions", "rubric", "expect_tools", "reject_tools",
                            "max_turns", "max_tokens", "timeout", "expect_activation"})
@@ -45,10 +49,7 @@ def _files(draft: Draft, ctx: EvalContext, setup: dict[str, Any]) -> None:
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             draft.error(where, "needs a 'path' (and a 'source' or 'content')", "write - path: x.txt / content: …")
             continue
-        extra = sorted(set(entry) - {"path", "source", "content"})
-        if extra:
-            draft.warn(f"{where}.{extra[0]}", "not supported: ignored",
-                       "remove it (a file takes path, source, content)")
+        _ignored(draft, entry, ("path", "source", "content"), f"{where}.", "a file takes path, source, content")
         item: dict[str, Any] = {"dest": entry["path"]}
         if isinstance(entry.get("source"), str) and "content" not in entry:
             src, problem = ctx.resolve(ctx.skill_dir, entry["source"])
@@ -59,7 +60,10 @@ def _files(draft: Draft, ctx: EvalContext, setup: dict[str, Any]) -> None:
                 draft.error(f"{where}.source", f"fixture {entry['source']!r} is not in the tree (resolved from the "
                             f"skill folder {ctx.skill_dir})", "add the file, or fix the path")
             item["src"] = src
-        elif isinstance(entry.get("content"), str) and "source" not in entry:
+        elif isinstance(entry.get("content"), str):
+            if "source" in entry:  # skill-validator writes the content and never reads the source (AgentRunner)
+                draft.warn(f"{where}.source", "ignored: content is given too, and content wins (as in "
+                           "skill-validator)", "remove the source, or the content")
             item["content"] = entry["content"]
         else:
             draft.error(where, "needs exactly one of 'source' and 'content' (text)",
@@ -72,8 +76,16 @@ def _files(draft: Draft, ctx: EvalContext, setup: dict[str, Any]) -> None:
             continue
         draft.add("workspace", item, where, {"dest": "path", "src": "source"})
     draft.add_commands(setup.get("commands"), "setup.commands")
-    draft.warn_unsupported(setup, ("files", "copy_test_files", "commands"), "setup.",
-                           "setup takes files, copy_test_files, commands")
+    _ignored(draft, setup, ("files", "copy_test_files", "commands"), "setup.",
+             "setup takes files, copy_test_files, commands")
+
+
+def _ignored(draft: Draft, holder: dict[str, Any], known: tuple[str, ...], prefix: str, takes: str) -> None:
+    """A warning per key outside skill-validator's schema: it ignores them too (IgnoreUnmatchedProperties), so
+    they are no field of its that skillbench leaves out (those are errors: :mod:`.unsupported`)."""
+    for key in sorted(set(holder) - set(known), key=str):
+        draft.warn(f"{prefix}{key}", "not a skill-validator field: ignored (skill-validator ignores it too)",
+                   f"remove it, or fix its name ({takes})")
 
 
 def _assertions(draft: Draft, assertions: Any) -> None:
@@ -95,7 +107,11 @@ def _assertions(draft: Draft, assertions: Any) -> None:
                 value = raw.get(_TEXT_OPTIONS[option == "value"])
             check[option] = value
         check = {k: v for k, v in check.items() if v is not None}
-        draft.warn_unsupported(raw, ("type", "value", "pattern", "path"), f"{where}.")
+        if isinstance(check.get("pattern"), str) and not check["pattern"].startswith(IGNORE_CASE):
+            # skill-validator matches output with RegexOptions.IgnoreCase (AssertionEvaluator.EvalOutputMatches)
+            check["pattern"] = IGNORE_CASE + check["pattern"]
+        _ignored(draft, raw, ("type", "value", "pattern", "path"), f"{where}.",
+                 "an assertion takes type, path, value, pattern")
         draft.add("checks", check, where)
 
 
@@ -132,7 +148,6 @@ def load_scenarios(data: dict[str, Any], ctx: EvalContext) -> tuple[list[Draft],
                 draft.error("timeout", problem, "write timeout: 120 (seconds, at most a day)")
             else:
                 draft.timeout = float(value)
-        for key in sorted(set(raw) - SCENARIO_KEYS):
-            draft.warn(key, "not a skill-validator scenario field: ignored", "remove it, or fix its name")
+        _ignored(draft, raw, tuple(SCENARIO_KEYS), "", "a scenario takes " + ", ".join(sorted(SCENARIO_KEYS)))
         drafts.append(draft)
     return drafts, defects

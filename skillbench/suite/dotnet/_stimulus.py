@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from skillbench.checktypes import timeout_problem
+from skillbench.suite.dotnet._unsupported import UNSUPPORTED_FIELDS, unsupported_defects
 
 TaskDefect = tuple[str, str, str, str]  # severity, field, problem, fix
 SPEC_NAMES = ("eval.vally.yaml", "eval.yaml")  # never copied into a workspace, shadowed or not
@@ -112,10 +113,11 @@ class Draft:
         for j, command in enumerate(commands if isinstance(commands, list) else [commands] if commands else []):
             self.add("setup", command, f"{spec_field}[{j}]")
 
-    def warn_unsupported(self, holder: dict[str, Any], known: Iterable[str], prefix: str, takes: str = "") -> None:
-        """One warning per key of ``holder`` the format reads nothing from: never silently ignored."""
-        for key in sorted(set(holder) - set(known)):
-            self.warn(f"{prefix}{key}", "not supported: ignored", f"remove it ({takes})" if takes else "remove it")
+    def refuse_unsupported(self, holder: dict[str, Any], known: Iterable[str], prefix: str, kind: str,
+                           takes: str) -> None:
+        """One error per key of ``holder`` the format reads nothing from, with why (:mod:`.unsupported`)."""
+        for key, problem, fix in unsupported_defects(holder, known, kind, takes):
+            self.error(f"{prefix}{key}", problem, fix)
 
     def spec_field(self, ours: str) -> str:
         """Our field (``checks[2].pattern``, ``timeout``) as the spec's, labelled with the stimulus."""
@@ -167,5 +169,5 @@ def add_tool_checks(draft: Draft, holder: dict[str, Any], prefix: str) -> None:
         else:
             draft.add("checks", {"type": "max_turns", "turns": turns}, f"{prefix}max_turns", {"turns": ""})
     if "max_tokens" in holder:
-        draft.warn(f"{prefix}max_tokens", "not supported: skillbench does not enforce a token cap per run",
-                   "drop it, or read tokens in the scorecard's cost columns ([run].max_budget_usd caps spend)")
+        draft.error(f"{prefix}max_tokens", "not supported: " + UNSUPPORTED_FIELDS["constraints.max_tokens"],
+                    "remove it (a run's spend is capped by [run].max_budget_usd)")
