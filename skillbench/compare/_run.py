@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillbench.compare._comparison import COMPARE_DIR, Comparison, plan_comparison, run_key_for
-from skillbench.compare._report import render_compare
+from skillbench.compare._report import render_compare, render_compare_comment
 from skillbench.compare._results import Arms, ChangeSet, CompareResults, FamilyVerdict, Health, Version
 from skillbench.compare._verdicts import commit_mismatches, compare_verdicts, exit_code
-from skillbench.ledgers import VERSIONS_DIR, atomic_write_text
+from skillbench.ledgers import COMPARE_COMMENT_FILE, VERSIONS_DIR, atomic_write_text
+from skillbench.scorecard import stimulus_tables
 from skillbench.suite import HEAD, SuiteRepo, VersionError
 
 if TYPE_CHECKING:
@@ -210,11 +211,14 @@ def _number(value: Any) -> float | None:
 
 
 def write_outcome(comp: Comparison, run_dir: Path, card: Any, *, fail_on: str | None) -> CompareOutcome:
-    """Write ``results.json`` and ``compare.md`` (each atomically) and say where they are."""
+    """Write ``results.json``, ``compare.md`` and ``compare-comment.md`` (each atomically) and say where they are."""
     results = build_results(comp, run_dir, card, fail_on=fail_on)
     results_path, report_path = run_dir / RESULTS_FILE, run_dir / COMPARE_REPORT_FILE
     atomic_write_text(results_path, results.model_dump_json(indent=2) + "\n")
     scorecard = card.path if card is not None and card.path else ""
-    atomic_write_text(report_path, render_compare(results, scorecard_path=str(scorecard),
+    tables = stimulus_tables(card.data) if card is not None else None
+    atomic_write_text(report_path, render_compare(results, tables=tables, scorecard_path=str(scorecard),
                                                   results_path=str(results_path)))
+    atomic_write_text(run_dir / COMPARE_COMMENT_FILE,
+                      render_compare_comment(results, tables=tables, full_report=COMPARE_REPORT_FILE))
     return CompareOutcome(results=results, run_dir=run_dir, report_path=report_path, results_path=results_path)
