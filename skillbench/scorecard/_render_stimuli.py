@@ -42,6 +42,9 @@ LABEL_ICONS: dict[str, str] = {
     REGRESSION_LABEL: "🔻", INVALID_LABEL: "⚠️", CONTRACT_LABEL: "⛔", PREFERENCE_LOSS_LABEL: "📉",
     NOT_PROVEN_LABEL: "➖", IMPROVED_LABEL: "✅",
 }
+# An invalid record's line is never dropped, so its evidence (which a pull request may write) is cut to a length a
+# validator's line fits in: a few hundred records still fit a PR comment.
+EVIDENCE_CHARS = 300
 REP_ERROR = "E"  # a rep whose pairwise judge call failed: no direction, and the record is inconclusive
 STIMULUS_COLUMNS = ["skill_family", "model", "prompt", "reps", "vote", "judge_errors", "control_checks",
                     "treatment_checks", "passing"]
@@ -202,8 +205,8 @@ def invalid_lines(gate: pd.DataFrame | None) -> list[str]:
     if gate is None or gate.empty:
         return []
     bad = gate[gate["state"].astype(str).eq(INVALID_INCONCLUSIVE)]
-    return [f"- ⚠️ **{md_text(r.skill_family)} × {md_text(r.model)}** — {machine_state(r)}: {md_text(r.evidence)}"
-            for r in bad.itertuples(index=False)]
+    return [f"- ⚠️ **{md_text(r.skill_family)} × {md_text(r.model)}** — {machine_state(r)}: "
+            f"{md_text(r.evidence, EVIDENCE_CHARS)}" for r in bad.itertuples(index=False)]
 
 
 def next_action(record: object, wording: Wording | None = None) -> str:
