@@ -6,12 +6,13 @@ hostile names as text, the comment under GitHub's limit; and one check on the co
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from bs4 import BeautifulSoup
 
 from skillbench.compare import CompareResults, render_compare, render_compare_comment
-from skillbench.ledgers import load_week
+from skillbench.ledgers import COMPARE_COMMENT_FILE, load_week
 from skillbench.markdown import GITHUB_COMMENT_LIMIT
 from skillbench.report import markdown_to_html
 from skillbench.scorecard import compute_scorecard, stimulus_tables
@@ -105,3 +106,31 @@ def test_the_tiny_comparison_reports_each_stimulus_and_its_dormancy_contract() -
     comment = render_compare_comment(results, tables=tables, full_report="compare.md")
     assert comment.count("| time-series-pandas | haiku | ts-") == 3  # the three ties; the wins passed
     assert "Dormancy contracts broken" not in comment  # its one contract held
+
+
+def test_a_comparison_writes_its_comment_beside_compare_md(tmp_path: Path) -> None:
+    """``write_outcome`` (what ``skillbench compare`` ends with) on the tiny comparison's ledgers: compare.md with
+    the per-stimulus table, compare-comment.md beside it, both from the same results."""
+    from types import SimpleNamespace
+
+    from skillbench.arms import ArmPair
+    from skillbench.compare._run import write_outcome
+    from skillbench.scorecard import write_scorecard
+
+    run_dir = tmp_path / "compare"
+    shutil.copytree(TINY_COMPARE, run_dir)
+    card = write_scorecard(run_dir, n_resamples=200)
+    def version(ref: str, commit: str) -> SimpleNamespace:
+        return SimpleNamespace(as_json=lambda: {"ref": ref, "commit": commit, "diff": ""})
+
+    comp = SimpleNamespace(
+        run_key="compare-2ad0ce961d87-4bfe014776eb", base=version("HEAD~1", "2ad0ce961d87" + "0" * 28),
+        head=version("HEAD", "4bfe014776eb" + "0" * 28),
+        arms=ArmPair("with-skill@HEAD", "with-skill@HEAD~1", "no-skill"),
+        changes=SimpleNamespace(files=["skills/time-series-pandas/SKILL.md"], families=["time-series-pandas"],
+                                prompts=[], added=[], removed=[]))
+    outcome = write_outcome(comp, run_dir, card, fail_on="regression")
+    md, comment = outcome.report_path.read_text(), (run_dir / COMPARE_COMMENT_FILE).read_text()
+    assert "## Per stimulus" in md and "## Dormancy contracts" in md
+    assert comment.splitlines()[0] == md.splitlines()[0] and len(comment) <= GITHUB_COMMENT_LIMIT
+    assert "➖ 1 Not proven improved" in comment and "Full report: `compare.md`" in comment
