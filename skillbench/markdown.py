@@ -156,6 +156,12 @@ GITHUB_COMMENT_LIMIT = 65_536  # the characters GitHub accepts in one pull-reque
 _CUT_NOTE_ROOM = 600  # kept free for the note that says what was cut (its counts and titles are short)
 
 
+def _length(text: str) -> int:
+    """A comment's length as the strictest count takes it: UTF-16 code units (an emoji outside the BMP, 📉, is two),
+    never fewer than Python's code points, so a page that fits here fits whichever way GitHub counts."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 @dataclass(frozen=True)
 class CutTable:
     """A table a capped page may shorten from the bottom: the line above it (a heading), headers and rows."""
@@ -173,18 +179,18 @@ def capped_page(parts: Sequence[str | CutTable], *, full_report: str, limit: int
     many table rows (and of which tables) and how many lines, and where the full report (``full_report``) is — so
     a cut is never silent.
     """
-    budget = limit - _CUT_NOTE_ROOM - len(full_report)
+    budget = limit - _CUT_NOTE_ROOM - _length(full_report)
     out: list[str] = []
     used, cut_lines, cut_rows = 0, 0, {}
 
     def fits(text: str) -> bool:
-        return used + len(text) + 1 <= budget
+        return used + _length(text) + 1 <= budget
 
     for part in parts:
         if isinstance(part, str):
             if fits(part):
                 out.append(part)
-                used += len(part) + 1
+                used += _length(part) + 1
             else:
                 cut_lines += part.count("\n") + 1
             continue
@@ -199,7 +205,7 @@ def capped_page(parts: Sequence[str | CutTable], *, full_report: str, limit: int
         if low:
             text = f"{part.title}\n\n{md_table(part.headers, part.rows[:low])}\n"
             out.append(text)
-            used += len(text) + 1
+            used += _length(text) + 1
         if low < len(part.rows):
             cut_rows[part.title.lstrip("# ").strip()] = len(part.rows) - low
     if cut_rows or cut_lines:

@@ -149,11 +149,12 @@ def test_a_week_without_checks_or_a_base_arm_still_renders() -> None:
 # -- the PR comment's cap ---------------------------------------------------------------------------------------
 
 def test_a_huge_report_is_cut_under_githubs_limit_and_says_so() -> None:
-    rows = [[f"family-{i}", "haiku", f"prompt-{i}-" + "x" * 60, "L L", "**L**"] for i in range(20_000)]
+    # 📉 is one code point but two UTF-16 units: the cap holds however GitHub counts
+    rows = [[f"family-{i}", "haiku", f"prompt-{i}-" + "📉" * 60, "L L", "**L**"] for i in range(20_000)]
     page = capped_page(["# title", "", "**Verdicts**: ⚠️ 1 Invalid or underpowered", "",
                         CutTable("### Stimuli that do not pass", ["f", "m", "p", "reps", "vote"], rows),
                         "Full report: `scorecard.md`"], full_report="scorecard.md")
-    assert len(page) <= GITHUB_COMMENT_LIMIT
+    assert len(page.encode("utf-16-le")) // 2 <= GITHUB_COMMENT_LIMIT
     assert page.startswith("# title\n\n**Verdicts**"), "the decision lines come first and stay"
     kept = sum(line.startswith("| family-") for line in page.splitlines())
     assert 0 < kept < len(rows)
@@ -198,3 +199,13 @@ def test_a_comparison_week_writes_its_comment_beside_the_scorecard(tmp_path: Pat
     assert "### Per stimulus" in page and page.count("| time-series-pandas | haiku | ts-") == 6
     assert "| dormancy-time-series-cron-schedule | haiku | dormant  | 0 of 1" in page
     assert page.index("**Verdicts**") < page.index("## Lift per model")
+
+
+def test_the_weekly_chain_writes_the_comment_beside_its_scorecard(tiny_chain: dict) -> None:
+    """The session's weekly chain (no week of its own): 05_scorecard leaves scorecard-comment.md beside
+    scorecard.md, opening with the same title and the week's plain verdicts."""
+    run_dir: Path = tiny_chain["run_dir"]
+    page, comment = (run_dir / "scorecard.md").read_text(), (run_dir / SCORECARD_COMMENT_FILE).read_text()
+    assert comment.splitlines()[0] == page.splitlines()[0]
+    assert "**Verdicts** (" in comment and "Full report: `scorecard.md`" in comment
+    assert "### Per stimulus" in page and len(comment) <= GITHUB_COMMENT_LIMIT
