@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -149,3 +150,67 @@ def markdown_sections(markdown: str, *titles: str, level: int = 4) -> str:
     keep = [p for p in parts if any(p.startswith(f"## {t}") for t in titles)]
     text = "\n".join(keep)
     return re.sub(r"(?m)^(#{2,})(?= )", lambda m: "#" * min(level + len(m.group(1)) - 2, 6), text)
+
+
+GITHUB_COMMENT_LIMIT = 65_536  # the characters GitHub accepts in one pull-request or issue comment
+_CUT_NOTE_ROOM = 600  # kept free for the note that says what was cut (its counts and titles are short)
+
+
+def _length(text: str) -> int:
+    """A comment's length as the strictest count takes it: UTF-16 code units (an emoji outside the BMP, 📉, is two),
+    never fewer than Python's code points, so a page that fits here fits whichever way GitHub counts."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+@dataclass(frozen=True)
+class CutTable:
+    """A table a capped page may shorten from the bottom: the line above it (a heading), headers and rows."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[Any]]
+
+
+def capped_page(parts: Sequence[str | CutTable], *, full_report: str, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+    """The parts, one per line, in at most ``limit`` characters: a PR comment GitHub will take.
+
+    Parts go in order while they fit: a text part whole or not at all, a :class:`CutTable` with as many of its
+    first rows as fit (with none, it is left out with its title). Whatever was cut is said on the last line — how
+    many table rows (and of which tables) and how many lines, and where the full report (``full_report``) is — so
+    a cut is never silent.
+    """
+    budget = limit - _CUT_NOTE_ROOM - _length(full_report)
+    out: list[str] = []
+    used, cut_lines, cut_rows = 0, 0, {}
+
+    def fits(text: str) -> bool:
+        return used + _length(text) + 1 <= budget
+
+    for part in parts:
+        if isinstance(part, str):
+            if fits(part):
+                out.append(part)
+                used += _length(part) + 1
+            else:
+                cut_lines += part.count("\n") + 1
+            continue
+        # the most leading rows whose table (with its title) still fits: bisect, since md_table pads to the widest
+        low, high = 0, len(part.rows)
+        while low < high:
+            mid = (low + high + 1) // 2
+            if fits(f"{part.title}\n\n{md_table(part.headers, part.rows[:mid])}\n"):
+                low = mid
+            else:
+                high = mid - 1
+        if low:
+            text = f"{part.title}\n\n{md_table(part.headers, part.rows[:low])}\n"
+            out.append(text)
+            used += _length(text) + 1
+        if low < len(part.rows):
+            cut_rows[part.title.lstrip("# ").strip()] = len(part.rows) - low
+    if cut_rows or cut_lines:
+        what = [f"{n} row(s) of “{title}”" for title, n in cut_rows.items()]
+        what += [f"{cut_lines} line(s)"] if cut_lines else []
+        out.append(f"_Cut to stay under GitHub's {limit:,}-character comment limit: {', '.join(what)}. "
+                   f"The full report is {md_code(full_report)}._")
+    return "\n".join(out) + "\n"

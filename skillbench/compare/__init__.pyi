@@ -16,6 +16,7 @@ from ._notebook import (
 )
 from ._report import (
     render_compare as render_compare,
+    render_compare_comment as render_compare_comment,
 )
 from ._results import (
     SCHEMA_VERSION as SCHEMA_VERSION,

@@ -1,75 +1,189 @@
-"""``compare.md``: the merge report, decision first, fit to paste as a pull-request comment.
+"""``compare.md``: the merge report, decision first; ``compare-comment.md``: its decision and what does not pass,
+fit to paste as a pull-request comment.
 
-Order: the decision and the verdict per family × model; then measurement health (expected / observed / written
-runs, judge errors, underpowered records, the commits every run came from); then only the records that did not
-pass or that carry a warning, each with its evidence and its repair action; then what changed. Everything it
-says is in ``results.json`` too (:mod:`skillbench.compare._results`).
+Order: the decision (the worst finding, how many records read each of dotnet's plain verdicts, every invalid
+record), the verdict per family × model with its machine state; then measurement health (expected / observed /
+written runs, judge errors, underpowered records, the commits every run came from); then only the records that did
+not pass or that carry a warning, each with its evidence and its repair action; the per-stimulus votes and the
+dormancy contracts of the changed families (:mod:`skillbench.scorecard._render_stimuli`, from the comparison's
+scorecard); then what changed. Every verdict it states is in ``results.json`` too
+(:mod:`skillbench.compare._results`). A family, prompt, model or file name came from a pull request: it enters the
+page through :func:`skillbench.markdown.md_text` or :func:`~skillbench.markdown.md_code`.
 """
 
 from __future__ import annotations
 
-from skillbench.compare._results import CompareResults
-from skillbench.compare._verdicts import FINDINGS, IMPROVEMENT, INVALID, PREFERENCE_LOSS, REGRESSION
-from skillbench.markdown import md_table, signed
+import pandas as pd
+
+from skillbench.compare._results import CompareResults, FamilyVerdict
+from skillbench.compare._verdicts import FINDINGS, IMPROVEMENT
+from skillbench.markdown import CutTable, capped_page, md_code, md_table, md_text, signed
+from skillbench.scorecard import (
+    StimulusTables,
+    dormancy_markdown,
+    dormancy_rows,
+    invalid_lines,
+    label_counts,
+    stimulus_markdown,
+    stimulus_rows,
+    verdict_label,
+    with_icon,
+)
 from skillbench.vocab import MIN_STIMULI, SIMULATED
 
 MAX_FILES_LISTED = 20
-ICONS = {IMPROVEMENT: "✅", REGRESSION: "❌", INVALID: "⚠️", PREFERENCE_LOSS: "🔻", "no change": "➖"}
+NEW_FAMILY = "new: head vs no-skill"
+
+
+def plain_label(v: FamilyVerdict) -> str:
+    """The record's verdict in dotnet's plain words (the one verdict specification's)."""
+    return verdict_label(v.state, v.reason, v.n, v.wins, v.losses)
 
 
 def headline(results: CompareResults) -> str:
-    """The one-line decision: the worst finding, and how many records have each finding."""
+    """The one-line decision: the worst finding, and how many records read each plain verdict."""
     if not results.verdicts:
         return "No skill family changed between the two versions: nothing to evaluate."
     counts = {f: sum(v.finding == f for v in results.verdicts) for f in FINDINGS}
     worst = next(f for f in FINDINGS if counts[f])
-    parts = ", ".join(f"{counts[f]} {f}" for f in FINDINGS if counts[f])
-    return f"**{worst.upper()}** — {parts} ({len(results.verdicts)} family × model record(s))"
+    n = len(results.verdicts)
+    return (f"**{worst.upper()}** — {label_counts([plain_label(v) for v in results.verdicts])} "
+            f"({n} family × model record{'' if n == 1 else 's'})")
 
 
 def _short(commit: str) -> str:
     return commit[:12] if commit else "(none)"
 
 
-def render_compare(results: CompareResults, *, scorecard_path: str = "", results_path: str = "") -> str:
-    """The whole ``compare.md``."""
-    b, h, a = results.base, results.head, results.arms
-    dirty = f" + working-tree diff {h.diff}" if h.diff else ""
-    lines = [f"# skillbench compare: `{h.ref}` ({_short(h.commit)}{dirty}) vs `{b.ref}` ({_short(b.commit)})", ""]
+def _family(results: CompareResults, family: str) -> str:
+    """A family's cell: its name, and ``(new: head vs no-skill)`` when the base does not have it."""
+    return md_text(family) + (f" ({NEW_FAMILY})" if family in results.changes.added else "")
+
+
+def _title(results: CompareResults) -> str:
+    b, h = results.base, results.head
+    dirty = f" + working-tree diff {md_text(h.diff)}" if h.diff else ""
+    return (f"# skillbench compare: {md_code(h.ref)} ({md_text(_short(h.commit))}{dirty}) vs {md_code(b.ref)} "
+            f"({md_text(_short(b.commit))})")
+
+
+def _decision(results: CompareResults) -> list[str]:
+    """The first lines: the simulated banner, the headline, ``--fail-on``'s exit and every invalid record."""
+    lines = []
     if results.endpoint == SIMULATED:
         lines += ["> **Simulated endpoint**: these numbers test the harness, not the skill.", ""]
     lines += [headline(results), ""]
     if results.fail_on:
         lines += [f"`--fail-on {results.fail_on}`: exit code **{results.exit_code}**.", ""]
+    frame = pd.DataFrame([v.model_dump() for v in results.verdicts],
+                         columns=["skill_family", "model", "state", "reason", "evidence"])
+    invalid = invalid_lines(frame)
+    if invalid:
+        lines += ["No verdict on the skill for these — fix the measurement first:", *invalid, ""]
+    return lines
+
+
+def _verdict_rows(results: CompareResults, *, failing_only: bool = False) -> tuple[list[str], list[list[str]]]:
+    rows = []
+    for v in results.verdicts:
+        if failing_only and v.finding == IMPROVEMENT and not v.reason:
+            continue
+        row = [with_icon(plain_label(v)), _family(results, v.skill_family), md_text(v.model),
+               md_code(v.verdict), md_text(v.evidence)]
+        rows.append(row + ([md_text(v.repair)] if failing_only else
+                           [signed(v.must_lift) if v.must_lift is not None else "n/a"]))
+    last = "repair" if failing_only else "must lift (head − base)"
+    return ["verdict", "skill family", "model", "state", "evidence", last], rows
+
+
+def render_compare(results: CompareResults, *, tables: StimulusTables | None = None, scorecard_path: str = "",
+                   results_path: str = "") -> str:
+    """The whole ``compare.md``; ``tables``: the comparison's per-stimulus votes and dormancy contracts (None: a
+    comparison that ran nothing)."""
+    a = results.arms
+    lines = [_title(results), "", *_decision(results)]
     if results.verdicts:
-        rows = [[f"{ICONS.get(v.finding, '')} {v.finding}", v.skill_family + (" (new)" if v.new else ""), v.model,
-                 v.verdict, v.evidence,
-                 signed(v.must_lift) if v.must_lift is not None else "n/a"] for v in results.verdicts]
-        versus = f"Head against base ({a.treatment} vs {a.control}), one vote per prompt."
+        headers, rows = _verdict_rows(results)
+        versus = (f"Head against base ({md_text(a.treatment)} vs {md_text(a.control)}), one vote per prompt; the "
+                  "verdict in dotnet/skills' plain words, the machine state beside it.")
         if any(v.new for v in results.verdicts):
-            versus += f" A new family has no base: head against no-skill ({a.treatment} vs no-skill)."
-        lines += ["## Verdicts", "", versus, "",
-                  md_table(["finding", "skill family", "model", "verdict", "evidence", "must lift (head − base)"],
-                           rows), ""]
+            versus += f" A new family has no base: head against no-skill ({md_text(a.treatment)} vs no-skill)."
+        lines += ["## Verdicts", "", versus, "", md_table(headers, rows), ""]
     if results.notes:  # said before any run: where the config came from, which family can never pass
-        lines += ["## Before the runs", "", *(f"- {note}" for note in results.notes), ""]
+        lines += ["## Before the runs", "", *(f"- {md_text(note)}" for note in results.notes), ""]
     lines += health_section(results)
     details = [v for v in results.verdicts if v.finding != IMPROVEMENT or v.reason]
     if details:
         lines += ["## What needs attention", ""]
         for v in details:
-            lines += [f"- **{v.skill_family} × {v.model}: {v.finding}** — {v.verdict}; {v.evidence}."
-                      + (f" Repair: {v.repair}." if v.repair else "")]
+            lines += [f"- **{md_text(v.skill_family)} × {md_text(v.model)}: {plain_label(v)}** — "
+                      f"{md_code(v.verdict)}; {md_text(v.evidence)}." + (f" Repair: {md_text(v.repair)}." if v.repair
+                                                                          else "")]
         lines.append("")
+    lines += stimuli_sections(results, tables)
     lines += changes_section(results)
-    where = [f"run directory `{results.run_dir}`"]
+    where = [f"run directory {md_code(results.run_dir)}"]
     if results_path:
-        where.append(f"results `{results_path}`")
+        where.append(f"results {md_code(results_path)}")
     if scorecard_path:
-        where.append(f"scorecard `{scorecard_path}`")
+        where.append(f"scorecard {md_code(scorecard_path)}")
     lines += ["---", f"<sub>skillbench compare · {' · '.join(where)} · results schema v{results.schema_version}</sub>",
               ""]
     return "\n".join(lines)
+
+
+def stimuli_sections(results: CompareResults, tables: StimulusTables | None) -> list[str]:
+    """The changed families' per-stimulus votes and dormancy contracts ([] without tables)."""
+    if tables is None:
+        return []
+    mine = tables.for_families(results.changes.families)
+    lines = []
+    stimuli, dormancy = stimulus_markdown(mine), dormancy_markdown(mine)
+    if stimuli:
+        lines += ["## Per stimulus", "", stimuli, "",
+                  f"_Reps: each rep's pairwise outcome for {md_text(results.arms.treatment)}, judged in both orders "
+                  "(W, T, L; E: the judge call failed). Vote: the stimulus vote the gate counted. Checks, shown when "
+                  "prompts have them: the deterministic checks' pass rate in each arm (passed / graded; – none "
+                  "graded)._", ""]
+    if dormancy:
+        lines += ["## Dormancy contracts", "", dormancy, "",
+                  "_A dormancy prompt must leave the family's skill dormant: a head or plugin run that activates it "
+                  "fails the activation contract._", ""]
+    return lines
+
+
+def render_compare_comment(results: CompareResults, *, full_report: str, tables: StimulusTables | None = None,
+                           ) -> str:
+    """``compare-comment.md``: the decision lines, then only what does not pass — verdicts, stimuli, dormancy
+    contracts, health problems — under GitHub's comment limit, a cut always said
+    (:func:`skillbench.markdown.capped_page`)."""
+    parts: list[str | CutTable] = [_title(results), "", *_decision(results)]
+    hl = results.health
+    if not hl.complete:
+        parts += [f"- Runs: **INCOMPLETE** — expected {hl.expected}, observed {hl.observed}, written {hl.written}; "
+                  f"{len(hl.missing)} missing."]
+    if hl.commit_mismatches:
+        parts += [f"- Commits: **{len(hl.commit_mismatches)} run(s) from another commit than declared**."]
+    if hl.judge_errors:
+        parts += [f"- Judge: {hl.judge_errors} pairwise error(s)."]
+    if not hl.complete or hl.commit_mismatches or hl.judge_errors:
+        parts.append("")
+    headers, rows = _verdict_rows(results, failing_only=True)
+    if rows:
+        parts.append(CutTable("### Verdicts that are not Improved", headers, rows))
+    if tables is not None:
+        mine = tables.for_families(results.changes.families)
+        for title, (heads, body) in (("### Stimuli that do not pass", stimulus_rows(mine, failing_only=True)),
+                                     ("### Dormancy contracts broken", dormancy_rows(mine, failing_only=True))):
+            if body:
+                parts.append(CutTable(title, heads, body))
+    if results.verdicts and not rows:
+        parts += ["Every changed family × model Improved.", ""]
+    c = results.changes
+    if c.added:
+        parts += [f"New at the head ({NEW_FAMILY}): {', '.join(md_text(f) for f in c.added)}", ""]
+    parts += [f"Full report: {md_code(full_report)} (every stimulus and contract, health, what changed)."]
+    return capped_page(parts, full_report=full_report)
 
 
 def health_section(results: CompareResults) -> list[str]:
@@ -79,32 +193,39 @@ def health_section(results: CompareResults) -> list[str]:
     lines = ["## Measurement health", "",
              f"- Runs: expected {hl.expected} · observed {hl.observed} · written {hl.written} — {state}",
              f"- Judge: {hl.judge_errors} pairwise error(s), {hl.ungraded} ungraded rubric item(s)",
-             f"- Underpowered (n < {MIN_STIMULI}): {', '.join(hl.underpowered) if hl.underpowered else 'none'}"]
+             f"- Underpowered (n < {MIN_STIMULI}): "
+             f"{', '.join(md_text(u) for u in hl.underpowered) if hl.underpowered else 'none'}"]
     if hl.commit_mismatches:
-        shown = ", ".join(hl.commit_mismatches[:5]) + (" …" if len(hl.commit_mismatches) > 5 else "")
+        shown = ", ".join(md_text(r) for r in hl.commit_mismatches[:5]) + (" …" if len(hl.commit_mismatches) > 5
+                                                                            else "")
         lines.append(f"- Commits: **{len(hl.commit_mismatches)} run(s) from another commit than declared** ({shown})")
     else:
-        lines.append(f"- Commits: base `{b.ref}` = {_short(b.commit)}, head `{h.ref}` = {_short(h.commit)}"
-                     + (f" + diff {h.diff}" if h.diff else "")
+        lines.append(f"- Commits: base {md_code(b.ref)} = {md_text(_short(b.commit))}, head {md_code(h.ref)} = "
+                     f"{md_text(_short(h.commit))}" + (f" + diff {md_text(h.diff)}" if h.diff else "")
                      + "; every version-arm run came from its declared commit")
     if hl.missing:
-        lines.append(f"- Missing runs: {', '.join(hl.missing[:5])}" + (" …" if len(hl.missing) > 5 else ""))
+        lines.append(f"- Missing runs: {', '.join(md_text(m) for m in hl.missing[:5])}"
+                     + (" …" if len(hl.missing) > 5 else ""))
     return lines + [""]
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(md_text(x) for x in names)
 
 
 def changes_section(results: CompareResults) -> list[str]:
     """What differs between the versions."""
     c = results.changes
     lines = ["## What changed", "",
-             f"- Families compared: {', '.join(c.families) if c.families else 'none'}"]
+             f"- Families compared: {_names(c.families) if c.families else 'none'}"]
     if c.added:
-        lines.append(f"- New at the head (no base: head against no-skill): {', '.join(c.added)}")
+        lines.append(f"- New at the head ({NEW_FAMILY}: the base has no such family): {_names(c.added)}")
     if c.unmeasured:
-        lines.append(f"- Not run (no preference-eligible prompt at the head): {', '.join(c.unmeasured)}")
+        lines.append(f"- Not run (no preference-eligible prompt at the head): {_names(c.unmeasured)}")
     if c.removed:
-        lines.append(f"- Removed at the head (not compared): {', '.join(c.removed)}")
+        lines.append(f"- Removed at the head (not compared): {_names(c.removed)}")
     if c.prompts:
-        lines.append(f"- Prompts changed: {', '.join(c.prompts)}")
+        lines.append(f"- Prompts changed: {_names(c.prompts)}")
     more = f" (and {len(c.files) - MAX_FILES_LISTED} more)" if len(c.files) > MAX_FILES_LISTED else ""
-    lines.append(f"- Files: {', '.join(f'`{f}`' for f in c.files[:MAX_FILES_LISTED]) or 'none'}{more}")
+    lines.append(f"- Files: {', '.join(md_code(f) for f in c.files[:MAX_FILES_LISTED]) or 'none'}{more}")
     return lines + [""]

@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from skillbench.compare._comparison import COMPARE_DIR, ComparedWeek, Comparison, plan_comparison, run_key_for
-from skillbench.compare._report import render_compare
+from skillbench.compare._report import render_compare, render_compare_comment
 from skillbench.compare._results import Arms, ChangeSet, CompareResults, FamilyVerdict, Health, Version
 from skillbench.compare._verdicts import commit_mismatches, compare_verdicts, exit_code
-from skillbench.ledgers import VERSIONS_DIR, atomic_write_text
+from skillbench.ledgers import COMPARE_COMMENT_FILE, VERSIONS_DIR, atomic_write_text
+from skillbench.scorecard import StimulusTables, stimulus_tables
 from skillbench.suite import HEAD, SuiteOverrides, SuiteRepo, VersionError
 
 if TYPE_CHECKING:
@@ -273,13 +274,27 @@ def _number(value: Any) -> float | None:
     return out if out == out else None
 
 
+def _tables(cards: Cards) -> StimulusTables | None:
+    """The per-stimulus votes and dormancy contracts of every week run (head vs base, and the new families')."""
+    each = [stimulus_tables(card.data) for _, card in cards if card is not None and card.data is not None]
+    if not each:
+        return None
+    # the check columns are named after the first week's arms (head vs base); a new family's rows are head vs
+    # no-skill, which its verdict line already says
+    return StimulusTables(pd.concat([t.stimuli for t in each], ignore_index=True),
+                          pd.concat([t.dormancy for t in each], ignore_index=True), each[0].pair)
+
+
 def write_outcome(comp: Comparison, run_dir: Path, cards: Cards, *, fail_on: str | None,
                   models: Sequence[str] = ()) -> CompareOutcome:
-    """Write ``results.json`` and ``compare.md`` (each atomically) and say where they are."""
+    """Write ``results.json``, ``compare.md`` and ``compare-comment.md`` (each atomically) and say where they are."""
     results = build_results(comp, run_dir, cards, fail_on=fail_on, models=models)
     results_path, report_path = run_dir / RESULTS_FILE, run_dir / COMPARE_REPORT_FILE
     atomic_write_text(results_path, results.model_dump_json(indent=2) + "\n")
     scorecard = next((card.path for _, card in cards if card.path), "")
-    atomic_write_text(report_path, render_compare(results, scorecard_path=str(scorecard),
+    tables = _tables(cards)
+    atomic_write_text(report_path, render_compare(results, tables=tables, scorecard_path=str(scorecard),
                                                   results_path=str(results_path)))
+    atomic_write_text(run_dir / COMPARE_COMMENT_FILE,
+                      render_compare_comment(results, tables=tables, full_report=COMPARE_REPORT_FILE))
     return CompareOutcome(results=results, run_dir=run_dir, report_path=report_path, results_path=results_path)

@@ -43,6 +43,7 @@ from skillbench.ledgers import (
     RETRIES_FILE,
     RUN_FILE,
     RUN_JUDGE_FILE,
+    SCORECARD_COMMENT_FILE,
     SCORECARD_FILE,
     SCORES_FILE,
     SLUGS_FILE,
@@ -54,7 +55,7 @@ from skillbench.ledgers import (
 # What a generation merge writes at the top of RUN_DIR (besides the run folders), and what may be derived from it.
 GENERATION_FILES = frozenset({PLAN_FILE, RUN_FILE, TRUTH_FILE, CHECKS_FILE, RETRIES_FILE, SLUGS_FILE, MANIFEST_FILE,
                               RECONCILIATION_FILE, CONSOLIDATION_FILE, PLACEBO_DIR, VERSIONS_DIR, LOCK_FILE,
-                              SCORECARD_FILE})
+                              SCORECARD_FILE, SCORECARD_COMMENT_FILE})
 JUDGE_FILES = (SCORES_FILE, JUDGE_SKIPS_FILE, PASS_FILE, JUDGE_BATCHES_FILE)  # the rubric judge's, top level
 RENAME_EXCHANGE = 2  # linux/fs.h
 

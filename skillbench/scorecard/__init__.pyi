@@ -52,8 +52,24 @@ from ._objective import (
 )
 from ._render import (
     DRIFT_BANNER as DRIFT_BANNER,
+    render_comment as render_comment,
     render_markdown as render_markdown,
     sentinel_markdown as sentinel_markdown,
+)
+from ._render_stimuli import (
+    LABEL_ICONS as LABEL_ICONS,
+    StimulusTables as StimulusTables,
+    dormancy_markdown as dormancy_markdown,
+    dormancy_rows as dormancy_rows,
+    gate_rows as gate_rows,
+    invalid_lines as invalid_lines,
+    label_counts as label_counts,
+    next_action as next_action,
+    record_label as record_label,
+    stimulus_markdown as stimulus_markdown,
+    stimulus_rows as stimulus_rows,
+    stimulus_tables as stimulus_tables,
+    with_icon as with_icon,
 )
 from ._scoring import (
     cell_scores as cell_scores,
@@ -83,8 +99,11 @@ from ._stats import (
 )
 from ._verdicts import (
     GATE_RULES as GATE_RULES,
+    INVALID_LABEL as INVALID_LABEL,
     MIN_STIMULI as MIN_STIMULI,
+    NOT_PROVEN_LABEL as NOT_PROVEN_LABEL,
     OBJECTIVE_RULES as OBJECTIVE_RULES,
+    PREFERENCE_LOSS_LABEL as PREFERENCE_LOSS_LABEL,
     GateDecision as GateDecision,
     GateRecord as GateRecord,
     ObjectiveRecord as ObjectiveRecord,
@@ -92,6 +111,7 @@ from ._verdicts import (
     Wording as Wording,
     decide as decide,
     gate_rule as gate_rule,
+    verdict_label as verdict_label,
     verdicts_table as verdicts_table,
 )
 from ._write import (

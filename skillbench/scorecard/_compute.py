@@ -131,6 +131,7 @@ class ScorecardData:
     simulation: SimulationCheck | None = None  # a simulated week against its truth.csv (None: not one)
     controls: Controls | None = None  # placebo and A/A comparisons (None: the week ran neither arm)
     sentinel: dict[str, Any] | None = None  # the judge drift sentinel's sentinel.json (None: not run this week)
+    pairs: pd.DataFrame | None = None  # pairs.csv, the votes behind the gate (None: no pairwise judge)
 
     @property
     def judge_drift(self) -> bool:
@@ -396,7 +397,7 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
                                 reconciliation_complete=complete,
                                 check_stimuli=objective.get("check_stimuli"), models=models,
                                 n_resamples=n_resamples, seed=seed),
-        sentinel=sentinel,
+        sentinel=sentinel, pairs=ledgers.pairs,
     )
 
 

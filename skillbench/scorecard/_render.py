@@ -14,15 +14,27 @@ import jinja2
 import pandas as pd
 
 from skillbench.arms import arm_kind
-from skillbench.markdown import fmt, is_missing, md_code, md_table, md_text, money, signed
+from skillbench.ledgers import SCORECARD_FILE
+from skillbench.markdown import CutTable, capped_page, fmt, is_missing, md_code, md_table, md_text, money, signed
 from skillbench.scorecard._compute import ScorecardData
 from skillbench.scorecard._labels import arm_names, arm_order
 from skillbench.scorecard._render_objective import objective_context
+from skillbench.scorecard._render_stimuli import (
+    dormancy_markdown,
+    dormancy_rows,
+    gate_rows,
+    invalid_lines,
+    label_counts,
+    record_label,
+    stimulus_markdown,
+    stimulus_rows,
+    stimulus_tables,
+)
 from skillbench.scorecard._simulation import FLOOR_ALPHA, JUDGE_ACCURACY_FLOOR
 from skillbench.scorecard._stats import DEFAULT_POWER
 from skillbench.scorecard._verdicts import rule_words
 from skillbench.signals import never_triggered
-from skillbench.vocab import NO_SKILL, PLUGIN
+from skillbench.vocab import NO_SKILL, PLUGIN, REAL
 
 TEMPLATE = "scorecard.md.j2"
 EPS = 1e-9
@@ -137,11 +149,23 @@ def _avoid_table(d: ScorecardData) -> str:
     return md_table(["prompt", "model", "condition", "violated item", "evidence"], rows)
 
 
-def _gate_table(d: ScorecardData) -> str:
+def _ordered_gate(d: ScorecardData) -> pd.DataFrame:
     g = d.gate.assign(_rank=d.gate["model"].map({m: i for i, m in enumerate(d.models)}).fillna(len(d.models)))
-    g = g.sort_values(["skill_family", "_rank", "model"], kind="stable")
-    rows = [[md_text(r.skill_family), md_text(r.model), r.verdict, r.evidence] for r in g.itertuples(index=False)]
-    return md_table(["skill family", "model", "verdict", "evidence"], rows)
+    return g.sort_values(["skill_family", "_rank", "model"], kind="stable")
+
+
+def _gate_table(d: ScorecardData) -> str:
+    headers, rows = gate_rows(_ordered_gate(d))
+    return md_table(headers, rows)
+
+
+def _decision(d: ScorecardData) -> dict[str, Any] | None:
+    """The page's first lines: how many records read each plain verdict, and every invalid record (no cap)."""
+    if d.gate is None or d.gate.empty:
+        return None
+    gate = _ordered_gate(d)
+    labels = [record_label(r) for r in gate.itertuples(index=False)]
+    return {"counts": label_counts(labels), "n": len(labels), "invalid": invalid_lines(gate)}
 
 
 def _interval(low: Any, high: Any) -> str:
@@ -348,6 +372,7 @@ def render_markdown(d: ScorecardData) -> str:
     counts = d.activation_counts
     ns_runs = int((d.manifest["condition"].astype(str).map(arm_kind).eq(NO_SKILL) & ~d.manifest["dormancy"]).sum())
     cov = d.coverage
+    tables = stimulus_tables(d)
     context = {
         "d": d, "title": d.title, "names": arm_names(d.pair), "lift": _lift_section(d), "rule": rule_words(),
         "objective": objective_context(d),
@@ -363,6 +388,7 @@ def render_markdown(d: ScorecardData) -> str:
         "served_prompts": sorted(set(d.self_served["prompt"])),
         "avoid_table": _avoid_table(d) if not d.avoid_violations.empty else "",
         "gate_table": _gate_table(d) if d.gate is not None and not d.gate.empty else "",
+        "decision": _decision(d), "stimuli": stimulus_markdown(tables), "dormancy": dormancy_markdown(tables),
         "simulation": _simulation_context(d), "controls": _controls_context(d),
         "graded": int(cov["graded"].sum()), "gradeable": int(cov["gradeable"].sum()),
         "dropped_table": _dropped_table(d) if not d.dropped.empty else "",
@@ -374,3 +400,38 @@ def render_markdown(d: ScorecardData) -> str:
         "floating": sorted({v for s in d.provenance["snapshots"].values() for v in s if not DATED.search(v)}),
     }
     return _with_sentinel(d, _environment().get_template(TEMPLATE).render(**context))
+
+
+def render_comment(d: ScorecardData, *, full_report: str = SCORECARD_FILE) -> str:
+    """``scorecard-comment.md``: the week's decision fit for a pull-request comment — the title and banners, the
+    plain verdicts' counts, every invalid record, then only what does not pass (verdicts, stimuli, dormancy
+    contracts), cut to GitHub's comment limit with the cut said (:func:`skillbench.markdown.capped_page`)."""
+    parts: list[str | CutTable] = [f"# {d.title}", ""]
+    if d.incomplete:
+        parts += [f"> **INCOMPLETE** — {md_text('; '.join(d.incomplete_reasons))}. Read no verdict below as a clean "
+                  "week.", ""]
+    if d.disagrees_with_truth and d.simulation is not None:
+        parts += [f"> **MEASUREMENT DISAGREES WITH TRUTH** — {md_text('; '.join(d.simulation.reasons))}.", ""]
+    if d.judge_drift:
+        parts += [f"> **{DRIFT_BANNER}**.", ""]
+    if d.endpoint != REAL:
+        parts += [f"> Endpoint: **{md_text(d.endpoint)}**. These numbers test the harness, not a model.", ""]
+    decision = _decision(d)
+    if decision is None:
+        parts += ["_No pairwise judgments (`pairs.csv`): no gate verdict yet._", ""]
+    else:
+        parts += [f"**Verdicts** ({decision['n']} skill family × model record{'' if decision['n'] == 1 else 's'}): "
+                  f"{decision['counts']}", ""]
+        if decision["invalid"]:
+            parts += ["No verdict on the skill for these — fix the measurement first:", *decision["invalid"], ""]
+    tables = stimulus_tables(d)
+    failing = [CutTable(title, *table) for title, table in (
+        ("### Verdicts that are not Improved",
+         gate_rows(_ordered_gate(d), failing_only=True) if decision else ([], [])),
+        ("### Stimuli that do not pass", stimulus_rows(tables, failing_only=True)),
+        ("### Dormancy contracts broken", dormancy_rows(tables, failing_only=True))) if table[1]]
+    parts += failing
+    if not failing and decision is not None:
+        parts += ["Every record Improved, every stimulus won its vote and every dormancy contract held.", ""]
+    parts += [f"Full report: {md_code(full_report)} (every stimulus and contract, lift, coverage, cost)."]
+    return capped_page(parts, full_report=full_report)

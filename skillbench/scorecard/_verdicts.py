@@ -189,6 +189,13 @@ class GateRecord:
         return (self.wins - self.losses) / self.n if self.n else float("nan")
 
 
+# dotnet/skills' plain words for a verdict (eng/vally-adapter: the PR comment's Verdict column and "How to read
+# this report"): every invalid or underpowered state reads alike, and the machine state beside it says which.
+INVALID_LABEL = "Invalid or underpowered"
+NOT_PROVEN_LABEL = "Not proven improved"
+PREFERENCE_LOSS_LABEL = "Preference loss (report only)"
+
+
 def _percent(x: float) -> str:
     return f"{x * 100:g} %"
 
@@ -196,15 +203,15 @@ def _percent(x: float) -> str:
 GATE_RULES: tuple[VerdictRule[GateRecord], ...] = (
     VerdictRule(INVALID_INCONCLUSIVE, COMMIT_MISMATCH,
                 "a run of a version arm came from another commit than the comparison declared",
-                "Invalid: runs from another commit",
+                INVALID_LABEL,
                 "runs from another commit are in the run directory: rerun with a fresh --out-dir",
                 lambda r: r.commit_mismatches > 0, comparison_only=True),
     VerdictRule(INVALID_INCONCLUSIVE, INCOMPLETE_RECONCILIATION, "the week does not account for every planned run",
-                "Inconclusive: runs missing",
+                INVALID_LABEL,
                 "some planned runs are missing: rerun the same {command} to resume them",
                 lambda r: not r.reconciliation_complete),
     VerdictRule(INVALID_INCONCLUSIVE, JUDGE_ERRORS, "a pairwise judge call failed (a judge outage is not a skill loss)",
-                "Inconclusive: judge errors",
+                INVALID_LABEL,
                 "pairwise judge calls failed: rerun the same {command} to retry them",
                 lambda r: r.judge_errors > 0),
     VerdictRule(VALID_NO_CHANGE, ACTIVATION_CONTRACT_FAILED,
@@ -213,24 +220,24 @@ GATE_RULES: tuple[VerdictRule[GateRecord], ...] = (
                 "the skill activated on a dormancy prompt: narrow its description",
                 lambda r: r.dormancy_activations > 0),
     VerdictRule(INVALID_INCONCLUSIVE, UNDERPOWERED, f"n < {MIN_STIMULI} stimuli voted",
-                "Inconclusive: too few prompts",
+                INVALID_LABEL,
                 f"fewer than {MIN_STIMULI} stimuli voted: add preference-eligible prompts to the family",
                 lambda r: r.n < MIN_STIMULI),
     VerdictRule(VALID_REGRESSION, OBJECTIVE_LOSS,
                 "the objective record of deterministic checks is a credible loss (its rules below)",
-                "Regressed on deterministic checks",
+                "Objective regression",
                 "{treatment} fails deterministic checks {control} passes: see the objective record",
                 lambda r: r.objective is not None and r.objective.regression),
     VerdictRule(VALID_NO_CHANGE, NOT_SIGNIFICANT, f"exact one-sided sign test of wins against losses: p > {ALPHA:g}",
-                "No credible change",
+                NOT_PROVEN_LABEL,
                 "no credible difference between {arms}: more prompts would narrow it",
                 lambda r: r.p_value > ALPHA),
     VerdictRule(VALID_NO_CHANGE, NO_POSITIVE_DIRECTION, "wins ≤ losses",
-                "Not better",
+                NOT_PROVEN_LABEL,
                 "{treatment} does not win more often than {control}",
                 lambda r: r.wins <= r.losses),
     VerdictRule(VALID_NO_CHANGE, NET_WIN_BELOW_FLOOR, f"net win (W − L)/n < {_percent(NET_WIN_FLOOR)}",
-                "Gain below the floor",
+                NOT_PROVEN_LABEL,
                 f"{{treatment}} wins, but by less than the {_percent(NET_WIN_FLOOR)} net-win floor",
                 lambda r: r.net_win < NET_WIN_FLOOR),
     VerdictRule(VALID_PASS, "", f"none of the above: n ≥ {MIN_STIMULI}, p ≤ {ALPHA:g}, wins > losses, "
@@ -279,6 +286,21 @@ def objective_rule(reason: str) -> VerdictRule[ObjectiveRecord]:
         if rule.reason == reason:
             return rule
     raise KeyError(f"no objective rule has the reason {reason!r}")
+
+
+def verdict_label(state: str, reason: str, n: int, wins: int, losses: int) -> str:
+    """A gate record in dotnet's plain words: its rule's label, except that a ``VALID_NO_CHANGE`` record whose
+    votes credibly prefer the control (the pass's rule mirrored, :attr:`ObjectiveRecord.regression`) reads
+    ``Preference loss (report only)`` — unless its activation contract failed, which dotnet names first.
+
+    A reason no rule has (a card written by another version) reads as the last rule with its state does.
+    """
+    if state == VALID_NO_CHANGE and reason != ACTIVATION_CONTRACT_FAILED and \
+            ObjectiveRecord(n=n, wins=wins, losses=losses).regression:
+        return PREFERENCE_LOSS_LABEL
+    rule = next((r for r in GATE_RULES if (r.state, r.reason) == (state, reason)), None)
+    rule = rule or next((r for r in reversed(GATE_RULES) if r.state == state), None)
+    return rule.label if rule is not None else state
 
 
 @dataclass(frozen=True)

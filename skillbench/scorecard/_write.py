@@ -11,10 +11,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from skillbench.ledgers import HISTORY_FILE, SCORECARD_FILE, WeekLedgers, atomic_write_text, load_week
+from skillbench.ledgers import (
+    HISTORY_FILE,
+    SCORECARD_COMMENT_FILE,
+    SCORECARD_FILE,
+    WeekLedgers,
+    atomic_write_text,
+    load_week,
+)
 from skillbench.scorecard import _history as hist
 from skillbench.scorecard._compute import ScorecardData, compute_scorecard
-from skillbench.scorecard._render import render_markdown
+from skillbench.scorecard._render import render_comment, render_markdown
 from skillbench.scorecard._stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
@@ -50,7 +57,8 @@ def week_history(ledgers: WeekLedgers, history_path: str | Path) -> pd.DataFrame
 def write_scorecard(run_dir: str | Path, *, history_path: str | Path | None = None, run_key: str | None = None,
                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                     site: str | None = None) -> ScorecardResult:
-    """Compute the scorecard, write ``RUN_DIR/scorecard.md`` and upsert this week into the history file.
+    """Compute the scorecard, write ``RUN_DIR/scorecard.md`` with ``scorecard-comment.md`` beside it (the decision
+    and what does not pass, fit for a pull-request comment) and upsert this week into the history file.
 
     The history keeps qdrant's 8 columns; each row's endpoint goes to its sidecar (:mod:`.history`). An
     INCOMPLETE week (``data.incomplete_reasons``) writes its scorecard but no history row; a comparison
@@ -69,6 +77,7 @@ def write_scorecard(run_dir: str | Path, *, history_path: str | Path | None = No
     markdown = render_markdown(data)
     path = run_dir / SCORECARD_FILE
     atomic_write_text(path, markdown)
+    atomic_write_text(run_dir / SCORECARD_COMMENT_FILE, render_comment(data, full_report=SCORECARD_FILE))
     if not data.keeps_history:
         return ScorecardResult(path=path, history_path=None, data=data, markdown=markdown)
     hist.write_history(history_path, data.history)
