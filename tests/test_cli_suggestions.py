@@ -60,13 +60,13 @@ SUITE_PACKAGE_EXCEPTIONS = {
     "--setting-sources": "names the agent CLI's own flag in a statement, suggests nothing",
     "--allow-dirty": "suggested when a version arm meets a dirty tree: generate and compare (checked below)",
     "--trigger-set": "validate's flag, named in the skill-creator layout's row of the docs' table (no message)",
+    "--strict": "an argument of the eval's own command in a Vally spec's example (args: [validate.js, --strict])",
+    "--eval-set": "skill-creator's run_eval.py flag, naming where its trigger sets come from",
 }
-# commands/_compare.py is the compare engineer's: it takes the group there. Strict, so the mark goes when it does.
-_PENDING = {"compare": pytest.mark.xfail(strict=True, reason="compare does not take the suite group yet")}
 
 
 def _cases(commands):
-    return [pytest.param(c, marks=_PENDING[c]) if c in _PENDING else c for c in sorted(commands)]
+    return sorted(commands)
 
 
 def _parsers() -> dict[str, argparse.ArgumentParser]:

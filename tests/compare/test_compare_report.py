@@ -128,8 +128,11 @@ def test_a_comparison_writes_its_comment_beside_compare_md(tmp_path: Path) -> No
         head=version("HEAD", "4bfe014776eb" + "0" * 28),
         arms=ArmPair("with-skill@HEAD", "with-skill@HEAD~1", "no-skill"),
         changes=SimpleNamespace(files=["skills/time-series-pandas/SKILL.md"], families=["time-series-pandas"],
-                                prompts=[], added=[], removed=[]))
-    outcome = write_outcome(comp, run_dir, card, fail_on="regression")
+                                prompts=[], added=[], removed=[]),
+        suite=SimpleNamespace(preference_eligible_prompts=[SimpleNamespace(family="time-series-pandas")] * 6),
+        notes=[])
+    week = SimpleNamespace(run_dir=run_dir, families=["time-series-pandas"], new=False)
+    outcome = write_outcome(comp, run_dir, [(week, card)], fail_on="regression")
     md, comment = outcome.report_path.read_text(), (run_dir / COMPARE_COMMENT_FILE).read_text()
     assert "## Per stimulus" in md and "## Dormancy contracts" in md
     assert comment.splitlines()[0] == md.splitlines()[0] and len(comment) <= GITHUB_COMMENT_LIMIT
