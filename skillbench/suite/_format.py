@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
@@ -181,6 +182,8 @@ class Skill:
     name: str
     description: str
     allowed_tools: tuple[str, ...] = ()
+    # (problem, fix) when strict YAML refuses the frontmatter but Claude Code reads it: a warning, not an error
+    lenient: tuple[str, str] | None = field(default=None, compare=False)
 
     @property
     def family(self) -> str:
@@ -197,11 +200,15 @@ def read_skill(path: Path, leaf: str) -> Skill:
     match = FRONTMATTER.match(text)
     if not match:
         raise FrontmatterError("no YAML frontmatter (a leading '---' block)")
+    lenient: tuple[str, str] | None = None
     try:
         meta = load_yaml(match.group(1))
     except yaml.YAMLError as exc:
         problem, fix = yaml_error(exc, match.group(1), first_line=2)  # line 1 is the opening '---'
-        raise FrontmatterError(f"frontmatter is {problem}", fix) from exc
+        meta = _as_the_cli_reads(match.group(1))
+        if meta is None:
+            raise FrontmatterError(f"frontmatter is {problem}", fix) from exc
+        lenient = (f"frontmatter is {problem} (Claude Code still reads it, each value taken as a string)", fix)
     except NestingError as exc:
         raise FrontmatterError(f"frontmatter is {exc}") from None
     if not isinstance(meta, dict):
@@ -213,7 +220,28 @@ def read_skill(path: Path, leaf: str) -> Skill:
     tools = meta.get("allowed-tools") or ()
     if isinstance(tools, str):
         tools = [t.strip() for t in tools.split(",") if t.strip()]
-    return Skill(leaf, path, meta["name"].strip(), meta["description"].strip(), tuple(str(t) for t in tools))
+    return Skill(leaf, path, meta["name"].strip(), meta["description"].strip(), tuple(str(t) for t in tools),
+                 lenient=lenient)
+
+
+_PLAIN_VALUE = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]+([^'\"|>\[{ \t].*?)[ \t]*$")
+
+
+def _as_the_cli_reads(text: str) -> dict[str, Any] | None:
+    """A frontmatter strict YAML refuses, read as Claude Code reads it, or None.
+
+    The pinned CLI lists a skill whose frontmatter has an unquoted value with ``': '`` in it (the commonest slip:
+    ``description: Launch videos: when …``), so refusing it would measure a skill the agent really gets as
+    missing. As the CLI does, each top-level ``key: value`` line whose value is plain is read as one string; what
+    still does not parse is refused.
+    """
+    lines = [f"{m.group(1)}: {json.dumps(m.group(2), ensure_ascii=False)}" if (m := _PLAIN_VALUE.match(line)) else line
+             for line in text.splitlines()]
+    try:
+        meta = load_yaml("\n".join(lines))
+    except (yaml.YAMLError, NestingError):
+        return None
+    return meta if isinstance(meta, dict) else None
 
 
 @dataclass(frozen=True)

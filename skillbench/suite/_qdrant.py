@@ -78,6 +78,8 @@ class _Checker:
             except (OSError, UnicodeDecodeError) as exc:
                 self.error(display_path(path), "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
         for skill in self.suite.skills.values():
+            if skill.lenient:
+                self.warn(display_path(skill.path), "frontmatter", *skill.lenient)
             if skill.leaf == f"{skill.family}/{SKILL_FILE}" and skill.name != skill.family:
                 # the CLI lists a skill by its frontmatter name; availability is checked against the folder name
                 self.error(display_path(skill.path), "frontmatter.name",

@@ -73,15 +73,31 @@ def test_a_site_base_under_a_path_is_guessed_whole(tmp_path):
 
 
 def test_an_unquoted_colon_in_a_description_names_line_column_and_the_quoting_fix(tmp_path):
+    """Strict YAML refuses the line, but Claude Code reads it (its skill is listed): a warning with where and the
+    fix, and the skill is measured with the description the CLI reads."""
+    from skillbench.suite import load_suite
+
     suite = qdrant_repo(tmp_path)
     skill = tmp_path / "skills" / FAMILIES[0] / "SKILL.md"
     skill.write_text(f"---\nname: {FAMILIES[0]}\ndescription: Tunes search. Keywords: latency, recall\n---\n# x\n",
                      encoding="utf-8")
+    report = preflight(suite, SuiteOverrides(site_base=SITE))
+    assert not report.errors
+    [warning] = [w for w in report.warnings if w.field == "frontmatter"]
+    assert "line 3, column 36" in warning.problem and "'description'" in warning.problem
+    assert "mapping values are not allowed here" in warning.problem and "Claude Code still reads it" in warning.problem
+    assert warning.fix.startswith('quote the value: description: "…"')
+    loaded = load_suite(suite, SuiteOverrides(site_base=SITE))
+    [read] = [s for s in loaded.skills.values() if s.family == FAMILIES[0]]
+    assert read.description == "Tunes search. Keywords: latency, recall"
+
+
+def test_a_frontmatter_the_cli_cannot_read_either_is_one_error(tmp_path):
+    suite = qdrant_repo(tmp_path)
+    skill = tmp_path / "skills" / FAMILIES[0] / "SKILL.md"
+    skill.write_text(f"---\nname: {FAMILIES[0]}\ndescription: a: b\n  - c\n---\n# x\n", encoding="utf-8")
     [error] = preflight(suite, SuiteOverrides(site_base=SITE)).errors
-    assert error.field == "frontmatter"
-    assert "line 3, column 36" in error.problem and "'description'" in error.problem
-    assert "mapping values are not allowed here" in error.problem
-    assert error.fix.startswith('quote the value: description: "…"')
+    assert error.field == "frontmatter" and "not valid YAML at line " in error.problem
 
 
 def test_a_yaml_error_in_crlf_frontmatter_counts_lines_of_the_file(tmp_path):

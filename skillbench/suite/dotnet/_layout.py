@@ -118,6 +118,8 @@ class _DotnetChecker:
             except (OSError, UnicodeDecodeError) as exc:
                 self.add("error", display_path(path), "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
                 continue
+            if found.lenient:
+                self.add("warning", display_path(path), "frontmatter", *found.lenient)
             if problem := skill_folder_problem(path.parent):
                 self.add("error", display_path(path.parent), "symlink", problem, "copy the file into the skill "
                          "instead (a run installs the skill's folder and never follows a link out of it)")

@@ -43,7 +43,8 @@ UNSUPPORTED_FIELDS: dict[str, str] = {
     "constraints.max_tokens": _TOKENS,
     "stimulus.max_tokens": _TOKENS,
     "constraints.reject_skills": _ACTIVATION,
-    "defaults.model": "the models come from skillbench's config or the run's command line (Copilot's model names differ)",
+    "defaults.model": "the models come from skillbench's config or the run's command line (Copilot's model "
+                      "names differ)",
     "defaults.judge_model": "the judge is skillbench's own (judge_model in skillbench.toml)",
     "defaults.executor": "skillbench's executor is Claude Code in a fresh container",
     "eval.scoring": "skillbench's verdicts come from its own gate (the paired sign test), not a weighted score",

@@ -146,6 +146,8 @@ class _Checker:
         except (OSError, UnicodeDecodeError) as exc:
             self.add("error", path, "file", f"cannot be read ({exc})", "make it a UTF-8 text file")
             return None
+        if found.lenient:
+            self.add("warning", path, "frontmatter", *found.lenient)
         if problem := skill_folder_problem(folder):
             self.add("error", folder, "symlink", problem, "copy the file into the skill instead (a run installs the "
                      "skill's folder and never follows a link out of it)")
