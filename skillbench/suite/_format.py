@@ -293,6 +293,8 @@ class Suite:
     family_dirs: dict[str, Path] = field(default_factory=dict)  # family -> its folder, where not skills_root/family
     plugin_of: dict[str, str] = field(default_factory=dict)  # family (skill) -> its plugin (dotnet layout)
     evals: list[EvalInfo] = field(default_factory=list)
+    # family -> the validator's lines: families a week leaves out for a broken spec (skillbench.suite._families)
+    invalid_families: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def scored_prompts(self) -> list[PromptSpec]:

@@ -253,10 +253,10 @@ def _check_selection(suite_dir: Path, opts: WeeklyOptions) -> None:
     if not (opts.prompts or opts.families):
         return
     from skillbench.generation import SelectionError, make_plan, selected
-    from skillbench.suite import SuiteError, load_suite
+    from skillbench.suite import SuiteError, load_families
 
     try:
-        suite = load_suite(suite_dir, skip_missing=opts.skip_missing)
+        suite = load_families(suite_dir, skip_missing=opts.skip_missing)
     except SuiteError:
         return  # 00_preflight reports a broken suite with all its defects
     run = suite.config.run

@@ -1,0 +1,97 @@
+"""One broken spec does not stop the others: a preflight's errors split by the skill family they make invalid.
+
+A week (``weekly``, ``generate``) runs every family whose specs are sound and records the rest as invalid, each
+with the validator's lines, so one eval with an unknown assertion type or one prompt with a bad rubric costs its
+own family's verdict (``INVALID_INCONCLUSIVE (invalid_spec)``) and nothing else. ``validate`` still exits 1 on any
+error, and ``compare`` still refuses a broken suite (:func:`skillbench.suite.load_suite`): a pull request must not
+turn a regressing family into an inconclusive one by breaking its spec.
+
+An error belongs to a family when its file does: a file under the family's folder (its SKILL.md, a skill-creator
+``evals/evals.json``), an eval the layout read for that family's skill (dotnet), a prompt the layout loaded for it,
+or a prompt file whose ``skill_url`` names it (a qdrant prompt that failed validation was not loaded). An error
+that belongs to no family (the config, the skills root, a prompt whose ``skill_url`` cannot be read) stops the whole
+suite as before: it cannot be held apart, so nothing runs on it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from skillbench.suite._defects import Defect, display_path
+from skillbench.suite._format import SkillUrlError, Suite, parse_skill_url
+from skillbench.suite._nesting import NestingError, load_json
+from skillbench.suite._validation import PreflightReport, SuiteError, preflight
+
+
+def defect_family(defect: Defect, report: PreflightReport) -> str | None:
+    """The skill family ``defect``'s file belongs to, or None when it belongs to none (it stops the suite)."""
+    suite = report.suite
+    shown = defect.path
+    where = Path(shown).resolve()
+    for family in suite.families:
+        if where.is_relative_to(suite.family_dir(family).resolve()):
+            return family
+    for info in suite.evals:  # dotnet: each eval is its skill's, whatever is wrong inside it
+        if display_path(info.path) == shown:
+            return info.skill
+    for spec in suite.prompts:
+        if display_path(spec.path) == shown and spec.family:
+            return spec.family
+    for path in report.prompt_files:
+        if display_path(path) == shown:
+            return _named_family(path, suite)
+    return None
+
+
+def _named_family(path: Path, suite: Suite) -> str | None:
+    """The family a prompt file's ``skill_url`` names (qdrant's format), None when it names none readably."""
+    try:
+        raw = load_json(path.read_text(encoding="utf-8"))
+    except (NestingError, json.JSONDecodeError, OSError, UnicodeDecodeError):
+        return None
+    url = raw.get("skill_url") if isinstance(raw, dict) else None
+    if not isinstance(url, str) or not url.strip():
+        return None
+    try:
+        family, _ = parse_skill_url(url, suite.site_base)
+    except SkillUrlError:
+        return None
+    return family or None
+
+
+def split_families(report: PreflightReport) -> Suite:
+    """Cut ``report``'s suite to its sound families; the rest go to :attr:`Suite.invalid_families`, each with the
+    validator's lines (``path: field: problem — fix``) in the report's order. The invalid families' skills stay
+    (an arm that installs every family still installs them: a broken spec is not a broken skill).
+
+    Raises:
+        SuiteError: an error that belongs to no family (named first), a config that could not be read, or no sound
+            family left.
+    """
+    if report.stopped:
+        raise SuiteError(report)
+    invalid: dict[str, list[str]] = {}
+    for defect in report.errors:
+        family = defect_family(defect, report)
+        if family is None:
+            first = [defect, *(d for d in report.defects if d is not defect)]
+            raise SuiteError(PreflightReport(report.suite, first, report.prompt_files))
+        invalid.setdefault(family, []).append(str(defect))
+    if not invalid:
+        return report.suite
+    suite = dataclasses.replace(report.suite, prompts=[p for p in report.suite.prompts if p.family not in invalid],
+                                invalid_families=dict(sorted(invalid.items())))
+    if not suite.scored_prompts:
+        raise SuiteError(report)
+    return suite
+
+
+def load_families(suite_dir: str | Path = "evals", **overrides) -> Suite:
+    """Read a suite for a week: preflight it and keep what is sound (:func:`split_families`).
+
+    Raises:
+        SuiteError: an error no family can be held to, or no sound family.
+    """
+    return split_families(preflight(suite_dir, **overrides))
