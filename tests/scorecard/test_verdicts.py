@@ -152,6 +152,7 @@ def test_rule_words_state_the_regression_step() -> None:
     words = rule_words()
     assert (words["alpha"], words["floor"], words["min_n"]) == ("0.05", "20%", "5")
     assert words["before_regression"] == (
-        "`INVALID_INCONCLUSIVE (invalid_spec)`, `INVALID_INCONCLUSIVE (incomplete_reconciliation)`, `INVALID_INCONCLUSIVE (judge_errors)`, "
+        "`INVALID_INCONCLUSIVE (invalid_spec)`, `INVALID_INCONCLUSIVE (incomplete_reconciliation)`, "
+        "`INVALID_INCONCLUSIVE (judge_errors)`, "
         "`VALID_NO_CHANGE (activation_contract_failed)` and `INVALID_INCONCLUSIVE (underpowered)`")
     assert words["after_regression"].endswith("and `VALID_PASS`")
