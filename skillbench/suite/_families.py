@@ -78,7 +78,7 @@ def split_families(report: PreflightReport) -> Suite:
         if family is None:
             first = [defect, *(d for d in report.defects if d is not defect)]
             raise SuiteError(PreflightReport(report.suite, first, report.prompt_files))
-        invalid.setdefault(family, []).append(str(defect))
+        invalid.setdefault(family, []).append(_recorded(defect, report.suite.suite_dir))
     if not invalid:
         return report.suite
     suite = dataclasses.replace(report.suite, prompts=[p for p in report.suite.prompts if p.family not in invalid],
@@ -86,6 +86,15 @@ def split_families(report: PreflightReport) -> Suite:
     if not suite.scored_prompts:
         raise SuiteError(report)
     return suite
+
+
+def _recorded(defect: Defect, suite_dir: Path) -> str:
+    """The defect's line with its path relative to the suite folder: the week records it, and a path relative to
+    wherever the pass happened to run would name nothing once read elsewhere."""
+    where = Path(defect.path).resolve()
+    root = Path(suite_dir).resolve()
+    shown = where.relative_to(root).as_posix() if where.is_relative_to(root) else defect.path
+    return str(dataclasses.replace(defect, path=shown))
 
 
 def load_families(suite_dir: str | Path = "evals", **overrides) -> Suite:

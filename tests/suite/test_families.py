@@ -47,7 +47,8 @@ def test_a_prompt_with_a_bad_rubric_makes_only_its_family_invalid(tmp_path):
     suite = load_families(suite_dir)
     assert list(suite.invalid_families) == ["beta"]
     lines = suite.invalid_families["beta"]
-    assert len(lines) == 3 and "beta-bad.json: rubric[0].type: unknown rubric type 'should'" in lines[0]
+    assert len(lines) == 3 and lines[0].startswith("test-prompts/beta-bad.json: rubric[0].type: unknown rubric type "
+                                                   "'should'"), "recorded relative to the suite, wherever it ran"
     assert {p.family for p in suite.prompts} == {"alpha"}, "none of the invalid family's prompts runs"
     assert "beta" in suite.families, "its skill stays installed where every family is (a plugin arm)"
 
@@ -88,5 +89,16 @@ def test_a_dotnet_eval_with_an_unknown_assertion_makes_only_its_skill_invalid(tm
         (tests / "eval.yaml").write_text(spec)
     suite = load_families(root)
     assert list(suite.invalid_families) == ["bad-skill"]
-    assert all("unknown assertion type 'output_teleports'" in line for line in suite.invalid_families["bad-skill"])
+    assert all(line.startswith("tests/demo/bad-skill/eval.yaml: ") and "unknown assertion type 'output_teleports'"
+               in line for line in suite.invalid_families["bad-skill"])
     assert {p.family for p in suite.scored_prompts} == {"good-skill"}
+
+
+def test_selecting_an_invalid_family_says_why_it_has_no_run(tmp_path):
+    from skillbench.generation import SelectionError, make_plan, selected
+
+    suite = load_families(_qdrant(tmp_path, _prompt("beta-bad", "beta", rubric_type="should")))
+    plan = make_plan(suite, "wk", models=["haiku"], conditions=["no-skill", "with-skill"], reps=1, seed=0)
+    assert set(plan["skill_family"]) == {"alpha"}
+    with pytest.raises(SelectionError, match="--families beta: has an invalid spec"):
+        selected(plan, suite, families=["beta"])
