@@ -140,7 +140,9 @@ def _avoid_table(d: ScorecardData) -> str:
 def _gate_table(d: ScorecardData) -> str:
     g = d.gate.assign(_rank=d.gate["model"].map({m: i for i, m in enumerate(d.models)}).fillna(len(d.models)))
     g = g.sort_values(["skill_family", "_rank", "model"], kind="stable")
-    rows = [[md_text(r.skill_family), md_text(r.model), r.verdict, r.evidence] for r in g.itertuples(index=False)]
+    # evidence: an invalid family's is the validator's line, which quotes the spec (content under evaluation)
+    rows = [[md_text(r.skill_family), md_text(r.model), r.verdict, md_text(r.evidence)]
+            for r in g.itertuples(index=False)]
     return md_table(["skill family", "model", "verdict", "evidence"], rows)
 
 

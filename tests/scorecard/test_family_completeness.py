@@ -17,7 +17,9 @@ from tests.helpers.scorecard import score_week
 
 WEEK = Path(__file__).resolve().parents[1] / "data" / "tiny-week" / "20261130"
 KEPT, LEFT = "dates", "csv-io"
-BAD_LINE = "test-prompts/ghost-1.json: rubric[0].type: unknown rubric type 'should' — use one of: must, bonus, avoid"
+# The validator quotes the spec, which comes from a pull request: a hostile value must stay text on the page.
+BAD_LINE = ("test-prompts/ghost-1.json: rubric[0].type: unknown rubric type '<img src=x onerror=alert(1)>|x' — use "
+            "one of: must, bonus, avoid")
 
 
 def _cut(run_dir: Path, family: str) -> list[str]:
@@ -65,7 +67,9 @@ def test_an_invalid_family_is_listed_first_and_decided_invalid_spec(subset_week)
     assert data.incomplete and data.subset == "subset: 1 of 3 families"
     head = md.split("\n## ", 1)[0]
     assert "ghost" in data.incomplete_reasons[0] and "invalid_spec" in data.incomplete_reasons[0]
-    assert "**Invalid families**" in head and BAD_LINE in head, "the page's first lines carry the validator's line"
+    assert "**Invalid families**" in head and "unknown rubric type" in head, "the first lines carry the line"
+    assert "<img" not in md.replace("\\<img", ""), "the spec's text never becomes markup"
+    assert "|x'" not in md.replace("\\|x'", ""), "nor a table cell"
     gate = data.gate.set_index(["skill_family", "model"])
     assert {m for f, m in gate.index if f == "ghost"} == set(data.models)
     assert (gate.loc["ghost", "verdict"] == "INVALID_INCONCLUSIVE (invalid_spec)").all()
