@@ -79,7 +79,8 @@ class WeeklyOptions:
         backend: ``sim`` or ``anthropic`` (None: ``anthropic`` with a key in the environment, else ``sim``).
         models, reps, conditions: the matrix (None: the suite config).
         prompts, families: run and grade only these prompts / skill families (the rest of the plan is
-            ``limited``: the week is not complete).
+            ``limited``: a subset of the week, whose complete families get their verdicts; a later pass of the run
+            key without a selection completes it).
         jobs: runs (and judge calls) at once.
         seed: plan order and simulated endpoint seed.
         sandbox: ``docker`` or ``local`` (None: docker when the engine answers).
