@@ -104,7 +104,7 @@ class Reconciliation(BaseModel):
         return bool(self.accounted) and not self.findings
 
     @property
-    def subset(self) -> bool:
+    def is_subset(self) -> bool:
         """A pass over part of the suite (``--families``/``--prompts``), whose other runs are kept for later."""
         return bool((self.model_extra or {}).get("selection")) and bool(self.limited)
 
@@ -194,13 +194,12 @@ def family_states(families: Mapping[str, str], *, broken: set[str], limited: set
     """Each family's state from its runs: ``incomplete`` when one is missing, capped, not started, duplicated,
     unwritten or owes a check row (``broken``); else ``limited`` when one was kept out of the pass; else
     ``complete``."""
+    rank = {FAMILY_COMPLETE: 0, FAMILY_LIMITED: 1, FAMILY_INCOMPLETE: 2}  # a family is as far as its worst run
     states: dict[str, str] = {}
     for run, family in families.items():
         state = FAMILY_INCOMPLETE if run in broken else FAMILY_LIMITED if run in limited else FAMILY_COMPLETE
-        rank = (FAMILY_COMPLETE, FAMILY_LIMITED, FAMILY_INCOMPLETE)
-        if rank.index(state) > rank.index(states.get(family, FAMILY_COMPLETE)):
+        if rank[state] >= rank[states.get(family, FAMILY_COMPLETE)]:
             states[family] = state
-        states.setdefault(family, state)
     return dict(sorted(states.items()))
 
 

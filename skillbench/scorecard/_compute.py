@@ -163,11 +163,11 @@ class ScorecardData:
         return self.reconciliation is not None
 
     @property
-    def subset(self) -> str:
+    def subset_label(self) -> str:
         """``subset: N of M families`` for a pass over part of the suite (``--families``/``--prompts``) whose other
         runs are kept for a later pass of the run key; ``""`` otherwise."""
         recon = self.reconciliation
-        if recon is None or not recon.subset or not recon.families:
+        if recon is None or not recon.is_subset or not recon.families:
             return ""
         ran = set(self.manifest["skill_family"].astype(str)) & set(recon.families)
         total = len(set(recon.families) | set(recon.invalid_families))
@@ -176,7 +176,7 @@ class ScorecardData:
     @property
     def subset_only(self) -> bool:
         """A subset whose runs are all accounted for: nothing but the other families' runs is left for later."""
-        return bool(self.subset) and not self.incomplete
+        return bool(self.subset_label) and not self.incomplete
 
     @property
     def reconciliation_state(self) -> str:
@@ -185,7 +185,7 @@ class ScorecardData:
         if recon is not None and recon.is_complete:
             return "complete"
         if self.subset_only and recon is not None:
-            return (f"every planned run accounted for — {self.subset}: {len(recon.limited)} runs of the other "
+            return (f"every planned run accounted for — {self.subset_label}: {len(recon.limited)} runs of the other "
                     "families limited (kept for a later pass)")
         return "**INCOMPLETE**"
 
@@ -198,8 +198,8 @@ class ScorecardData:
     def title(self) -> str:
         title = (f"Weekly Skill Scorecard — {self.run_key}" if self.pair.is_default
                  else f"Skill Comparison Scorecard — {self.run_key} — {self.pair.label}")
-        if self.subset:
-            title += f" — {self.subset}"
+        if self.subset_label:
+            title += f" — {self.subset_label}"
         if self.endpoint != REAL:
             title += f" — {self.endpoint} endpoint"
         if self.disagrees_with_truth:
@@ -389,7 +389,7 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
     reasons = incomplete_reasons(recon, coverage, consolidation_incomplete(ledgers.run_dir))
     if hist.keeps_history(pair):
         history = history if history is not None else hist.empty_history()
-        if not reasons and not (recon is not None and recon.subset):  # a partial week must not feed later
+        if not reasons and not (recon is not None and recon.is_subset):  # a partial week must not feed later
             history = hist.upsert(history, rows)  # weeks' noise floor
         wow = hist.week_over_week(history, run_key, lift, endpoint, window_end=window_end)
     else:  # a comparison is not a week of the series: no history in, none out, no week-over-week delta
@@ -498,10 +498,10 @@ def reconciliation_reasons(recon: Reconciliation) -> list[str]:
     kept = {name: len(getattr(recon, name)) for name in ("capped", "not_started", "limited") if getattr(recon, name)}
     if not recon.accounted_for or recon.damaged or recon.stopped_legs:
         reasons.append("the reconciliation does not account for every planned run")
-    elif kept and not (recon.subset and set(kept) == {"limited"}):
+    elif kept and not (recon.is_subset and set(kept) == {"limited"}):
         what = ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in kept.items())
         reasons.append(f"every planned run is accounted for, but not all were run ({what}) — rerun the same run "
                        "key to run them")
-    if not reasons and not recon.subset:  # a flag that disagrees with empty lists fails closed
+    if not reasons and not recon.is_subset:  # a flag that disagrees with empty lists fails closed
         reasons.append("the reconciliation does not account for every planned run")
     return reasons

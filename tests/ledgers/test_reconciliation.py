@@ -95,9 +95,9 @@ def test_a_subset_pass_is_accounted_for_and_decides_its_families():
                          account=PassAccount(limited=["b1", "b2", "c1", "c2"]), note=None)
     assert rec.accounted and not rec.complete and rec.missing == []
     assert rec.family_complete("A") and not rec.family_complete("B")
-    assert not rec.subset, "without a recorded selection the limited runs are a --limit, not a subset"
+    assert not rec.is_subset, "without a recorded selection the limited runs are a --limit, not a subset"
     selected = Reconciliation.model_validate({**rec.to_json(), "selection": {"families": ["A"], "prompts": []}})
-    assert selected.subset and selected.family_complete("A")
+    assert selected.is_subset and selected.family_complete("A")
 
 
 @pytest.mark.parametrize("damage", [{"unexpected": ["x"]}, {"duplicate": ["a1"]}, {"unwritten": ["a2"]},

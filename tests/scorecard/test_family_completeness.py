@@ -51,7 +51,7 @@ def test_a_subset_decides_its_families_says_subset_and_keeps_out_of_history(subs
     assert recon["families"] == {LEFT: "limited", KEPT: "complete"} and recon["accounted"]
     assert recon["missing"] == [], "a limited run is never also missing"
     data, md = score_week(subset_week)
-    assert data.subset == "subset: 1 of 2 families" and "subset: 1 of 2 families" in data.title
+    assert data.subset_label == "subset: 1 of 2 families" and "subset: 1 of 2 families" in data.title
     assert not data.incomplete and "INCOMPLETE" not in md, "the banner agrees with reconciliation.json"
     gate = data.gate.set_index("skill_family")
     assert set(gate.index) == {KEPT}
@@ -64,7 +64,7 @@ def test_an_invalid_family_is_listed_first_and_decided_invalid_spec(subset_week)
     reconcile(subset_week, limited=_cut(subset_week, LEFT), invalid_families={"ghost": [BAD_LINE]},
               extra={"selection": {"prompts": [], "families": [KEPT]}})
     data, md = score_week(subset_week)
-    assert data.incomplete and data.subset == "subset: 1 of 3 families"
+    assert data.incomplete and data.subset_label == "subset: 1 of 3 families"
     head = md.split("\n## ", 1)[0]
     assert "ghost" in data.incomplete_reasons[0] and "invalid_spec" in data.incomplete_reasons[0]
     assert "**Invalid families**" in head and "unknown rubric type" in head, "the first lines carry the line"
