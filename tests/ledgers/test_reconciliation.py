@@ -129,3 +129,16 @@ def test_a_lost_reconciliation_keeps_the_invalid_families_of_run_json(tmp_path):
     (tmp_path / "run.json").write_text(json.dumps({"run_key": "wk", "invalid_families": {"D": ["line"]}}))
     rec = reconcile_from_plan(tmp_path, manifest)
     assert rec.invalid_families == {"D": ["line"]} and not rec.is_complete
+
+
+def test_generation_records_the_invalid_families_and_its_summary_line_names_them(tmp_path):
+    from skillbench.generation import summary_line
+
+    (tmp_path / "run.json").write_text(json.dumps({"run_key": "wk1"}))
+    pd.DataFrame({"run_id": PLANNED, "prompt": PLANNED, "skill_family": ["A", "A", "B", "B"], "skill_leaf": "x",
+                  "model": "haiku", "condition": "no-skill", "rep": 1, "dormancy": 0,
+                  "order": range(4)}).to_csv(tmp_path / "plan.csv", index=False)
+    report = reconcile(tmp_path, limited=PLANNED[2:], invalid_families={"C": ["tests/p/c/eval.yaml: … — fix it"]})
+    assert report["families"] == {"A": "incomplete", "B": "limited"}, "no run folder finished: A's runs are missing"
+    assert report["invalid_families"] == {"C": ["tests/p/c/eval.yaml: … — fix it"]}
+    assert summary_line(report).endswith("; 1 invalid family (C)")
