@@ -47,8 +47,8 @@ Files read:
     ``--limit``, ``--families``/``--prompts`` or a shard; never also ``missing``), ``not_started`` (run ids),
     ``stopped_legs`` (``"model|condition"`` stopped as a systemic failure), ``families`` (each family's state) and
     ``invalid_families`` (families left out for an invalid spec, with the validator's lines; the week is then never
-    complete); other extra keys are kept and ignored. A week is complete only when ``complete`` is true *and* every one of these
-    lists is empty (fail closed when the two disagree).
+    complete); other extra keys are kept and ignored. A week is complete only when ``complete`` is true *and*
+    every one of these lists is empty (fail closed when the two disagree).
 
 ``pairs.csv`` (optional; the pairwise judge)
     ``run_key, skill_family, prompt, model, rep, winner_ab, winner_ba, outcome, judge_model, error``;

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 from skillbench.suite._defects import Defect, display_path
@@ -29,10 +30,13 @@ def defect_family(defect: Defect, report: PreflightReport) -> str | None:
     """The skill family ``defect``'s file belongs to, or None when it belongs to none (it stops the suite)."""
     suite = report.suite
     shown = defect.path
-    where = Path(shown).resolve()
+    where = _absolute(shown)  # a link is judged where it is, not where it points (a link out is the defect)
     for family in suite.families:
-        if where.is_relative_to(suite.family_dir(family).resolve()):
+        if where.is_relative_to(_absolute(suite.family_dir(family))):
             return family
+    root = _absolute(suite.skills_root)
+    if not suite.family_dirs and where.is_relative_to(root) and len(where.relative_to(root).parts) > 1:
+        return where.relative_to(root).parts[0]  # a family folder whose SKILL.md could not be read
     for info in suite.evals:  # dotnet: each eval is its skill's, whatever is wrong inside it
         if display_path(info.path) == shown:
             return info.skill
@@ -43,6 +47,10 @@ def defect_family(defect: Defect, report: PreflightReport) -> str | None:
         if display_path(path) == shown:
             return _named_family(path, suite)
     return None
+
+
+def _absolute(path: str | Path) -> Path:
+    return Path(os.path.abspath(path))
 
 
 def _named_family(path: Path, suite: Suite) -> str | None:
@@ -63,8 +71,8 @@ def _named_family(path: Path, suite: Suite) -> str | None:
 
 def split_families(report: PreflightReport) -> Suite:
     """Cut ``report``'s suite to its sound families; the rest go to :attr:`Suite.invalid_families`, each with the
-    validator's lines (``path: field: problem — fix``) in the report's order. The invalid families' skills stay
-    (an arm that installs every family still installs them: a broken spec is not a broken skill).
+    validator's lines (``path: field: problem — fix``, relative to the suite) in the report's order. An invalid
+    family is neither run nor installed (not even by an arm that installs every family).
 
     Raises:
         SuiteError: an error that belongs to no family (named first), a config that could not be read, or no sound
@@ -81,8 +89,15 @@ def split_families(report: PreflightReport) -> Suite:
         invalid.setdefault(family, []).append(_recorded(defect, report.suite.suite_dir))
     if not invalid:
         return report.suite
-    suite = dataclasses.replace(report.suite, prompts=[p for p in report.suite.prompts if p.family not in invalid],
-                                invalid_families=dict(sorted(invalid.items())))
+    whole = report.suite
+    # Nothing of an invalid family is installed, in any arm: its error may be the skill itself (a link out of the
+    # tree, an unreadable SKILL.md), and an arm that installs every family must not carry it into a run.
+    suite = dataclasses.replace(
+        whole, prompts=[p for p in whole.prompts if p.family not in invalid],
+        skills={leaf: skill for leaf, skill in whole.skills.items() if skill.family not in invalid},
+        family_dirs={f: d for f, d in whole.family_dirs.items() if f not in invalid},
+        plugin_of={f: p for f, p in whole.plugin_of.items() if f not in invalid},
+        invalid_families=dict(sorted(invalid.items())))
     if not suite.scored_prompts:
         raise SuiteError(report)
     return suite
@@ -91,8 +106,7 @@ def split_families(report: PreflightReport) -> Suite:
 def _recorded(defect: Defect, suite_dir: Path) -> str:
     """The defect's line with its path relative to the suite folder: the week records it, and a path relative to
     wherever the pass happened to run would name nothing once read elsewhere."""
-    where = Path(defect.path).resolve()
-    root = Path(suite_dir).resolve()
+    where, root = _absolute(defect.path), _absolute(suite_dir)
     shown = where.relative_to(root).as_posix() if where.is_relative_to(root) else defect.path
     return str(dataclasses.replace(defect, path=shown))
 

@@ -50,7 +50,7 @@ def test_a_prompt_with_a_bad_rubric_makes_only_its_family_invalid(tmp_path):
     assert len(lines) == 3 and lines[0].startswith("test-prompts/beta-bad.json: rubric[0].type: unknown rubric type "
                                                    "'should'"), "recorded relative to the suite, wherever it ran"
     assert {p.family for p in suite.prompts} == {"alpha"}, "none of the invalid family's prompts runs"
-    assert "beta" in suite.families, "its skill stays installed where every family is (a plugin arm)"
+    assert suite.families == ["alpha"], "nor is it installed where every family is (a plugin arm)"
 
 
 def test_an_error_that_belongs_to_no_family_still_stops_the_suite(tmp_path):
@@ -102,3 +102,23 @@ def test_selecting_an_invalid_family_says_why_it_has_no_run(tmp_path):
     assert set(plan["skill_family"]) == {"alpha"}
     with pytest.raises(SelectionError, match="--families beta: has an invalid spec"):
         selected(plan, suite, families=["beta"])
+
+
+def test_a_broken_skill_makes_its_family_invalid_and_it_is_never_installed(tmp_path):
+    suite_dir = _qdrant(tmp_path)
+    (suite_dir / "skills/beta/SKILL.md").write_text("no frontmatter at all\n")
+    (suite_dir / "skills/alpha/leak").symlink_to("/etc/hostname")
+    with pytest.raises(SuiteError):
+        load_families(suite_dir)  # both families broken: nothing sound is left
+    (suite_dir / "skills/alpha/leak").unlink()
+    suite = load_families(suite_dir)
+    assert list(suite.invalid_families) == ["beta"] and "frontmatter" in suite.invalid_families["beta"][0]
+    assert suite.families == ["alpha"] and {p.family for p in suite.prompts} == {"alpha"}
+
+
+def test_a_link_out_of_a_family_is_held_to_that_family(tmp_path):
+    suite_dir = _qdrant(tmp_path)
+    (suite_dir / "skills/beta/leak").symlink_to("/etc/hostname")
+    suite = load_families(suite_dir)
+    assert list(suite.invalid_families) == ["beta"] and "symlink" in suite.invalid_families["beta"][0]
+    assert suite.families == ["alpha"], "the link is never copied into a run, by any arm"
