@@ -52,10 +52,10 @@ VALID_REGRESSION: GateState = "VALID_REGRESSION"  # the objective (check) record
 INVALID_INCONCLUSIVE: GateState = "INVALID_INCONCLUSIVE"
 GATE_STATES: tuple[GateState, ...] = (VALID_PASS, VALID_NO_CHANGE, VALID_REGRESSION, INVALID_INCONCLUSIVE)
 # The reason of a ``STATE (reason)`` verdict: why a record is not VALID_PASS.
-(COMMIT_MISMATCH, INCOMPLETE_RECONCILIATION, JUDGE_ERRORS, ACTIVATION_CONTRACT_FAILED, UNDERPOWERED, OBJECTIVE_LOSS,
- NOT_SIGNIFICANT, NO_POSITIVE_DIRECTION, NET_WIN_BELOW_FLOOR) = (
-    "commit_mismatch", "incomplete_reconciliation", "judge_errors", "activation_contract_failed", "underpowered",
-    "objective_loss", "not_significant", "no_positive_direction", "net_win_below_floor")
+(COMMIT_MISMATCH, INVALID_SPEC, INCOMPLETE_RECONCILIATION, JUDGE_ERRORS, ACTIVATION_CONTRACT_FAILED, UNDERPOWERED,
+ OBJECTIVE_LOSS, NOT_SIGNIFICANT, NO_POSITIVE_DIRECTION, NET_WIN_BELOW_FLOOR) = (
+    "commit_mismatch", "invalid_spec", "incomplete_reconciliation", "judge_errors", "activation_contract_failed",
+    "underpowered", "objective_loss", "not_significant", "no_positive_direction", "net_win_below_floor")
 # Why an objective (check) record is not a credible loss (besides UNDERPOWERED and NOT_SIGNIFICANT).
 NO_LOSS_DIRECTION, NET_LOSS_BELOW_FLOOR = "no_loss_direction", "net_loss_below_floor"
 
@@ -70,6 +70,13 @@ RUN_STATES: tuple[str, ...] = (FINISHED, BUDGET_HIT, API_ERROR, TIMEOUT, HARNESS
                                WORKER_LOST, TAMPERED)
 COMPLETE_STATES: frozenset[str] = frozenset({FINISHED, BUDGET_HIT})  # resume keeps them; reconciliation counts them
 PLAN_STATES: tuple[str, ...] = ("limited", "capped", "not_started")
+
+# -- a skill family's state in a week (reconciliation.json's ``families``) -------------------------------------
+# complete: every planned run of the family was run and written once; limited: some were kept out of the pass on
+# purpose (outside --families/--prompts, past --limit) and nothing else is wrong; incomplete: a run is missing,
+# capped, not started or damaged. A family whose spec failed validation has no planned run: ``invalid_families``.
+FAMILY_COMPLETE, FAMILY_LIMITED, FAMILY_INCOMPLETE = "complete", "limited", "incomplete"
+FAMILY_STATES: tuple[str, str, str] = (FAMILY_COMPLETE, FAMILY_LIMITED, FAMILY_INCOMPLETE)
 
 # -- deterministic checks (the ``status`` column of checks.csv) -----------------------------------------------
 CHECK_PASSED, CHECK_FAILED, CHECK_ERROR = "passed", "failed", "error"  # error: could not run; never a skill loss

@@ -104,7 +104,7 @@ def run_generate(args: argparse.Namespace) -> int:
         summary_line,
     )
     from skillbench.signals import SignalsError
-    from skillbench.suite import SuiteError, load_suite
+    from skillbench.suite import SuiteError, load_families
     from skillbench.weekly import StageRuntime, run_generation
 
     if not Path(args.suite_dir).is_dir():
@@ -115,7 +115,7 @@ def run_generate(args: argparse.Namespace) -> int:
     except ExecutorError as exc:
         raise UsageError(str(exc)) from exc
     try:
-        suite = load_suite(args.suite_dir, suite_overrides(args))
+        suite = load_families(args.suite_dir, suite_overrides(args))  # a broken family runs no run
     except SuiteError as exc:
         print(f"skillbench generate: suite has errors: {exc}", file=sys.stderr)
         return 1

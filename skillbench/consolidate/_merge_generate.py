@@ -137,8 +137,10 @@ def _reconcile(staging: Path, contributions: Sequence[LegRuns], *, stopped: list
         "consolidated_from": [{"shard": str(p.leg.shard), "folder": str(p.leg.folder)}
                               for p in sorted(contributions, key=lambda c: c.leg.shard.index)],
     }
+    invalid = read_run_json(staging).get("invalid_families")  # the legs' suite left these out: still invalid
     return reconcile(staging, capped=kept["capped"], limited=kept["limited"], not_started=kept["not_started"],
-                     stopped_legs=stopped, extra=extra)
+                     stopped_legs=stopped, invalid_families=invalid if isinstance(invalid, dict) else None,
+                     extra=extra)
 
 
 def read_object(path: Path) -> dict[str, Any]:

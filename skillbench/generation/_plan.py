@@ -129,7 +129,9 @@ def selected(plan: pd.DataFrame, suite: Suite, *, prompts: Sequence[str] = (),
             raise SelectionError(f"--prompts {name}: {why} — planned prompts: {', '.join(sorted(planned_prompts))}")
     for name in families:
         if name not in planned_families:
-            why = "has no planned prompt" if name in suite.families else "is not a skill family of the suite"
+            why = ("has an invalid spec, so none of its runs is planned (`skillbench validate` prints its lines)"
+                   if name in suite.invalid_families else
+                   "has no planned prompt" if name in suite.families else "is not a skill family of the suite")
             raise SelectionError(f"--families {name}: {why} — planned families: "
                                  f"{', '.join(sorted(planned_families))}")
     keep = pd.Series(True, index=plan.index)

@@ -417,6 +417,7 @@ def _generate(suite: Suite, opts: GenerateOptions, ctx: PassContext) -> dict[str
         "run_key": opts.run_key, "seed": opts.seed, "models": opts.models, "conditions": opts.conditions,
         "reps": opts.reps, "suite_dir": str(suite.suite_dir), "run_settings": suite.config.run.model_dump(),
         **({"selection": selection} if selection else {}),
+        **({"invalid_families": suite.invalid_families} if suite.invalid_families else {}),
         **({"arms": opts.arms.as_json()} if opts.arms is not None else {}),
         **({"versions": versions_json(versions)} if versions_json(versions) else {}),
     })
@@ -483,7 +484,8 @@ def _generate(suite: Suite, opts: GenerateOptions, ctx: PassContext) -> dict[str
         extra["sandbox_failure"] = str(failure)
     report = reconcile(out_dir, capped=gen.capped if gen else [], limited=limited,
                        not_started=gen.not_started if gen else [],
-                       stopped_legs=[k for k, v in retry_log.legs.items() if v["stopped"]], extra=extra)
+                       stopped_legs=[k for k, v in retry_log.legs.items() if v["stopped"]],
+                       invalid_families=suite.invalid_families, extra=extra)
     if opts.shard is not None:
         write_generate_summary(out_dir, opts.shard, suite, plan, written=gen.written if gen else [],
                                retry_log=retry_log, failure=str(failure or ""))

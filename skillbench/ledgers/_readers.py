@@ -43,10 +43,12 @@ Files read:
           "complete": true
         }
 
-    Generation may add ``unwritten`` (run folder without a manifest row), ``limited`` (kept out by ``--limit``),
-    ``not_started`` (run ids) and ``stopped_legs`` (``"model|condition"`` stopped as a systemic failure); other
-    extra keys are kept and ignored. A week is complete only when ``complete`` is true *and* every one of these
-    lists is empty (fail closed when the two disagree).
+    Generation may add ``unwritten`` (run folder without a manifest row), ``limited`` (kept out of the pass by
+    ``--limit``, ``--families``/``--prompts`` or a shard; never also ``missing``), ``not_started`` (run ids),
+    ``stopped_legs`` (``"model|condition"`` stopped as a systemic failure), ``families`` (each family's state) and
+    ``invalid_families`` (families left out for an invalid spec, with the validator's lines; the week is then never
+    complete); other extra keys are kept and ignored. A week is complete only when ``complete`` is true *and*
+    every one of these lists is empty (fail closed when the two disagree).
 
 ``pairs.csv`` (optional; the pairwise judge)
     ``run_key, skill_family, prompt, model, rep, winner_ab, winner_ba, outcome, judge_model, error``;

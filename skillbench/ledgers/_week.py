@@ -46,7 +46,7 @@ from skillbench.ledgers._readers import (
     read_reconciliation,
     read_scores,
 )
-from skillbench.ledgers._reconciliation import Reconciliation, cross_check, reconcile_runs
+from skillbench.ledgers._reconciliation import PassAccount, Reconciliation, cross_check, reconcile_runs
 from skillbench.ledgers._run_folder import metadata_or_none, read_judge_cost
 from skillbench.ledgers._truth import owed_truth_rows, read_truth, truth_findings
 from skillbench.vocab import COMPLETE_STATES
@@ -380,13 +380,16 @@ def reconcile_from_plan(run_dir: Path, manifest: pd.DataFrame) -> Reconciliation
     """Without ``reconciliation.json``, compare ``plan.csv`` (when there is one) with the manifest and run folders.
 
     qdrant's weeks have neither file: ``None`` ("not reconciled"). A skillbench week that lost its reconciliation
-    must not read as a clean one: planned runs without a manifest row are missing, and run folders the manifest
-    does not list are unwritten.
+    must not read as a clean one: planned runs without a manifest row are missing, run folders the manifest
+    does not list are unwritten, and the families ``run.json`` says the suite left out for a broken spec stay
+    invalid.
     """
     planned = read_plan_ids(run_dir)
     if planned is None:
         return None
     written = list(manifest["run_id"].astype(str))
-    rebuilt = reconcile_runs(planned, observed=sorted(set(written)), written=written, note="no reconciliation.json")
+    invalid = read_run_json(run_dir).get("invalid_families")
+    rebuilt = reconcile_runs(planned, observed=sorted(set(written)), written=written, note="no reconciliation.json",
+                             account=PassAccount(invalid_families=invalid if isinstance(invalid, dict) else {}))
     return cross_check(rebuilt, written=written, planned=planned, folders=run_folder_ids(run_dir),
                        source=PLAN_FILE)

@@ -37,7 +37,7 @@ from skillbench.arms import DEFAULT_PAIR, ArmPair, arm_kind
 from skillbench.ledgers import Reconciliation, WeekLedgers, consolidation_incomplete, format_timestamp, read_truth
 from skillbench.scorecard import _history as hist, _objective as obj
 from skillbench.scorecard._controls import Controls, ScoringFrames, control_checks
-from skillbench.scorecard._gate import preference_gate
+from skillbench.scorecard._gate import invalid_family_rows, preference_gate
 from skillbench.scorecard._scoring import (
     cell_scores,
     cost_cells,
@@ -164,9 +164,43 @@ class ScorecardData:
         return self.reconciliation is not None
 
     @property
+    def subset_label(self) -> str:
+        """``subset: N of M families`` for a pass over part of the suite (``--families``/``--prompts``) whose other
+        runs are kept for a later pass of the run key; ``""`` otherwise."""
+        recon = self.reconciliation
+        if recon is None or not recon.is_subset or not recon.families:
+            return ""
+        ran = set(self.manifest["skill_family"].astype(str)) & set(recon.families)
+        total = len(set(recon.families) | set(recon.invalid_families))
+        return f"subset: {len(ran)} of {total} families"
+
+    @property
+    def subset_only(self) -> bool:
+        """A subset whose runs are all accounted for: nothing but the other families' runs is left for later."""
+        return bool(self.subset_label) and not self.incomplete
+
+    @property
+    def reconciliation_state(self) -> str:
+        """The reconciliation in one phrase: complete, a subset with every run accounted for, or INCOMPLETE."""
+        recon = self.reconciliation
+        if recon is not None and recon.is_complete:
+            return "complete"
+        if self.subset_only and recon is not None:
+            return (f"every planned run accounted for — {self.subset_label}: {len(recon.limited)} runs of the other "
+                    "families limited (kept for a later pass)")
+        return "**INCOMPLETE**"
+
+    @property
+    def invalid_families(self) -> dict[str, list[str]]:
+        """Families the suite left out for a spec that failed validation, with the validator's lines."""
+        return dict(self.reconciliation.invalid_families) if self.reconciliation is not None else {}
+
+    @property
     def title(self) -> str:
         title = (f"Weekly Skill Scorecard — {self.run_key}" if self.pair.is_default
                  else f"Skill Comparison Scorecard — {self.run_key} — {self.pair.label}")
+        if self.subset_label:
+            title += f" — {self.subset_label}"
         if self.endpoint != REAL:
             title += f" — {self.endpoint} endpoint"
         if self.disagrees_with_truth:
@@ -350,21 +384,26 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
     rows = hist.history_rows(run_key, window_end, lift[lift["must_lift"].notna()], endpoint, sentinel)
     coverage, dropped = _coverage(manifest, scores, ledgers.judge_skips, scores_file=ledgers.scores_present,
                                   pair=pair)
-    complete = ledgers.reconciliation is None or ledgers.reconciliation.is_complete
-    reasons = incomplete_reasons(ledgers.reconciliation, coverage, consolidation_incomplete(ledgers.run_dir))
+    recon = ledgers.reconciliation
+    # Per family: a family whose planned runs are all accounted for is decided, whatever else the week left out.
+    complete = True if recon is None else recon.family_complete
+    reasons = incomplete_reasons(recon, coverage, consolidation_incomplete(ledgers.run_dir))
     if hist.keeps_history(pair):
         history = history if history is not None else hist.empty_history()
-        if not reasons:  # a partial week must not feed later weeks' noise floor
-            history = hist.upsert(history, rows)
+        if not reasons and not (recon is not None and recon.is_subset):  # a partial week must not feed later
+            history = hist.upsert(history, rows)  # weeks' noise floor
         wow = hist.week_over_week(history, run_key, lift, endpoint, window_end=window_end)
     else:  # a comparison is not a week of the series: no history in, none out, no week-over-week delta
         history, rows = hist.empty_history(), rows.iloc[0:0]
         wow = hist.WeekOverWeek(ready=False, n_runs=0, endpoint=endpoint)
     graded_ids = coverage.loc[coverage["graded"], "run_id"]
     objective = objective_frames(ledgers.checks, manifest, pair)
-    gate = (preference_gate(ledgers.pairs, manifest, reconciliation_complete=complete,
-                            transitions=objective.get("transitions"), pair=pair)
-            if ledgers.pairs is not None else None)
+    measured_gate = (preference_gate(ledgers.pairs, manifest, reconciliation_complete=complete,
+                                     transitions=objective.get("transitions"), pair=pair)
+                     if ledgers.pairs is not None else None)
+    # The invalid families have no run: their records join the gate after the simulation check reads it.
+    gate = (invalid_family_rows(measured_gate, recon.invalid_families if recon is not None else {}, models)
+            if measured_gate is not None else None)
     excluded = int((~cost_eligible(scored_runs)).sum())
     health = {
         "contested": int(scores["contested"].sum()), "ungraded": int((~scores["graded"]).sum()),
@@ -378,7 +417,7 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
         "pair_errors": int(ledgers.pairs["error"].ne("").sum()) if ledgers.pairs is not None else 0,
     }
     return ScorecardData(
-        run_key=run_key, endpoint=endpoint, models=models, reconciliation=ledgers.reconciliation,
+        run_key=run_key, endpoint=endpoint, models=models, reconciliation=recon,
         manifest=manifest, scores=scores, prompt_reps=prompt_reps, prompts=prompts, cells=cells, lift=lift,
         paired=paired, uncertainty=uncertainty, history=history, history_rows=rows, wow=wow,
         activation=activation_summary(manifest, pair),
@@ -390,7 +429,7 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
         n_resamples=n_resamples, seed=seed, incomplete_reasons=reasons, objective=objective,
         extras={"dropped_pieces": ledgers.dropped_pieces}, pair=pair,
         simulation=simulation_check(read_truth(ledgers.run_dir) if endpoint == SIMULATED else None,
-                                    Measured(coverage, lift, uncertainty, gate, objective.get("transitions")),
+                                    Measured(coverage, lift, uncertainty, measured_gate, objective.get("transitions")),
                                     endpoint=endpoint, manifest=manifest, scores=scores, pair=pair,
                                     reconciliation_complete=complete),
         controls=control_checks(ScoringFrames(prompts, prompt_reps, cells), manifest, pair,
@@ -435,12 +474,35 @@ def incomplete_reasons(reconciliation: Reconciliation | None, coverage: pd.DataF
     """Why a week is INCOMPLETE (empty when it is not): its reconciliation, runs not graded yet, and a merge of CI
     shards that is not COMPLETE (``consolidation``: :func:`skillbench.ledgers._shards.consolidation_incomplete`).
 
-    A week without a reconciliation (qdrant's layout) is not reconciled, which is said, but not incomplete.
+    A week without a reconciliation (qdrant's layout) is not reconciled, which is said, but not incomplete. A pass
+    over part of the suite whose other runs are all limited (kept for a later pass) is a subset, which its title
+    says, not an incomplete week; a week with a family left out for an invalid spec is incomplete, and names every
+    such family.
     """
     reasons = [consolidation] if consolidation else []
     if reconciliation is not None and not reconciliation.is_complete:
-        reasons.append("the reconciliation does not account for every planned run")
+        reasons += reconciliation_reasons(reconciliation)
     waiting = int((coverage["gradeable"] & coverage["reason"].astype(str).str.startswith(NOT_GRADED_YET)).sum())
     if waiting:
         reasons.append(f"{waiting} gradeable runs are not graded yet (run `skillbench judge RUN_DIR`)")
+    return reasons
+
+
+def reconciliation_reasons(recon: Reconciliation) -> list[str]:
+    """Why an incomplete reconciliation leaves the week incomplete, in the words of ``reconciliation.json``."""
+    reasons = []
+    invalid = recon.invalid_families
+    if invalid:
+        reasons.append(f"{len(invalid)} skill famil{'y' if len(invalid) == 1 else 'ies'} with an invalid spec, never "
+                       f"run (INVALID_INCONCLUSIVE (invalid_spec)): {', '.join(sorted(invalid))} — see Invalid "
+                       "families; `skillbench validate` prints every line")
+    kept = {name: len(getattr(recon, name)) for name in ("capped", "not_started", "limited") if getattr(recon, name)}
+    if not recon.accounted_for or recon.damaged or recon.stopped_legs:
+        reasons.append("the reconciliation does not account for every planned run")
+    elif kept and not (recon.is_subset and set(kept) == {"limited"}):
+        what = ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in kept.items())
+        reasons.append(f"every planned run is accounted for, but not all were run ({what}) — rerun the same run "
+                       "key to run them")
+    if not reasons and not recon.is_subset:  # a flag that disagrees with empty lists fails closed
+        reasons.append("the reconciliation does not account for every planned run")
     return reasons

@@ -35,7 +35,14 @@ import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.scorecard import _objective as obj
-from skillbench.scorecard._gate import GATE_COLUMNS, collapse_votes, dormancy_activations, objective_records
+from skillbench.scorecard._gate import (
+    GATE_COLUMNS,
+    Completeness,
+    collapse_votes,
+    dormancy_activations,
+    family_completeness,
+    objective_records,
+)
 from skillbench.scorecard._stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -156,8 +163,9 @@ def rubric_votes(prompt_reps: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPai
         drop=True)
 
 
-def rubric_gate(votes: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair, *, reconciliation_complete: bool = True,
-                dormancy: pd.Series | None = None, transitions: pd.DataFrame | None = None) -> pd.DataFrame:
+def rubric_gate(votes: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair, *,
+                reconciliation_complete: Completeness = True, dormancy: pd.Series | None = None,
+                transitions: pd.DataFrame | None = None) -> pd.DataFrame:
     """The preference gate's rule on rubric votes (:func:`rubric_votes`), per skill family × model.
 
     Args:
@@ -165,7 +173,8 @@ def rubric_gate(votes: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair, *, r
         manifest: the run manifest: every family × model with a scored treatment run gets a row (no votes:
             underpowered), as in :func:`skillbench.scorecard._gate.preference_gate`.
         pair: the comparison.
-        reconciliation_complete: false makes every record ``INVALID_INCONCLUSIVE``, as the preference gate does.
+        reconciliation_complete: false makes every record ``INVALID_INCONCLUSIVE``, as the preference gate does (a
+            predicate: per family).
         dormancy: dormancy activations per ``(skill_family, model)`` for the activation contract (None: not
             applied, e.g. the A/A arm has no skill to trigger).
         transitions: the comparison's objective transitions (a week with checks), for ``VALID_REGRESSION``.
@@ -182,12 +191,13 @@ def rubric_gate(votes: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair, *, r
                   .groupby(["skill_family", "model"])[[WIN, TIE, LOSS]].sum())
     scored = manifest[~manifest["dormancy"].astype(bool) & manifest["condition"].eq(pair.treatment)]
     index = set(record.index) | set(zip(scored["skill_family"], scored["model"], strict=True))
+    complete = family_completeness(reconciliation_complete)
     rows = []
     for family, model in sorted(index):
         w, t, lo = (int(record.at[(family, model), k]) if (family, model) in record.index else 0
                     for k in (WIN, TIE, LOSS))
         acts = int(dormancy.get((family, model), 0)) if dormancy is not None else 0
-        dec = decide(w, t, lo, reconciliation_complete=reconciliation_complete, dormancy_activations=acts,
+        dec = decide(w, t, lo, reconciliation_complete=complete(family), dormancy_activations=acts,
                      objective=objective.get((family, model)))
         rows.append({"skill_family": family, "model": model, "state": dec.state, "reason": dec.reason,
                      "verdict": dec.verdict, "n": dec.n, "wins": w, "ties": t, "losses": lo, "p_value": dec.p_value,
@@ -206,7 +216,7 @@ class ScoringFrames:
 
 
 def control_checks(frames: ScoringFrames, manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR, *,
-                   reconciliation_complete: bool = True, check_stimuli: pd.DataFrame | None = None,
+                   reconciliation_complete: Completeness = True, check_stimuli: pd.DataFrame | None = None,
                    models: list[str] | None = None, n_resamples: int = DEFAULT_RESAMPLES,
                    seed: int = DEFAULT_SEED) -> Controls | None:
     """The placebo and A/A comparisons of a week; ``None`` when it ran neither arm.

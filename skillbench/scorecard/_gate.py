@@ -18,13 +18,24 @@ dormancy activations and the objective record of deterministic checks per skill 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+
 import numpy as np
 import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
-from skillbench.scorecard._verdicts import ObjectiveRecord, decide
+from skillbench.scorecard._verdicts import GateRecord, ObjectiveRecord, decide, decide_record
 from skillbench.signals import false_trigger_arms
 from skillbench.vocab import BASELINE_ONLY, SKILLED_ONLY
+
+# Whether a family's planned runs are all accounted for: one answer for the whole week, or one per family
+# (:meth:`skillbench.ledgers.Reconciliation.family_complete`), so a pass over some families decides those.
+Completeness = bool | Callable[[str], bool]
+
+
+def family_completeness(complete: Completeness) -> Callable[[str], bool]:
+    """``complete`` as a per-family predicate (a bool holds for every family)."""
+    return complete if callable(complete) else (lambda _family: bool(complete))
 
 GATE_COLUMNS = ["skill_family", "model", "state", "reason", "verdict", "n", "wins", "ties", "losses", "p_value",
                 "net_win", "judge_errors", "dormancy_activations", "evidence"]
@@ -77,14 +88,15 @@ def objective_records(transitions: pd.DataFrame | None) -> dict[tuple[str, str],
     return out
 
 
-def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliation_complete: bool = True,
+def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliation_complete: Completeness = True,
                     transitions: pd.DataFrame | None = None, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
     """The gate for every skill family × model that has pairwise judgments or preference-eligible runs.
 
     Args:
         pairs: ``pairs.csv`` (:func:`skillbench.ledgers.read_pairs`), outcomes for the treatment.
         manifest: the run manifest (dormancy flags and activations).
-        reconciliation_complete: false makes every record ``INVALID_INCONCLUSIVE``.
+        reconciliation_complete: false makes every record ``INVALID_INCONCLUSIVE``; a predicate decides per family
+            (false for a family: its records are).
         transitions: the week's objective transitions (a week with checks); adds :data:`OBJECTIVE_COLUMNS`.
         pair: the week's arms: the treatment's scored runs name the records, its dormancy runs (and the plugin
             arm's) feed the activation contract.
@@ -104,6 +116,7 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
     index = (set(record.index) | set(errors.index)
              | set(zip(scored["skill_family"], scored["model"], strict=True)))
     acts = dormancy_activations(manifest, pair).set_index(["skill_family", "model"])["dormancy_activations"]
+    complete = family_completeness(reconciliation_complete)
     rows = []
     for family, model in sorted(index):
         w, t, lo = (int(record.at[(family, model), k]) if (family, model) in record.index else 0
@@ -111,7 +124,7 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
         n_err = int(errors.get((family, model), 0))
         n_act = int(acts.get((family, model), 0))
         checked = objective.get((family, model))
-        dec = decide(w, t, lo, reconciliation_complete=reconciliation_complete, judge_errors=n_err,
+        dec = decide(w, t, lo, reconciliation_complete=complete(family), judge_errors=n_err,
                      dormancy_activations=n_act, objective=checked)
         row = {"skill_family": family, "model": model, "state": dec.state, "reason": dec.reason,
                "verdict": dec.verdict, "n": dec.n, "wins": w, "ties": t, "losses": lo, "p_value": dec.p_value,
@@ -123,3 +136,31 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
             row |= dict(zip(OBJECTIVE_COLUMNS, values, strict=True))
         rows.append(row)
     return pd.DataFrame(rows, columns=GATE_COLUMNS + (OBJECTIVE_COLUMNS if objective else []))
+
+
+def invalid_family_rows(gate: pd.DataFrame, invalid: Mapping[str, Sequence[str]],
+                        models: Sequence[str]) -> pd.DataFrame:
+    """``gate`` with one ``INVALID_INCONCLUSIVE (invalid_spec)`` record per invalid family × model.
+
+    A family whose eval or prompt failed validation was never planned, so it has no run and no vote; its record
+    says so, with the validator's first line as the evidence (all of them are in ``reconciliation.json``), so
+    the gate lists every family of the suite — the invalid ones too.
+    """
+    if not invalid or not models:
+        return gate
+    rows = []
+    for family in sorted(invalid):
+        lines = list(invalid[family])
+        dec = decide_record(GateRecord(0, 0, 0, invalid_spec=True))
+        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+        for model in models:
+            row = dict.fromkeys(gate.columns)
+            row |= {"skill_family": family, "model": model, "state": dec.state, "reason": dec.reason,
+                    "verdict": dec.verdict, "n": 0, "wins": 0, "ties": 0, "losses": 0, "p_value": dec.p_value,
+                    "net_win": dec.net_win, "judge_errors": 0, "dormancy_activations": 0,
+                    "evidence": (lines[0] if lines else "invalid spec") + more}
+            rows.append(row)
+    kept = gate[~gate["skill_family"].isin(list(invalid))]
+    added = pd.DataFrame(rows, columns=gate.columns)
+    both = pd.concat([x for x in (kept, added) if not x.empty] or [gate.iloc[0:0]], ignore_index=True)
+    return both.sort_values(["skill_family", "model"], kind="stable").reset_index(drop=True)

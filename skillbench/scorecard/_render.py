@@ -233,7 +233,7 @@ def _controls_context(d: ScorecardData) -> dict[str, Any] | None:
                           f"{signed(r.must_lift)} ± {fmt(r.must_lift_se)}", _interval(r.ci_low, r.ci_high),
                           _interval(r.boot_low, r.boot_high), flag])
     gate = ctl.gate.assign(_c=ctl.gate["comparison"].map(order), _r=ctl.gate["model"].map(rank))
-    gate_rows = [[md_text(r.comparison), md_text(r.skill_family), md_text(r.model), r.verdict, r.evidence]
+    gate_rows = [[md_text(r.comparison), md_text(r.skill_family), md_text(r.model), r.verdict, md_text(r.evidence)]
                  for r in gate.sort_values(["_c", "skill_family", "_r"], kind="stable").itertuples(index=False)]
     return {
         "arms": ctl.arms, "ungraded": ctl.ungraded,

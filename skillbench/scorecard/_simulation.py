@@ -44,6 +44,7 @@ from scipy.stats import binomtest
 from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.ledgers import final_truth
 from skillbench.scorecard._controls import rubric_gate, rubric_votes
+from skillbench.scorecard._gate import Completeness
 from skillbench.scorecard._scoring import prompt_rep_scores, prompt_scores
 from skillbench.scorecard._stats import paired_differences
 from skillbench.scorecard._verdicts import ObjectiveRecord, decide
@@ -237,7 +238,7 @@ def _one_vote_from(row: pd.Series, target: str) -> bool:
 
 
 def gate_against_truth(gate: pd.DataFrame | None, truth_votes: pd.DataFrame, manifest: pd.DataFrame,
-                       truth: pd.DataFrame, pair: ArmPair, *, reconciliation_complete: bool = True,
+                       truth: pd.DataFrame, pair: ArmPair, *, reconciliation_complete: Completeness = True,
                        transitions: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per skill family × model, the measured gate verdict against the verdict the truth implies.
 
@@ -272,7 +273,7 @@ class Measured:
 
 def simulation_check(truth: pd.DataFrame | None, measured: Measured, *, endpoint: str, manifest: pd.DataFrame,
                      scores: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR,
-                     reconciliation_complete: bool = True) -> SimulationCheck | None:
+                     reconciliation_complete: Completeness = True) -> SimulationCheck | None:
     """The simulation check of a week; ``None`` unless it ran on the simulated endpoint and has a truth.
 
     Args:

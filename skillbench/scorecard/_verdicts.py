@@ -30,6 +30,7 @@ from skillbench.vocab import (
     COMMIT_MISMATCH,
     INCOMPLETE_RECONCILIATION,
     INVALID_INCONCLUSIVE,
+    INVALID_SPEC,
     JUDGE_ERRORS,
     MIN_STIMULI,
     NET_LOSS_BELOW_FLOOR,
@@ -165,6 +166,8 @@ class GateRecord:
         dormancy_activations: treatment or plugin runs of the family's dormancy prompts that activated the skill.
         commit_mismatches: runs of a version arm from another commit than declared (``skillbench compare``).
         objective: the record's deterministic checks (None: no checks).
+        invalid_spec: the family's eval or prompt failed validation, so the week left it out
+            (:mod:`skillbench.suite._families`).
     """
 
     wins: int
@@ -175,6 +178,7 @@ class GateRecord:
     dormancy_activations: int = 0
     commit_mismatches: int = 0
     objective: ObjectiveRecord | None = None
+    invalid_spec: bool = False
 
     @property
     def n(self) -> int:
@@ -206,8 +210,12 @@ GATE_RULES: tuple[VerdictRule[GateRecord], ...] = (
                 INVALID_LABEL,
                 "runs from another commit are in the run directory: rerun with a fresh --out-dir",
                 lambda r: r.commit_mismatches > 0, comparison_only=True),
-    VerdictRule(INVALID_INCONCLUSIVE, INCOMPLETE_RECONCILIATION, "the week does not account for every planned run",
-                INVALID_LABEL,
+    VerdictRule(INVALID_INCONCLUSIVE, INVALID_SPEC, "an eval or prompt of the family failed validation, so no run "
+                "of the family was planned", INVALID_LABEL,
+                "the family's spec is invalid: fix the lines `skillbench validate` prints, then rerun the {command}",
+                lambda r: r.invalid_spec),
+    VerdictRule(INVALID_INCONCLUSIVE, INCOMPLETE_RECONCILIATION, "the family's planned runs are not all accounted "
+                "for", INVALID_LABEL,
                 "some planned runs are missing: rerun the same {command} to resume them",
                 lambda r: not r.reconciliation_complete),
     VerdictRule(INVALID_INCONCLUSIVE, JUDGE_ERRORS, "a pairwise judge call failed (a judge outage is not a skill loss)",
@@ -342,8 +350,13 @@ def decide(wins: int, ties: int, losses: int, *, reconciliation_complete: bool =
 
     ``objective``: the family × model's transition record from its deterministic checks (None: no checks).
     """
-    record = GateRecord(wins, ties, losses, reconciliation_complete, judge_errors, dormancy_activations,
-                        commit_mismatches, objective)
+    return decide_record(GateRecord(wins, ties, losses, reconciliation_complete, judge_errors, dormancy_activations,
+                                    commit_mismatches, objective))
+
+
+def decide_record(record: GateRecord) -> GateDecision:
+    """Apply the gate to a whole :class:`GateRecord` (e.g. a family left out for an invalid spec, with no votes)."""
+    wins, ties, losses, objective = record.wins, record.ties, record.losses, record.objective
     rule = first_rule(GATE_RULES, record)
     return GateDecision(rule.state, rule.reason, record.n, wins, ties, losses, record.p_value, record.net_win,
                         objective)

@@ -117,11 +117,12 @@ class SimServer:
         serving: Serving = Serving(),  # noqa: B008 - frozen, shared safely
     ):
         if suite is not None and not isinstance(suite, Suite):
-            from skillbench.suite import SuiteOverrides, load_suite
+            from skillbench.suite import SuiteOverrides, load_families
 
             # Lenient on missing workspace files: a suite generation refuses is never run, and one it runs
-            # with --skip-missing is answered as run (the same trimmed prompts).
-            suite = load_suite(suite, SuiteOverrides(skip_missing=True))
+            # with --skip-missing is answered as run (the same trimmed prompts); a family with an invalid spec is
+            # never run either, so the rest is served as the week runs it.
+            suite = load_families(suite, SuiteOverrides(skip_missing=True))
         self.suite: Suite | None = suite
         self.seed = seed
         self.api_key = serving.api_key

@@ -30,6 +30,11 @@ from ._description import (
     segments as segments,
     stem as stem,
 )
+from ._families import (
+    defect_family as defect_family,
+    load_families as load_families,
+    split_families as split_families,
+)
 from ._format import (
     FRONTMATTER as FRONTMATTER,
     EvalInfo as EvalInfo,

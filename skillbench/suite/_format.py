@@ -365,6 +365,8 @@ class Suite:
     plugin_of: dict[str, str] = field(default_factory=dict)  # family (skill) -> its plugin (dotnet layout)
     evals: list[EvalInfo] = field(default_factory=list)
     heldout_tags: tuple[str, ...] = ()  # a prompt with one of these tags is held out (set by preflight)
+    # family -> the validator's lines: families a week leaves out for a broken spec (skillbench.suite._families)
+    invalid_families: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def scored_prompts(self) -> list[PromptSpec]:

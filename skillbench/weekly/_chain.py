@@ -80,7 +80,8 @@ class WeeklyOptions:
         backend: ``sim`` or ``anthropic`` (None: ``anthropic`` with a key in the environment, else ``sim``).
         models, reps, conditions: the matrix (None: the suite config).
         prompts, families: run and grade only these prompts / skill families (the rest of the plan is
-            ``limited``: the week is not complete).
+            ``limited``: a subset of the week, whose complete families get their verdicts; a later pass of the run
+            key without a selection completes it).
         jobs: runs (and judge calls) at once.
         seed: plan order and simulated endpoint seed.
         sandbox: ``docker`` or ``local`` (None: docker when the engine answers).
@@ -170,11 +171,11 @@ def chain_endpoint(backend: str, suite_dir: Path, seed: int, profiles: Path | No
         return
     from skillbench.generation import sim_api_key
     from skillbench.sim import Serving, SimServer
-    from skillbench.suite import load_suite
+    from skillbench.suite import load_families
 
-    # Read as the stages read it (the chain starts this after 00_preflight passed), lenient on missing workspace
-    # files as the server is.
-    suite = load_suite(suite_dir, dataclasses.replace(overrides or SuiteOverrides(), skip_missing=True))
+    # Read as the stages read it (the chain starts this after 00_preflight passed: its sound families), lenient on
+    # missing workspace files as the server is.
+    suite = load_families(suite_dir, dataclasses.replace(overrides or SuiteOverrides(), skip_missing=True))
     server = SimServer(suite, seed=seed, profiles=profiles, serving=Serving(api_key=sim_api_key()))  # on loopback
     with server:
         yield server.base_url
@@ -261,10 +262,10 @@ def _check_selection(suite_dir: Path, opts: WeeklyOptions) -> None:
     if not (opts.prompts or opts.families):
         return
     from skillbench.generation import SelectionError, make_plan, selected
-    from skillbench.suite import SuiteError, load_suite
+    from skillbench.suite import SuiteError, load_families
 
     try:
-        suite = load_suite(suite_dir, opts.suite_overrides)
+        suite = load_families(suite_dir, opts.suite_overrides)
     except SuiteError:
         return  # 00_preflight reports a broken suite with all its defects
     run = suite.config.run

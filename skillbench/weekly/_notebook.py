@@ -133,14 +133,28 @@ def _path(text: str | Path) -> Path:
 
 
 def require_sound(report: Any, *, strict: bool = False) -> str:
-    """Stop the chain on a suite with errors (or warnings when ``strict``); returns a one-line verdict.
+    """Stop the chain on a suite it cannot run (or on warnings when ``strict``); returns a one-line verdict.
+
+    An error that belongs to one skill family makes that family invalid and the rest of the suite runs
+    (:func:`skillbench.suite.split_families`); the verdict names every invalid family.
 
     Raises:
-        StageError: the suite failed preflight; the message is the summary and the first defects.
+        StageError: the suite failed preflight as a whole; the message is the summary and the first defects.
     """
+    from skillbench.suite import SuiteError, split_families
+
     if report.ok(strict=strict):
         warned = f" ({len(report.warnings)} warning(s) above)" if report.warnings else ""
         return f"The suite is sound{warned}: the chain continues."
+    if report.errors and not (strict and report.warnings):
+        try:
+            invalid = split_families(report).invalid_families
+        except SuiteError:
+            invalid = {}
+        if invalid:
+            return (f"{len(invalid)} skill famil{'y' if len(invalid) == 1 else 'ies'} with an invalid spec will not "
+                    f"run and are INVALID_INCONCLUSIVE (invalid_spec): {', '.join(invalid)} (their lines are above); "
+                    "the chain continues with the others.")
     bad = report.errors + (report.warnings if strict else [])
     lines = "; ".join(str(d) for d in bad[:3]) + (f"; … {len(bad) - 3} more" if len(bad) > 3 else "")
     raise StageError(f"{report.summary()} — fix the suite before any model call: {lines}")

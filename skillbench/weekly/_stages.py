@@ -95,9 +95,9 @@ def plan_week(suite_dir: str | Path, opts: GenerateOptions, run_dir: str | Path 
     """
     from skillbench.generation import make_plan, selected
     from skillbench.signals import run_states
-    from skillbench.suite import load_suite
+    from skillbench.suite import load_families
 
-    suite = load_suite(_path(suite_dir), overrides)
+    suite = load_families(_path(suite_dir), overrides)
     opts = opts.for_suite(suite)
     plan = make_plan(suite, opts.run_key, models=opts.models, conditions=opts.conditions, reps=opts.reps,
                      seed=opts.seed)
@@ -122,9 +122,9 @@ def cli_preview(suite_dir: str | Path, plan: pd.DataFrame, n: int = 3, *,
                 overrides: SuiteOverrides | None = None) -> str:
     """The first ``n`` pending runs' Claude Code command lines (the prompt elided), as generate would run them."""
     from skillbench.generation import CliCall, cli_args, run_tools
-    from skillbench.suite import load_suite
+    from skillbench.suite import load_families
 
-    suite = load_suite(_path(suite_dir), overrides)
+    suite = load_families(_path(suite_dir), overrides)
     lines = []
     for row in plan[plan["status"].eq("pending")].head(n).itertuples(index=False):
         spec = suite.prompt(row.prompt)
@@ -178,9 +178,9 @@ def generate_week(suite_dir: str | Path, opts: GenerateOptions, run_dir: str | P
     Raises:
         StageError: a planned run is unaccounted for (the week must not read as complete).
     """
-    from skillbench.suite import load_suite
+    from skillbench.suite import load_families
 
-    suite = load_suite(_path(suite_dir), overrides)
+    suite = load_families(_path(suite_dir), overrides)
     opts = dataclasses.replace(opts, out_dir=resolve_run_dir(suite_dir, opts.run_key, run_dir))
     with collapsed_progress():
         ctx = dataclasses.replace(runtime, log=print).context(seed=opts.seed, suite=suite)

@@ -27,6 +27,7 @@ def finish_pages(state: dict[str, Any], run_dir: Path, report_dir: Path) -> None
         title = (run_dir / SCORECARD_FILE).read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
         state["scorecard_title"] = title
         state["week_incomplete"] = "INCOMPLETE" in title
+        state["week_subset"] = next((part for part in title.split(" — ") if part.startswith("subset: ")), "")
         write_markdown_page(run_dir / SCORECARD_FILE, report_dir / SCORECARD_HTML, title=title)
     if "04_calibration" in done and (run_dir / CALIBRATION_MD).is_file():
         write_markdown_page(run_dir / CALIBRATION_MD, report_dir / CALIBRATION_HTML,
@@ -57,8 +58,11 @@ def _number(x: Any) -> float | None:
 def report_notes(state: Mapping[str, Any]) -> list[str]:
     notes = []
     if state.get("week_incomplete"):
-        notes.append("INCOMPLETE week: the reconciliation does not account for every planned run — read no number "
-                     "as a clean week (see the scorecard's Coverage section).")
+        notes.append("INCOMPLETE week: read no number as a clean week (the scorecard's first lines say why; see its "
+                     "Coverage section).")
+    if state.get("week_subset"):
+        notes.append(f"Part of the suite ({state['week_subset']}): the other families' runs are kept for a later "
+                     "pass of this run key; rerun it without --families/--prompts to complete the week.")
     if state.get("endpoint_kind") == "simulated":
         notes.append("Simulated endpoint: every answer and grade came from skillbench's simulated Messages endpoint "
                      "on 127.0.0.1. These numbers test the harness, not a model.")

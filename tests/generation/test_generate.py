@@ -623,7 +623,9 @@ def test_a_partial_pass_runs_the_selection_and_ends_with_one_summary_line(tmp_pa
     done = finished_runs(out_dir)
     assert len(done) == 1 and plan.set_index("run_id").loc[next(iter(done)), "skill_family"] == "dates"
     recon = json.loads((out_dir / "reconciliation.json").read_text())
-    assert recon["limited"] == sorted(set(plan.run_id) - done) and recon["missing"] == recon["limited"]
+    assert recon["limited"] == sorted(set(plan.run_id) - done) and recon["missing"] == [], \
+        "a limited run is kept for later, never also listed as missing"
+    assert recon["families"] == {"csv-io": "limited", "dates": "limited"}  # --limit 1 left one of dates' runs too
     assert recon["selection"] == {"prompts": [], "families": ["dates"]} and recon["accounted"]
     assert json.loads((out_dir / "run.json").read_text())["selection"] == {"prompts": [], "families": ["dates"]}
 

@@ -68,7 +68,8 @@ def test_the_objective_section_sits_beside_the_rubric(week: Path) -> None:
     assert "**VALID_REGRESSION** (credible loss)" in section
     assert "no credible loss (underpowered)" in section  # fam-b has two stimuli
     # the precedence sentence comes from the verdict specification (it used to leave out `underpowered`)
-    assert ("It enters the preference gate below after `INVALID_INCONCLUSIVE (incomplete_reconciliation)`, "
+    assert ("It enters the preference gate below after `INVALID_INCONCLUSIVE (invalid_spec)`, "
+            "`INVALID_INCONCLUSIVE (incomplete_reconciliation)`, "
             "`INVALID_INCONCLUSIVE (judge_errors)`, `VALID_NO_CHANGE (activation_contract_failed)` and "
             "`INVALID_INCONCLUSIVE (underpowered)`, and before `VALID_NO_CHANGE (not_significant)`") in section
     assert "WebFetch (toolu_9)" in section

@@ -15,7 +15,7 @@ import pytest
 from skillbench import vocab
 from skillbench.compare._verdicts import REPAIRS
 from skillbench.scorecard import GATE_RULES, OBJECTIVE_RULES, ObjectiveRecord, decide, gate_rule, verdicts_table
-from skillbench.scorecard._verdicts import GateRecord, objective_rule, rule_words
+from skillbench.scorecard._verdicts import GateRecord, decide_record, objective_rule, rule_words
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "verdict_cases"
 GATE = json.loads((CASES / "gate.json").read_text(encoding="utf-8"))
@@ -30,7 +30,7 @@ def _objective(case: dict[str, Any]) -> ObjectiveRecord | None:
 
 def _record(case: dict[str, Any]) -> GateRecord:
     return GateRecord(case["wins"], case["ties"], case["losses"], *(case[k] for k in HEALTH),
-                      objective=_objective(case))
+                      objective=_objective(case), invalid_spec=case.get("invalid_spec", False))
 
 
 @pytest.mark.parametrize("case", GATE["cases"], ids=[c["why"][:60] for c in GATE["cases"]])
@@ -38,8 +38,10 @@ def test_gate_case(case: dict[str, Any]) -> None:
     record = _record(case)
     holds = [r.reason for r in GATE_RULES if r.reason and r.holds(record)]
     assert holds == case["holds"], "the conditions the inputs satisfy (in the spec's order)"
-    dec = decide(case["wins"], case["ties"], case["losses"], **{k: case[k] for k in HEALTH},
-                 objective=_objective(case))
+    dec = decide_record(record)
+    if not case.get("invalid_spec"):  # a family left out for its spec has no votes to decide() on
+        dec = decide(case["wins"], case["ties"], case["losses"], **{k: case[k] for k in HEALTH},
+                     objective=_objective(case))
     assert dec.verdict == case["verdict"]
     assert dec.rule.verdict == case["verdict"]
 
@@ -150,6 +152,7 @@ def test_rule_words_state_the_regression_step() -> None:
     words = rule_words()
     assert (words["alpha"], words["floor"], words["min_n"]) == ("0.05", "20%", "5")
     assert words["before_regression"] == (
-        "`INVALID_INCONCLUSIVE (incomplete_reconciliation)`, `INVALID_INCONCLUSIVE (judge_errors)`, "
+        "`INVALID_INCONCLUSIVE (invalid_spec)`, `INVALID_INCONCLUSIVE (incomplete_reconciliation)`, "
+        "`INVALID_INCONCLUSIVE (judge_errors)`, "
         "`VALID_NO_CHANGE (activation_contract_failed)` and `INVALID_INCONCLUSIVE (underpowered)`")
     assert words["after_regression"].endswith("and `VALID_PASS`")
