@@ -81,10 +81,11 @@ class _Checker:
             if skill.lenient:
                 self.warn(display_path(skill.path), "frontmatter", *skill.lenient)
             if skill.leaf == f"{skill.family}/{SKILL_FILE}" and skill.name != skill.family:
-                # the CLI lists a skill by its frontmatter name; availability is checked against the folder name
-                self.error(display_path(skill.path), "frontmatter.name",
-                           f"{skill.name!r} differs from its folder {skill.family!r}",
-                           f"set name: {skill.family} (or rename the folder)")
+                # the pinned CLI lists an installed skill by its folder's name (the family), not by this name: a
+                # slip to point out, never a reason to refuse a skill the agent really gets
+                self.warn(display_path(skill.path), "frontmatter.name",
+                          f"{skill.name!r} differs from its folder {skill.family!r} (Claude Code lists the skill by "
+                          "its folder)", f"set name: {skill.family} (or rename the folder)")
             if says_when(skill.description) is False:
                 self.warn(display_path(skill.path), "description", "no explicit trigger phrase",
                           "say when to use the skill, e.g. \"Use when …\"")

@@ -88,8 +88,6 @@ ERROR_CASES = {
     "frontmatter_no_description": (lambda s: (s / "skills/alpha/SKILL.md").write_text("---\nname: alpha\n---\nx\n"),
                                    "alpha/SKILL.md", "frontmatter"),
     "duplicate_names": (lambda s: _prompt(s, "ALPHA-Q1"), "alpha-q1.json", "name"),
-    "family_name_not_folder": (lambda s: _skill(s / "skills", "alpha", "alpha-skill"), "alpha/SKILL.md",
-                               "frontmatter.name"),
     "dormancy_heldout": (lambda s: _prompt(s, "held-dorm", expect_activation=False), "held-dorm.json",
                          "expect_activation"),
     "dormancy_no_skill": (lambda s: _prompt(s, "dorm-noskill", expect_activation=False, skill_url=""),
@@ -132,6 +130,8 @@ WARNING_CASES = {
     "family_without_prompts": (lambda s: _skill(s / "skills", "beta", "beta"), "family"),
     "small_family": (lambda s: (s / "test-prompts/alpha-q4.json").unlink(), "family"),
     "no_trigger_phrase": (lambda s: _skill(s / "skills", "alpha/leafy", "leafy", "Knows things."), "description"),
+    # the pinned CLI lists a skill by its folder (the family), so another name is a slip, not a missing skill
+    "family_name_not_folder": (lambda s: _skill(s / "skills", "alpha", "alpha-skill"), "frontmatter.name"),
 }
 
 

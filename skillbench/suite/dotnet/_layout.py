@@ -123,9 +123,10 @@ class _DotnetChecker:
             if problem := skill_folder_problem(path.parent):
                 self.add("error", display_path(path.parent), "symlink", problem, "copy the file into the skill "
                          "instead (a run installs the skill's folder and never follows a link out of it)")
-            if found.name != skill:
-                self.add("error", display_path(path), "frontmatter.name", f"{found.name!r} differs from its folder "
-                         f"{skill!r}", f"set name: {skill} (or rename the folder)")
+            if found.name != skill:  # the CLI lists the skill by its folder (the family): a slip, not a refusal
+                self.add("warning", display_path(path), "frontmatter.name", f"{found.name!r} differs from its folder "
+                         f"{skill!r} (Claude Code lists the skill by its folder)",
+                         f"set name: {skill} (or rename the folder)")
             if says_when(found.description) is False:
                 self.add("warning", display_path(path), "description", "no explicit trigger phrase",
                          "say when to use the skill, e.g. \"Use when …\"")
