@@ -178,6 +178,13 @@ def add_executor_args(p: argparse.ArgumentParser) -> None:
                         "a local cluster of this machine's cores for the pass")
 
 
+def add_allow_dirty_arg(p: argparse.ArgumentParser) -> None:
+    """``--allow-dirty``, for every command that may run a ``with-skill@HEAD`` arm."""
+    p.add_argument("--allow-dirty", action="store_true",
+                   help="let with-skill@HEAD run a working tree whose skills or prompts differ from HEAD (the "
+                        "diff's hash is recorded with every run)")
+
+
 def add_wait_arg(p: argparse.ArgumentParser) -> None:
     """``--wait``, for every command that writes a week's ledgers under the run directory's lock."""
     p.add_argument("--wait", action="store_true",

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from skillbench.commands import (
+    add_allow_dirty_arg,
     add_backend_args,
     add_executor_args,
     add_selection_args,
@@ -55,9 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default: config); opt-in: placebo (the family's name and description over a same-length "
                         "neutral body, generated into OUT_DIR/_placebo/) and aa (a second no-skill arm: the "
                         "harness's noise floor)")
-    p.add_argument("--allow-dirty", action="store_true",
-                   help="let with-skill@HEAD run a working tree whose skills or prompts differ from HEAD (the "
-                        "diff's hash is recorded with every run)")
+    add_allow_dirty_arg(p)
     add_selection_args(p, what="run")
     p.add_argument("--jobs", type=positive_int, metavar="N",
                    help="runs at once, at most: the ceiling of the adaptive limiter, which lowers it on the CLI's "

@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 
 from skillbench.commands import (
+    add_allow_dirty_arg,
     add_backend_args,
     add_executor_args,
     add_selection_args,
     add_suite_args,
+    add_wait_arg,
     listed,
     model_names,
     positive_int,
@@ -45,6 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="where the weeks' ledgers and history go (default: SUITE/weekly/; for a read-only suite)")
     p.add_argument("--sandbox", choices=["docker", "local"], help="default docker when the engine answers")
     add_executor_args(p)
+    add_wait_arg(p)
+    add_allow_dirty_arg(p)
     p.add_argument("--quiet", action="store_true",
                    help="do not relay the notebooks' output to the terminal (stage and progress lines still show)")
     p.set_defaults(func=run)
@@ -119,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         families=listed(args.families), jobs=args.jobs or DEFAULT_JOBS, seed=args.seed, sandbox=args.sandbox,
         reports_dir=Path(args.reports) if args.reports else REPORTS_DIR,
         weeks_dir=Path(args.out_dir) if args.out_dir else None, suite_overrides=suite_overrides(args),
-        executor=args.executor, scheduler=args.scheduler or "",
+        executor=args.executor, scheduler=args.scheduler or "", wait=args.wait, allow_dirty=args.allow_dirty,
     )
     terminal = TerminalLines()
     opts.stream = None if args.quiet else terminal

@@ -100,6 +100,9 @@ class WeeklyOptions:
         kernel_name: the Jupyter kernel (``make setup`` registers ``skillbench``).
         stream: a file to relay the notebooks' printed output to as it happens (None: quiet).
         start_timeout: seconds to wait for a kernel to start.
+        wait: a stage finding another pass on the week's folder waits for it to end (False: it refuses at once).
+        allow_dirty: a ``with-skill@HEAD`` arm may run a working tree that differs from HEAD (its diff hash is
+            recorded with every run).
     """
 
     suite_dir: Path = DEFAULT_SUITE
@@ -125,6 +128,8 @@ class WeeklyOptions:
     kernel_name: str = KERNEL_NAME
     stream: Any = None
     start_timeout: float = 120.0
+    wait: bool = False
+    allow_dirty: bool = False
 
 
 @dataclass
@@ -192,7 +197,7 @@ def stage_parameters(opts: WeeklyOptions, *, suite_dir: Path, run_dir: Path, his
         "jobs": int(opts.jobs), "seed": int(opts.seed), "dry_run": False, "write": True, "strict": False,
         "repeat": int(opts.calibration_repeat), "sample": int(opts.calibration_sample),
         "suite_overrides": opts.suite_overrides.as_params(), "executor": opts.executor,
-        "scheduler": opts.scheduler or "",
+        "scheduler": opts.scheduler or "", "wait": opts.wait, "allow_dirty": opts.allow_dirty,
     }
 
 

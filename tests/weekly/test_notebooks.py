@@ -101,9 +101,26 @@ def test_chain_passes_every_stage_parameter():
     for stage in STAGES:
         declared = notebook_parameters(NOTEBOOKS / stage.notebook)
         for name in declared:
-            if name.endswith(("_dir", "_path")) or name in ("run_key", "backend", "endpoint", "write", "dry_run"):
+            if name.endswith(("_dir", "_path")) or name in ("run_key", "backend", "endpoint", "write", "dry_run",
+                                                             "wait", "allow_dirty"):
                 assert name in params, f"{stage.id}: the chain does not pass {name}"
         assert type(params.get("write", False)) is bool
+        if stage.id != "00_preflight":  # every later stage writes the week's ledgers under its lock
+            assert "wait" in declared, f"{stage.id} cannot be told to wait for another pass (weekly --wait)"
+
+
+def test_weekly_s_wait_and_allow_dirty_reach_the_stages():
+    """What a stage's refusal suggests (rerun with --wait; --allow-dirty for a dirty HEAD) weekly accepts and
+    passes on."""
+    from skillbench.cli import build_parser
+
+    args = build_parser().parse_args(["weekly", "--wait", "--allow-dirty"])
+    assert args.wait and args.allow_dirty
+    params = stage_parameters(WeeklyOptions(wait=True, allow_dirty=True), suite_dir=TINY_SUITE,
+                              run_dir=TINY_SUITE / "weekly" / "k", history=TINY_SUITE / "weekly" / "h.csv",
+                              backend="sim", endpoint="http://x", sandbox="local")
+    assert params["wait"] is True and params["allow_dirty"] is True
+    assert "allow_dirty" in notebook_parameters(NOTEBOOKS / "01_generate.ipynb")
 
 
 # --- the chain on the tiny suite --------------------------------------------------------------------------
