@@ -167,4 +167,4 @@ def test_compare_reviews_a_merged_pull_request_that_adds_a_skill_end_to_end(qdra
     [verdict] = results["verdicts"]
     assert verdict["new"] and verdict["skill_family"] == "beta" and verdict["n"] == 1
     text = report.read_text()
-    assert "beta (new)" in text and "has no skillbench.toml" in text and "## Before the runs" in text
+    assert "beta (new: head vs no-skill)" in text and "has no skillbench.toml" in text and "## Before the runs" in text
