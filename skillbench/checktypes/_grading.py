@@ -26,15 +26,21 @@ def short(text: str) -> str:
     return text if len(text) <= DETAIL_CHARS else text[: DETAIL_CHARS - 1] + "…"
 
 
-def contains(haystack: str, needle: str) -> bool:
-    """Case-insensitive substring (as Vally and dotnet's skill-validator compare an answer)."""
-    return needle.casefold() in haystack.casefold()
+def holds_value(check: Check, text: str) -> bool:
+    """``text`` holds the check's ``value`` as a substring, case-insensitively unless the check sets
+    ``case_sensitive: true`` (the dotnet loaders set it to their tool's rule). The one test every ``*_contains``
+    grader and its simulated truth share, so the simulated endpoint never records an outcome the grader would
+    not give."""
+    needle = check.value or ""
+    if check.exact_case:
+        return needle in text
+    return needle.casefold() in text.casefold()
 
 
 def text_check(kind: str, check: Check, text: str, where: str) -> Outcome:
     """contains / not_contains / matches / not_matches of ``text`` (the answer, or a file's content)."""
     if kind in ("contains", "not_contains"):
-        found = contains(text, check.value or "")
+        found = holds_value(check, text)
         wanted = kind == "contains"
         if found == wanted:
             return CHECK_PASSED, ""

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 from pydantic_core import PydanticCustomError
 
 from skillbench.checktypes._timeouts import Timeout
@@ -146,6 +146,10 @@ class CheckKind:
         answer_line: for an output check the simulated agent decides by a draw, the text it writes for it.
         dotnet: skill-validator assertion ``type`` names read as this type.
         vally: Vally grader ``type`` names read as this type, with their config key → our option.
+        dotnet_case: how skill-validator and Vally compare this type's ``value`` (True: case-sensitive), which
+            the dotnet loaders write into each check's ``case_sensitive``; None for a type without that option.
+            The two tools agree on every type that has one (``AssertionEvaluator``: ``string.Contains`` for
+            files, ``OrdinalIgnoreCase`` for the answer; Vally's grader reference: the same defaults).
     """
 
     name: str
@@ -158,6 +162,7 @@ class CheckKind:
     answer_line: AnswerLine | None = None
     dotnet: tuple[str, ...] = ()
     vally: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    dotnet_case: bool | None = None
 
     @property
     def reads_workspace(self) -> bool:
@@ -212,7 +217,8 @@ def is_check_type(name: object) -> bool:
 # so editing one check of a spec never renumbers the others, and ``checks.csv`` rows keep meaning the same check
 # from week to week.
 
-OPTION_NAMES = ("value", "pattern", "command", "expected_exit_code", "timeout", "path", "tools", "turns", "calls")
+OPTION_NAMES = ("value", "pattern", "command", "expected_exit_code", "timeout", "path", "tools", "turns", "calls",
+                "case_sensitive")
 # A ``file_*`` path holding one of these is a glob over the workspace's files (``*`` also crosses ``/``).
 GLOB_CHARS = frozenset("*?[")
 DEFAULT_CHECK_TIMEOUT_S = 60.0
@@ -237,6 +243,10 @@ class Check(BaseModel):
     turns: StrictInt | None = Field(default=None, ge=1, description="max_turns: the most turns a run may take")
     calls: StrictInt | None = Field(default=None, ge=0, description="max_tool_calls: the most tool calls a run may "
                                     "make")
+    # None (not False) when unset: options() and so check_id leave it out, so a check written without it keeps
+    # the id it had before the option existed
+    case_sensitive: StrictBool | None = Field(default=None, description="compare `value` case-sensitively (default: "
+                                              "case-insensitive)")
 
     @field_validator("type", mode="before")
     @classmethod
@@ -273,6 +283,11 @@ class Check(BaseModel):
     def is_glob(self) -> bool:
         """True when a ``file_*`` check names a glob (``*.cs``): it holds for the files the glob matches."""
         return self.path is not None and any(c in GLOB_CHARS for c in self.path)
+
+    @property
+    def exact_case(self) -> bool:
+        """True when ``value`` is compared case-sensitively (``case_sensitive: true``); unset means it is not."""
+        return self.case_sensitive is True
 
     @property
     def exit_code_expected(self) -> int:

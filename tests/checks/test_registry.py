@@ -83,6 +83,8 @@ def test_check_types_table_has_one_row_per_registered_type():
     ("file_exists", 3, "a glob: the names of the files it matches"),
     ("output_nonempty", 4, "`exit_success` (skill-validator)"),
     ("run_command", 4, "`run-command` (Vally)"),
+    ("file_not_contains", 1, "`case_sensitive` (boolean, optional)"),
+    ("output_contains", 2, "case-insensitive unless `case_sensitive`"),
 ])
 def test_check_types_table_cells(kind, cell, text):
     row = next(r for r in _rows(check_types_table())[2:] if r[0] == f"`{kind}`")
@@ -108,3 +110,33 @@ def test_every_name_dotnet_defines_is_read_or_refused_on_purpose():
     read = set(GRADERS) | {"prompt", "tool-calls"}  # tool-calls: expect_tools / reject_tools from one grader
     assert read.isdisjoint(UNSUPPORTED_GRADERS)
     assert read | set(UNSUPPORTED_GRADERS) == set(VALLY_CATALOG)
+
+
+# ids of checks written before case_sensitive existed (computed on the commit before it): they must not move, or
+# checks.csv rows would stop meaning the same check from week to week
+IDS_BEFORE = [
+    ({"type": "file_contains", "path": "Src/Ledger.cs", "value": "#nullable enable"}, "file_contains-05e11fe3"),
+    ({"type": "output_contains", "value": "Done"}, "output_contains-8bf853e0"),
+    ({"type": "file_not_contains", "path": "*.cs", "value": "null!"}, "file_not_contains-b1f4bd19"),
+    ({"type": "output_not_contains", "value": "error"}, "output_not_contains-69982e96"),
+]
+
+
+@pytest.mark.parametrize(("raw", "check_id"), IDS_BEFORE, ids=[r["type"] for r, _ in IDS_BEFORE])
+def test_case_sensitive_leaves_the_ids_of_checks_without_it_unchanged(raw, check_id):
+    assert Check(**raw).check_id == check_id
+    assert "case_sensitive" not in Check(**raw).options()
+    ids = {check_id, Check(**raw, case_sensitive=True).check_id, Check(**raw, case_sensitive=False).check_id}
+    assert len(ids) == 3  # set, it is part of the check: another rule is another check
+
+
+def test_case_sensitive_is_an_option_of_the_contains_types_with_dotnets_rule():
+    """The four ``*_contains`` types take it, and their records carry the rule skill-validator and Vally compare
+    by (``AssertionEvaluator``: ``string.Contains`` on files, ``OrdinalIgnoreCase`` on the answer); no other type
+    takes it, so preflight refuses it there."""
+    takers = {k.name: k.dotnet_case for k in check_kinds() if "case_sensitive" in k.options}
+    assert takers == {"file_contains": True, "file_not_contains": True, "output_contains": False,
+                      "output_not_contains": False}
+    assert all(k.dotnet_case is None for k in check_kinds() if k.name not in takers)
+    with pytest.raises(ValidationError):
+        Check(type="output_contains", value="x", case_sensitive="yes")  # a bool, never a truthy string

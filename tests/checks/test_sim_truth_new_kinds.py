@@ -1,6 +1,7 @@
 """The simulated truth of the check types dotnet's graders added agrees with their grader on the same facts: the
-grading cases of tests/checks/cases/ (file_not_matches, completed, max_tool_calls) replayed through each type's
-``simulate``, so the simulated endpoint can produce both outcomes the grader gives."""
+grading cases of tests/checks/cases/ (file_not_matches, completed, max_tool_calls, and the case_sensitive option of
+the ``*_contains`` types) replayed through each type's ``simulate``, so the simulated endpoint can produce both
+outcomes the grader gives and never records one it would not."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from skillbench.checktypes import Check, canonical_tool
 
 CASES = Path(__file__).parent / "cases"
-KINDS = ("file_not_matches", "completed", "max_tool_calls")
+KINDS = ("file_not_matches", "completed", "max_tool_calls", "case_sensitive", "file_not_contains")
 
 
 class _Run:
@@ -37,7 +38,8 @@ def _cases() -> list[dict]:
     out = []
     for kind in KINDS:
         out += [c for c in json.loads((CASES / f"{kind}.json").read_text())["cases"]
-                if c["expect"]["status"] != "error"]  # an error is the probe's, not the run's
+                if c["expect"]["status"] != "error"  # an error is the probe's, not the run's
+                and c.get("probe", {}).get("file_state") != "not_regular"]  # the simulated workspace holds files only
     return out
 
 

@@ -156,7 +156,10 @@ def _with_grader(grader: str) -> str:
      "graders[2].config.negate", "not true or false"),
     ("      - type: output-matches\n        config:\n          pattern: x\n          negate: true\n",
      "graders[2].config.negate", "output-matches has no negate option"),
-], ids=["pairwise", "program", "token-budget", "typo", "run-command-sub_path", "bad-negate", "negate-elsewhere"])
+    ("      - type: file-contains\n        config:\n          path: a.cs\n          value: x\n"
+     "          case_sensitive: false\n", "graders[2].config.case_sensitive", "file-contains takes path, value"),
+], ids=["pairwise", "program", "token-budget", "typo", "run-command-sub_path", "bad-negate", "negate-elsewhere",
+        "case-on-file-contains"])
 def test_an_unsupported_grader_or_option_is_one_error_naming_it(tmp_path, grader, field, words):
     defect = _one_error(tmp_path, _with_grader(grader))
     assert defect.field == f"stimuli[0] (Stimulus 0).{field}"
@@ -169,15 +172,24 @@ def test_an_unsupported_grader_or_option_is_one_error_naming_it(tmp_path, grader
     ("      - type: file-matches\n        config:\n          path: a.cs\n          pattern: 'null!'\n"
      "          negate: true\n", {"type": "file_not_matches", "path": "a.cs", "pattern": "null!"}),
     ("      - type: file-not-contains\n        config:\n          path: a.cs\n          value: x\n",
-     {"type": "file_not_contains", "path": "a.cs", "value": "x"}),
+     {"type": "file_not_contains", "path": "a.cs", "value": "x", "case_sensitive": True}),
+    ("      - type: file-contains\n        config:\n          path: a.cs\n          value: x\n          negate: true\n",
+     {"type": "file_not_contains", "path": "a.cs", "value": "x", "case_sensitive": True}),
+    ("      - type: file-contains\n        config:\n          path: a.cs\n          value: x\n",
+     {"type": "file_contains", "path": "a.cs", "value": "x", "case_sensitive": True}),
+    ("      - type: output-contains\n        config:\n          substring: Done\n",
+     {"type": "output_contains", "value": "Done", "case_sensitive": False}),
+    ("      - type: output-not-contains\n        config:\n          substring: Error\n          case_sensitive: true\n",
+     {"type": "output_not_contains", "value": "Error", "case_sensitive": True}),
     ("      - type: turn-count\n        config:\n          max: 12\n", {"type": "max_turns", "turns": 12}),
     ("      - type: tool-call-count\n        config:\n          max: 0\n", {"type": "max_tool_calls", "calls": 0}),
     ("      - type: completed\n", {"type": "completed"}),
     ("      - type: exit-success\n", {"type": "output_nonempty"}),
     ("      - type: run-command\n        config:\n          command: grep\n          args: [-q, 'a b', notes.txt]\n"
      "          timeout: 2m\n", {"type": "run_command", "command": "grep -q 'a b' notes.txt", "timeout": 120.0}),
-], ids=["file-exists-negate", "file-matches-negate", "file-not-contains", "turn-count", "tool-call-count",
-        "completed", "exit-success", "run-command-args"])
+], ids=["file-exists-negate", "file-matches-negate", "file-not-contains", "file-contains-negate", "file-contains",
+        "output-contains", "output-not-contains-case", "turn-count", "tool-call-count", "completed", "exit-success",
+        "run-command-args"])
 def test_vally_graders_read_as_check_types(tmp_path, grader, check):
     report = preflight(_tree(tmp_path, _with_grader(grader)))
     assert report.errors == [], [str(d) for d in report.errors]
@@ -224,7 +236,10 @@ def test_skill_validator_max_tokens_is_an_error_and_a_key_outside_its_schema_a_w
      "config.timeout", "not a duration"),
     ("      - type: run-command\n        config:\n          command: make\n          args: make\n", "config.args",
      "not a list of strings"),
-], ids=["negative-max", "text-max", "path-escape", "pathological-pattern", "bad-duration", "args-not-list"])
+    ("      - type: output-contains\n        config:\n          substring: x\n          case_sensitive: 'yes'\n",
+     "config.case_sensitive", "valid boolean"),
+], ids=["negative-max", "text-max", "path-escape", "pathological-pattern", "bad-duration", "args-not-list",
+        "case-not-bool"])
 def test_a_bad_grader_value_is_one_error_naming_its_field(tmp_path, grader, field, words):
     defect = _one_error(tmp_path, _with_grader(grader))
     assert defect.field == f"stimuli[0] (Stimulus 0).graders[2].{field}" and words in defect.problem
@@ -317,3 +332,21 @@ def test_skill_validator_output_matches_is_case_insensitive_as_in_skill_validato
             "    rubric:\n      - Does it\n")
     [prompt] = preflight(_tree(tmp_path, spec)).suite.prompts
     assert [c.pattern for c in prompt.test.checks] == ["(?i)build (failed|error)", "(?i)panic"]
+
+
+def test_skill_validator_assertions_get_skill_validators_case_rule(tmp_path):
+    """AssertionEvaluator compares a file's content with string.Contains (case-sensitive) and the answer with
+    OrdinalIgnoreCase: each check says so in case_sensitive, so it is graded (and simulated) by that rule."""
+    spec = ("scenarios:\n  - name: One\n    prompt: Go.\n    assertions:\n"
+            "      - type: file_contains\n        path: a.cs\n        value: Nullable\n"
+            "      - type: file_not_contains\n        path: '*.cs'\n        value: null!\n"
+            "      - type: output_contains\n        value: Done\n"
+            "      - type: output_not_contains\n        value: Error\n"
+            "      - type: output_matches\n        pattern: ok\n"
+            "    rubric:\n      - Does it\n")
+    report = preflight(_tree(tmp_path, spec))
+    assert report.errors == [], [str(d) for d in report.errors]
+    [prompt] = report.suite.prompts
+    assert [(c.type, c.case_sensitive) for c in prompt.test.checks] == [
+        ("file_contains", True), ("file_not_contains", True), ("output_contains", False),
+        ("output_not_contains", False), ("output_matches", None)]

@@ -3,13 +3,23 @@
 A ``path`` holding ``*``, ``?`` or ``[`` is a glob over the workspace's files (an sh ``case`` pattern, so ``*``
 also crosses ``/``): ``file_exists`` holds when one file matches, ``file_not_exists`` when none does,
 ``file_contains`` / ``file_matches`` when one matching file's content does. ``file_contains`` compares
-case-insensitively when graded; the simulated agent's truth reads the files its run leaves (solution files it
-wrote, else the fixtures).
+case-insensitively unless the check sets ``case_sensitive: true`` (as dotnet's skill-validator and Vally compare a
+file: the dotnet loaders set it); the simulated agent's truth applies the same rule to the files its run leaves
+(solution files it wrote, else the fixtures).
 """
 
 from __future__ import annotations
 
-from skillbench.checktypes._grading import Outcome, glob_files, probed_files, short, sim_files, taken_probe, text_check
+from skillbench.checktypes._grading import (
+    Outcome,
+    glob_files,
+    holds_value,
+    probed_files,
+    short,
+    sim_files,
+    taken_probe,
+    text_check,
+)
 from skillbench.checktypes._patterns import search
 from skillbench.checktypes._registry import FILE_MISSING, Check, CheckKind, ProbeRequest, RunFacts, SimRun, register
 from skillbench.vocab import CHECK_FAILED, CHECK_PASSED
@@ -68,8 +78,8 @@ def _simulate(check: Check, run: SimRun, _answer: str, _crossed: bool) -> bool:
         return not contents
     if check.type == "file_exists":
         return bool(contents)
-    if check.type == "file_contains":  # case-insensitive, as the grader compares
-        return any((check.value or "").casefold() in text.casefold() for text in contents)
+    if check.type == "file_contains":  # by the check's case rule, as the grader compares
+        return any(holds_value(check, text) for text in contents)
     return any(search(check.pattern or "", text) for text in contents)
 
 
@@ -80,9 +90,10 @@ register(CheckKind(
     "file_not_exists", ("path",), "nothing is at `path` (a glob: no file matches)", _grade_exists, _simulate,
     probe=_names_probe, dotnet=("file_not_exists",), vally={"file-not-exists": {"path": "path"}}))
 register(CheckKind(
-    "file_contains", ("path", "value"), "the file at `path` holds `value`, case-insensitive (a glob: some "
-    "matching file does)", _grade_content, _simulate, probe=_content_probe, dotnet=("file_contains",),
-    vally={"file-contains": {"path": "path", "value": "value"}}))
+    "file_contains", ("path", "value"), "the file at `path` holds `value`, case-insensitive unless `case_sensitive` "
+    "(a glob: some matching file does)", _grade_content, _simulate, accepts=("case_sensitive",),
+    probe=_content_probe, dotnet=("file_contains",), vally={"file-contains": {"path": "path", "value": "value"}},
+    dotnet_case=True))
 register(CheckKind(
     "file_matches", ("path", "pattern"), "`re.search(pattern)` matches the file at `path` (a glob: some "
     "matching file)", _grade_content, _simulate, probe=_content_probe,

@@ -1,13 +1,14 @@
 """Checks on the final answer's text: contains / matches (and their negations), and that there is an answer.
 
-``*_contains`` compare case-insensitively when graded (as Vally does); ``*_matches`` are Python ``re.search``
-(inline flags like ``(?i)`` work). The simulated agent draws each one's outcome (its ``check`` profile knob)
-and writes the line that gives it; its truth applies the rule as written (a plain substring).
+``*_contains`` compare case-insensitively unless the check sets ``case_sensitive: true`` (skill-validator
+compares an answer case-insensitively; Vally too, unless its grader's ``case_sensitive`` says otherwise);
+``*_matches`` are Python ``re.search`` (inline flags like ``(?i)`` work). The simulated agent draws each one's
+outcome (its ``check`` profile knob) and writes the line that gives it; its truth applies the grader's rule.
 """
 
 from __future__ import annotations
 
-from skillbench.checktypes._grading import Outcome, text_check
+from skillbench.checktypes._grading import Outcome, holds_value, text_check
 from skillbench.checktypes._patterns import search
 from skillbench.checktypes._registry import AnswerLine, Check, CheckKind, RunFacts, SimRun, register
 from skillbench.vocab import CHECK_FAILED, CHECK_PASSED
@@ -19,21 +20,23 @@ def _grade(check: Check, facts: RunFacts) -> Outcome:
 
 def _simulate(check: Check, _run: SimRun, answer: str, _crossed: bool) -> bool:
     if check.type == "output_contains":
-        return (check.value or "") in answer
+        return holds_value(check, answer)
     if check.type == "output_not_contains":
-        return (check.value or "") not in answer
+        return not holds_value(check, answer)
     found = search(check.pattern or "", answer)
     return found if check.type == "output_matches" else not found
 
 
 register(CheckKind(
-    "output_contains", ("value",), "the final answer holds `value` (case-insensitive)", _grade, _simulate,
-    answer_line=AnswerLine("value", when=True), dotnet=("output_contains",),
-    vally={"output-contains": {"substring": "value"}}))
+    "output_contains", ("value",), "the final answer holds `value` (case-insensitive unless `case_sensitive`)",
+    _grade, _simulate, accepts=("case_sensitive",), answer_line=AnswerLine("value", when=True),
+    dotnet=("output_contains",), vally={"output-contains": {"substring": "value", "case_sensitive": "case_sensitive"}},
+    dotnet_case=False))
 register(CheckKind(
-    "output_not_contains", ("value",), "the final answer does not hold `value` (case-insensitive)", _grade,
-    _simulate, answer_line=AnswerLine("value", when=False), dotnet=("output_not_contains",),
-    vally={"output-not-contains": {"substring": "value"}}))
+    "output_not_contains", ("value",), "the final answer does not hold `value` (case-insensitive unless "
+    "`case_sensitive`)", _grade, _simulate, accepts=("case_sensitive",), answer_line=AnswerLine("value", when=False),
+    dotnet=("output_not_contains",),
+    vally={"output-not-contains": {"substring": "value", "case_sensitive": "case_sensitive"}}, dotnet_case=False))
 register(CheckKind(
     "output_matches", ("pattern",), "`re.search(pattern)` finds a match in the final answer", _grade, _simulate,
     answer_line=AnswerLine("pattern", when=True), dotnet=("output_matches",),

@@ -5,10 +5,12 @@ but the spec, then ``setup.files`` (``path`` + ``source`` resolved from the skil
 ``plugins/<plugin>/skills/<skill>/``, or inline ``content``) are laid over it; ``setup.commands`` are setup;
 ``assertions`` are checks, each read as the check type whose record lists its name (:attr:`CheckKind.dotnet`:
 ``exit_success`` means "produced non-empty output", ``output_nonempty``; ``output_matches`` patterns are
-case-insensitive, as skill-validator matches them); the rubric's strings are ``must`` items;
-``expect_tools``/``reject_tools``/``max_turns`` are checks; ``timeout`` is seconds. ``max_tokens``, the one field
-of its schema skillbench does not read, is an error saying why (:mod:`.unsupported`); a key outside the schema is a
-warning, as skill-validator itself ignores it.
+case-insensitive, as skill-validator matches them; ``file_contains`` / ``file_not_contains`` values compare
+case-sensitively and ``output_contains`` / ``output_not_contains`` ones case-insensitively, as
+``AssertionEvaluator`` compares them: :attr:`CheckKind.dotnet_case` written into ``case_sensitive``); the
+rubric's strings are ``must`` items; ``expect_tools``/``reject_tools``/``max_turns`` are checks; ``timeout`` is
+seconds. ``max_tokens``, the one field of its schema skillbench does not read, is an error saying why
+(:mod:`.unsupported`); a key outside the schema is a warning, as skill-validator itself ignores it.
 """
 
 from __future__ import annotations
@@ -107,6 +109,8 @@ def _assertions(draft: Draft, assertions: Any) -> None:
                 value = raw.get(_TEXT_OPTIONS[option == "value"])
             check[option] = value
         check = {k: v for k, v in check.items() if v is not None}
+        if ours.dotnet_case is not None:  # graded by skill-validator's own case rule, not our format's default
+            check["case_sensitive"] = ours.dotnet_case
         if isinstance(check.get("pattern"), str) and not check["pattern"].startswith(IGNORE_CASE):
             # skill-validator matches output with RegexOptions.IgnoreCase (AssertionEvaluator.EvalOutputMatches)
             check["pattern"] = IGNORE_CASE + check["pattern"]

@@ -6,10 +6,12 @@ stimulus first), ``stimuli``. Each stimulus becomes one :class:`~.stimulus.Draft
 relative to the eval folder, ``dest``) and ``environment.commands`` are the workspace and setup; ``graders``
 (options under ``config:``) are checks, each read as the check type whose record lists its name
 (:attr:`CheckKind.vally`; ``negate: true`` turns a ``file-*`` grader into its ``file-not-*`` form, ``tool-calls``
-with plain names becomes ``expect_tools`` / ``reject_tools``), but the ``prompt`` grader is the rubric judge itself;
-the rubric's strings are ``must`` items; ``constraints`` carry tool and turn checks; ``golden_trajectory.inline``
-(ATIF) gives the simulated endpoint its reference answer. Every other field or grader Vally defines is refused in
-one line with why (:mod:`.unsupported`), as Vally's own lint refuses a key it does not know.
+with plain names becomes ``expect_tools`` / ``reject_tools``; a ``*-contains`` check compares by Vally's case rule,
+:attr:`CheckKind.dotnet_case`, or by the ``case_sensitive`` its config gives), but the ``prompt`` grader is the
+rubric judge itself; the rubric's strings are ``must`` items; ``constraints`` carry tool and turn checks;
+``golden_trajectory.inline`` (ATIF) gives the simulated endpoint its reference answer. Every other field or grader
+Vally defines is refused in one line with why (:mod:`.unsupported`), as Vally's own lint refuses a key it does not
+know.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import re
 import shlex
 from typing import Any
 
-from skillbench.checktypes import check_kinds
+from skillbench.checktypes import check_kind, check_kinds
 from skillbench.suite.dotnet._authoring import constraint_defects, grader_config_defects, top_level_defects
 from skillbench.suite.dotnet._stimulus import (
     Draft,
@@ -187,6 +189,8 @@ def _graders(draft: Draft, graders: Any) -> None:
         for key, value in config.items():
             if key in options:
                 check[options[key]] = value
+        if (case := check_kind(ours).dotnet_case) is not None:  # Vally's own rule unless its config names one
+            check.setdefault("case_sensitive", case)
         takes = f"{kind} takes " + (", ".join(known) or "no config")
         draft.refuse_unsupported(config, known, f"{where}.config.", kind, takes)
         if kind == "run-command" and (bad := _run_command(check, config)):
