@@ -17,7 +17,6 @@ import pytest
 from skillbench.cli import main
 from skillbench.weekly import DemoOptions, WeeklyOptions, run_demo
 from skillbench.weekly._demo_story import DRAFT_SUFFIX, SKILL_EDIT, draft_text
-from tests.generation.test_generate import require_docker
 from tests.helpers.sim import forced, require_cli, write_profiles
 from tests.helpers.weekly import require_kernel
 
@@ -29,7 +28,6 @@ EDITED = "regression-statsmodels"
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> dict:
     require_cli()
-    require_docker()
     require_kernel()
     reports = tmp_path_factory.mktemp("demo-reports")
     # A decided world (every listed skill is used and fully read, every outcome 0 or 1, a judge that never errs):
@@ -38,9 +36,12 @@ def demo(tmp_path_factory) -> dict:
     profile = forced(trigger=1.0, trigger_floor=1.0, follow_link=1.0, must={"without": 0.0, "with": 1.0})
     base = write_profiles(reports / "base-profiles.yaml", {"default": profile},
                           judges={"default": {"flip_rate": 0.0, "fabricated_quote_rate": 0.0, "position_bias": 0.0}})
-    # the lift is with-skill − no-skill: a plugin arm would add a third of the runs and nothing the story reads
+    # the lift is with-skill − no-skill: a plugin arm would add a third of the runs and nothing the story reads;
+    # the local sandbox: the story is the point here, and four weeks of containers cost CI a minute (the chain in
+    # Docker is the tiny chain's and the generation tests')
     weekly = WeeklyOptions(suite_dir=BUNDLED, backend="sim", models=["haiku"], reps=1, families=FAMILIES, jobs=3,
-                           conditions=["no-skill", "with-skill"], calibration_repeat=2, seed=5, reports_dir=reports)
+                           conditions=["no-skill", "with-skill"], calibration_repeat=2, seed=5, reports_dir=reports,
+                           sandbox="local")
     result = run_demo(DemoOptions(weekly=weekly, weeks=4, edit_week=4, drift_week=0, edit_family=EDITED,
                                   before_gain=0.0, base_profiles=base), log=lambda line: None)
     return {"result": result, "reports": reports}

@@ -5,23 +5,22 @@ from __future__ import annotations
 import pytest
 
 from skillbench import weekly
-from tests.generation.test_generate import require_docker
 from tests.helpers.shared import DATA_DIR
 from tests.helpers.sim import require_cli
 from tests.helpers.weekly import require_kernel
 
 
-@pytest.mark.docker
 @pytest.mark.cli
 def test_weekly_on_a_skill_folder_reports_lift_gate_and_trigger_health(tmp_path):
     require_cli()
     require_kernel()
-    require_docker()
     folder = DATA_DIR / "skill-creator-example"
     before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    # the local sandbox: the chain on a skill folder is the point (its runs in Docker are
+    # tests/generation/test_skill_creator_week.py's), and CI's time is better spent there
     opts = weekly.WeeklyOptions(suite_dir=folder, run_key="sc1", backend="sim", models=["haiku"], reps=1, jobs=3,
                                 calibration_repeat=2, calibration_sample=3, reports_dir=tmp_path / "reports",
-                                weeks_dir=tmp_path / "weeks")
+                                weeks_dir=tmp_path / "weeks", sandbox="local")
     result = weekly.run_weekly(opts)
     assert result.ok, f"failed at {result.failed_stage}: {result.state['error']}"
     assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before, "nothing is written into the skill"
