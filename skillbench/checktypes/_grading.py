@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
+from collections.abc import Callable
 
 import regex
 
@@ -87,6 +88,33 @@ def probed_files(check: Check, probe: ProbeResult) -> list[tuple[str, str]] | Ou
     if probe.file_state != FILE_OK:
         return CHECK_FAILED, short(f"{check.path}: not a regular file")
     return [(str(check.path), probe.output.decode("utf-8", "replace"))]
+
+
+def content_files(check: Check, facts: RunFacts) -> list[tuple[str, str]] | Outcome:
+    """The files a ``file_*`` content check read in the run's container, as ``(path, text)`` (at least one), or the
+    outcome when there is nothing to read: the probe's own outcome, ``failed`` for no file (a glob: no match) or a
+    path that is not a regular file."""
+    probe = taken_probe(check, facts)
+    if isinstance(probe, tuple):
+        return probe
+    files = probed_files(check, probe)
+    if isinstance(files, tuple):
+        return files
+    if not files:
+        return CHECK_FAILED, short(f"{check.path}: " + ("no file matches" if check.is_glob else "no such file"))
+    return files
+
+
+def none_of_the_files(check: Check, facts: RunFacts, hit: Callable[[str, str], Outcome | None]) -> Outcome:
+    """A negated file check (``file_not_contains``, ``file_not_matches``): some file is there (a negated check on
+    nothing proves nothing) and ``hit(path, text)`` finds nothing in any of them; else the first hit's outcome."""
+    files = content_files(check, facts)
+    if isinstance(files, tuple):
+        return files
+    for name, text in files:
+        if (outcome := hit(name, text)) is not None:
+            return outcome
+    return CHECK_PASSED, short(", ".join(name for name, _ in files)) if check.is_glob else ""
 
 
 def sim_files(check: Check, files: dict[str, str]) -> list[str]:

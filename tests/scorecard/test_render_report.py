@@ -51,6 +51,7 @@ PAIR = ArmPair("with-skill@HEAD", "with-skill@main")
     ("INVALID_INCONCLUSIVE", "incomplete_reconciliation", 6, 6, 0, "Invalid or underpowered"),
     ("INVALID_INCONCLUSIVE", "judge_errors", 6, 6, 0, "Invalid or underpowered"),
     ("INVALID_INCONCLUSIVE", "commit_mismatch", 6, 6, 0, "Invalid or underpowered"),
+    ("INVALID_INCONCLUSIVE", "invalid_spec", 0, 0, 0, "Invalid or underpowered"),
     # a reason this version's specification does not have (another version's card) reads by its state
     ("INVALID_INCONCLUSIVE", "a_reason_from_elsewhere", 0, 0, 0, "Invalid or underpowered"),
 ])

@@ -10,9 +10,9 @@ the probe cannot read as a regular file fails, as one that is missing does.
 
 from __future__ import annotations
 
-from skillbench.checktypes._grading import Outcome, holds_value, probed_files, short, sim_files, taken_probe
-from skillbench.checktypes._registry import FILE_MISSING, Check, CheckKind, ProbeRequest, RunFacts, SimRun, register
-from skillbench.vocab import CHECK_FAILED, CHECK_PASSED
+from skillbench.checktypes._grading import Outcome, holds_value, none_of_the_files, short, sim_files
+from skillbench.checktypes._registry import Check, CheckKind, ProbeRequest, RunFacts, SimRun, register
+from skillbench.vocab import CHECK_FAILED
 
 
 def _probe(check: Check) -> ProbeRequest:
@@ -20,20 +20,8 @@ def _probe(check: Check) -> ProbeRequest:
 
 
 def _grade(check: Check, facts: RunFacts) -> Outcome:
-    probe = taken_probe(check, facts)
-    if isinstance(probe, tuple):
-        return probe
-    if probe.file_state == FILE_MISSING:
-        return CHECK_FAILED, short(f"{check.path}: " + ("no file matches" if check.is_glob else "no such file"))
-    files = probed_files(check, probe)
-    if isinstance(files, tuple):
-        return files
-    if not files:
-        return CHECK_FAILED, short(f"{check.path}: no file matches")
-    for name, text in files:
-        if holds_value(check, text):
-            return CHECK_FAILED, short(f"{name} contains {check.value!r}")
-    return CHECK_PASSED, short(", ".join(name for name, _ in files)) if check.is_glob else ""
+    return none_of_the_files(check, facts, lambda name, text: (CHECK_FAILED, short(f"{name} contains {check.value!r}"))
+                             if holds_value(check, text) else None)
 
 
 def _simulate(check: Check, run: SimRun, _answer: str, _crossed: bool) -> bool:

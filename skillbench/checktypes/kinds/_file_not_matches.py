@@ -9,10 +9,10 @@ pattern, not the run, is at fault.
 
 from __future__ import annotations
 
-from skillbench.checktypes._grading import Outcome, probed_files, short, sim_files, taken_probe, text_check
+from skillbench.checktypes._grading import Outcome, none_of_the_files, sim_files, text_check
 from skillbench.checktypes._patterns import search
-from skillbench.checktypes._registry import FILE_MISSING, Check, CheckKind, ProbeRequest, RunFacts, SimRun, register
-from skillbench.vocab import CHECK_FAILED, CHECK_PASSED
+from skillbench.checktypes._registry import Check, CheckKind, ProbeRequest, RunFacts, SimRun, register
+from skillbench.vocab import CHECK_PASSED
 
 
 def _probe(check: Check) -> ProbeRequest:
@@ -20,21 +20,11 @@ def _probe(check: Check) -> ProbeRequest:
 
 
 def _grade(check: Check, facts: RunFacts) -> Outcome:
-    probe = taken_probe(check, facts)
-    if isinstance(probe, tuple):
-        return probe
-    if probe.file_state == FILE_MISSING:
-        return CHECK_FAILED, short(f"{check.path}: " + ("no file matches" if check.is_glob else "no such file"))
-    files = probed_files(check, probe)
-    if isinstance(files, tuple):
-        return files
-    if not files:
-        return CHECK_FAILED, short(f"{check.path}: no file matches")
-    for name, text in files:
+    def hit(name: str, text: str) -> Outcome | None:
         status, detail = text_check("not_matches", check, text, name)
-        if status != CHECK_PASSED:
-            return status, detail
-    return CHECK_PASSED, short(", ".join(name for name, _ in files)) if check.is_glob else ""
+        return None if status == CHECK_PASSED else (status, detail)
+
+    return none_of_the_files(check, facts, hit)
 
 
 def _simulate(check: Check, run: SimRun, _answer: str, _crossed: bool) -> bool:

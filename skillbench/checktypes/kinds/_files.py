@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from skillbench.checktypes._grading import (
     Outcome,
+    content_files,
     glob_files,
     holds_value,
-    probed_files,
     short,
     sim_files,
     taken_probe,
@@ -54,12 +54,7 @@ def _grade_exists(check: Check, facts: RunFacts) -> Outcome:
 
 
 def _grade_content(check: Check, facts: RunFacts) -> Outcome:
-    probe = taken_probe(check, facts)
-    if isinstance(probe, tuple):
-        return probe
-    if probe.file_state == FILE_MISSING:
-        return CHECK_FAILED, short(f"{check.path}: " + ("no file matches" if check.is_glob else "no such file"))
-    files = probed_files(check, probe)
+    files = content_files(check, facts)
     if isinstance(files, tuple):
         return files
     kind = check.type.removeprefix("file_")
@@ -69,7 +64,8 @@ def _grade_content(check: Check, facts: RunFacts) -> Outcome:
         if text_check(kind, check, text, name)[0] == CHECK_PASSED:
             return CHECK_PASSED, short(name)
     what, verb = (check.value, "contains") if kind == "contains" else (check.pattern, "matches")
-    return CHECK_FAILED, short(f"no file matching {check.path} ({_listed(probe.output)}) {verb} {what!r}")
+    names = ", ".join(name for name, _ in files[:5]) + (" …" if len(files) > 5 else "")
+    return CHECK_FAILED, short(f"no file matching {check.path} ({names}) {verb} {what!r}")
 
 
 def _simulate(check: Check, run: SimRun, _answer: str, _crossed: bool) -> bool:
