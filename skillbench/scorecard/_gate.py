@@ -90,7 +90,7 @@ def objective_records(transitions: pd.DataFrame | None) -> dict[tuple[str, str],
 
 def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliation_complete: Completeness = True,
                     transitions: pd.DataFrame | None = None, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
-    """The gate for every skill family × model that has pairwise judgments or preference-eligible runs.
+    """The gate for every skill family × model that has pairwise judgments or runs of the treatment.
 
     Args:
         pairs: ``pairs.csv`` (:func:`skillbench.ledgers.read_pairs`), outcomes for the treatment.
@@ -112,9 +112,11 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
     votes = collapse_votes(eligible[~errored])
     record = (votes.assign(W=votes["vote"].eq("W"), T=votes["vote"].eq("T"), L=votes["vote"].eq("L"))
               .groupby(["skill_family", "model"])[["W", "T", "L"]].sum())
-    scored = manifest[~manifest["dormancy"] & manifest["condition"].eq(pair.treatment)]
+    # every family the treatment ran gets a record: one with only dormancy prompts too (it can never vote, so it
+    # reads underpowered, or its contract failed), never a family missing from the verdicts
+    ran = manifest[manifest["condition"].eq(pair.treatment)]
     index = (set(record.index) | set(errors.index)
-             | set(zip(scored["skill_family"], scored["model"], strict=True)))
+             | set(zip(ran["skill_family"], ran["model"], strict=True)))
     acts = dormancy_activations(manifest, pair).set_index(["skill_family", "model"])["dormancy_activations"]
     complete = family_completeness(reconciliation_complete)
     rows = []

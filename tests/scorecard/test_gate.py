@@ -118,3 +118,15 @@ def test_dormancy_prompts_never_vote() -> None:
     pairs = _pairs({**{p: ["W"] for p in prompts}, "quiet": ["L"]})
     gate = preference_gate(pairs, _manifest({**prompts, "quiet": True}))
     assert gate[["n", "wins", "losses"]].values.tolist() == [[5, 5, 0]]
+
+
+def test_a_family_with_only_dormancy_prompts_still_has_a_record() -> None:
+    """dotnet's migrate-dotnet8-to-dotnet9 has 12 dormancy stimuli and no preference-eligible one: it can never
+    vote, and its record says so (or that its contract failed) instead of missing from the verdicts."""
+    sound = {f"p{i}": False for i in range(6)}
+    manifest = pd.concat([_manifest(sound), _manifest({"d1": True, "d2": True}, family="dormant")])
+    gate = preference_gate(_pairs({p: ["W"] for p in sound}), manifest).set_index("skill_family")
+    assert gate.loc["dormant", "verdict"] == "INVALID_INCONCLUSIVE (underpowered)" and gate.loc["dormant", "n"] == 0
+    fired = pd.concat([_manifest(sound), _manifest({"d1": True}, activation="skill_tool", family="dormant")])
+    gate = preference_gate(_pairs({p: ["W"] for p in sound}), fired).set_index("skill_family")
+    assert gate.loc["dormant", "verdict"] == "VALID_NO_CHANGE (activation_contract_failed)"
