@@ -129,8 +129,8 @@ def selected(plan: pd.DataFrame, suite: Suite, *, prompts: Sequence[str] = (),
             raise SelectionError(f"--prompts {name}: {why} — planned prompts: {', '.join(sorted(planned_prompts))}")
     for name in families:
         if name not in planned_families:
-            why = ("has an invalid spec, so none of its runs is planned (`skillbench validate` prints its lines)"
-                   if name in suite.invalid_families else
+            why = (f"is held out, so none of its runs is planned ({suite.invalid_families[name][0]}; `skillbench "
+                   "validate` prints every line)" if name in suite.invalid_families else
                    "has no planned prompt" if name in suite.families else "is not a skill family of the suite")
             raise SelectionError(f"--families {name}: {why} — planned families: "
                                  f"{', '.join(sorted(planned_families))}")

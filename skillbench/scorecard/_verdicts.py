@@ -166,7 +166,8 @@ class GateRecord:
         dormancy_activations: treatment or plugin runs of the family's dormancy prompts that activated the skill.
         commit_mismatches: runs of a version arm from another commit than declared (``skillbench compare``).
         objective: the record's deterministic checks (None: no checks).
-        invalid_spec: the family's eval or prompt failed validation, so the week left it out
+        invalid_spec: the family's eval or prompt failed validation (or its setup cannot start in this
+            sandbox), so the week left it out
             (:mod:`skillbench.suite._families`).
     """
 
@@ -210,8 +211,8 @@ GATE_RULES: tuple[VerdictRule[GateRecord], ...] = (
                 INVALID_LABEL,
                 "runs from another commit are in the run directory: rerun with a fresh --out-dir",
                 lambda r: r.commit_mismatches > 0, comparison_only=True),
-    VerdictRule(INVALID_INCONCLUSIVE, INVALID_SPEC, "an eval or prompt of the family failed validation, so no run "
-                "of the family was planned", INVALID_LABEL,
+    VerdictRule(INVALID_INCONCLUSIVE, INVALID_SPEC, "an eval or prompt of the family failed validation (or its "
+                "setup cannot start in this sandbox), so no run of the family was planned", INVALID_LABEL,
                 "the family's spec is invalid: fix the lines `skillbench validate` prints, then rerun the {command}",
                 lambda r: r.invalid_spec),
     VerdictRule(INVALID_INCONCLUSIVE, INCOMPLETE_RECONCILIATION, "the family's planned runs are not all accounted "

@@ -23,6 +23,7 @@ from pathlib import Path
 from skillbench.suite._defects import Defect, display_path
 from skillbench.suite._format import SkillUrlError, Suite, parse_skill_url
 from skillbench.suite._nesting import NestingError, load_json
+from skillbench.suite._task_checks import CANNOT_START
 from skillbench.suite._validation import PreflightReport, SuiteError, SuiteOverrides, preflight
 
 
@@ -71,8 +72,10 @@ def _named_family(path: Path, suite: Suite) -> str | None:
 
 def split_families(report: PreflightReport) -> Suite:
     """Cut ``report``'s suite to its sound families; the rest go to :attr:`Suite.invalid_families`, each with the
-    validator's lines (``path: field: problem — fix``, relative to the suite) in the report's order. An invalid
-    family is neither run nor installed (not even by an arm that installs every family).
+    validator's lines (``path: field: problem — fix``, relative to the suite) in the report's order. A family with
+    a prompt whose setup cannot start in this sandbox (a program the image lacks: ``validate`` warns) is held out
+    the same way, its line saying so: its runs could not run, never a pass or a loss. An invalid family is neither
+    run nor installed (not even by an arm that installs every family).
 
     Raises:
         SuiteError: an error that belongs to no family (named first), a config that could not be read, or no sound
@@ -87,6 +90,9 @@ def split_families(report: PreflightReport) -> Suite:
             first = [defect, *(d for d in report.defects if d is not defect)]
             raise SuiteError(PreflightReport(report.suite, first, report.prompt_files))
         invalid.setdefault(family, []).append(_recorded(defect, report.suite.suite_dir))
+    for defect in report.warnings:  # a prompt whose setup cannot start in this sandbox: its family could not run
+        if CANNOT_START in defect.problem and (family := defect_family(defect, report)) is not None:
+            invalid.setdefault(family, []).append(_recorded(defect, report.suite.suite_dir))
     if not invalid:
         return report.suite
     whole = report.suite

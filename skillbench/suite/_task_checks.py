@@ -27,6 +27,9 @@ from skillbench.suite._format import PromptSpec
 from skillbench.suite._task import WorkspaceFile
 
 TaskDefect = tuple[str, str, str, str]  # severity, field, problem, fix
+# A setup command whose program the image lacks: valid (validate warns), but no run of the prompt can start here, so
+# a week holds the prompt's family out as it holds out a family with an invalid spec (suite._families)
+CANNOT_START = "which the sandbox image does not have: setup fails there (exit 127) and the run never starts"
 CHECK_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
 # A command word that names a script file: it must be one of the workspace's files (or made by setup).
 _SCRIPT = re.compile(r"^[^-/$~][^\s;|&<>]*\.(?:py|sh|bash|js|mjs|cjs|ts|ps1|rb|pl|R|r)$")
@@ -144,8 +147,7 @@ def task_defects(spec: PromptSpec) -> list[TaskDefect]:
         if not command.strip():
             out.append(("error", f"setup[{i}]", "is empty", "write the command, or delete the entry"))
         elif absent := absent_programs(command):  # a warning: valid, but it cannot start in this sandbox
-            out.append(("warning", f"setup[{i}]", f"runs {absent[0]}, which the sandbox image does not have: setup "
-                        "fails there (exit 127) and the run never starts", "run it where the .NET SDK is "
+            out.append(("warning", f"setup[{i}]", f"runs {absent[0]}, {CANNOT_START}", "run it where the .NET SDK is "
                         "installed, or prepare the workspace without it (commit the artifact setup builds)"))
     if test.allowed_tools is not None and not [t for t in test.allowed_tools if t.strip()]:
         out.append(("error", "allowed_tools", "is empty", "list the tools the agent may use, or drop the field"))

@@ -100,7 +100,7 @@ def test_selecting_an_invalid_family_says_why_it_has_no_run(tmp_path):
     suite = load_families(_qdrant(tmp_path, _prompt("beta-bad", "beta", rubric_type="should")))
     plan = make_plan(suite, "wk", models=["haiku"], conditions=["no-skill", "with-skill"], reps=1, seed=0)
     assert set(plan["skill_family"]) == {"alpha"}
-    with pytest.raises(SelectionError, match="--families beta: has an invalid spec"):
+    with pytest.raises(SelectionError, match="--families beta: is held out, so none of its runs is planned"):
         selected(plan, suite, families=["beta"])
 
 
@@ -122,3 +122,17 @@ def test_a_link_out_of_a_family_is_held_to_that_family(tmp_path):
     suite = load_families(suite_dir)
     assert list(suite.invalid_families) == ["beta"] and "symlink" in suite.invalid_families["beta"][0]
     assert suite.families == ["alpha"], "the link is never copied into a run, by any arm"
+
+
+def test_a_setup_that_cannot_start_in_the_sandbox_holds_out_its_family_and_validate_only_warns(tmp_path):
+    """dotnet's binlog-failure-analysis builds its workspace with `dotnet build`, which the image lacks: its runs
+    could never start (exit 127 before the CLI), so a week holds the family out with that line instead of leaving it
+    incomplete for ever; the spec itself is valid, so `validate` warns and passes."""
+    task = {**_prompt("beta-task", "beta"), "setup": ["dotnet build App.sln -bl:build.binlog"]}
+    suite_dir = _qdrant(tmp_path, task)
+    report = preflight(suite_dir)
+    assert not report.errors and any("the run never starts" in w.problem for w in report.warnings)
+    suite = load_families(suite_dir)
+    assert list(suite.invalid_families) == ["beta"] and {p.family for p in suite.prompts} == {"alpha"}
+    [line] = suite.invalid_families["beta"]
+    assert line.startswith("test-prompts/beta-task.json: setup[0]: runs dotnet, which the sandbox image does not")
