@@ -32,7 +32,7 @@ from skillbench.ledgers import (
     read_plan,
     week_arms,
 )
-from skillbench.signals import read_transcript, run_dirs, skip_reason
+from skillbench.signals import NO_RUBRIC, read_transcript, run_dirs, skip_reason
 from skillbench.suite import TestPrompt, absence_indexes
 from skillbench.vocab import CONTROL_ARMS, PLUGIN
 
@@ -132,9 +132,6 @@ def check_selection(run_dir: str | Path, prompts: Sequence[str] = (), families: 
 
 # The metadata fields a run's answer is named by (the rest of its identity is in the manifest).
 ANSWER_FIELDS = ("run_id", "prompt", "skill_family", "model", "condition", "rep")
-# A prompt with no rubric items (a skill-creator eval before its assertions are written) has nothing for the rubric
-# judge: its runs are skipped with this reason, and still vote in the pairwise preference (judge-pairs).
-NO_RUBRIC = "no rubric items (pairwise preference only)"
 
 
 def read_run_answer(folder: Path) -> RunAnswer:

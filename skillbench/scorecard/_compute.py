@@ -54,7 +54,14 @@ from skillbench.scorecard._stats import (
     paired_differences,
     uncertainty_table,
 )
-from skillbench.signals import activation_counts, activation_summary, self_served_baseline, skip_reason, trigger_health
+from skillbench.signals import (
+    NO_RUBRIC,
+    activation_counts,
+    activation_summary,
+    self_served_baseline,
+    skip_reason,
+    trigger_health,
+)
 from skillbench.vocab import (
     COMPLETE_STATES,
     CONTROL_ARMS,
@@ -274,6 +281,8 @@ def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame,
     inferred = rule.where(rule.notna(), pd.Series(fallback, index=runs.index))
     runs["reason"] = skip.where(skip.notna() & (skip.astype(str) != ""), pd.Series(inferred, index=runs.index))
     runs.loc[runs["graded"], "reason"] = ""
+    # a prompt without rubric items is judged pairwise only: not graded by design, never a dropped run
+    runs.loc[runs["reason"].eq(NO_RUBRIC), "gradeable"] = False
     runs.loc[runs["dormancy"], "reason"] = "dormancy prompt (trigger health only)"
     runs.loc[trigger_only, "reason"] = "trigger query (trigger recall only)"
     runs.loc[~runs["dormancy"] & ~runs["condition"].isin(arms), "reason"] = "telemetry arm (not graded)"

@@ -33,7 +33,7 @@ from skillbench.scorecard._render_stimuli import (
 from skillbench.scorecard._simulation import FLOOR_ALPHA, JUDGE_ACCURACY_FLOOR
 from skillbench.scorecard._stats import DEFAULT_POWER
 from skillbench.scorecard._verdicts import rule_words
-from skillbench.signals import never_triggered
+from skillbench.signals import NO_RUBRIC, never_triggered
 from skillbench.vocab import NO_SKILL, PLUGIN, REAL
 
 TEMPLATE = "scorecard.md.j2"
@@ -394,6 +394,7 @@ def render_markdown(d: ScorecardData) -> str:
         "dropped_table": _dropped_table(d) if not d.dropped.empty else "",
         "spec_dropped": _spec_dropped_table(d), "n_spec_dropped": len(d.extras.get("dropped_pieces", ())),
         "n_dormancy_runs": int(cov["dormancy"].sum()),
+        "n_no_rubric_runs": int(cov["reason"].eq(NO_RUBRIC).sum()),
         "n_telemetry_runs": int((~cov["dormancy"] & ~cov["gradeable"]).sum()),
         "recon": d.reconciliation, "spend": _spend_lines(d), "timing_lines": _timing_lines(d), "h": d.health,
         "snapshot_table": _snapshot_table(d), "prov": d.provenance,

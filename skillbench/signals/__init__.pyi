@@ -1,4 +1,5 @@
 from ._manifest import (
+    NO_RUBRIC as NO_RUBRIC,
     SignalsError as SignalsError,
     activation_signals as activation_signals,
     decide_run_state as decide_run_state,

@@ -299,6 +299,12 @@ def write_manifest(out_dir: str | Path) -> pd.DataFrame:
 # Used by the judge (``judge-skips.csv``) and the scorecard's coverage, so both name the same reason.
 
 
+# A prompt with no rubric items (a skill-creator eval before its assertions are written) has nothing for the rubric
+# judge: its runs are skipped with this reason and still vote in the pairwise preference; the scorecard counts them
+# as not graded by design, never as dropped.
+NO_RUBRIC = "no rubric items (pairwise preference only)"
+
+
 def skip_reason(signals: Mapping[str, Any], answer: str | None = None) -> str | None:
     """Why a run cannot be graded (the judge's ``judge-skips.csv`` and the scorecard's coverage), else None.
 

@@ -250,7 +250,7 @@ def test_runs_of_an_eval_without_statements_skip_the_rubric_judge_and_still_pair
     import shutil
 
     from skillbench.judge import find_pairs, select_runs
-    from skillbench.judge._answers import NO_RUBRIC
+    from skillbench.signals import NO_RUBRIC
     from tests.helpers.shared import TINY_WEEK
 
     week = tmp_path / "week"
@@ -264,6 +264,18 @@ def test_runs_of_an_eval_without_statements_skip_the_rubric_judge_and_still_pair
     skipped = {s.run_id for s in skips if s.reason == NO_RUBRIC}
     assert skipped and all(r.startswith(prompt) for r in skipped)
     assert prompt in {p.treatment.prompt for p in find_pairs(week)}
+    # the scorecard's coverage counts them as not graded by design, never as dropped runs
+    import pandas as pd
+
+    from skillbench.ledgers import read_manifest, read_scores
+    from skillbench.scorecard._compute import _coverage
+
+    skips_frame = pd.DataFrame([{"run_id": s.run_id, "reason": s.reason} for s in skips])
+    scores = read_scores(week / "scores.csv")
+    scores = scores[scores["prompt"] != prompt]  # the rubric judge never graded them
+    cov, dropped = _coverage(read_manifest(week / "manifest.csv"), scores, skips_frame, scores_file=True)
+    assert not set(dropped["run_id"]) & skipped
+    assert set(cov.loc[cov["reason"].eq(NO_RUBRIC), "run_id"]) == skipped
 
 
 def test_a_path_object_that_links_out_of_the_skill_is_refused(tmp_path: Path) -> None:
