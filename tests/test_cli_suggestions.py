@@ -65,10 +65,6 @@ SUITE_PACKAGE_EXCEPTIONS = {
 }
 
 
-def _cases(commands):
-    return sorted(commands)
-
-
 def _parsers() -> dict[str, argparse.ArgumentParser]:
     """Every leaf command's parser by its name ("sim serve" for a nested action)."""
     out: dict[str, argparse.ArgumentParser] = {}
@@ -127,7 +123,7 @@ def test_every_command_is_classified():
     assert not set(SUITE_READERS) & set(NOT_SUITE_READERS)
 
 
-@pytest.mark.parametrize("command", _cases(SUITE_READERS))
+@pytest.mark.parametrize("command", sorted(SUITE_READERS))
 def test_every_suite_reader_takes_the_whole_suite_group(command):
     assert set(SUITE_FLAGS) <= _accepts(command), f"{command} lacks {sorted(set(SUITE_FLAGS) - _accepts(command))}"
 
@@ -155,7 +151,7 @@ def no_site_base(tmp_path_factory) -> Path:
     return qdrant_repo(tmp_path_factory.mktemp("qdrant"))
 
 
-@pytest.mark.parametrize("command", _cases(c for c, argv in SUITE_READERS.items() if argv))
+@pytest.mark.parametrize("command", sorted(c for c, argv in SUITE_READERS.items() if argv))
 def test_a_suite_readers_message_suggests_only_flags_it_accepts(command, no_site_base, tmp_path, capsys):
     argv = [str(no_site_base) if a == "SUITE" else str(tmp_path / "out") if a == "OUT" else a
             for a in SUITE_READERS[command] or []]

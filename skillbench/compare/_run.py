@@ -276,7 +276,7 @@ def _number(value: Any) -> float | None:
 
 def _tables(cards: Cards) -> StimulusTables | None:
     """The per-stimulus votes and dormancy contracts of every week run (head vs base, and the new families')."""
-    each = [stimulus_tables(card.data) for _, card in cards if card is not None and card.data is not None]
+    each = [stimulus_tables(card.data) for _, card in cards]
     if not each:
         return None
     # the check columns are named after the first week's arms (head vs base); a new family's rows are head vs
