@@ -107,7 +107,11 @@ def test_sealed_run_container_has_network_mode_none_and_a_read_only_relay(sim, t
         deadline = time.time() + 60
         while time.time() < deadline and not seen:
             # by the week's label: the container was made (and labelled) before its run, as generate makes them
-            for c in client.containers.list(filters={"label": f"{LABEL}={tmp_path.resolve()}"}):
+            try:  # a spare container removed between the list and its inspect: look again
+                listed = client.containers.list(filters={"label": f"{LABEL}={tmp_path.resolve()}"})
+            except docker.errors.NotFound:
+                listed = []
+            for c in listed:
                 seen.update(c.attrs)
             time.sleep(0.1)
 

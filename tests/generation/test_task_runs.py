@@ -176,10 +176,14 @@ def _in_check_phase(out_dir: Path) -> bool:
     """A container of this week is running the slow check (``sleep 4``) right now."""
     import docker
 
-    for container in docker.from_env().containers.list(filters={"label": f"skillbench.out_dir={out_dir}"}):
+    try:  # sparse: no inspect per container, which races a container removed behind its run
+        listed = docker.from_env().containers.list(sparse=True, filters={"label": f"skillbench.out_dir={out_dir}"})
+    except docker.errors.APIError:
+        return False
+    for container in listed:
         try:
             procs = container.top().get("Processes") or []
-        except docker.errors.APIError:
+        except docker.errors.APIError:  # gone between the list and now
             continue
         if any("sleep 4" in " ".join(p) for p in procs):
             return True
