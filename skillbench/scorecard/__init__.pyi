@@ -29,6 +29,15 @@ from ._history import (
     week_over_week as week_over_week,
     write_history as write_history,
 )
+from ._inference import (
+    BH as BH,
+    HOLM as HOLM,
+    RateInterval as RateInterval,
+    adjust as adjust,
+    family_words as family_words,
+    rate_interval as rate_interval,
+    rate_intervals as rate_intervals,
+)
 from ._labels import arm_names as arm_names, arm_order as arm_order
 from ._noise import (
     between_noise as between_noise,
