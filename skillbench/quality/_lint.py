@@ -46,6 +46,7 @@ from skillbench.quality._composite import (
 )
 from skillbench.quality._kappa import KAPPA_TARGET, kappa_by_dimension
 from skillbench.quality._static import SEVERITIES, static_findings
+from skillbench.quality._trigger_stats import F1_WORDS
 from skillbench.quality._units import SkillUnit
 
 QUALITY_COLUMNS = ["family", "skill", "level", "source", "measure", "sample", "value", "target", "severity",
@@ -223,7 +224,7 @@ def _composite_section(result: LintResult) -> list[str]:
         if measured is not None:
             if family in measured.index:
                 m = measured.loc[family]
-                cells += [_f(m["f1"]), f"{m['tp']}/{m['should_n']}, {m['fp']}/{m['should_not_n']}"]
+                cells += [_f1_text(m), f"{m['tp']}/{m['should_n']}, {m['fp']}/{m['should_not_n']}"]
             else:
                 cells += ["—", "no counted run"]
         rows.append(cells)
@@ -233,9 +234,20 @@ def _composite_section(result: LintResult) -> list[str]:
     if measured is not None:
         out += ["*Triggering* is the judge's **prediction** from the description; *measured trigger F1* is the "
                 "week's activation (should: the family's own prompts in the skill arms; should not: dormancy prompts "
-                "and other families' prompts in the plugin arm). A gap between them is the point of showing both.",
-                ""]
+                "and other families' prompts in the plugin arm). A gap between them is the point of showing both. "
+                f"{F1_WORDS} A week's units are its prompts (the runs of a prompt stay together); the exact path "
+                "counts runs.", ""]
     return out + [md_table(headers, rows)]
+
+
+def _f1_text(m: pd.Series) -> str:
+    """The measured F1 with its interval (``0.67 [0.17, 0.93]``), its method's short word beside it."""
+    if pd.isna(m["f1"]):
+        return "—"
+    if "f1_low" not in m or pd.isna(m["f1_low"]):  # a frame of an older trigger-f1.csv: no interval
+        return _f(m["f1"])
+    short = "exact" if str(m["f1_method"]).startswith("exact") else "bootstrap"
+    return f"{_f(m['f1'])} [{_f(m['f1_low'])}, {_f(m['f1_high'])}] ({short})"
 
 
 def _kappa_section(result: LintResult) -> list[str]:
