@@ -35,7 +35,6 @@ from pathlib import Path
 import pandas as pd
 
 from skillbench.arms import arm_kind
-from skillbench.quality._trigger_stats import NOT_AVAILABLE, f1_interval
 from skillbench.ledgers import (
     MANIFEST_FILE,
     SKILL_FILE,
@@ -47,6 +46,8 @@ from skillbench.ledgers import (
     read_manifest,
     week_arms,
 )
+from skillbench.quality._trigger_stats import NOT_AVAILABLE, f1_interval
+from skillbench.scorecard import rate_interval, rate_intervals
 from skillbench.signals import (
     NONE,
     SignalsError,
@@ -58,7 +59,6 @@ from skillbench.signals import (
     reliable,
     site_bases,
 )
-from skillbench.scorecard import rate_interval, rate_intervals
 from skillbench.vocab import PLUGIN
 
 TRIGGERING_DIMENSION = "triggering_accuracy"  # quality.anchored's id of PluginEval's triggering dimension
