@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from skillbench.calibration._agreement import UNANIMOUS_MUSTS_BAR
+from skillbench.calibration._agreement import BAR_WORDS, MIN_CLUSTERS, UNANIMOUS_MUSTS_BAR, bar_state
 from skillbench.ledgers import (
     PAIRWISE_BIAS_FILE,
     STUDY_DIR,
@@ -148,12 +148,13 @@ def render_study(study: Any) -> str:
                                                   "false-met rate", "lenient rate", "TP / FP / FN / TN"], rows), ""]
     if opts.repeat >= 2:
         out += ["## Self-agreement", "", f"Each answer graded {opts.repeat} times by each judge; the bar is ≥ "
-                f"{UNANIMOUS_MUSTS_BAR:.0%} of must items unanimous.", ""]
+                f"{UNANIMOUS_MUSTS_BAR:.0%} of must items unanimous. " + BAR_WORDS.format(min_clusters=MIN_CLUSTERS),
+                ""]
         rows = []
         for judge in opts.judges:
             part = table[table["judge_model"].eq(judge)].set_index("item_type")
-            must = part.loc["must", "unanimity"]
-            verdict = "n/a" if is_missing(must) else ("PASS" if must >= UNANIMOUS_MUSTS_BAR else "FAIL")
+            must, low = part.loc["must", "unanimity"], part.loc["must", "unanimity_low"]
+            verdict = "n/a" if is_missing(must) else bar_state(float(must), float(low))
             rows.append([judge, verdict, *[_ci(part.loc[k], "unanimity") for k in ("must", "bonus", "avoid", "all")]])
         out += [md_table(["judge", "must bar", "must", "bonus", "avoid", "all"], rows), ""]
     if not study.judges_table.empty:
