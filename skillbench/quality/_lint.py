@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from skillbench.calibration import MIN_CLUSTERS
 from skillbench.ledgers import (
     SKILL_QUALITY_FILE,
     SKILL_QUALITY_JSON,
@@ -250,20 +251,32 @@ def _f1_text(m: pd.Series) -> str:
     return f"{_f(m['f1'])} [{_f(m['f1_low'])}, {_f(m['f1_high'])}] ({short})"
 
 
+def _kappa_range(r: Any) -> str:
+    """κ's interval, or why there is none (too few families, degenerate)."""
+    low, high = getattr(r, "kappa_low", None), getattr(r, "kappa_high", None)
+    if low is not None and high is not None and pd.notna(low) and pd.notna(high):
+        return f"[{low:.2f}, {high:.2f}]"
+    method = str(getattr(r, "interval_method", "") or "")
+    return method.removeprefix("none: ") if method.startswith("none") else "—"
+
+
 def _kappa_section(result: LintResult) -> list[str]:
     if result.judge is None:
         return []
     k = result.kappa
     stat = "Cohen's κ (2 samples)" if result.judge.samples == 2 else (
         "Fleiss' κ (3+ samples)" if result.judge.samples >= 3 else "κ needs 2 or more samples (`--judges K`)")
-    rows = [[_SHORT.get(r.dimension, r.dimension), r.statistic or "—", _f(r.kappa), r.reading,
+    rows = [[_SHORT.get(r.dimension, r.dimension), r.statistic or "—", _f(r.kappa), _kappa_range(r), r.reading,
              "yes" if r.meets_target else "no", r.n_units, _f(r.raw_agreement)] for r in k.itertuples()]
     return ["## Agreement between judge samples (κ per dimension)", "",
             f"{stat} over the suite's families on the five anchor bands. Reading: ≥ 0.80 strong, 0.60–0.79 "
             f"moderate, 0.40–0.59 fair, < 0.40 poor; target ≥ {KAPPA_TARGET:.2f}. With few families κ is "
             "imprecise, and it is undefined when every rating falls in one band; high agreement with a low κ means the "
-            "ratings crowd one band (chance agreement is then high).", "",
-            md_table(["dimension", "statistic", "κ", "reading", f"≥ {KAPPA_TARGET:.2f}", "families",
+            "ratings crowd one band (chance agreement is then high). κ's 95 % interval is a bootstrap over the "
+            f"families (BCa; each family with all its samples); with fewer than {MIN_CLUSTERS} families none is "
+            "printed — so few cannot say how far κ would move on other skills — and the target is then read on the "
+            "estimate alone.", "",
+            md_table(["dimension", "statistic", "κ", "95 % interval", "reading", f"≥ {KAPPA_TARGET:.2f}", "families",
                       "all samples agree"], rows)]
 
 
