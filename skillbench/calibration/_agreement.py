@@ -72,9 +72,10 @@ SELF_COLUMNS = ["item_type", "n_items", "unanimous", "unanimity", "flipping", "b
 PASS, NOT_SHOWN, FAIL = "PASS", "NOT SHOWN", "FAIL"  # the must bar: lower bound ≥ bar | estimate ≥ bar > lower | below
 BAR_WORDS = (f"The bar is judged on the lower end of the 95 % interval of the must unanimity: {PASS} when it is ≥ "
              f"the bar, {NOT_SHOWN} when the estimate reaches the bar but the lower end does not (too few items to "
-             f"show it), {FAIL} when the estimate is below. The interval resamples runs (BCa); with fewer than "
-             f"{{min_clusters}} runs, or when every resample agrees (every must unanimous), it is the exact "
-             f"Clopper–Pearson interval of unanimous / items instead (conservative).")
+             f"show it), {FAIL} when the estimate is below. The interval is the wider of a bootstrap that resamples "
+             f"runs (BCa) and the exact Clopper–Pearson interval of unanimous / items; with fewer than "
+             f"{{min_clusters}} runs, or when every must is unanimous (every resample agrees), Clopper–Pearson alone "
+             f"(conservative). All unanimous, it takes 72 musts to pass at all (0.025^(1/72) = 0.9501).")
 
 
 # -- interpretation ---------------------------------------------------------------------------------------
@@ -277,19 +278,25 @@ def unanimity_interval(per_run: np.ndarray, *, n_resamples: int = 2000, seed: in
                        confidence: float = 0.95) -> Interval:
     """Unanimous items / items and its 95 % interval from per-run ``(unanimous, items)`` counts (rows: runs).
 
-    The run-clustered bootstrap (:func:`cluster_interval`) from :data:`MIN_CLUSTERS` runs with items; with fewer, or
-    when it is degenerate (every resample gives the same share: all unanimous), the exact Clopper–Pearson interval of
-    the pooled counts — a perfect share is never read as certain.
+    From :data:`MIN_CLUSTERS` runs with items, the wider of the run-clustered bootstrap (:func:`cluster_interval`)
+    and the exact Clopper–Pearson interval of the pooled counts, end by end; with fewer runs, or when the bootstrap
+    is degenerate (every resample gives the same share: all unanimous), Clopper–Pearson alone — a perfect share is
+    never read as certain, and one more flip never raises the lower end.
     """
     counts = np.asarray(per_run, dtype=float).reshape(-1, 2)
     counts = counts[counts[:, 1] > 0]
     k, n = (int(v) for v in counts.sum(axis=0)) if len(counts) else (0, 0)
+    exact = rate_interval(k, n, level=confidence, exact=True)
+    if not n:
+        return Interval(float("nan"), float("nan"), float("nan"), NOT_AVAILABLE)
     if len(counts) >= MIN_CLUSTERS:
         iv = cluster_interval(counts, ratio, n_resamples=n_resamples, seed=seed, confidence=confidence)
         if iv.method in (BCA, PERCENTILE):
-            return iv
-    exact = rate_interval(k, n, level=confidence, exact=True)
-    return Interval(exact.rate, exact.low, exact.high, f"{exact.method}, items" if n else NOT_AVAILABLE)
+            # the wider of the two: the bootstrap sees flips that cluster in runs, Clopper–Pearson sees few flips
+            # (one flip among many musts resamples to a lower end above the exact one with none: never monotone)
+            return Interval(exact.rate, min(iv.low, exact.low), max(iv.high, exact.high),
+                            f"run bootstrap ({iv.method}) or Clopper–Pearson over items, the wider")
+    return Interval(exact.rate, exact.low, exact.high, f"{exact.method}, items")
 
 
 def bar_state(rate: float, low: float, bar: float = UNANIMOUS_MUSTS_BAR) -> str:

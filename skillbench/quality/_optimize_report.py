@@ -95,7 +95,7 @@ def _page(result: OptimizeResult, frame: pd.DataFrame, diff: str) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in frame.itertuples(index=False):
-        mark = " **(winner)**" if r.winner else ""
+        mark = " **(selected)**" if r.winner else ""
         fired = (f"{_fired(r.train_generated_fp, r.train_generated_n)} / "
                  f"{_fired(r.test_generated_fp, r.test_generated_n)}")
         scores = " | ".join((_ci(r.train_precision, r.train_precision_low, r.train_precision_high),
@@ -108,7 +108,7 @@ def _page(result: OptimizeResult, frame: pd.DataFrame, diff: str) -> str:
     selected = ("the original kept the best train F1: no change proposed" if win is first else
                 f"candidate {win.index}: test F1 {_test_f1(win)} against the original's {_test_f1(first)}")
     lines += ["", f"**Selected on train**: {selected}.", "",
-              f"**{'Winner' if result.called else 'No winner called'}**: {result.call}.", "",
+              f"**Original against the selection on test**: {result.call}.", "",
               "Selection read train only; test was measured for the original and the selection alone. Precision and "
               "recall carry 95 % intervals (Wilson from 20 queries, exact Clopper–Pearson below: conservative). "
               f"{F1_WORDS} The test comparison is McNemar's exact test on the test queries both descriptions were "
