@@ -17,6 +17,7 @@ from skillbench.arms import arm_kind
 from skillbench.ledgers import SCORECARD_FILE
 from skillbench.markdown import CutTable, capped_page, fmt, is_missing, md_code, md_table, md_text, money, signed
 from skillbench.scorecard._compute import ScorecardData
+from skillbench.scorecard._inference import rate_interval
 from skillbench.scorecard._labels import arm_names, arm_order
 from skillbench.scorecard._render_objective import objective_context
 from skillbench.scorecard._render_stimuli import (
@@ -135,8 +136,12 @@ def _activation_table(d: ScorecardData) -> str:
 
 
 def _trigger_health_table(d: ScorecardData) -> str:
-    rows = [[md_text(r.skill_family), r.scored_runs, r.activations, fmt(r.recall), r.dormancy_runs, r.false_triggers,
-             fmt(r.false_trigger_rate), fmt(r.precision), fmt(r.f1)]
+    def rate(k: int, n: int, value: float) -> str:  # the rate with its Wilson/exact interval (agree, issue 31)
+        return "n/a" if is_missing(value) else rate_interval(k, n).text()
+
+    rows = [[md_text(r.skill_family), r.scored_runs, r.activations, rate(r.activations, r.scored_runs, r.recall),
+             r.dormancy_runs, r.false_triggers, rate(r.false_triggers, r.dormancy_runs, r.false_trigger_rate),
+             rate(r.activations, r.activations + r.false_triggers, r.precision), fmt(r.f1)]
             for r in d.trigger_health.itertuples(index=False)]
     return md_table(["skill family", f"{arm_names(d.pair).treatment} runs", "activated", "recall", "dormancy runs",
                      "false triggers",
