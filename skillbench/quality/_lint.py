@@ -257,7 +257,7 @@ def _kappa_range(r: Any) -> str:
     if low is not None and high is not None and pd.notna(low) and pd.notna(high):
         return f"[{low:.2f}, {high:.2f}]"
     method = str(getattr(r, "interval_method", "") or "")
-    return method.removeprefix("none: ") if method.startswith("none") else "—"
+    return method if method.startswith("none") else "—"
 
 
 def _kappa_section(result: LintResult) -> list[str]:
