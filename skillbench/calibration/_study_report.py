@@ -36,6 +36,7 @@ from skillbench.markdown import cell_text, frame_table, is_missing, md_table
 STUDY_FILES = (STUDY_GRADES_FILE, STUDY_FILE, STUDY_JUDGES_FILE, STUDY_JSON, STUDY_MD, STUDY_PAIRS_FILE,
                PAIRWISE_BIAS_FILE, STUDY_NOTEBOOK, STUDY_HTML)
 FALLBACK_MARK = "†"  # an interval that is not BCa (the percentile fallback, or degenerate)
+EXACT_MARK = "‡"  # a unanimity interval by the must bar's rule (the wider of the run bootstrap and Clopper–Pearson)
 
 
 def interval_method(confidence: float = 0.95) -> str:
@@ -44,7 +45,8 @@ def interval_method(confidence: float = 0.95) -> str:
             "answer are not independent): BCa via scipy.stats.bootstrap with the run indices as the data; "
             f"{FALLBACK_MARK} marks an interval that is not BCa — the percentile interval where BCa is degenerate "
             "(resamples where κ is undefined, a constant jackknife), or a single value when every resample gives "
-            "the same one.")
+            f"the same one; {EXACT_MARK} marks a self-agreement interval made by the must bar's rule (below): the "
+            "wider of the run bootstrap and the exact Clopper–Pearson interval of unanimous / items.")
 
 
 def study_dir(run_dir: str | Path) -> Path:
@@ -59,7 +61,8 @@ def _ci(row: Any, measure: str, digits: int = 3) -> str:
     low, high, method = row.get(f"{measure}_low"), row.get(f"{measure}_high"), row.get(f"{measure}_method", "")
     if is_missing(low) or is_missing(high):
         return f"{cell_text(est, digits)} [n/a]"
-    mark = FALLBACK_MARK if method and method != "BCa" else ""
+    exact = str(method).startswith(("exact", "run bootstrap"))
+    mark = EXACT_MARK if exact else FALLBACK_MARK if method and method != "BCa" else ""
     return f"{cell_text(est, digits)} [{low:.{digits}f}, {high:.{digits}f}]{mark}"
 
 
