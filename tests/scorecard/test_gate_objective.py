@@ -14,7 +14,6 @@ from skillbench.vocab import (
     INVALID_INCONCLUSIVE,
     NEITHER,
     SKILLED_ONLY,
-    VALID_NO_CHANGE,
     VALID_PASS,
     VALID_REGRESSION,
 )
@@ -120,8 +119,8 @@ def test_a_week_without_checks_keeps_the_gate_table_as_it_was() -> None:
     for transitions in (None, pd.DataFrame()):
         plain = preference_gate(pairs, manifest, transitions=transitions)
         assert list(plain.columns) == ["skill_family", "model", "state", "reason", "verdict", "n", "wins", "ties",
-                                       "losses", "p_value", "p_adjusted", "net_win", "judge_errors", "dormancy_activations",
-                                       "evidence"]
+                                       "losses", "p_value", "p_adjusted", "net_win", "judge_errors",
+                                       "dormancy_activations", "evidence"]
         assert plain[["verdict", "evidence"]].values.tolist() == [
             [VALID_PASS, "n=6; 6W/0T/0L; p=0.01562; net +100.0%"]]
 
