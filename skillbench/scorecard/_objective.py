@@ -31,7 +31,7 @@ import pandas as pd
 from scipy.special import comb
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
-from skillbench.scorecard._stats import paired_differences, t_critical
+from skillbench.scorecard._stats import ci_flag, paired_differences, t_critical
 from skillbench.scorecard._verdicts import ObjectiveRecord
 from skillbench.vocab import (
     BASELINE_ONLY,
@@ -175,7 +175,7 @@ def task_lift(stimuli: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFra
         lift = float(block["d"].mean())
         rows.append({"model": model, "n_pairs": n, "no_skill": float(block["no_skill"].mean()),
                      "with_skill": float(block["with_skill"].mean()), "task_lift": lift, "task_lift_se": se,
-                     "excludes_zero": bool(abs(lift) > half) if n >= 2 else pd.NA})
+                     "excludes_zero": ci_flag(lift, se, half, n)})
     return pd.DataFrame(rows, columns=["model", "n_pairs", "no_skill", "with_skill", "task_lift", "task_lift_se",
                                        "excludes_zero"])
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from skillbench.markdown import fmt, is_missing, md_table, md_text, signed
+from skillbench.markdown import fmt, md_table, md_text, signed
 from skillbench.scorecard._compute import ScorecardData
 from skillbench.scorecard._labels import arm_names, arm_order
+from skillbench.scorecard._stats import ci_flag_text
 from skillbench.scorecard._verdicts import objective_rule
 from skillbench.vocab import TRANSITIONS
 
@@ -42,7 +43,7 @@ def _lift_table(d: ScorecardData) -> str:
     lift = _model_rank(d, d.objective["task_lift"])
     rows = []
     for r in lift.itertuples(index=False):
-        flag = "n/a (need >=2 stimuli)" if is_missing(r.task_lift_se) else "yes" if bool(r.excludes_zero) else "no"
+        flag = ci_flag_text(r.excludes_zero)
         rows.append([md_text(r.model), f"{fmt(r.no_skill)} → {fmt(r.with_skill)}",
                      f"{signed(r.task_lift)} ± {fmt(r.task_lift_se)}", flag, int(r.n_pairs)])
     return md_table(["model", f"task pass {arm_names(d.pair).arrow}", "task lift ± SE", "95% CI != 0?", "n stimuli"],
