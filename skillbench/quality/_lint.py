@@ -54,6 +54,8 @@ QUALITY_COLUMNS = ["family", "skill", "level", "source", "measure", "sample", "v
                    "detail", "evidence", "evidence_verified"]
 SKILL_QUALITY_HTML = SKILL_QUALITY_MD.removesuffix(".md") + ".html"
 MEASURED = ("f1", "precision", "recall")
+# each measured value's interval ends, rows of their own (measure trigger_<m>_low/_high; method in the detail)
+MEASURED_INTERVALS = ("f1_low", "f1_high", "precision_low", "precision_high", "recall_low", "recall_high")
 
 
 @dataclass
@@ -135,6 +137,12 @@ def quality_rows(result: LintResult) -> pd.DataFrame:
                 rows.append({"family": m.family, "skill": m.family, "level": "hub", "source": "measured",
                              "measure": f"trigger_{measure}", "value": _text(float(getattr(m, measure))),
                              "detail": detail})
+            for measure in MEASURED_INTERVALS:  # absent from a frame of an older trigger-f1.csv
+                if hasattr(m, measure):
+                    method = m.f1_method if measure.startswith("f1") else m.rate_method
+                    rows.append({"family": m.family, "skill": m.family, "level": "hub", "source": "measured",
+                                 "measure": f"trigger_{measure}", "value": _text(float(getattr(m, measure))),
+                                 "detail": f"95 % interval: {method}"})
     frame = pd.DataFrame(rows, columns=QUALITY_COLUMNS)
     return frame.fillna("")
 

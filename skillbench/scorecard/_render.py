@@ -142,7 +142,7 @@ def _activation_table(d: ScorecardData) -> str:
 
 
 def _trigger_health_table(d: ScorecardData) -> str:
-    def rate(k: int, n: int, value: float) -> str:  # the rate with its Wilson/exact interval (agree, issue 31)
+    def rate(k: int, n: int, value: float) -> str:  # every rate shown with its Wilson/exact interval
         return "n/a" if is_missing(value) else rate_interval(k, n).text()
 
     rows = [[md_text(r.skill_family), r.scored_runs, r.activations, rate(r.activations, r.scored_runs, r.recall),
