@@ -80,7 +80,6 @@ from ._trigger_set import (
 )
 from ._trigger_stats import (
     MIN_TEST_QUERIES as MIN_TEST_QUERIES,
-    exact_f1_interval as exact_f1_interval,
     f1_interval as f1_interval,
     mcnemar_exact_p as mcnemar_exact_p,
     paired_test as paired_test,

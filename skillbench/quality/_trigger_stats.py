@@ -37,62 +37,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skillbench.scorecard import rate_interval
+from skillbench.scorecard import NOT_AVAILABLE, F1Interval, exact_f1_interval, f1_of_counts
 
 BOOTSTRAP_FROM = 20  # units per side from which the stratified bootstrap is used (below: exact, conservative)
 ALPHA = 0.05
 MIN_TEST_QUERIES = 6  # 2 · 0.5^6 = 0.031 ≤ 0.05 < 0.0625 = 2 · 0.5^5: the fewest discordant queries that can win
-CONSERVATIVE = "exact (Clopper–Pearson), conservative"
-BOOTSTRAP_BCA, BOOTSTRAP_PERCENTILE, NOT_AVAILABLE = "bootstrap BCa", "bootstrap percentile", "n/a"
+BOOTSTRAP_BCA, BOOTSTRAP_PERCENTILE = "bootstrap BCa", "bootstrap percentile"
 # what an F1 interval's method reads as on a page, in one sentence
 F1_WORDS = (f"F1's 95 % interval: a bootstrap that resamples the should and the should-not units each within its "
             f"side when each side has ≥ {BOOTSTRAP_FROM}; below that (or when every resample agrees) exact and "
             f"conservative — the F1 at the corners of the Clopper–Pearson intervals of recall and false-trigger "
             f"rate (each at 97.5 %).")
-
-
-@dataclass(frozen=True)
-class F1Interval:
-    """F1 of the summed counts, its interval, and how it was made (``method``)."""
-
-    estimate: float
-    low: float
-    high: float
-    method: str
-
-    def text(self, digits: int = 2) -> str:
-        """``0.80 [0.41, 1.00]``; ``n/a`` when F1 is undefined."""
-        if not np.isfinite(self.estimate):
-            return "n/a"
-        if not (np.isfinite(self.low) and np.isfinite(self.high)):
-            return f"{self.estimate:.{digits}f}"
-        return f"{self.estimate:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
-
-
-def f1_of_counts(tp: np.ndarray | float, fp: np.ndarray | float, fn: np.ndarray | float) -> np.ndarray:
-    """``2·TP / (2·TP + FP + FN)`` (NaN when nothing was positive on either side), vectorised."""
-    tp, fp, fn = (np.asarray(v, dtype=float) for v in (tp, fp, fn))
-    den = 2 * tp + fp + fn
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, 2 * tp / np.where(den > 0, den, 1), np.nan)
-
-
-def _f1_at(recall: float, false_rate: float, n_pos: int, n_neg: int) -> float:
-    """F1 of the expected counts at a recall and a false-trigger rate with ``n_pos`` and ``n_neg`` units."""
-    return float(f1_of_counts(n_pos * recall, n_neg * false_rate, n_pos * (1 - recall)))
-
-
-def exact_f1_interval(tp: int, n_pos: int, fp: int, n_neg: int, *, level: float = 0.95) -> F1Interval:
-    """The exact, conservative F1 interval from counts (module docstring); ``n/a`` without units on a side."""
-    estimate = float(f1_of_counts(tp, fp, n_pos - tp))
-    if n_pos <= 0 or n_neg <= 0 or not np.isfinite(estimate):
-        return F1Interval(estimate, float("nan"), float("nan"), NOT_AVAILABLE)
-    each = 1 - (1 - level) / 2  # Bonferroni: recall's and false-trigger rate's intervals hold together at ≥ level
-    recall = rate_interval(tp, n_pos, level=each, exact=True)
-    false_rate = rate_interval(fp, n_neg, level=each, exact=True)
-    low = _f1_at(recall.low, false_rate.high, n_pos, n_neg)
-    high = _f1_at(recall.high, false_rate.low, n_pos, n_neg)
-    return F1Interval(estimate, low if np.isfinite(low) else 0.0, high, CONSERVATIVE)
 
 
 def f1_interval(positives: np.ndarray, negatives: np.ndarray, *, level: float = 0.95, n_resamples: int = 2000,
@@ -186,5 +141,5 @@ def winner_call(test: PairedTest) -> tuple[bool, str]:
     return False, f"no winner called: the test difference is not significant ({test.text()}; needs ≤ {ALPHA:g})"
 
 
-__all__ = ["BOOTSTRAP_FROM", "CONSERVATIVE", "F1Interval", "F1_WORDS", "MIN_TEST_QUERIES", "PairedTest",
-           "exact_f1_interval", "f1_interval", "f1_of_counts", "mcnemar_exact_p", "paired_test", "winner_call"]
+__all__ = ["BOOTSTRAP_FROM", "F1_WORDS", "MIN_TEST_QUERIES", "PairedTest", "f1_interval", "mcnemar_exact_p",
+           "paired_test", "winner_call"]

@@ -30,9 +30,14 @@ from ._history import (
 )
 from ._inference import (
     BH as BH,
+    CONSERVATIVE as CONSERVATIVE,
     HOLM as HOLM,
+    NOT_AVAILABLE as NOT_AVAILABLE,
+    F1Interval as F1Interval,
     RateInterval as RateInterval,
     adjust as adjust,
+    exact_f1_interval as exact_f1_interval,
+    f1_of_counts as f1_of_counts,
     family_words as family_words,
     rate_interval as rate_interval,
     rate_intervals as rate_intervals,

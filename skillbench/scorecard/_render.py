@@ -17,7 +17,7 @@ from skillbench.arms import arm_kind
 from skillbench.ledgers import SCORECARD_FILE
 from skillbench.markdown import CutTable, capped_page, fmt, is_missing, md_code, md_table, md_text, money, signed
 from skillbench.scorecard._compute import ScorecardData
-from skillbench.scorecard._inference import rate_interval
+from skillbench.scorecard._inference import exact_f1_interval, rate_interval
 from skillbench.scorecard._labels import arm_names, arm_order
 from skillbench.scorecard._render_objective import objective_context
 from skillbench.scorecard._render_stimuli import (
@@ -147,7 +147,9 @@ def _trigger_health_table(d: ScorecardData) -> str:
 
     rows = [[md_text(r.skill_family), r.scored_runs, r.activations, rate(r.activations, r.scored_runs, r.recall),
              r.dormancy_runs, r.false_triggers, rate(r.false_triggers, r.dormancy_runs, r.false_trigger_rate),
-             rate(r.activations, r.activations + r.false_triggers, r.precision), fmt(r.f1)]
+             rate(r.activations, r.activations + r.false_triggers, r.precision),
+             exact_f1_interval(int(r.activations), int(r.scored_runs), int(r.false_triggers),
+                               int(r.dormancy_runs)).text()]
             for r in d.trigger_health.itertuples(index=False)]
     return md_table(["skill family", f"{arm_names(d.pair).treatment} runs", "activated", "recall", "dormancy runs",
                      "false triggers",

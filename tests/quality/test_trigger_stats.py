@@ -10,12 +10,12 @@ import pytest
 from skillbench.quality._trigger_stats import (
     MIN_TEST_QUERIES,
     PairedTest,
-    exact_f1_interval,
     f1_interval,
     mcnemar_exact_p,
     paired_test,
     winner_call,
 )
+from skillbench.scorecard import exact_f1_interval
 from tests.helpers.shared import DATA_DIR
 
 CASES = json.loads((DATA_DIR / "interval_cases.json").read_text(encoding="utf-8"))
