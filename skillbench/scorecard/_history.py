@@ -379,11 +379,10 @@ def week_over_week(history: pd.DataFrame, run_key: str, lift: pd.DataFrame, endp
         prev_lift = float(prev["must_lift"].iloc[0]) if len(prev) else float("nan")
         prev_se = float(prev["must_lift_se"].iloc[0]) if len(prev) else float("nan")
         now, se_now = float(rec.must_lift), float(rec.must_lift_se)
-        delta = now - prev_lift
-        within = noise.within_noise(se_now, prev_se, int(rec.n_pairs) - 1, confidence)
-        between = noise.between_noise(mine[mine["run_key"].isin(prior)]["must_lift"].to_numpy())
-        limit = noise.threshold(within, between)
-        actionable = noise.moved(delta, limit)
+        move = noise.unpaired_week_delta((now, se_now), (prev_lift, prev_se), int(rec.n_pairs), confidence,
+                                         prior_lifts=mine[mine["run_key"].isin(prior)]["must_lift"].to_numpy())
+        delta, within, between, limit, actionable = (move.delta, move.within, move.between, move.threshold,
+                                                     move.verdict)
         rows.append({"model": model, "prev_lift": prev_lift, "now_lift": now, "delta": delta, "within": within,
                      "between": between, "threshold": limit, "actionable": actionable})
     result.table = pd.DataFrame(rows, columns=["model", "prev_lift", "now_lift", "delta", "within", "between",

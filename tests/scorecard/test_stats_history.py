@@ -88,7 +88,8 @@ def test_week_over_week_rule_with_five_real_weeks() -> None:
     row = wow.table.iloc[0]
     prev_lift, prev_se = real[3][1], real[3][2]
     within = sps.t.ppf(0.975, 25) * np.sqrt(se**2 + prev_se**2)
-    between = statistics.pstdev([w[1] for w in real[:4]])
+    # the between-week half-width: the same t, σ of the earlier lifts with ddof = 1, √2 for a difference of weeks
+    between = sps.t.ppf(0.975, 25) * np.sqrt(2) * statistics.stdev([w[1] for w in real[:4]])
     assert row["delta"] == pytest.approx(lift - prev_lift)
     assert row["within"] == pytest.approx(within)
     assert row["between"] == pytest.approx(between)
@@ -98,7 +99,8 @@ def test_week_over_week_rule_with_five_real_weeks() -> None:
     fourth = week_over_week(history, "r4", _lift({"sonnet": real[3][1:]}), "real")
     assert fourth.ready and fourth.previous == "r3"
     # Re-scoring an older week uses only the weeks before it: σ over r1..r3.
-    assert fourth.table.iloc[0]["between"] == pytest.approx(statistics.pstdev([w[1] for w in real[:3]]))
+    assert fourth.table.iloc[0]["between"] == pytest.approx(
+        sps.t.ppf(0.975, 25) * np.sqrt(2) * statistics.stdev([w[1] for w in real[:3]]))
 
 
 def test_a_partial_week_is_placed_by_its_own_window_not_its_run_key() -> None:

@@ -17,7 +17,7 @@ from skillbench.report.figures._base import (
     _figure,
     _palette,
 )
-from skillbench.scorecard import arm_names, between_noise, threshold, within_noise
+from skillbench.scorecard import arm_names, between_band, threshold, within_noise
 
 
 def lift_forest(lift: pd.DataFrame, uncertainty: pd.DataFrame | None = None, pair: ArmPair = DEFAULT_PAIR,
@@ -128,10 +128,11 @@ def cost_vs_lift(paired: pd.DataFrame, cost_deltas: pd.DataFrame, lift: pd.DataF
 def trend_bands(history: pd.DataFrame, endpoint: str | None = None) -> pd.DataFrame:
     """Per model and week, the lift and the don't-act band around the previous week's lift.
 
-    The band applies the week-over-week rule (:mod:`skillbench.scorecard._noise`) at every week: half-width =
-    max(z·√(SE_now² + SE_prev²), population SD of the earlier weeks' lifts (needs two)). It uses the normal
-    quantile (``df = ∞``) because the history does not keep each week's number of prompts; the scorecard's
-    exact rule uses t.
+    The band applies the week-over-week rule's unpaired form (:mod:`skillbench.scorecard._noise`) at every week:
+    half-width = max(z·√(SE_now² + SE_prev²), z·σ·√2 with σ the ddof = 1 SD of the earlier weeks' lifts (needs
+    two)). It uses the normal quantile (``df = ∞``) because the history does not keep each week's number of
+    prompts; the scorecard's exact rule uses t (and pairs the prompts when it can), and its band replaces the
+    latest week's in :func:`lift_trend`.
 
     Args:
         history: the numeric history (``scorecard_frames(...)["history"]``).
@@ -148,7 +149,7 @@ def trend_bands(history: pd.DataFrame, endpoint: str | None = None) -> pd.DataFr
         for i, rec in enumerate(g.itertuples(index=False)):
             low = high = np.nan
             if i >= 1:
-                half = threshold(within_noise(ses[i], ses[i - 1], np.inf), between_noise(lifts[:i]))
+                half = threshold(within_noise(ses[i], ses[i - 1], np.inf), between_band(lifts[:i], np.inf))
                 low, high = lifts[i - 1] - half, lifts[i - 1] + half
             rows.append({"model": model, "run_key": rec.run_key, "window_end": rec.window_end,
                          "must_lift": rec.must_lift, "must_lift_se": rec.must_lift_se, "band_low": low,
