@@ -23,7 +23,11 @@ normal quantile, for a caller that does not know the n behind a lift):
   ``q·σ·√2``, because the difference of two independent weekly lifts has SD ``σ·√2`` (comparing ``σ`` itself
   with a difference would call a move at well under one SD of that difference).
 
-A week with neither known is ``n/a``. Used by the scorecard's week-over-week table
+A week with neither known is ``n/a``. Where many moves are read together (a week's per-prompt movers),
+:func:`band_p_value` turns each move into the two-sided p-value of the same band — ``|Δ|`` against the threshold
+read as ``q`` standard errors, on the t distribution of that ``q`` — so the list can be corrected for its many tests
+(Benjamini–Hochberg, :func:`skillbench.scorecard._inference.adjust`); ``p < 1 − confidence`` exactly when
+``|Δ|`` clears the threshold. Used by the scorecard's week-over-week table
 (:func:`skillbench.scorecard._history.week_over_week`), the per-prompt movers of ``explore_weeks``
 (:func:`skillbench.weekly.prompt_movers`) and the trend figure's don't-act band
 (:func:`skillbench.report.figures.trend_bands`).
@@ -78,6 +82,22 @@ def moved(delta: ArrayLike, limit: ArrayLike) -> ArrayLike:
     d, t = np.asarray(delta, dtype=float), np.asarray(limit, dtype=float)
     out = np.where(~(np.isfinite(d) & np.isfinite(t)), NOT_KNOWN, np.where(np.abs(d) > t, MOVED, WITHIN_NOISE))
     return _like(delta, out)
+
+
+def band_p_value(delta: ArrayLike, limit: ArrayLike, df: ArrayLike,
+                 confidence: float = DEFAULT_CONFIDENCE) -> ArrayLike:
+    """Two-sided p-value of ``delta`` against the band ``limit = t(df)·SE``: ``2·P(T_df > |Δ|/SE)``.
+
+    ``NaN`` where the move, the band or ``df`` is unknown, or the band has no width (a zero SE says nothing).
+    """
+    from scipy import stats as sps  # only the movers need the t distribution's tail
+
+    d, lim, dof = (np.asarray(x, dtype=float) for x in (delta, limit, df))
+    q = np.asarray(t_critical(dof, confidence), dtype=float)
+    ok = np.isfinite(d) & np.isfinite(lim) & (lim > 0) & np.isfinite(q)
+    z = np.abs(d) / np.where(ok, lim / np.where(ok, q, 1.0), 1.0)
+    p = np.where(ok, 2 * sps.t.sf(z, np.where(ok & (dof >= 1), dof, 1.0)), np.nan)
+    return _like(delta, p)
 
 
 @dataclass(frozen=True)

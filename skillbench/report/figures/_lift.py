@@ -201,7 +201,8 @@ def lift_trend(history: pd.DataFrame, wow: pd.DataFrame | None = None, endpoint:
 
 
 def prompt_moves(movers: pd.DataFrame, top: int = 15) -> Figure:
-    """Dumbbells of the prompts whose lift moved most between two weeks; red when beyond noise.
+    """Dumbbells of the prompts whose lift moved most between two weeks; red when moved (beyond noise, after the
+    Benjamini–Hochberg correction across the week's moves).
 
     Args:
         movers: :func:`skillbench.weekly.prompt_movers` output.
@@ -223,5 +224,5 @@ def prompt_moves(movers: pd.DataFrame, top: int = 15) -> Figure:
     ax.axvline(0, color="#444", lw=0.8, ls="--")
     ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel("per-prompt lift: previous week (hollow) → this week (filled)")
-    ax.set_title("Largest per-prompt moves — red: beyond noise", loc="left", fontsize=11)
+    ax.set_title("Largest per-prompt moves — red: beyond noise (Benjamini–Hochberg)", loc="left", fontsize=11)
     return fig
