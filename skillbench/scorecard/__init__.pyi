@@ -16,7 +16,6 @@ from ._controls import (
 )
 from ._gate import (
     collapse_votes as collapse_votes,
-    objective_records as objective_records,
     preference_gate as preference_gate,
 )
 from ._history import (
@@ -57,7 +56,9 @@ from ._noise import (
 )
 from ._objective import (
     arm_rates as arm_rates,
+    objective_loss_test as objective_loss_test,
     objective_record_table as objective_record_table,
+    objective_records as objective_records,
     pass_at_k as pass_at_k,
     pass_hat_k as pass_hat_k,
     pass_k_table as pass_k_table,
@@ -80,10 +81,12 @@ from ._render_stimuli import (
     StimulusTables as StimulusTables,
     dormancy_markdown as dormancy_markdown,
     dormancy_rows as dormancy_rows,
+    error_control_line as error_control_line,
     gate_rows as gate_rows,
     invalid_lines as invalid_lines,
     label_counts as label_counts,
     next_action as next_action,
+    p_cell as p_cell,
     record_label as record_label,
     stimulus_markdown as stimulus_markdown,
     stimulus_rows as stimulus_rows,

@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
-from skillbench.scorecard._verdicts import GateRecord, ObjectiveRecord, decide, decide_record
+from skillbench.scorecard._objective import objective_records
+from skillbench.scorecard._verdicts import GateRecord, decide_record, decide_week
 from skillbench.signals import false_trigger_arms
-from skillbench.vocab import BASELINE_ONLY, SKILLED_ONLY
 
 # Whether a family's planned runs are all accounted for: one answer for the whole week, or one per family
 # (:meth:`skillbench.ledgers.Reconciliation.family_complete`), so a pass over some families decides those.
@@ -38,7 +38,7 @@ def family_completeness(complete: Completeness) -> Callable[[str], bool]:
     return complete if callable(complete) else (lambda _family: bool(complete))
 
 GATE_COLUMNS = ["skill_family", "model", "state", "reason", "verdict", "n", "wins", "ties", "losses", "p_value",
-                "net_win", "judge_errors", "dormancy_activations", "evidence"]
+                "p_adjusted", "net_win", "judge_errors", "dormancy_activations", "evidence"]
 OBJECTIVE_COLUMNS = ["objective_n", "objective_wins", "objective_ties", "objective_losses", "objective_p",
                      "objective_net_loss"]
 
@@ -72,22 +72,6 @@ def dormancy_activations(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -
     return pd.DataFrame({"dormancy_runs": g.size(), "dormancy_activations": g["_a"].sum()}).reset_index()
 
 
-def objective_records(transitions: pd.DataFrame | None) -> dict[tuple[str, str], ObjectiveRecord]:
-    """Per family × model, the objective record of its non-dormancy stimuli with checks.
-
-    Args:
-        transitions: :func:`skillbench.scorecard._objective.transitions` output (None or empty: no checks).
-    """
-    if transitions is None or transitions.empty:
-        return {}
-    votes = transitions[~transitions["dormancy"].astype(bool)]
-    out = {}
-    for (family, model), block in votes.groupby(["skill_family", "model"], sort=True):
-        out[(family, model)] = ObjectiveRecord(len(block), int(block["transition"].eq(SKILLED_ONLY).sum()),
-                                               int(block["transition"].eq(BASELINE_ONLY).sum()))
-    return out
-
-
 def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliation_complete: Completeness = True,
                     transitions: pd.DataFrame | None = None, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
     """The gate for every skill family × model that has pairwise judgments or runs of the treatment.
@@ -119,19 +103,23 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
              | set(zip(ran["skill_family"], ran["model"], strict=True)))
     acts = dormancy_activations(manifest, pair).set_index(["skill_family", "model"])["dormancy_activations"]
     complete = family_completeness(reconciliation_complete)
-    rows = []
-    for family, model in sorted(index):
+    keys = sorted(index)
+    records = []
+    for family, model in keys:
         w, t, lo = (int(record.at[(family, model), k]) if (family, model) in record.index else 0
                     for k in ("W", "T", "L"))
-        n_err = int(errors.get((family, model), 0))
-        n_act = int(acts.get((family, model), 0))
-        checked = objective.get((family, model))
-        dec = decide(w, t, lo, reconciliation_complete=complete(family), judge_errors=n_err,
-                     dormancy_activations=n_act, objective=checked)
+        records.append(GateRecord(w, t, lo, reconciliation_complete=complete(family),
+                                  judge_errors=int(errors.get((family, model), 0)),
+                                  dormancy_activations=int(acts.get((family, model), 0)),
+                                  objective=objective.get((family, model))))
+    rows = []
+    for (family, model), rec, dec in zip(keys, records, decide_week(records), strict=True):
         row = {"skill_family": family, "model": model, "state": dec.state, "reason": dec.reason,
-               "verdict": dec.verdict, "n": dec.n, "wins": w, "ties": t, "losses": lo, "p_value": dec.p_value,
-               "net_win": dec.net_win, "judge_errors": n_err, "dormancy_activations": n_act,
+               "verdict": dec.verdict, "n": dec.n, "wins": rec.wins, "ties": rec.ties, "losses": rec.losses,
+               "p_value": dec.p_value, "p_adjusted": dec.p_adjusted, "net_win": dec.net_win,
+               "judge_errors": rec.judge_errors, "dormancy_activations": rec.dormancy_activations,
                "evidence": dec.evidence}
+        checked = rec.objective
         if objective:
             values = ((checked.n, checked.wins, checked.ties, checked.losses, checked.p_value, checked.net_loss)
                       if checked else (0, 0, 0, 0, float("nan"), float("nan")))

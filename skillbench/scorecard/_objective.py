@@ -24,13 +24,16 @@ manifest:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 from scipy.special import comb
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
-from skillbench.scorecard._gate import objective_records
-from skillbench.scorecard._stats import paired_differences, t_critical
+from skillbench.scorecard._inference import rate_intervals
+from skillbench.scorecard._stats import ci_flag, paired_differences, t_critical
+from skillbench.scorecard._verdicts import ObjectiveRecord
 from skillbench.vocab import (
     BASELINE_ONLY,
     BOTH,
@@ -48,6 +51,8 @@ TOOL_CHECK_TYPES = ("expect_tools", "reject_tools")
 RECORD_COLUMNS = ["skill_family", "model", "n", "wins", "ties", "losses", "p_value", "net_loss", "regression",
                   "reason", "evidence"]
 UNRUNNABLE = "check could not run"  # the coverage reason of a check in error: never a skill loss
+RATE_COLUMNS = ["model", "condition", "runs", "check_pass_rate", "check_pass_low", "check_pass_high", "check_errors",
+                "known_runs", "task_pass_rate", "task_pass_low", "task_pass_high", "task_pass_method", "unknown_runs"]
 ERROR_COLUMNS = ["run_id", "prompt", "model", "condition", "rep", "check_id", "check_type", "detail", "reason"]
 
 
@@ -87,10 +92,16 @@ def run_outcomes(checks: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
 
 
 def arm_rates(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per model × arm: check and task pass rates, with the counts behind them (errors counted apart)."""
+    """Per model × arm: check and task pass rates with their 95 % intervals, and the counts behind them (errors
+    counted apart).
+
+    The intervals are :func:`skillbench.scorecard._inference.rate_intervals`' (Wilson; exact below 20 trials),
+    over checks and over runs with a known outcome as independent trials: a prompt's runs and a run's checks are
+    correlated, so the interval is the narrowest the data allow, not a claim about prompts in general (the task
+    lift's paired SE over stimuli is that).
+    """
     if runs.empty:
-        return pd.DataFrame(columns=["model", "condition", "runs", "check_pass_rate", "check_errors", "known_runs",
-                                     "task_pass_rate", "unknown_runs"])
+        return pd.DataFrame(columns=RATE_COLUMNS)
     g = runs.assign(_known=runs["completed"].notna(), _done=runs["completed"].fillna(False).astype(bool)
                     ).groupby(["model", "condition"], sort=True)
     out = pd.DataFrame({"runs": g.size(), "passed": g["passed"].sum(), "failed": g["failed"].sum(),
@@ -100,8 +111,11 @@ def arm_rates(runs: pd.DataFrame) -> pd.DataFrame:
     out["check_pass_rate"] = (out["passed"] / graded).where(graded > 0)
     out["task_pass_rate"] = (out["completed_runs"] / out["known_runs"]).where(out["known_runs"] > 0)
     out["unknown_runs"] = out["runs"] - out["known_runs"]
-    return out.reset_index()[["model", "condition", "runs", "check_pass_rate", "check_errors", "known_runs",
-                              "task_pass_rate", "unknown_runs"]]
+    checks = rate_intervals(out["passed"], graded)
+    tasks = rate_intervals(out["completed_runs"], out["known_runs"])
+    out["check_pass_low"], out["check_pass_high"] = checks["low"], checks["high"]
+    out["task_pass_low"], out["task_pass_high"], out["task_pass_method"] = tasks["low"], tasks["high"], tasks["method"]
+    return out.reset_index()[RATE_COLUMNS]
 
 
 def stimulus_outcomes(runs: pd.DataFrame) -> pd.DataFrame:
@@ -132,15 +146,24 @@ def transitions(stimuli: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataF
     """Per prompt × model present in both lift arms: the transition (skilled-only, baseline-only, both, neither).
 
     Control → treatment: ``no_skill_completes`` is the control's outcome, ``with_skill_completes`` the
-    treatment's (:data:`~skillbench.vocab.SKILLED_ONLY` = only the treatment completes).
+    treatment's (:data:`~skillbench.vocab.SKILLED_ONLY` = only the treatment completes); ``no_skill_n``/``_c``
+    and ``with_skill_n``/``_c`` are each arm's known runs and completions, what the loss test reads.
     """
     no, wi = pair.lift_arms
     arms = stimuli[stimuli["condition"].isin(pair.lift_arms)]
-    wide = arms.pivot(index=["skill_family", "prompt", "model", "dormancy"], columns="condition", values="completes")
-    wide = wide.reindex(columns=list(pair.lift_arms)).dropna().astype(bool)
-    base, skilled = wide[no], wide[wi]
+    index = ["skill_family", "prompt", "model", "dormancy"]
+    wide = arms.pivot(index=index, columns="condition", values=["completes", "n", "c"])
+    both = wide["completes"].reindex(columns=list(pair.lift_arms)).dropna().index
+    wide = wide.loc[both]
+
+    def arm(value: str, cond: str) -> pd.Series:
+        return wide[value].reindex(columns=list(pair.lift_arms))[cond]
+
+    base, skilled = arm("completes", no).astype(bool), arm("completes", wi).astype(bool)
     kind = np.select([skilled & ~base, base & ~skilled, base & skilled], [SKILLED_ONLY, BASELINE_ONLY, BOTH], NEITHER)
-    out = pd.DataFrame({"no_skill_completes": base, "with_skill_completes": skilled, "transition": kind})
+    out = pd.DataFrame({"no_skill_completes": base, "with_skill_completes": skilled, "transition": kind,
+                        "no_skill_n": arm("n", no).astype(int), "no_skill_c": arm("c", no).astype(int),
+                        "with_skill_n": arm("n", wi).astype(int), "with_skill_c": arm("c", wi).astype(int)})
     return out.reset_index()
 
 
@@ -164,9 +187,71 @@ def task_lift(stimuli: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFra
         lift = float(block["d"].mean())
         rows.append({"model": model, "n_pairs": n, "no_skill": float(block["no_skill"].mean()),
                      "with_skill": float(block["with_skill"].mean()), "task_lift": lift, "task_lift_se": se,
-                     "excludes_zero": bool(abs(lift) > half) if n >= 2 else pd.NA})
+                     "excludes_zero": ci_flag(lift, se, half, n)})
     return pd.DataFrame(rows, columns=["model", "n_pairs", "no_skill", "with_skill", "task_lift", "task_lift_se",
                                        "excludes_zero"])
+
+
+def objective_loss_test(no_n: Sequence[int] | np.ndarray, no_c: Sequence[int] | np.ndarray,
+                        with_n: Sequence[int] | np.ndarray, with_c: Sequence[int] | np.ndarray) -> tuple[float, float]:
+    """Does the treatment complete the task less often than the control? Exact, whatever reps are missing.
+
+    Per stimulus, the control completed ``no_c`` of its ``no_n`` known runs and the treatment ``with_c`` of
+    ``with_n``. The statistic is the sum over stimuli of the rate drop ``no_c/no_n − with_c/with_n``. Under the
+    null (within a stimulus every run completes with the same chance in both arms, whatever that chance is),
+    given the stimulus's total completions the treatment's count is hypergeometric, independently across
+    stimuli; the exact null distribution of the sum is the convolution of those, on the grid of ``1/L`` with
+    ``L`` the least common multiple of the run counts. So a stimulus that lost a rep to a check that could not
+    run in one arm only weighs its rate as what it is, instead of a majority over fewer runs (which inflates
+    false regressions when errors hit one arm), and with one known run per arm the test *is* the sign test of
+    losses against wins.
+
+    Returns:
+        ``(p, drop)``: the one-sided p of a loss (1.0 without a stimulus) and the mean rate drop (NaN without one).
+    """
+    from scipy.stats import hypergeom
+
+    nn, nc = np.asarray(no_n, dtype=int), np.asarray(no_c, dtype=int)
+    wn, wc = np.asarray(with_n, dtype=int), np.asarray(with_c, dtype=int)
+    keep = (nn > 0) & (wn > 0)
+    nn, nc, wn, wc = nn[keep], nc[keep], wn[keep], wc[keep]
+    if not nn.size:
+        return 1.0, float("nan")
+    scale = int(np.lcm.reduce(np.concatenate([nn, wn])))
+    observed = int(np.sum(scale * nc // nn - scale * wc // wn))
+    dist, low = np.array([1.0]), 0  # the null distribution of the scaled sum, starting at value `low`
+    for a, b, s_ in zip(nn, wn, nc + wc, strict=True):  # control runs, treatment runs, completions
+        k = np.arange(max(0, s_ - a), min(s_, b) + 1)  # the treatment's possible completions
+        values = scale * (s_ - k) // a - scale * k // b
+        probs = hypergeom.pmf(k, a + b, s_, b)
+        kernel = np.zeros(int(values.max() - values.min()) + 1)
+        np.add.at(kernel, values - values.min(), probs)
+        dist, low = np.convolve(dist, kernel), low + int(values.min())
+    p = float(dist[max(0, observed - low):].sum())
+    return min(1.0, p), float(np.mean(nc / nn - wc / wn))
+
+
+def objective_records(transitions: pd.DataFrame | None) -> dict[tuple[str, str], ObjectiveRecord]:
+    """Per family × model, the objective record of its non-dormancy stimuli with checks.
+
+    The transitions give the W/T/L a page shows; the loss is tested on each stimulus's completion rates
+    (:func:`objective_loss_test`) when the frame carries each arm's known runs
+    and completions, else (a frame from before they were kept) by the sign test of its transitions.
+
+    Args:
+        transitions: :func:`transitions` output (None or empty: no checks).
+    """
+    if transitions is None or transitions.empty:
+        return {}
+    votes = transitions[~transitions["dormancy"].astype(bool)]
+    counted = {"no_skill_n", "no_skill_c", "with_skill_n", "with_skill_c"} <= set(votes.columns)
+    out = {}
+    for (family, model), block in votes.groupby(["skill_family", "model"], sort=True):
+        p, drop = (objective_loss_test(block["no_skill_n"], block["no_skill_c"], block["with_skill_n"],
+                                       block["with_skill_c"]) if counted else (None, None))
+        out[(family, model)] = ObjectiveRecord(len(block), int(block["transition"].eq(SKILLED_ONLY).sum()),
+                                               int(block["transition"].eq(BASELINE_ONLY).sum()), p, drop)
+    return out
 
 
 def tool_violations(checks: pd.DataFrame) -> pd.DataFrame:

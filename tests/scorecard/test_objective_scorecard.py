@@ -67,18 +67,21 @@ def test_the_objective_section_sits_beside_the_rubric(week: Path) -> None:
         assert heading in section
     assert "**VALID_REGRESSION** (credible loss)" in section
     assert "no credible loss (underpowered)" in section  # fam-b has two stimuli
-    # the precedence sentence comes from the verdict specification (it used to leave out `underpowered`)
-    assert ("It enters the preference gate below after `INVALID_INCONCLUSIVE (invalid_spec)`, "
-            "`INVALID_INCONCLUSIVE (incomplete_reconciliation)`, "
-            "`INVALID_INCONCLUSIVE (judge_errors)`, `VALID_NO_CHANGE (activation_contract_failed)` and "
-            "`INVALID_INCONCLUSIVE (underpowered)`, and before `VALID_NO_CHANGE (not_significant)`") in section
+    # the precedence sentence comes from the verdict specification: deterministic evidence first (issue 31)
+    assert ("the record enters the preference gate below after only `INVALID_INCONCLUSIVE (invalid_spec)` and "
+            "`INVALID_INCONCLUSIVE (incomplete_reconciliation)`, and before `INVALID_INCONCLUSIVE (judge_errors)`, "
+            "`VALID_NO_CHANGE (activation_contract_failed)`, `INVALID_INCONCLUSIVE (underpowered)`, "
+            "`VALID_NO_CHANGE (not_significant)`") in section
     assert "WebFetch (toolu_9)" in section
     # The gate: fam-a's credible objective loss is VALID_REGRESSION; fam-b's activation contract comes first.
     gate = sections[GATE]
     assert gate.count("VALID_REGRESSION (objective_loss)") == 2
     assert gate.count("VALID_NO_CHANGE (activation_contract_failed)") == 2
     # Every fam-a stimulus is baseline-only; sonnet's errored rep is left out and its other rep decides.
-    assert gate.count("objective n=6; 0W/0T/6L; p(loss)=0.01562; net loss +100.0%") == 2
+    # The loss test reads every known run: 2 completions of 4 runs all in the control has chance 1/C(4, 2) = 1/6
+    # per stimulus, (1/6)^6 on haiku; sonnet's stimulus with 1 known treatment run against 2 has chance 1/3.
+    assert "objective n=6; 0W/0T/6L; p(loss)=2.143e-05; net loss +100.0%" in gate  # haiku
+    assert "objective n=6; 0W/0T/6L; p(loss)=4.287e-05; net loss +100.0%" in gate  # sonnet
     # b1 on haiku: the forbidden tool fails one of two with-skill reps, an even split, so not completing.
     assert "objective n=2; 0W/1T/1L" in gate
     coverage = sections["Coverage"]
