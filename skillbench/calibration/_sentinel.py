@@ -11,8 +11,9 @@ most recent earlier week of the same weekly folder that has a sentinel for the s
 must credit (must items) and for agreement with the gold labels (every item):
 
 * the move is the mean of the **paired** per-item differences (the gold items graded in both weeks);
-* within-week noise is ``t(n − 1) × SE`` of those differences; between-week noise is the spread of the earlier
-  weeks' values (:func:`~skillbench.scorecard._noise.between_noise`, two or more earlier weeks);
+* within-week noise is ``t(n − 1) × SE`` of those differences; between-week noise is ``t(n − 1) × σ × √2``, σ the
+  ddof = 1 spread of the earlier weeks' values (:func:`~skillbench.scorecard._noise.between_band`, two or more
+  earlier weeks);
 * ``limit = threshold(within, between)``; the measure moved when ``moved(move, limit)``.
 
 The week is flagged when either measure moved ("drift") or when the judge model or its resolved snapshot differs
@@ -133,7 +134,7 @@ def compare_weeks(now: pd.DataFrame, earlier: list[tuple[pd.DataFrame, dict[str,
         earlier: earlier weeks' ``(sentinel grades, sentinel.json)``, earliest first; the last is compared.
         confidence: of the t multiplier.
     """
-    from skillbench.scorecard import between_noise, moved, t_critical, threshold
+    from skillbench.scorecard import between_band, moved, t_critical, threshold
 
     prev_grades, _ = earlier[-1]
     key = ["run_id", "item_index"]
@@ -147,8 +148,9 @@ def compare_weeks(now: pd.DataFrame, earlier: list[tuple[pd.DataFrame, dict[str,
         move = float(d.mean()) if n else float("nan")
         se = float(d.std(ddof=1) / np.sqrt(n)) if n >= 2 else float("nan")
         within = t_critical(n - 1, confidence) * se if n >= 2 else float("nan")
-        between = between_noise([s.get(measure) if s.get(measure) is not None else np.nan
-                                       for _, s in earlier])
+        # on the scale of a difference of two weeks, with the within band's t (scorecard/_noise.py's one rule)
+        between = between_band([s.get(measure) if s.get(measure) is not None else np.nan for _, s in earlier],
+                               n - 1 if n >= 2 else np.inf, confidence)
         limit = threshold(within, between)
         rows.append({"measure": measure, "n_paired": n,
                      "now": float(a[column].mean()) if a[column].notna().any() else float("nan"),

@@ -44,9 +44,19 @@ from ._inference import (
 )
 from ._labels import arm_names as arm_names, arm_order as arm_order
 from ._noise import (
+    MOVED as MOVED,
+    NOT_KNOWN as NOT_KNOWN,
+    PAIRED as PAIRED,
+    UNPAIRED as UNPAIRED,
+    WITHIN_NOISE as WITHIN_NOISE,
+    WeekDelta as WeekDelta,
+    band_p_value as band_p_value,
+    between_band as between_band,
     between_noise as between_noise,
     moved as moved,
+    paired_week_delta as paired_week_delta,
     threshold as threshold,
+    unpaired_week_delta as unpaired_week_delta,
     within_noise as within_noise,
 )
 from ._objective import (

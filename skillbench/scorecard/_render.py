@@ -17,6 +17,7 @@ from skillbench.arms import arm_kind
 from skillbench.ledgers import SCORECARD_FILE
 from skillbench.markdown import CutTable, capped_page, fmt, is_missing, md_code, md_table, md_text, money, signed
 from skillbench.scorecard._compute import ScorecardData
+from skillbench.scorecard._controls import accumulated_controls
 from skillbench.scorecard._inference import exact_f1_interval, rate_interval
 from skillbench.scorecard._labels import arm_names, arm_order
 from skillbench.scorecard._render_objective import objective_context
@@ -36,7 +37,7 @@ from skillbench.scorecard._simulation import FLOOR_ALPHA, JUDGE_ACCURACY_FLOOR
 from skillbench.scorecard._stats import DEFAULT_POWER, ci_flag_text
 from skillbench.scorecard._verdicts import rule_words
 from skillbench.signals import NO_RUBRIC, never_triggered
-from skillbench.vocab import NO_SKILL, PLUGIN, REAL
+from skillbench.vocab import AA, NO_SKILL, PLUGIN, REAL
 
 TEMPLATE = "scorecard.md.j2"
 EPS = 1e-9
@@ -88,10 +89,16 @@ def _uncertainty_table(d: ScorecardData) -> str:
 
 
 def _wow_table(d: ScorecardData) -> str:
-    rows = [[md_text(r.model), f"{fmt(r.prev_lift)} → {fmt(r.now_lift)}", signed(r.delta), fmt(r.within),
-             fmt(r.between), fmt(r.threshold), r.actionable] for r in d.wow.table.itertuples(index=False)]
-    return md_table(["model", "must lift (prev → now)", "Δ", "t·SE_Δ (within)", "σ (between)", "threshold",
-                     "actionable?"], rows)
+    rows = [[md_text(r.model), f"{fmt(r.prev_lift)} → {fmt(r.now_lift)}", signed(r.delta), fmt(r.se),
+             f"{r.rule}, n = {r.n}", fmt(r.within), fmt(r.between), fmt(r.threshold), r.actionable]
+            for r in d.wow.table.itertuples(index=False)]
+    return md_table(["model", "must lift (prev → now)", "Δ", "SE_Δ", "rule", "t·SE_Δ (within)",
+                     "t·σ·√2 (between)", "threshold", "actionable?"], rows)
+
+
+def _wow_rules(d: ScorecardData) -> list[str]:
+    """The week-over-week rules the table used, in the order the table shows them."""
+    return list(dict.fromkeys(d.wow.table["rule"])) if d.wow.ready and "rule" in d.wow.table else []
 
 
 def _cells_table(d: ScorecardData) -> str:
@@ -257,12 +264,27 @@ def _controls_context(d: ScorecardData) -> dict[str, Any] | None:
     gate_rows = [[md_text(r.comparison), md_text(r.skill_family), md_text(r.model), r.verdict, md_text(r.evidence)]
                  for r in gate.sort_values(["_c", "skill_family", "_r"], kind="stable").itertuples(index=False)]
     return {
-        "arms": ctl.arms, "ungraded": ctl.ungraded,
+        "arms": ctl.arms, "ungraded": ctl.ungraded, "accumulated": _accumulated_lines(d),
         "lift": md_table(["comparison", "model", "n prompts", "must_coverage control→treatment", "must lift ± SE",
                           "95% t CI", "95% bootstrap CI", "95% CI != 0?"], lift_rows),
         "gate": md_table(["comparison", "skill family", "model", "verdict (rubric votes)", "evidence"], gate_rows)
         if gate_rows else "",
     }
+
+
+def _accumulated_lines(d: ScorecardData) -> list[str]:
+    """One line per control: its pass rate over the recorded weeks of this endpoint kind, with the exact interval."""
+    if d.recorded is None:
+        return []
+    window = (d.provenance.get("window") or ("", ""))[1]
+    lines = []
+    for r in accumulated_controls(d.recorded.controls, d.endpoint, window).itertuples(index=False):
+        what = "A/A false-pass rate" if r.control == AA else f"`{md_text(r.comparison)}` pass rate"
+        nominal = f" (nominal {r.nominal * 100:g} %)" if r.control == AA else ""
+        weeks = f"{r.weeks} {d.endpoint} week{'s' if r.weeks != 1 else ''}"
+        lines.append(f"{what} over {r.records} record{'s' if r.records != 1 else ''} in {weeks}: "
+                     f"**{r.rate:.3f}** [{r.low:.3f}, {r.high:.3f}]{nominal}")
+    return lines
 
 
 def _dropped_table(d: ScorecardData) -> str:
@@ -398,7 +420,7 @@ def render_markdown(d: ScorecardData) -> str:
         "d": d, "title": d.title, "names": arm_names(d.pair), "lift": _lift_section(d), "rule": rule_words(),
         "objective": objective_context(d),
         "uncertainty_table": _uncertainty_table(d) if d.models else "",
-        "wow_table": _wow_table(d) if d.wow.ready else "",
+        "wow_table": _wow_table(d) if d.wow.ready else "", "wow_rules": _wow_rules(d),
         "cells_table": _cells_table(d),
         "has_plugin_cells": bool(d.cells["condition"].astype(str).map(arm_kind).eq(PLUGIN).any()),
         "prompts_table": _prompts_table(d), "activation_counts": counts,
