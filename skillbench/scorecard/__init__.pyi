@@ -7,6 +7,8 @@ from ._compute import (
 )
 from ._controls import (
     Controls as Controls,
+    accumulated_controls as accumulated_controls,
+    accumulated_text as accumulated_text,
     comparison_lift as comparison_lift,
     control_checks as control_checks,
     control_pairs as control_pairs,

@@ -38,6 +38,7 @@ gate's nominal 5 %; for the placebo it is how often the skill's content beat a n
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -330,3 +331,15 @@ def accumulated_controls(recorded: pd.DataFrame, endpoint: str, window_end: str 
                     "weeks": int(mine["run_key"].nunique()), "rate": ci.rate, "low": ci.low, "high": ci.high,
                     "method": EXACT, "nominal": ALPHA})
     return pd.DataFrame(out, columns=ACCUMULATED_COLUMNS)
+
+
+def accumulated_text(r: Any, endpoint: str) -> str:
+    """One :func:`accumulated_controls` row as a page says it: ``A/A false-pass rate over 14 records in 3 real
+    weeks: **0.071** [0.002, 0.339] (nominal 5 %)``."""
+    from skillbench.markdown import md_text
+
+    what = "A/A false-pass rate" if r.control == AA else f"`{md_text(r.comparison)}` pass rate"
+    nominal = f" (nominal {r.nominal * 100:g} %)" if r.control == AA else ""
+    weeks = f"{r.weeks} {endpoint} week{'s' if r.weeks != 1 else ''}"
+    return (f"{what} over {r.records} record{'s' if r.records != 1 else ''} in {weeks}: "
+            f"**{r.rate:.3f}** [{r.low:.3f}, {r.high:.3f}]{nominal}")

@@ -17,7 +17,7 @@ from skillbench.arms import arm_kind
 from skillbench.ledgers import SCORECARD_FILE
 from skillbench.markdown import CutTable, capped_page, fmt, is_missing, md_code, md_table, md_text, money, signed
 from skillbench.scorecard._compute import ScorecardData
-from skillbench.scorecard._controls import accumulated_controls
+from skillbench.scorecard._controls import accumulated_controls, accumulated_text
 from skillbench.scorecard._inference import exact_f1_interval, rate_interval
 from skillbench.scorecard._labels import arm_names, arm_order
 from skillbench.scorecard._render_objective import objective_context
@@ -37,7 +37,7 @@ from skillbench.scorecard._simulation import FLOOR_ALPHA, JUDGE_ACCURACY_FLOOR
 from skillbench.scorecard._stats import DEFAULT_POWER, ci_flag_text
 from skillbench.scorecard._verdicts import rule_words
 from skillbench.signals import NO_RUBRIC, never_triggered
-from skillbench.vocab import AA, NO_SKILL, PLUGIN, REAL
+from skillbench.vocab import NO_SKILL, PLUGIN, REAL
 
 TEMPLATE = "scorecard.md.j2"
 EPS = 1e-9
@@ -277,14 +277,8 @@ def _accumulated_lines(d: ScorecardData) -> list[str]:
     if d.recorded is None:
         return []
     window = (d.provenance.get("window") or ("", ""))[1]
-    lines = []
-    for r in accumulated_controls(d.recorded.controls, d.endpoint, window).itertuples(index=False):
-        what = "A/A false-pass rate" if r.control == AA else f"`{md_text(r.comparison)}` pass rate"
-        nominal = f" (nominal {r.nominal * 100:g} %)" if r.control == AA else ""
-        weeks = f"{r.weeks} {d.endpoint} week{'s' if r.weeks != 1 else ''}"
-        lines.append(f"{what} over {r.records} record{'s' if r.records != 1 else ''} in {weeks}: "
-                     f"**{r.rate:.3f}** [{r.low:.3f}, {r.high:.3f}]{nominal}")
-    return lines
+    return [accumulated_text(r, d.endpoint)
+            for r in accumulated_controls(d.recorded.controls, d.endpoint, window).itertuples(index=False)]
 
 
 def _dropped_table(d: ScorecardData) -> str:
