@@ -130,10 +130,12 @@ def test_a_comparison_writes_its_comment_beside_compare_md(tmp_path: Path) -> No
         changes=SimpleNamespace(files=["skills/time-series-pandas/SKILL.md"], families=["time-series-pandas"],
                                 prompts=[], added=[], removed=[]),
         suite=SimpleNamespace(preference_eligible_prompts=[SimpleNamespace(family="time-series-pandas")] * 6),
-        notes=[])
+        notes=[], repo=SimpleNamespace(repo=tmp_path, rel="."))  # no weekly history there: no noise floor yet
     week = SimpleNamespace(run_dir=run_dir, families=["time-series-pandas"], new=False)
     outcome = write_outcome(comp, run_dir, [(week, card)], fail_on="regression")
     md, comment = outcome.report_path.read_text(), (run_dir / COMPARE_COMMENT_FILE).read_text()
     assert "## Per stimulus" in md and "## Dormancy contracts" in md
     assert comment.splitlines()[0] == md.splitlines()[0] and len(comment) <= GITHUB_COMMENT_LIMIT
     assert "➖ 1 Not proven improved" in comment and "Full report: `compare.md`" in comment
+    assert "Noise floor: no weekly A/A record of this suite" in md
+    assert "Error control: Holm (family-wise error ≤ 5 %) across the 1 records with a test in the changed " in md
