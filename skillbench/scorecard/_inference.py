@@ -173,4 +173,5 @@ def adjust(p_values: pd.Series | np.ndarray | list[float], rule: str = HOLM) -> 
 
 def family_words(members: int, rule: str = HOLM, what: str = "records") -> str:
     """How a page says which tests are corrected together: ``Holm (…) across the 14 records with a test``."""
-    return f"{RULE_WORDS[rule]} across the {members} {what} with a test"
+    noun = what[:-1] if members == 1 and what.endswith("s") else what
+    return f"{RULE_WORDS[rule]} across the {members} {noun} with a test"

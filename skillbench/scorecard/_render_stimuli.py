@@ -260,5 +260,6 @@ def error_control_line(gate: pd.DataFrame, scope: str = "this report") -> str:
     names = ", ".join(f"{md_text(r.skill_family)} × {md_text(r.model)}" for r in lost.itertuples(index=False))
     tail = (f"; {len(lost)} pass{'es' if len(lost) != 1 else ''} alone but not after the correction ({names})"
             if len(lost) else "")
-    return (f"Error control: {family_words(members, HOLM)} in {scope}; {passes + len(lost)} pass alone, "
-            f"{passes} survive{tail}.")
+    alone = passes + len(lost)
+    return (f"Error control: {family_words(members, HOLM)} in {scope}; {alone} pass{'es' if alone != 1 else ''} "
+            f"alone, {passes} survive{'s' if passes == 1 else ''}{tail}.")

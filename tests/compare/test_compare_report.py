@@ -138,4 +138,4 @@ def test_a_comparison_writes_its_comment_beside_compare_md(tmp_path: Path) -> No
     assert comment.splitlines()[0] == md.splitlines()[0] and len(comment) <= GITHUB_COMMENT_LIMIT
     assert "➖ 1 Not proven improved" in comment and "Full report: `compare.md`" in comment
     assert "Noise floor: no weekly A/A record of this suite" in md
-    assert "Error control: Holm (family-wise error ≤ 5 %) across the 1 records with a test in the changed " in md
+    assert "Error control: Holm (family-wise error ≤ 5 %) across the 1 record with a test in the changed " in md

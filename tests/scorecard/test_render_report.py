@@ -89,8 +89,8 @@ def test_the_page_says_which_passes_survive_holm() -> None:
     _, rows = gate_rows(gate)
     assert [r[4] for r in rows] == ["0.001953 → 0.003906", "0.03125 → 0.0625", "–"]
     assert error_control_line(gate, "this week") == (
-        "Error control: Holm (family-wise error ≤ 5 %) across the 2 records with a test in this week; 2 pass "
-        "alone, 1 survive; 1 pass alone but not after the correction (fam-b × haiku).")
+        "Error control: Holm (family-wise error ≤ 5 %) across the 2 records with a test in this week; 2 passes "
+        "alone, 1 survives; 1 pass alone but not after the correction (fam-b × haiku).")
     assert "nothing was corrected" in error_control_line(gate.iloc[2:], "this week")
 
 
