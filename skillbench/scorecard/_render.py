@@ -342,8 +342,9 @@ def sentinel_markdown(s: dict[str, Any] | None) -> str:
     if rows:
         prev = s.get("previous") or {}
         lines += [f"Against {prev.get('run_key', 'the previous week')} (the most recent earlier week with this gold "
-                  "set and endpoint kind): the move is the mean of the paired per-item differences, within = t(n−1)·SE "
-                  "of those differences, between = the spread of the earlier weeks' values, threshold = the larger.",
+                  "set and endpoint kind): the move is the mean of the paired per-item differences, within = "
+                  "t(a−1)·SE of that mean with the items clustered by gold answer (a answers), between = the spread "
+                  "of the earlier weeks' values, threshold = the larger.",
                   "", md_table(["measure", "paired items", "this week", "previous", "move", "within", "between",
                                 "threshold", "moved?"], rows), ""]
     flag = str(s.get("flag", ""))
