@@ -50,7 +50,7 @@ from skillbench.scorecard._stats import (
     paired_differences,
     uncertainty_table,
 )
-from skillbench.scorecard._verdicts import decide
+from skillbench.scorecard._verdicts import GateRecord, decide_week
 from skillbench.vocab import AA, LOSS, NO_SKILL, PLACEBO, TIE, WIN
 
 SATISFIED = "satisfied"  # rubric items satisfied: must and bonus met, avoid not committed (one each)
@@ -192,16 +192,21 @@ def rubric_gate(votes: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair, *,
     scored = manifest[~manifest["dormancy"].astype(bool) & manifest["condition"].eq(pair.treatment)]
     index = set(record.index) | set(zip(scored["skill_family"], scored["model"], strict=True))
     complete = family_completeness(reconciliation_complete)
-    rows = []
-    for family, model in sorted(index):
+    keys = sorted(index)
+    records = []
+    for family, model in keys:
         w, t, lo = (int(record.at[(family, model), k]) if (family, model) in record.index else 0
                     for k in (WIN, TIE, LOSS))
         acts = int(dormancy.get((family, model), 0)) if dormancy is not None else 0
-        dec = decide(w, t, lo, reconciliation_complete=complete(family), dormancy_activations=acts,
-                     objective=objective.get((family, model)))
+        records.append(GateRecord(w, t, lo, reconciliation_complete=complete(family), dormancy_activations=acts,
+                                  objective=objective.get((family, model))))
+    rows = []
+    # decided as the week's gate is: Holm across the records that reach the sign test
+    for (family, model), rec, dec in zip(keys, records, decide_week(records), strict=True):
         rows.append({"skill_family": family, "model": model, "state": dec.state, "reason": dec.reason,
-                     "verdict": dec.verdict, "n": dec.n, "wins": w, "ties": t, "losses": lo, "p_value": dec.p_value,
-                     "net_win": dec.net_win, "judge_errors": 0, "dormancy_activations": acts,
+                     "verdict": dec.verdict, "n": dec.n, "wins": rec.wins, "ties": rec.ties, "losses": rec.losses,
+                     "p_value": dec.p_value, "p_adjusted": dec.p_adjusted, "net_win": dec.net_win,
+                     "judge_errors": 0, "dormancy_activations": rec.dormancy_activations,
                      "evidence": dec.evidence})
     return pd.DataFrame(rows, columns=GATE_COLUMNS)
 

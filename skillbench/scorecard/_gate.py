@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
-from skillbench.scorecard._verdicts import GateRecord, ObjectiveRecord, decide, decide_record
+from skillbench.scorecard._verdicts import GateRecord, ObjectiveRecord, decide_record, decide_week
 from skillbench.signals import false_trigger_arms
 from skillbench.vocab import BASELINE_ONLY, SKILLED_ONLY
 
@@ -38,7 +38,7 @@ def family_completeness(complete: Completeness) -> Callable[[str], bool]:
     return complete if callable(complete) else (lambda _family: bool(complete))
 
 GATE_COLUMNS = ["skill_family", "model", "state", "reason", "verdict", "n", "wins", "ties", "losses", "p_value",
-                "net_win", "judge_errors", "dormancy_activations", "evidence"]
+                "p_adjusted", "net_win", "judge_errors", "dormancy_activations", "evidence"]
 OBJECTIVE_COLUMNS = ["objective_n", "objective_wins", "objective_ties", "objective_losses", "objective_p",
                      "objective_net_loss"]
 
@@ -75,16 +75,25 @@ def dormancy_activations(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -
 def objective_records(transitions: pd.DataFrame | None) -> dict[tuple[str, str], ObjectiveRecord]:
     """Per family × model, the objective record of its non-dormancy stimuli with checks.
 
+    The transitions give the W/T/L a page shows; the loss is tested on each stimulus's completion rates
+    (:func:`skillbench.scorecard._objective.objective_loss_test`) when the frame carries each arm's known runs
+    and completions, else (a frame from before they were kept) by the sign test of its transitions.
+
     Args:
         transitions: :func:`skillbench.scorecard._objective.transitions` output (None or empty: no checks).
     """
+    from skillbench.scorecard._objective import objective_loss_test
+
     if transitions is None or transitions.empty:
         return {}
     votes = transitions[~transitions["dormancy"].astype(bool)]
+    counted = {"no_skill_n", "no_skill_c", "with_skill_n", "with_skill_c"} <= set(votes.columns)
     out = {}
     for (family, model), block in votes.groupby(["skill_family", "model"], sort=True):
+        p, drop = (objective_loss_test(block["no_skill_n"], block["no_skill_c"], block["with_skill_n"],
+                                       block["with_skill_c"]) if counted else (None, None))
         out[(family, model)] = ObjectiveRecord(len(block), int(block["transition"].eq(SKILLED_ONLY).sum()),
-                                               int(block["transition"].eq(BASELINE_ONLY).sum()))
+                                               int(block["transition"].eq(BASELINE_ONLY).sum()), p, drop)
     return out
 
 
@@ -119,19 +128,23 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
              | set(zip(ran["skill_family"], ran["model"], strict=True)))
     acts = dormancy_activations(manifest, pair).set_index(["skill_family", "model"])["dormancy_activations"]
     complete = family_completeness(reconciliation_complete)
-    rows = []
-    for family, model in sorted(index):
+    keys = sorted(index)
+    records = []
+    for family, model in keys:
         w, t, lo = (int(record.at[(family, model), k]) if (family, model) in record.index else 0
                     for k in ("W", "T", "L"))
-        n_err = int(errors.get((family, model), 0))
-        n_act = int(acts.get((family, model), 0))
-        checked = objective.get((family, model))
-        dec = decide(w, t, lo, reconciliation_complete=complete(family), judge_errors=n_err,
-                     dormancy_activations=n_act, objective=checked)
+        records.append(GateRecord(w, t, lo, reconciliation_complete=complete(family),
+                                  judge_errors=int(errors.get((family, model), 0)),
+                                  dormancy_activations=int(acts.get((family, model), 0)),
+                                  objective=objective.get((family, model))))
+    rows = []
+    for (family, model), rec, dec in zip(keys, records, decide_week(records), strict=True):
         row = {"skill_family": family, "model": model, "state": dec.state, "reason": dec.reason,
-               "verdict": dec.verdict, "n": dec.n, "wins": w, "ties": t, "losses": lo, "p_value": dec.p_value,
-               "net_win": dec.net_win, "judge_errors": n_err, "dormancy_activations": n_act,
+               "verdict": dec.verdict, "n": dec.n, "wins": rec.wins, "ties": rec.ties, "losses": rec.losses,
+               "p_value": dec.p_value, "p_adjusted": dec.p_adjusted, "net_win": dec.net_win,
+               "judge_errors": rec.judge_errors, "dormancy_activations": rec.dormancy_activations,
                "evidence": dec.evidence}
+        checked = rec.objective
         if objective:
             values = ((checked.n, checked.wins, checked.ties, checked.losses, checked.p_value, checked.net_loss)
                       if checked else (0, 0, 0, 0, float("nan"), float("nan")))

@@ -24,6 +24,8 @@ manifest:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 from scipy.special import comb
@@ -132,15 +134,24 @@ def transitions(stimuli: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataF
     """Per prompt × model present in both lift arms: the transition (skilled-only, baseline-only, both, neither).
 
     Control → treatment: ``no_skill_completes`` is the control's outcome, ``with_skill_completes`` the
-    treatment's (:data:`~skillbench.vocab.SKILLED_ONLY` = only the treatment completes).
+    treatment's (:data:`~skillbench.vocab.SKILLED_ONLY` = only the treatment completes); ``no_skill_n``/``_c``
+    and ``with_skill_n``/``_c`` are each arm's known runs and completions, what the loss test reads.
     """
     no, wi = pair.lift_arms
     arms = stimuli[stimuli["condition"].isin(pair.lift_arms)]
-    wide = arms.pivot(index=["skill_family", "prompt", "model", "dormancy"], columns="condition", values="completes")
-    wide = wide.reindex(columns=list(pair.lift_arms)).dropna().astype(bool)
-    base, skilled = wide[no], wide[wi]
+    index = ["skill_family", "prompt", "model", "dormancy"]
+    wide = arms.pivot(index=index, columns="condition", values=["completes", "n", "c"])
+    both = wide["completes"].reindex(columns=list(pair.lift_arms)).dropna().index
+    wide = wide.loc[both]
+
+    def arm(value: str, cond: str) -> pd.Series:
+        return wide[value].reindex(columns=list(pair.lift_arms))[cond]
+
+    base, skilled = arm("completes", no).astype(bool), arm("completes", wi).astype(bool)
     kind = np.select([skilled & ~base, base & ~skilled, base & skilled], [SKILLED_ONLY, BASELINE_ONLY, BOTH], NEITHER)
-    out = pd.DataFrame({"no_skill_completes": base, "with_skill_completes": skilled, "transition": kind})
+    out = pd.DataFrame({"no_skill_completes": base, "with_skill_completes": skilled, "transition": kind,
+                        "no_skill_n": arm("n", no).astype(int), "no_skill_c": arm("c", no).astype(int),
+                        "with_skill_n": arm("n", wi).astype(int), "with_skill_c": arm("c", wi).astype(int)})
     return out.reset_index()
 
 
@@ -167,6 +178,45 @@ def task_lift(stimuli: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFra
                      "excludes_zero": bool(abs(lift) > half) if n >= 2 else pd.NA})
     return pd.DataFrame(rows, columns=["model", "n_pairs", "no_skill", "with_skill", "task_lift", "task_lift_se",
                                        "excludes_zero"])
+
+
+def objective_loss_test(no_n: Sequence[int] | np.ndarray, no_c: Sequence[int] | np.ndarray,
+                        with_n: Sequence[int] | np.ndarray, with_c: Sequence[int] | np.ndarray) -> tuple[float, float]:
+    """Does the treatment complete the task less often than the control? Exact, whatever reps are missing.
+
+    Per stimulus, the control completed ``no_c`` of its ``no_n`` known runs and the treatment ``with_c`` of
+    ``with_n``. The statistic is the sum over stimuli of the rate drop ``no_c/no_n − with_c/with_n``. Under the
+    null (within a stimulus every run completes with the same chance in both arms, whatever that chance is),
+    given the stimulus's total completions the treatment's count is hypergeometric, independently across
+    stimuli; the exact null distribution of the sum is the convolution of those, on the grid of ``1/L`` with
+    ``L`` the least common multiple of the run counts. So a stimulus that lost a rep to a check that could not
+    run in one arm only weighs its rate as what it is, instead of a majority over fewer runs (which inflates
+    false regressions when errors hit one arm), and with one known run per arm the test *is* the sign test of
+    losses against wins.
+
+    Returns:
+        ``(p, drop)``: the one-sided p of a loss (1.0 without a stimulus) and the mean rate drop (NaN without one).
+    """
+    from scipy.stats import hypergeom
+
+    nn, nc = np.asarray(no_n, dtype=int), np.asarray(no_c, dtype=int)
+    wn, wc = np.asarray(with_n, dtype=int), np.asarray(with_c, dtype=int)
+    keep = (nn > 0) & (wn > 0)
+    nn, nc, wn, wc = nn[keep], nc[keep], wn[keep], wc[keep]
+    if not nn.size:
+        return 1.0, float("nan")
+    scale = int(np.lcm.reduce(np.concatenate([nn, wn])))
+    observed = int(np.sum(scale * nc // nn - scale * wc // wn))
+    dist, low = np.array([1.0]), 0  # the null distribution of the scaled sum, starting at value `low`
+    for a, b, s_ in zip(nn, wn, nc + wc, strict=True):  # control runs, treatment runs, completions
+        k = np.arange(max(0, s_ - a), min(s_, b) + 1)  # the treatment's possible completions
+        values = scale * (s_ - k) // a - scale * k // b
+        probs = hypergeom.pmf(k, a + b, s_, b)
+        kernel = np.zeros(int(values.max() - values.min()) + 1)
+        np.add.at(kernel, values - values.min(), probs)
+        dist, low = np.convolve(dist, kernel), low + int(values.min())
+    p = float(dist[max(0, observed - low):].sum())
+    return min(1.0, p), float(np.mean(nc / nn - wc / wn))
 
 
 def tool_violations(checks: pd.DataFrame) -> pd.DataFrame:

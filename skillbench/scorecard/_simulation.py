@@ -36,7 +36,7 @@ contract the truth does not share, judge errors, votes far apart) is. The scorec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import permutations
 
 import numpy as np
@@ -49,7 +49,7 @@ from skillbench.scorecard._controls import rubric_gate, rubric_votes
 from skillbench.scorecard._gate import Completeness
 from skillbench.scorecard._scoring import prompt_rep_scores, prompt_scores
 from skillbench.scorecard._stats import paired_differences
-from skillbench.scorecard._verdicts import ObjectiveRecord, decide
+from skillbench.scorecard._verdicts import GateRecord, ObjectiveRecord, decide_record
 from skillbench.signals import false_trigger_arms
 from skillbench.vocab import ALLOWED_VERDICTS, INCOMPLETE_RECONCILIATION, ITEM_TYPES, SIMULATED
 
@@ -261,17 +261,24 @@ def _one_vote_from(row: pd.Series, target: str) -> bool:
     """Whether the measured record reaches ``target`` with one stimulus's vote changed (n, contract and the
     objective record kept): the measured gate's verdict is then a boundary case of the truth's."""
     counts = [int(row[k]) for k in VOTE_KEYS]
-    objective = (ObjectiveRecord(int(row["objective_n"]), int(row["objective_wins"]), int(row["objective_losses"]))
+    objective = (ObjectiveRecord(int(row["objective_n"]), int(row["objective_wins"]), int(row["objective_losses"]),
+                                 float(row["objective_p"]), float(row["objective_net_loss"]))
                  if "objective_n" in row and not pd.isna(row["objective_n"]) else None)
+    # a Holm member keeps its Holm multiplier (adjusted / raw p): one vote moves this record, not the week's others
+    tested = "p_adjusted" in row and pd.notna(row["p_adjusted"]) and float(row["p_value"]) > 0
+    multiplier = float(row["p_adjusted"]) / float(row["p_value"]) if tested else 1.0
     for src, dst in permutations(range(3), 2):
         if counts[src] == 0:
             continue
         moved = list(counts)
         moved[src] -= 1
         moved[dst] += 1
-        decision = decide(*moved, reconciliation_complete=row["reason"] != INCOMPLETE_RECONCILIATION,
-                          judge_errors=int(row["judge_errors"]), dormancy_activations=int(row["dormancy_activations"]),
-                          objective=objective)
+        record = GateRecord(*moved, reconciliation_complete=row["reason"] != INCOMPLETE_RECONCILIATION,
+                            judge_errors=int(row["judge_errors"]),
+                            dormancy_activations=int(row["dormancy_activations"]), objective=objective)
+        if tested:
+            record = replace(record, p_adjusted=min(1.0, record.p_value * multiplier))
+        decision = decide_record(record)
         if decision.verdict == target:
             return True
     return False

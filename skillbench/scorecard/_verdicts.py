@@ -18,7 +18,7 @@ Evidence reads ``n=5; 4W/1T/0L; p=0.0625; net +80.0%``; a record with checks add
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import Generic, TypeVar
 
@@ -38,6 +38,7 @@ from skillbench.vocab import (
     NO_LOSS_DIRECTION,
     NO_POSITIVE_DIRECTION,
     NOT_SIGNIFICANT,
+    NOT_SIGNIFICANT_ADJUSTED,
     OBJECTIVE_LOSS,
     UNDERPOWERED,
     VALID_NO_CHANGE,
@@ -112,11 +113,21 @@ def first_rule(rules: Sequence[VerdictRule[R]], record: R) -> VerdictRule[R]:
 
 @dataclass(frozen=True)
 class ObjectiveRecord:
-    """Transition votes of one family × model: W skilled-only, L baseline-only, n every stimulus with checks."""
+    """The deterministic checks of one family × model: every stimulus with a known outcome in both arms.
+
+    ``wins``/``losses`` are the transitions (skilled-only / baseline-only, by each arm's majority) a page shows;
+    the loss is decided on the per-stimulus completion *rates*: ``loss_p`` is the exact conditional test of
+    :func:`skillbench.scorecard._objective.objective_loss_test` and ``rate_drop`` the mean per-stimulus drop of
+    the completion rate (control − treatment). Without them (a record of votes with one known run per arm, e.g.
+    the gate's preference votes mirrored) they are the sign test of losses against wins and ``(L − W)/n``, which
+    is what the rate test gives when every stimulus has one known run per arm.
+    """
 
     n: int
     wins: int
     losses: int
+    loss_p: float | None = None
+    rate_drop: float | None = None
 
     @property
     def ties(self) -> int:
@@ -125,11 +136,14 @@ class ObjectiveRecord:
 
     @property
     def p_value(self) -> float:
-        """Exact one-sided sign test of losses against wins (the pass's test, mirrored)."""
-        return sign_test_p(self.losses, self.wins)
+        """One-sided p of a loss: the rate test's, or the sign test of losses against wins (the pass's mirrored)."""
+        return self.loss_p if self.loss_p is not None else sign_test_p(self.losses, self.wins)
 
     @property
     def net_loss(self) -> float:
+        """The mean completion-rate drop per stimulus (``(L − W)/n`` for one known run per arm)."""
+        if self.rate_drop is not None:
+            return self.rate_drop
         return (self.losses - self.wins) / self.n if self.n else float("nan")
 
     @property
@@ -144,12 +158,12 @@ class ObjectiveRecord:
 
     @property
     def regression(self) -> bool:
-        """A credible loss: n ≥ 5, p ≤ 0.05, more losses than wins, net loss ≥ 20 % of the stimuli."""
+        """A credible loss: n ≥ 5, p ≤ 0.05, the completion rate drops, by ≥ 20 points per stimulus on average."""
         return self.rule.state == VALID_REGRESSION
 
     @property
     def evidence(self) -> str:
-        """``objective n=6; 0W/0T/6L; p(loss)=0.01562; net loss +100.0%`` (p of losses against wins)."""
+        """``objective n=6; 0W/0T/6L; p(loss)=0.01562; net loss +100.0%``."""
         net = f"{self.net_loss * 100:+.1f}%" if self.n else "n/a"
         return (f"objective n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p(loss)={self.p_value:.4g}; "
                 f"net loss {net}")
@@ -166,6 +180,8 @@ class GateRecord:
         dormancy_activations: treatment or plugin runs of the family's dormancy prompts that activated the skill.
         commit_mismatches: runs of a version arm from another commit than declared (``skillbench compare``).
         objective: the record's deterministic checks (None: no checks).
+        p_adjusted: the sign test's p, Holm-adjusted across the report's records that reached it
+            (:func:`decide_week`; None: not adjusted, a record decided alone).
         invalid_spec: the family's eval or prompt failed validation (or its setup cannot start in this
             sandbox), so the week left it out
             (:mod:`skillbench.suite._families`).
@@ -180,6 +196,7 @@ class GateRecord:
     commit_mismatches: int = 0
     objective: ObjectiveRecord | None = None
     invalid_spec: bool = False
+    p_adjusted: float | None = None
 
     @property
     def n(self) -> int:
@@ -188,6 +205,11 @@ class GateRecord:
     @property
     def p_value(self) -> float:
         return sign_test_p(self.wins, self.losses)
+
+    @property
+    def survives(self) -> bool:
+        """The Holm-adjusted p across the report's records is ≤ α (True when no adjustment was made)."""
+        return self.p_adjusted is None or not np.isfinite(self.p_adjusted) or self.p_adjusted <= ALPHA
 
     @property
     def net_win(self) -> float:
@@ -219,6 +241,12 @@ GATE_RULES: tuple[VerdictRule[GateRecord], ...] = (
                 "for", INVALID_LABEL,
                 "some planned runs are missing: rerun the same {command} to resume them",
                 lambda r: not r.reconciliation_complete),
+    VerdictRule(VALID_REGRESSION, OBJECTIVE_LOSS,
+                "the objective record of deterministic checks is a credible loss (its rules below), decided on its "
+                "own n whatever the judge's health: a judge outage or too few preference prompts never hide it",
+                "Objective regression",
+                "{treatment} fails deterministic checks {control} passes: see the objective record",
+                lambda r: r.objective is not None and r.objective.regression),
     VerdictRule(INVALID_INCONCLUSIVE, JUDGE_ERRORS, "a pairwise judge call failed (a judge outage is not a skill loss)",
                 INVALID_LABEL,
                 "pairwise judge calls failed: rerun the same {command} to retry them",
@@ -232,11 +260,6 @@ GATE_RULES: tuple[VerdictRule[GateRecord], ...] = (
                 INVALID_LABEL,
                 f"fewer than {MIN_STIMULI} stimuli voted: add preference-eligible prompts to the family",
                 lambda r: r.n < MIN_STIMULI),
-    VerdictRule(VALID_REGRESSION, OBJECTIVE_LOSS,
-                "the objective record of deterministic checks is a credible loss (its rules below)",
-                "Objective regression",
-                "{treatment} fails deterministic checks {control} passes: see the objective record",
-                lambda r: r.objective is not None and r.objective.regression),
     VerdictRule(VALID_NO_CHANGE, NOT_SIGNIFICANT, f"exact one-sided sign test of wins against losses: p > {ALPHA:g}",
                 NOT_PROVEN_LABEL,
                 "no credible difference between {arms}: more prompts would narrow it",
@@ -249,8 +272,14 @@ GATE_RULES: tuple[VerdictRule[GateRecord], ...] = (
                 NOT_PROVEN_LABEL,
                 f"{{treatment}} wins, but by less than the {_percent(NET_WIN_FLOOR)} net-win floor",
                 lambda r: r.net_win < NET_WIN_FLOOR),
+    VerdictRule(VALID_NO_CHANGE, NOT_SIGNIFICANT_ADJUSTED,
+                f"the record passes alone, but its p Holm-adjusted across the report's records is > {ALPHA:g}",
+                NOT_PROVEN_LABEL,
+                "{treatment} wins this record, but not by enough to stand out among the report's records "
+                "(Holm's correction): more prompts would tell",
+                lambda r: not r.survives),
     VerdictRule(VALID_PASS, "", f"none of the above: n ≥ {MIN_STIMULI}, p ≤ {ALPHA:g}, wins > losses, "
-                f"net win ≥ {_percent(NET_WIN_FLOOR)}",
+                f"net win ≥ {_percent(NET_WIN_FLOOR)}, Holm-adjusted p ≤ {ALPHA:g}",
                 "Improved",
                 "nothing to repair: {treatment} credibly beats {control}",
                 lambda r: True),
@@ -261,20 +290,22 @@ OBJECTIVE_RULES: tuple[VerdictRule[ObjectiveRecord], ...] = (
                 "no credible loss",
                 "too few stimuli with checks to call a loss: add checks to more prompts",
                 lambda r: r.n < MIN_STIMULI),
-    VerdictRule("", NOT_SIGNIFICANT, f"exact one-sided sign test of losses against wins: p > {ALPHA:g}",
+    VerdictRule("", NOT_SIGNIFICANT, "exact one-sided test of a completion-rate loss, conditional on each "
+                f"stimulus's runs (the sign test with one run per arm): p > {ALPHA:g}",
                 "no credible loss",
                 "no credible loss on the checks",
                 lambda r: r.p_value > ALPHA),
-    VerdictRule("", NO_LOSS_DIRECTION, "losses ≤ wins",
+    VerdictRule("", NO_LOSS_DIRECTION, "the completion rate does not drop (losses ≤ wins with one run per arm)",
                 "no credible loss",
                 "the checks do not fail more often with {treatment}",
-                lambda r: r.losses <= r.wins),
-    VerdictRule("", NET_LOSS_BELOW_FLOOR, f"net loss (L − W)/n < {_percent(NET_LOSS_FLOOR)}",
+                lambda r: not r.net_loss > 0),
+    VerdictRule("", NET_LOSS_BELOW_FLOOR, "net loss (the mean per-stimulus drop of the completion rate; "
+                f"(L − W)/n with one run per arm) < {_percent(NET_LOSS_FLOOR)}",
                 "no credible loss",
                 f"a loss below the {_percent(NET_LOSS_FLOOR)} net-loss floor",
                 lambda r: r.net_loss < NET_LOSS_FLOOR),
     VerdictRule(VALID_REGRESSION, "", f"none of the above: n ≥ {MIN_STIMULI}, p(loss) ≤ {ALPHA:g}, "
-                f"losses > wins, net loss ≥ {_percent(NET_LOSS_FLOOR)}",
+                f"the rate drops, net loss ≥ {_percent(NET_LOSS_FLOOR)}",
                 "credible loss",
                 f"the gate's `{VALID_REGRESSION} ({OBJECTIVE_LOSS})` unless an earlier step decides",
                 lambda r: True),
@@ -325,6 +356,12 @@ class GateDecision:
     p_value: float
     net_win: float
     objective: ObjectiveRecord | None = None  # the record's deterministic checks (None: no checks)
+    p_adjusted: float = float("nan")  # Holm-adjusted across the report's tested records (NaN: not a member)
+
+    @property
+    def tested(self) -> bool:
+        """The record reached the sign test, so it is one of the tests Holm corrects together."""
+        return bool(np.isfinite(self.p_adjusted))
 
     @property
     def verdict(self) -> str:
@@ -338,9 +375,13 @@ class GateDecision:
 
     @property
     def evidence(self) -> str:
-        """``n=5; 4W/1T/0L; p=0.0625; net +80.0%``, then ``; objective …`` for a record with checks."""
+        """``n=5; 4W/1T/0L; p=0.0625; net +80.0%`` (``; p(Holm)=0.25`` when Holm changed the p), then
+        ``; objective …`` for a record with checks."""
         net = f"{self.net_win * 100:+.1f}%" if np.isfinite(self.net_win) else "n/a"
-        text = f"n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p={self.p_value:.4g}; net {net}"
+        text = f"n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p={self.p_value:.4g}"
+        # a family of one (or a p Holm leaves as it is) prints nothing more: the page's columns show both anyway
+        corrected = self.tested and not np.isclose(self.p_adjusted, self.p_value, rtol=0, atol=1e-12)
+        text += (f"; p(Holm)={self.p_adjusted:.4g}" if corrected else "") + f"; net {net}"
         return text if self.objective is None else f"{text}; {self.objective.evidence}"
 
 
@@ -359,8 +400,37 @@ def decide_record(record: GateRecord) -> GateDecision:
     """Apply the gate to a whole :class:`GateRecord` (e.g. a family left out for an invalid spec, with no votes)."""
     wins, ties, losses, objective = record.wins, record.ties, record.losses, record.objective
     rule = first_rule(GATE_RULES, record)
+    adjusted = record.p_adjusted if record.p_adjusted is not None else float("nan")
     return GateDecision(rule.state, rule.reason, record.n, wins, ties, losses, record.p_value, record.net_win,
-                        objective)
+                        objective, adjusted)
+
+
+# The rules a record reaches only by having its sign test computed and read: the tests Holm corrects together.
+_TESTED_FROM = NOT_SIGNIFICANT
+
+
+def reaches_sign_test(record: GateRecord) -> bool:
+    """True when no health or power rule decides ``record`` first: its sign test is one of the report's tests."""
+    at = next(i for i, rule in enumerate(GATE_RULES) if rule.reason == _TESTED_FROM)
+    return not any(rule.holds(record) for rule in GATE_RULES[:at])
+
+
+def decide_week(records: Sequence[GateRecord]) -> list[GateDecision]:
+    """The gate for every record of one report (a week, a subset week, a comparison), Holm-corrected across it.
+
+    Each record is first checked alone; the records that reach the sign test (healthy, powered, no objective
+    regression: :func:`reaches_sign_test`) are the family, and their p-values are Holm-adjusted together
+    (:func:`skillbench.scorecard._inference.adjust`), so the chance of *any* false "Improved" in the report stays
+    ≤ 5 %. A record that passes alone but not after the correction is ``VALID_NO_CHANGE
+    (not_significant_adjusted)``. A record decided earlier is no member and keeps ``p_adjusted`` NaN.
+    """
+    from skillbench.scorecard._inference import HOLM, adjust
+
+    tested = [reaches_sign_test(r) for r in records]
+    raw = [r.p_value if t else float("nan") for r, t in zip(records, tested, strict=True)]
+    adjusted = adjust(raw, HOLM)
+    return [decide_record(replace(r, p_adjusted=float(a)) if t else r)
+            for r, t, a in zip(records, tested, adjusted, strict=True)]
 
 
 def rule_words() -> dict[str, str]:

@@ -14,7 +14,6 @@ from skillbench.vocab import (
     INVALID_INCONCLUSIVE,
     NEITHER,
     SKILLED_ONLY,
-    VALID_NO_CHANGE,
     VALID_PASS,
     VALID_REGRESSION,
 )
@@ -53,15 +52,16 @@ def test_net_loss_floor_never_blocks_a_sign_test_loss_below_26_stimuli() -> None
     assert _record(0, 1, 4).reason == "not_significant"  # p = 1/16
 
 
-# Preference records in each state the gate knows, and what a credible objective loss does to them.
+# Preference records in each state the gate knows, and what a credible objective loss does to them: deterministic
+# evidence is decided on its own n whatever the judge's health (issue 31), so only missing runs outrank it.
 PREFERENCE = {
     "passes": ((9, 0, 0), {}, VALID_REGRESSION),
     "not significant": ((4, 1, 0), {}, VALID_REGRESSION),
     "preference loss": ((0, 0, 9), {}, VALID_REGRESSION),
-    "underpowered": ((4, 0, 0), {}, INVALID_INCONCLUSIVE),
+    "underpowered": ((4, 0, 0), {}, VALID_REGRESSION),
     "incomplete": ((9, 0, 0), {"reconciliation_complete": False}, INVALID_INCONCLUSIVE),
-    "judge errors": ((9, 0, 0), {"judge_errors": 1}, INVALID_INCONCLUSIVE),
-    "activation contract": ((9, 0, 0), {"dormancy_activations": 1}, VALID_NO_CHANGE),
+    "judge errors": ((9, 0, 0), {"judge_errors": 1}, VALID_REGRESSION),
+    "activation contract": ((9, 0, 0), {"dormancy_activations": 1}, VALID_REGRESSION),
 }
 
 
@@ -119,8 +119,8 @@ def test_a_week_without_checks_keeps_the_gate_table_as_it_was() -> None:
     for transitions in (None, pd.DataFrame()):
         plain = preference_gate(pairs, manifest, transitions=transitions)
         assert list(plain.columns) == ["skill_family", "model", "state", "reason", "verdict", "n", "wins", "ties",
-                                       "losses", "p_value", "net_win", "judge_errors", "dormancy_activations",
-                                       "evidence"]
+                                       "losses", "p_value", "p_adjusted", "net_win", "judge_errors",
+                                       "dormancy_activations", "evidence"]
         assert plain[["verdict", "evidence"]].values.tolist() == [
             [VALID_PASS, "n=6; 6W/0T/0L; p=0.01562; net +100.0%"]]
 

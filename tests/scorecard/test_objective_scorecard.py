@@ -67,11 +67,11 @@ def test_the_objective_section_sits_beside_the_rubric(week: Path) -> None:
         assert heading in section
     assert "**VALID_REGRESSION** (credible loss)" in section
     assert "no credible loss (underpowered)" in section  # fam-b has two stimuli
-    # the precedence sentence comes from the verdict specification (it used to leave out `underpowered`)
-    assert ("It enters the preference gate below after `INVALID_INCONCLUSIVE (invalid_spec)`, "
-            "`INVALID_INCONCLUSIVE (incomplete_reconciliation)`, "
-            "`INVALID_INCONCLUSIVE (judge_errors)`, `VALID_NO_CHANGE (activation_contract_failed)` and "
-            "`INVALID_INCONCLUSIVE (underpowered)`, and before `VALID_NO_CHANGE (not_significant)`") in section
+    # the precedence sentence comes from the verdict specification: deterministic evidence first (issue 31)
+    assert ("the record enters the preference gate below after only `INVALID_INCONCLUSIVE (invalid_spec)` and "
+            "`INVALID_INCONCLUSIVE (incomplete_reconciliation)`, and before `INVALID_INCONCLUSIVE (judge_errors)`, "
+            "`VALID_NO_CHANGE (activation_contract_failed)`, `INVALID_INCONCLUSIVE (underpowered)`, "
+            "`VALID_NO_CHANGE (not_significant)`") in section
     assert "WebFetch (toolu_9)" in section
     # The gate: fam-a's credible objective loss is VALID_REGRESSION; fam-b's activation contract comes first.
     gate = sections[GATE]

@@ -15,7 +15,7 @@ import pytest
 from skillbench import vocab
 from skillbench.compare._verdicts import REPAIRS
 from skillbench.scorecard import GATE_RULES, OBJECTIVE_RULES, ObjectiveRecord, decide, gate_rule, verdicts_table
-from skillbench.scorecard._verdicts import GateRecord, decide_record, objective_rule, rule_words
+from skillbench.scorecard._verdicts import GateRecord, decide_record, decide_week, objective_rule, rule_words
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "verdict_cases"
 GATE = json.loads((CASES / "gate.json").read_text(encoding="utf-8"))
@@ -30,7 +30,8 @@ def _objective(case: dict[str, Any]) -> ObjectiveRecord | None:
 
 def _record(case: dict[str, Any]) -> GateRecord:
     return GateRecord(case["wins"], case["ties"], case["losses"], *(case[k] for k in HEALTH),
-                      objective=_objective(case), invalid_spec=case.get("invalid_spec", False))
+                      objective=_objective(case), invalid_spec=case.get("invalid_spec", False),
+                      p_adjusted=case.get("p_adjusted"))
 
 
 @pytest.mark.parametrize("case", GATE["cases"], ids=[c["why"][:60] for c in GATE["cases"]])
@@ -39,7 +40,8 @@ def test_gate_case(case: dict[str, Any]) -> None:
     holds = [r.reason for r in GATE_RULES if r.reason and r.holds(record)]
     assert holds == case["holds"], "the conditions the inputs satisfy (in the spec's order)"
     dec = decide_record(record)
-    if not case.get("invalid_spec"):  # a family left out for its spec has no votes to decide() on
+    # a family left out for its spec has no votes to decide() on; a Holm-adjusted p comes from decide_week
+    if not case.get("invalid_spec") and "p_adjusted" not in case:
         dec = decide(case["wins"], case["ties"], case["losses"], **{k: case[k] for k in HEALTH},
                      objective=_objective(case))
     assert dec.verdict == case["verdict"]
@@ -151,8 +153,23 @@ def test_comparison_repairs_read_the_spec() -> None:
 def test_rule_words_state_the_regression_step() -> None:
     words = rule_words()
     assert (words["alpha"], words["floor"], words["min_n"]) == ("0.05", "20%", "5")
+    # deterministic evidence first (issue 31): only a spec or the runs themselves come before the checks' verdict
     assert words["before_regression"] == (
-        "`INVALID_INCONCLUSIVE (invalid_spec)`, `INVALID_INCONCLUSIVE (incomplete_reconciliation)`, "
-        "`INVALID_INCONCLUSIVE (judge_errors)`, "
-        "`VALID_NO_CHANGE (activation_contract_failed)` and `INVALID_INCONCLUSIVE (underpowered)`")
+        "`INVALID_INCONCLUSIVE (invalid_spec)` and `INVALID_INCONCLUSIVE (incomplete_reconciliation)`")
+    assert words["after_regression"].startswith("`INVALID_INCONCLUSIVE (judge_errors)`, ")
     assert words["after_regression"].endswith("and `VALID_PASS`")
+
+
+WEEK = json.loads((CASES / "week.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", WEEK["cases"], ids=[c["why"][:60] for c in WEEK["cases"]])
+def test_week_case(case: dict[str, Any]) -> None:
+    """Holm across a report's records: which records are members, their adjusted p, and which passes survive."""
+    records = [GateRecord(r["wins"], r["ties"], r["losses"], judge_errors=r.get("judge_errors", 0),
+                          objective=_objective({"objective": r.get("objective")})) for r in case["records"]]
+    decisions = decide_week(records)
+    assert [d.verdict for d in decisions] == case["verdicts"]
+    for dec, want in zip(decisions, case["p_adjusted"], strict=True):
+        assert (not dec.tested) if want is None else dec.p_adjusted == pytest.approx(want)
+        assert dec.p_value == decide_record(GateRecord(dec.wins, dec.ties, dec.losses)).p_value  # raw p kept
