@@ -29,11 +29,13 @@ Monte Carlo interval (:func:`skillbench.scorecard.rate_interval`: Wilson, exact 
    at 26 stimuli per record (qdrant's prompts per model).
 2. **Objective-regression false alarms with 30 % one-sided check errors**: both arms complete each stimulus with
    the same probability (uniform over stimuli), the control arm's runs have a check in error 30 % of the time (an
-   unknown outcome: the direction that makes the old rule's control complete more easily); the old rule (each arm
-   completes a stimulus on a majority of its known reps, then the sign test of baseline-only against skilled-only
-   transitions: :func:`skillbench.scorecard._objective.transitions`, :class:`ObjectiveRecord`) beside the new
-   per-stimulus test of known runs and completions (``objective_loss_test``; a false alarm is p(loss) ≤ 0.05, the
-   test's size — any floor the rule adds only lowers it), at n = 26 stimuli and the suite's reps, and at 3 reps.
+   unknown outcome: the direction that makes the old rule's control complete more easily). The runs go through
+   :func:`~skillbench.scorecard._objective.stimulus_outcomes` and
+   :func:`~skillbench.scorecard._objective.transitions`; the old rule (each arm completes a stimulus on a majority
+   of its known reps, then the sign test of baseline-only against skilled-only transitions,
+   ``ObjectiveRecord(n, W, L)``) beside the gate's record (:func:`~skillbench.scorecard._gate.objective_records`:
+   the exact per-stimulus rate test with the rule's floors) and the rate test's size alone (p ≤ 0.05), at n = 26
+   stimuli with the suite's reps and with 3 reps.
 3. **Interval coverage**: Cohen's κ of a judge against reference labels with the calibration study's run-clustered
    BCa interval (:func:`skillbench.calibration.cluster_interval`), at the gold set's answers × items and at a
    bundled-suite week's gradeable runs × rubric items; runs differ in prevalence and in the judge's sensitivity and
@@ -44,11 +46,11 @@ Monte Carlo interval (:func:`skillbench.scorecard.rate_interval`: Wilson, exact 
    last week compared with the one before; false alarms, and power when the last week's lift truly moved by 0.10 —
    today's rule (:mod:`skillbench.scorecard._noise`: the two weeks' SEs as if independent) beside the paired rule.
 
-**Plug-in points.** The week's Holm rule is ``skillbench.scorecard._verdicts.decide_week``, the objective test
-``skillbench.scorecard._objective.objective_loss_test``: used when main has them; until then a stand-in written to
-their stated contract runs in their place, its rows say ``(stand-in)`` and their bounds are not judged. The F1
-interval and the paired week-over-week rule are stand-ins here too (:func:`f1_interval`, :func:`paired_alarm`)
-until the functions that own them land.
+**Plug-in points.** The week's Holm rule is :func:`skillbench.scorecard._verdicts.decide_week` and the objective
+record :func:`skillbench.scorecard._gate.objective_records` (its exact rate test,
+:func:`skillbench.scorecard._objective.objective_loss_test`). The F1 interval and the paired week-over-week rule are
+stand-ins here (:func:`f1_interval`, :func:`paired_alarm`) until the functions that own them land: their rows say
+``(stand-in)`` and their bounds are not judged.
 
 A run of ≥ 2,000 weeks per scenario judges every "Done when" bound of issue 31 measured with the project's own
 functions (Holm family-wise upper bound ≤ 5 % in every null scenario, objective false alarms' upper bound ≤ 5 %,
@@ -62,15 +64,12 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib
 import json
 import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -88,24 +87,17 @@ from skillbench.quality import build_trigger_set  # noqa: E402
 from skillbench.quality._trigger_set import TriggerSetError  # noqa: E402
 from skillbench.scorecard import (  # noqa: E402
     _noise as noise,
-    adjust,
     collapse_votes,
     compute_scorecard,
     preference_gate,
     rate_interval,
 )
 from skillbench.scorecard._gate import objective_records  # noqa: E402
-from skillbench.scorecard._inference import HOLM  # noqa: E402
 from skillbench.scorecard._objective import stimulus_outcomes, transitions  # noqa: E402
 from skillbench.scorecard._stats import t_critical  # noqa: E402
-from skillbench.scorecard._verdicts import ALPHA, GateRecord, decide_record  # noqa: E402
+from skillbench.scorecard._verdicts import ALPHA, GateRecord, ObjectiveRecord, decide_record, decide_week  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
-from skillbench.vocab import (  # noqa: E402
-    NET_WIN_BELOW_FLOOR,
-    NO_POSITIVE_DIRECTION,
-    NOT_SIGNIFICANT,
-    VALID_PASS,
-)
+from skillbench.vocab import BASELINE_ONLY, SKILLED_ONLY, VALID_PASS  # noqa: E402
 
 SHARED = Path(os.environ.get("SKILLBENCH_SHARED", ROOT.parent / "shared"))
 QDRANT_WEEK = SHARED / "datasets" / "qdrant-skills" / "evals" / "weekly" / "20260808"
@@ -123,19 +115,6 @@ RECALL, FALSE_TRIGGER = 0.80, 0.15  # trigger probabilities of a should / should
 # per-run Beta laws of the κ simulation: prevalence of positive labels, the judge's sensitivity and specificity
 PREVALENCE, SENSITIVITY, SPECIFICITY = (3.0, 2.0), (18.0, 2.0), (17.0, 3.0)
 CHECKED_WEEKS = 20  # weeks of each scenario also built by preference_gate, which must agree
-SIGN_TEST_REASONS = {NOT_SIGNIFICANT, NO_POSITIVE_DIRECTION, NET_WIN_BELOW_FLOOR, ""}
-
-
-def _plug(module: str, name: str) -> Callable[..., Any] | None:
-    """The project's function when main has it (else None: the stand-in runs and the row says so)."""
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return None
-
-
-DECIDE_WEEK = _plug("skillbench.scorecard._verdicts", "decide_week")
-OBJECTIVE_LOSS_TEST = _plug("skillbench.scorecard._objective", "objective_loss_test")
 
 
 # --- the suite's sizes ------------------------------------------------------------------------------------------
@@ -265,7 +244,7 @@ def gate_records(pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def check_records(pairs: pd.DataFrame, gate: pd.DataFrame, weeks: int = CHECKED_WEEKS) -> None:
-    """The first weeks' records through :func:`preference_gate` itself: the same votes, errors and raw verdicts."""
+    """The first weeks' records through :func:`preference_gate` itself: the same votes, errors and verdicts."""
     first = pairs[pairs["skill_family"].str.split(":").str[0].astype(int) < weeks]
     keys = first[["skill_family", "model", "prompt"]].drop_duplicates()
     manifest = keys.assign(condition="with-skill", dormancy=False, skill_activation="", run_id="")
@@ -273,25 +252,10 @@ def check_records(pairs: pd.DataFrame, gate: pd.DataFrame, weeks: int = CHECKED_
     ours = gate.set_index(["skill_family", "model"]).loc[real.index]
     for column in ("wins", "ties", "losses", "judge_errors"):
         assert (real[column].to_numpy() == ours[column].to_numpy()).all(), column
-    raw = [decide_record(GateRecord(int(r.wins), int(r.ties), int(r.losses), judge_errors=int(r.judge_errors))).state
-           for r in ours.itertuples()]
-    assert list(real["state"]) == raw
-
-
-def holm_standin(records: Sequence[GateRecord]) -> list[bool]:
-    """Stand-in for ``decide_week``: each record by :func:`decide_record`, then Holm across the records whose
-    verdict the sign test decided; a pass survives when its adjusted p is ≤ α."""
-    decisions = [decide_record(r) for r in records]
-    p = np.array([d.p_value if d.reason in SIGN_TEST_REASONS else np.nan for d in decisions])
-    adjusted = adjust(p, HOLM)
-    return [d.state == VALID_PASS and bool(adjusted[i] <= ALPHA) for i, d in enumerate(decisions)]
-
-
-def week_passes(records: Sequence[GateRecord]) -> list[bool]:
-    """Which records of one week pass under the week's multiplicity rule."""
-    if DECIDE_WEEK is None:
-        return holm_standin(records)
-    return [d.state == VALID_PASS for d in DECIDE_WEEK(records)]
+    # preference_gate decides its records as one report (Holm across all of them): so must the check
+    decided = decide_week([GateRecord(int(r.wins), int(r.ties), int(r.losses), judge_errors=int(r.judge_errors))
+                           for r in ours.itertuples()])
+    assert list(real["state"]) == [d.state for d in decided]
 
 
 def gate_scenario(layout: pd.DataFrame, scenario: Scenario, weeks: int,
@@ -312,7 +276,7 @@ def gate_scenario(layout: pd.DataFrame, scenario: Scenario, weeks: int,
                        for r in block.itertuples(index=False)]
             at = block.index.to_numpy()
             raw[at] = [decide_record(r).state == VALID_PASS for r in records]
-            holm[at] = week_passes(records)
+            holm[at] = [d.state == VALID_PASS for d in decide_week(records)]
     finally:
         gc.unfreeze()
     null = gate["record"].ge(scenario.true_records).to_numpy()
@@ -340,46 +304,26 @@ def simulate_runs(n: int, reps: int, weeks: int, rng: np.random.Generator) -> pd
                          "completed": completed})
 
 
-@lru_cache(maxsize=65536)
-def _hypergeom(total: int, successes: int, drawn: int) -> tuple[int, np.ndarray]:
-    low = max(0, drawn - (total - successes))
-    support = np.arange(low, min(drawn, successes) + 1)
-    return low, sps.hypergeom.pmf(support, total, successes, drawn)
-
-
-def objective_loss_standin(no_n: np.ndarray, no_c: np.ndarray, with_n: np.ndarray,
-                           with_c: np.ndarray) -> tuple[float, float]:
-    """Stand-in for ``objective_loss_test``: the exact stratified conditional test of a loss.
-
-    Per stimulus with known runs in both arms, given its completions the treatment's completions are
-    hypergeometric when the arms do not differ; the sum over stimuli has their convolution as its exact law, and
-    p is its lower tail at the observed sum. Also the mean per-stimulus rate drop (control − treatment).
-    """
-    keep = (no_n > 0) & (with_n > 0)
-    law, offset, observed = np.ones(1), 0, 0
-    for a, b, c, d in zip(no_n[keep], no_c[keep], with_n[keep], with_c[keep], strict=True):
-        low, pmf = _hypergeom(int(a + c), int(b + d), int(c))
-        law, offset, observed = np.convolve(law, pmf), offset + low, observed + int(d)
-    p = float(law[: observed - offset + 1].sum()) if keep.any() else float("nan")
-    drop = float(np.mean(no_c[keep] / no_n[keep] - with_c[keep] / with_n[keep])) if keep.any() else float("nan")
-    return min(p, 1.0), drop
-
-
 def objective_scenario(n: int, reps: int, weeks: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """False alarms of the old majority/sign-test rule and of the per-stimulus loss test, one record per week."""
-    stimuli = stimulus_outcomes(simulate_runs(n, reps, weeks, rng))
-    records = objective_records(transitions(stimuli))
-    old = np.array([records[(f"{w:05d}", "m")].regression if (f"{w:05d}", "m") in records else False
-                    for w in range(weeks)])
-    wide = stimuli.pivot_table(index=["skill_family", "prompt"], columns="condition", values=["n", "c"],
-                               fill_value=0)
-    test = OBJECTIVE_LOSS_TEST or objective_loss_standin
-    new = []
-    for _, block in wide.groupby(level="skill_family", sort=True):
-        p, _drop = test(*(block[(k, arm)].to_numpy(dtype=int) for arm in ("no-skill", "with-skill")
-                          for k in ("n", "c")))
-        new.append(bool(np.isfinite(p) and p <= ALPHA))
-    return {"old": old, "new": np.array(new)}
+    """False alarms of the old rule (majority per arm, sign test of the transitions) and of the gate's objective
+    record (:func:`objective_records`: the exact per-stimulus rate test, its floors), and the rate test's size
+    alone (p ≤ 0.05), one record per simulated week."""
+    trans = transitions(stimulus_outcomes(simulate_runs(n, reps, weeks, rng)))
+    records = objective_records(trans)
+    counts = trans.groupby("skill_family")["transition"].value_counts().unstack(fill_value=0)
+    old, new, size = [], [], []
+    for week in (f"{w:05d}" for w in range(weeks)):
+        record = records.get((week, "m"))
+        if record is None:  # no stimulus with a known outcome in both arms: nothing to alarm on
+            old.append(False)
+            new.append(False)
+            size.append(False)
+            continue
+        wins, losses = (int(counts.at[week, k]) if k in counts.columns else 0 for k in (SKILLED_ONLY, BASELINE_ONLY))
+        old.append(ObjectiveRecord(record.n, wins, losses).regression)
+        new.append(record.regression)
+        size.append(bool(record.p_value <= ALPHA))
+    return {"old": np.array(old), "new": np.array(new), "size": np.array(size)}
 
 
 # --- 3. interval coverage ----------------------------------------------------------------------------------------
@@ -530,7 +474,7 @@ def measure(args: argparse.Namespace) -> tuple[Sizes, list[Row], dict[str, float
     sizes = read_sizes(args.suite, args.week_dir, args.seed)
     rows: list[Row] = []
     seconds: dict[str, float] = {}
-    holm_name = "Holm" + ("" if DECIDE_WEEK else " (stand-in)")
+    holm_name = "Holm (decide_week)"
     t0 = time.perf_counter()
     for scenario in SCENARIOS:
         got = gate_scenario(week_layout(sizes, scenario.stimuli), scenario, args.weeks, rng)
@@ -538,20 +482,19 @@ def measure(args: argparse.Namespace) -> tuple[Sizes, list[Row], dict[str, float
             rows.append(Row("gate power per true record, no correction", scenario.name, got["power_raw"]))
             rows.append(Row(f"gate power per true record, {holm_name}", scenario.name, got["power_holm"]))
             rows.append(Row(f"family-wise false pass (7 null records), {holm_name}", scenario.name,
-                            got["fwer_holm"], "≤ 5 %", DECIDE_WEEK is not None))
+                            got["fwer_holm"], "≤ 5 %"))
             continue
         rows.append(Row("family-wise false pass, 14 records, no correction", scenario.name, got["fwer_raw"]))
         rows.append(Row(f"family-wise false pass, 14 records, {holm_name}", scenario.name, got["fwer_holm"],
-                        "≤ 5 %", DECIDE_WEEK is not None))
+                        "≤ 5 %"))
     seconds["gate"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    loss_name = "per-stimulus loss test" + ("" if OBJECTIVE_LOSS_TEST else " (stand-in)")
     for reps in sorted({sizes.reps, 3}):
         got = objective_scenario(OBJECTIVE_N, reps, args.weeks, rng)
         where = f"n = {OBJECTIVE_N}, {reps} reps, 30 % control check errors"
-        rows.append(Row("objective false alarm, old majority + sign test", where, got["old"]))
-        rows.append(Row(f"objective false alarm, {loss_name}", where, got["new"], "≤ 5 %",
-                        OBJECTIVE_LOSS_TEST is not None))
+        rows.append(Row("objective false alarm, old rule (majority + sign test)", where, got["old"]))
+        rows.append(Row("objective false alarm, the gate's record (rate test)", where, got["new"], "≤ 5 %"))
+        rows.append(Row("objective rate test alone, p ≤ 0.05 (its size)", where, got["size"]))
     seconds["objective"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     for label, items in ((f"gold set: {len(sizes.gold_items)} answers, {sum(sizes.gold_items)} items",
@@ -615,9 +558,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes, rows, seconds = measure(args)
     total = time.perf_counter() - t0
     print_sizes(sizes)
-    print(f"{args.weeks:,} simulated weeks per scenario, seed {args.seed}, {args.resamples:,} bootstrap resamples; "
-          f"week's Holm rule: {'decide_week' if DECIDE_WEEK else 'stand-in'}; objective test: "
-          f"{'objective_loss_test' if OBJECTIVE_LOSS_TEST else 'stand-in'}")
+    print(f"{args.weeks:,} simulated weeks per scenario, seed {args.seed}, {args.resamples:,} bootstrap resamples")
     print_table(rows, args.weeks)
     print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items()) + f"; total {total:.1f}")
     if args.json:
