@@ -16,7 +16,6 @@ from ._controls import (
 )
 from ._gate import (
     collapse_votes as collapse_votes,
-    objective_records as objective_records,
     preference_gate as preference_gate,
 )
 from ._history import (
@@ -47,7 +46,9 @@ from ._noise import (
 )
 from ._objective import (
     arm_rates as arm_rates,
+    objective_loss_test as objective_loss_test,
     objective_record_table as objective_record_table,
+    objective_records as objective_records,
     pass_at_k as pass_at_k,
     pass_hat_k as pass_hat_k,
     pass_k_table as pass_k_table,

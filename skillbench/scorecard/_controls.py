@@ -41,8 +41,8 @@ from skillbench.scorecard._gate import (
     collapse_votes,
     dormancy_activations,
     family_completeness,
-    objective_records,
 )
+from skillbench.scorecard._objective import objective_records
 from skillbench.scorecard._stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,

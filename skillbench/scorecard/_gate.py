@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
-from skillbench.scorecard._verdicts import GateRecord, ObjectiveRecord, decide_record, decide_week
+from skillbench.scorecard._objective import objective_records
+from skillbench.scorecard._verdicts import GateRecord, decide_record, decide_week
 from skillbench.signals import false_trigger_arms
-from skillbench.vocab import BASELINE_ONLY, SKILLED_ONLY
 
 # Whether a family's planned runs are all accounted for: one answer for the whole week, or one per family
 # (:meth:`skillbench.ledgers.Reconciliation.family_complete`), so a pass over some families decides those.
@@ -70,31 +70,6 @@ def dormancy_activations(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -
     active = dorm["skill_activation"].fillna("none").str.strip().ne("none") & dorm["skill_activation"].ne("")
     g = dorm.assign(_a=active).groupby(["skill_family", "model"], sort=True)
     return pd.DataFrame({"dormancy_runs": g.size(), "dormancy_activations": g["_a"].sum()}).reset_index()
-
-
-def objective_records(transitions: pd.DataFrame | None) -> dict[tuple[str, str], ObjectiveRecord]:
-    """Per family × model, the objective record of its non-dormancy stimuli with checks.
-
-    The transitions give the W/T/L a page shows; the loss is tested on each stimulus's completion rates
-    (:func:`skillbench.scorecard._objective.objective_loss_test`) when the frame carries each arm's known runs
-    and completions, else (a frame from before they were kept) by the sign test of its transitions.
-
-    Args:
-        transitions: :func:`skillbench.scorecard._objective.transitions` output (None or empty: no checks).
-    """
-    from skillbench.scorecard._objective import objective_loss_test
-
-    if transitions is None or transitions.empty:
-        return {}
-    votes = transitions[~transitions["dormancy"].astype(bool)]
-    counted = {"no_skill_n", "no_skill_c", "with_skill_n", "with_skill_c"} <= set(votes.columns)
-    out = {}
-    for (family, model), block in votes.groupby(["skill_family", "model"], sort=True):
-        p, drop = (objective_loss_test(block["no_skill_n"], block["no_skill_c"], block["with_skill_n"],
-                                       block["with_skill_c"]) if counted else (None, None))
-        out[(family, model)] = ObjectiveRecord(len(block), int(block["transition"].eq(SKILLED_ONLY).sum()),
-                                               int(block["transition"].eq(BASELINE_ONLY).sum()), p, drop)
-    return out
 
 
 def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliation_complete: Completeness = True,

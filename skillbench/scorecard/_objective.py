@@ -31,8 +31,8 @@ import pandas as pd
 from scipy.special import comb
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
-from skillbench.scorecard._gate import objective_records
 from skillbench.scorecard._stats import paired_differences, t_critical
+from skillbench.scorecard._verdicts import ObjectiveRecord
 from skillbench.vocab import (
     BASELINE_ONLY,
     BOTH,
@@ -217,6 +217,29 @@ def objective_loss_test(no_n: Sequence[int] | np.ndarray, no_c: Sequence[int] | 
         dist, low = np.convolve(dist, kernel), low + int(values.min())
     p = float(dist[max(0, observed - low):].sum())
     return min(1.0, p), float(np.mean(nc / nn - wc / wn))
+
+
+def objective_records(transitions: pd.DataFrame | None) -> dict[tuple[str, str], ObjectiveRecord]:
+    """Per family × model, the objective record of its non-dormancy stimuli with checks.
+
+    The transitions give the W/T/L a page shows; the loss is tested on each stimulus's completion rates
+    (:func:`objective_loss_test`) when the frame carries each arm's known runs
+    and completions, else (a frame from before they were kept) by the sign test of its transitions.
+
+    Args:
+        transitions: :func:`transitions` output (None or empty: no checks).
+    """
+    if transitions is None or transitions.empty:
+        return {}
+    votes = transitions[~transitions["dormancy"].astype(bool)]
+    counted = {"no_skill_n", "no_skill_c", "with_skill_n", "with_skill_c"} <= set(votes.columns)
+    out = {}
+    for (family, model), block in votes.groupby(["skill_family", "model"], sort=True):
+        p, drop = (objective_loss_test(block["no_skill_n"], block["no_skill_c"], block["with_skill_n"],
+                                       block["with_skill_c"]) if counted else (None, None))
+        out[(family, model)] = ObjectiveRecord(len(block), int(block["transition"].eq(SKILLED_ONLY).sum()),
+                                               int(block["transition"].eq(BASELINE_ONLY).sum()), p, drop)
+    return out
 
 
 def tool_violations(checks: pd.DataFrame) -> pd.DataFrame:

@@ -78,7 +78,10 @@ def test_the_objective_section_sits_beside_the_rubric(week: Path) -> None:
     assert gate.count("VALID_REGRESSION (objective_loss)") == 2
     assert gate.count("VALID_NO_CHANGE (activation_contract_failed)") == 2
     # Every fam-a stimulus is baseline-only; sonnet's errored rep is left out and its other rep decides.
-    assert gate.count("objective n=6; 0W/0T/6L; p(loss)=0.01562; net loss +100.0%") == 2
+    # The loss test reads every known run: 2 completions of 4 runs all in the control has chance 1/C(4, 2) = 1/6
+    # per stimulus, (1/6)^6 on haiku; sonnet's stimulus with 1 known treatment run against 2 has chance 1/3.
+    assert "objective n=6; 0W/0T/6L; p(loss)=2.143e-05; net loss +100.0%" in gate  # haiku
+    assert "objective n=6; 0W/0T/6L; p(loss)=4.287e-05; net loss +100.0%" in gate  # sonnet
     # b1 on haiku: the forbidden tool fails one of two with-skill reps, an even split, so not completing.
     assert "objective n=2; 0W/1T/1L" in gate
     coverage = sections["Coverage"]
