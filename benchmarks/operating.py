@@ -33,7 +33,7 @@ Monte Carlo interval (:func:`skillbench.scorecard.rate_interval`: Wilson, exact 
    :func:`~skillbench.scorecard._objective.stimulus_outcomes` and
    :func:`~skillbench.scorecard._objective.transitions`; the old rule (each arm completes a stimulus on a majority
    of its known reps, then the sign test of baseline-only against skilled-only transitions,
-   ``ObjectiveRecord(n, W, L)``) beside the gate's record (:func:`~skillbench.scorecard._gate.objective_records`:
+   ``ObjectiveRecord(n, W, L)``) beside the gate's record (:func:`~skillbench.scorecard._objective.objective_records`:
    the exact per-stimulus rate test with the rule's floors) and the rate test's size alone (p ≤ 0.05), at n = 26
    stimuli with the suite's reps and with 3 reps.
 3. **Interval coverage**: Cohen's κ of a judge against reference labels with the calibration study's run-clustered
@@ -47,7 +47,7 @@ Monte Carlo interval (:func:`skillbench.scorecard.rate_interval`: Wilson, exact 
    today's rule (:mod:`skillbench.scorecard._noise`: the two weeks' SEs as if independent) beside the paired rule.
 
 **Plug-in points.** The week's Holm rule is :func:`skillbench.scorecard._verdicts.decide_week` and the objective
-record :func:`skillbench.scorecard._gate.objective_records` (its exact rate test,
+record :func:`skillbench.scorecard._objective.objective_records` (its exact rate test,
 :func:`skillbench.scorecard._objective.objective_loss_test`). The F1 interval and the paired week-over-week rule are
 stand-ins here (:func:`f1_interval`, :func:`paired_alarm`) until the functions that own them land: their rows say
 ``(stand-in)`` and their bounds are not judged.
@@ -64,11 +64,13 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import json
 import os
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,12 +94,24 @@ from skillbench.scorecard import (  # noqa: E402
     preference_gate,
     rate_interval,
 )
-from skillbench.scorecard._gate import objective_records  # noqa: E402
-from skillbench.scorecard._objective import stimulus_outcomes, transitions  # noqa: E402
+from skillbench.scorecard._objective import objective_records, stimulus_outcomes, transitions  # noqa: E402
 from skillbench.scorecard._stats import t_critical  # noqa: E402
 from skillbench.scorecard._verdicts import ALPHA, GateRecord, ObjectiveRecord, decide_record, decide_week  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
 from skillbench.vocab import BASELINE_ONLY, SKILLED_ONLY, VALID_PASS  # noqa: E402
+
+
+def _plug(module: str, name: str) -> Callable[..., Any] | None:
+    """The project's function when this tree has it, else None (the stand-in runs and its rows say so)."""
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+F1_INTERVAL = _plug("skillbench.quality._trigger_stats", "f1_interval")
+PAIRED_WEEK_DELTA = _plug("skillbench.scorecard._noise", "paired_week_delta")
+UNPAIRED_WEEK_DELTA = _plug("skillbench.scorecard._noise", "unpaired_week_delta")
 
 SHARED = Path(os.environ.get("SKILLBENCH_SHARED", ROOT.parent / "shared"))
 QDRANT_WEEK = SHARED / "datasets" / "qdrant-skills" / "evals" / "weekly" / "20260808"
@@ -357,7 +371,7 @@ def f1_of(should: np.ndarray, fired: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.where(2 * tp + fp + fn > 0, 2 * tp / np.maximum(2 * tp + fp + fn, 1), np.nan)
 
 
-def f1_interval(should: np.ndarray, fired: np.ndarray, resamples: int, seed: int) -> tuple[float, float]:
+def f1_standin(should: np.ndarray, fired: np.ndarray, resamples: int, seed: int) -> tuple[float, float]:
     """Stand-in F1 interval until the trigger module's lands: BCa bootstrap over queries, percentile fallback."""
     def stat(s: np.ndarray, f: np.ndarray, axis: int = -1) -> np.ndarray:
         return f1_of(s.astype(bool), f.astype(bool), axis)
@@ -371,6 +385,16 @@ def f1_interval(should: np.ndarray, fired: np.ndarray, resamples: int, seed: int
             if np.isfinite(ci.low) and np.isfinite(ci.high):
                 return float(ci.low), float(ci.high)
     return float("nan"), float("nan")
+
+
+def f1_interval(should: np.ndarray, fired: np.ndarray, resamples: int, seed: int) -> tuple[float, float]:
+    """The F1 interval of one measured trigger set: :data:`F1_INTERVAL` (per query ``(activations, runs)`` on
+    each side), else the stand-in."""
+    if F1_INTERVAL is None:
+        return f1_standin(should, fired, resamples, seed)
+    units = np.stack([fired.astype(int), np.ones(len(fired), dtype=int)], axis=1)
+    got = F1_INTERVAL(units[should], units[~should], n_resamples=resamples, seed=seed)
+    return got.low, got.high
 
 
 def f1_coverage(counts: tuple[int, int], weeks: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -401,8 +425,14 @@ def wow_pool(week_dir: Path) -> tuple[np.ndarray, float]:
 
 
 def paired_alarm(now: np.ndarray, prev: np.ndarray, earlier_lifts: np.ndarray) -> np.ndarray:
-    """Stand-in for the paired week-over-week rule: today's threshold with its within-week noise from the
-    per-prompt paired differences, ``t(n − 1)·SE(Δ)``, instead of the two weeks' SEs combined as independent."""
+    """The paired week-over-week rule, per history: :data:`PAIRED_WEEK_DELTA` when this tree has it, else a
+    stand-in — today's threshold with its within-week noise from the per-prompt paired differences,
+    ``t(n − 1)·SE(Δ)``, instead of the two weeks' SEs combined as independent."""
+    if PAIRED_WEEK_DELTA is not None:
+        prompts = np.arange(now.shape[1])
+        return np.array([PAIRED_WEEK_DELTA(pd.Series(a, index=prompts), pd.Series(b, index=prompts),
+                                           prior_lifts=lifts).verdict == noise.MOVED
+                         for a, b, lifts in zip(now, prev, earlier_lifts, strict=True)])
     delta = now - prev
     n = delta.shape[1]
     within = t_critical(n - 1) * delta.std(axis=1, ddof=1) / np.sqrt(n)
@@ -410,12 +440,19 @@ def paired_alarm(now: np.ndarray, prev: np.ndarray, earlier_lifts: np.ndarray) -
     return noise.moved(delta.mean(axis=1), noise.threshold(within, between)) == noise.MOVED
 
 
-def today_alarm(now: np.ndarray, prev: np.ndarray, earlier_lifts: np.ndarray) -> np.ndarray:
+def unpaired_alarm(now: np.ndarray, prev: np.ndarray, earlier_lifts: np.ndarray) -> np.ndarray:
+    """The unpaired rule (the two weeks as independent samples): :data:`UNPAIRED_WEEK_DELTA` when this tree has
+    it, else today's rule (:mod:`skillbench.scorecard._noise`'s within, between and threshold)."""
     n = now.shape[1]
     se_now, se_prev = (x.std(axis=1, ddof=1) / np.sqrt(n) for x in (now, prev))
+    lift_now, lift_prev = now.mean(axis=1), prev.mean(axis=1)
+    if UNPAIRED_WEEK_DELTA is not None:
+        return np.array([UNPAIRED_WEEK_DELTA((a, sa), (b, sb), n, prior_lifts=lifts).verdict == noise.MOVED
+                         for a, sa, b, sb, lifts in zip(lift_now, se_now, lift_prev, se_prev, earlier_lifts,
+                                                        strict=True)])
     within = noise.within_noise(se_now, se_prev, np.full(len(now), n - 1.0))
     between = np.array([noise.between_noise(row) for row in earlier_lifts])
-    return noise.moved(now.mean(axis=1) - prev.mean(axis=1), noise.threshold(within, between)) == noise.MOVED
+    return noise.moved(lift_now - lift_prev, noise.threshold(within, between)) == noise.MOVED
 
 
 def wow_scenario(pool: np.ndarray, week_sd: float, n: int, histories: int,
@@ -427,7 +464,7 @@ def wow_scenario(pool: np.ndarray, week_sd: float, n: int, histories: int,
     out = {}
     for label, shift in (("null", 0.0), ("moved", MOVE)):
         now = d[:, -1] + shift
-        out[f"today_{label}"] = today_alarm(now, d[:, -2], lifts[:, :-1])
+        out[f"unpaired_{label}"] = unpaired_alarm(now, d[:, -2], lifts[:, :-1])
         out[f"paired_{label}"] = paired_alarm(now, d[:, -2], lifts[:, :-1])
     return out
 
@@ -454,14 +491,22 @@ class Row:
             return "stand-in: not judged"
         if weeks < JUDGED_WEEKS:
             return f"not judged below {JUDGED_WEEKS:,}"
-        return "met" if self.met else "NOT MET"
+        if not self.met:
+            return "NOT MET"
+        return "met (conservative)" if self.conservative else "met"
+
+    @property
+    def conservative(self) -> bool:
+        """A coverage credibly above the band: an exact interval covers more than its level, never less."""
+        return self.bound.endswith("%") and not self.bound.startswith("≤") and self.interval.low > COVERAGE[1]
 
     @property
     def met(self) -> bool:
         ci = self.interval
         if self.bound.startswith("≤"):
             return ci.high <= BOUND
-        return COVERAGE[0] <= ci.rate <= COVERAGE[1] or ci.low > COVERAGE[1]  # above the band: conservative
+        # not credibly below the band; above it is conservative (stated), never a coverage the page overclaims
+        return ci.high >= COVERAGE[0]
 
     def cells(self, weeks: int) -> list[str]:
         ci = self.interval
@@ -504,20 +549,24 @@ def measure(args: argparse.Namespace) -> tuple[Sizes, list[Row], dict[str, float
                         kappa_coverage(items, args.weeks, args.resamples, rng), "93–97 %"))
     seconds["kappa"] = time.perf_counter() - t0
     t0 = time.perf_counter()
+    f1_name = "F1 interval coverage" + ("" if F1_INTERVAL else " (stand-in bootstrap)")
     for label, counts in (("held-out split", sizes.trigger_test), ("whole trigger set", sizes.trigger_all)):
-        rows.append(Row("F1 interval coverage (stand-in bootstrap)", f"{label}: {counts[0]} + {counts[1]} queries",
-                        f1_coverage(counts, args.weeks, args.resamples, rng), "93–97 %", judged=False))
+        rows.append(Row(f1_name, f"{label}: {counts[0]} + {counts[1]} queries",
+                        f1_coverage(counts, args.weeks, args.resamples, rng), "93–97 %",
+                        judged=F1_INTERVAL is not None))
     seconds["f1"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     pool, week_sd = wow_pool(args.week_dir)
+    paired = "paired rule" + ("" if PAIRED_WEEK_DELTA else " (stand-in)")
+    unpaired = "unpaired rule" if UNPAIRED_WEEK_DELTA else "today's rule"
     for n in sorted({sum(sizes.stimuli.values()), sizes.qdrant_prompts}):
         got = wow_scenario(pool, week_sd, n, args.weeks, rng)
         where = f"{n} prompts, 10-week histories"
-        rows.append(Row("week over week false alarm, today's rule", where, got["today_null"]))
-        rows.append(Row("week over week false alarm, paired (stand-in)", where, got["paired_null"], "≤ 5 %",
-                        judged=False))
-        rows.append(Row(f"week over week power at +{MOVE:.2f}, today's rule", where, got["today_moved"]))
-        rows.append(Row(f"week over week power at +{MOVE:.2f}, paired (stand-in)", where, got["paired_moved"]))
+        rows.append(Row(f"week over week false alarm, {unpaired}", where, got["unpaired_null"]))
+        rows.append(Row(f"week over week false alarm, {paired}", where, got["paired_null"], "≤ 5 %",
+                        judged=PAIRED_WEEK_DELTA is not None))
+        rows.append(Row(f"week over week power at +{MOVE:.2f}, {unpaired}", where, got["unpaired_moved"]))
+        rows.append(Row(f"week over week power at +{MOVE:.2f}, {paired}", where, got["paired_moved"]))
     seconds["week over week"] = time.perf_counter() - t0
     return sizes, rows, seconds
 
