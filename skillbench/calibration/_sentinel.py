@@ -202,7 +202,7 @@ def judge_sentinel(run_dir: Path, grades: pd.DataFrame, gold_path: Path, *, judg
         for row in comparison.itertuples(index=False):
             if row.moved == "yes":
                 reasons.append(f"{MEASURES[row.measure]} moved {row.move:+.3f} since {prev_dir.name} (threshold "
-                               f"{row.threshold:.3f}, {row.n_paired} paired items)")
+                               f"{row.threshold:.3f}, {row.n_paired} paired items of {row.n_answers} answers)")
         drift = bool(reasons)
         for what, old, new in (("judge model", prev.get("judge_model", ""), judge_model),
                                ("judge snapshot", prev.get("judge_snapshot", ""), snapshot)):

@@ -51,3 +51,20 @@ def test_reps_of_a_prompt_are_not_independent_pairs_in_the_bias_interval() -> No
         assert (three.at[measure, "ci_low"], three.at[measure, "ci_high"]) == pytest.approx(
             (one.at[measure, "ci_low"], one.at[measure, "ci_high"]))
         assert "resampled by prompt (6 prompts)" in three.at[measure, "note"]
+
+
+def test_the_sentinel_section_names_the_answers_and_an_old_file_still_reads() -> None:
+    from skillbench.scorecard import sentinel_markdown
+
+    row = {"measure": "agreement", "n_paired": 60, "now": 0.9, "previous": 0.95, "move": -0.05, "within": 0.04,
+           "between": float("nan"), "threshold": 0.04, "moved": "yes"}
+    summary = {"gold": "gold.jsonl", "n_items": 60, "n_answers": 53, "flag": "drift", "flagged": True,
+               "reasons": ["moved"], "previous": {"run_key": "w1"}}
+    new = sentinel_markdown(summary | {"comparison": [row | {"n_answers": 53}]})
+    old = sentinel_markdown(summary | {"comparison": [row]})  # a sentinel.json written before n_answers
+    def cells(md: str) -> list[str]:
+        line = next(x for x in md.splitlines() if x.startswith("| agreement"))
+        return [c.strip() for c in line.strip("|").split("|")]
+
+    assert "clustered by gold answer" in new
+    assert cells(new)[1:3] == ["60", "53"] and cells(old)[1:3] == ["60", "—"]
