@@ -22,8 +22,10 @@ from skillbench.scorecard import (
     StimulusTables,
     dormancy_markdown,
     dormancy_rows,
+    error_control_line,
     invalid_lines,
     label_counts,
+    p_cell,
     stimulus_markdown,
     stimulus_rows,
     verdict_label,
@@ -89,11 +91,21 @@ def _verdict_rows(results: CompareResults, *, failing_only: bool = False) -> tup
         if failing_only and v.finding == IMPROVEMENT and not v.reason:
             continue
         row = [with_icon(plain_label(v)), _family(results, v.skill_family), md_text(v.model),
-               md_code(v.verdict), md_text(v.evidence)]
+               md_code(v.verdict), p_cell(v), md_text(v.evidence)]
         rows.append(row + ([md_text(v.repair)] if failing_only else
                            [signed(v.must_lift) if v.must_lift is not None else "n/a"]))
     last = "repair" if failing_only else "must lift (head − base)"
-    return ["verdict", "skill family", "model", "state", "evidence", last], rows
+    return ["verdict", "skill family", "model", "state", "p (raw → Holm)", "evidence", last], rows
+
+
+def error_control_lines(results: CompareResults) -> list[str]:
+    """Which records Holm corrected together: the changed families' (head vs base) and the new families' (head vs
+    no-skill) are two comparisons, each corrected among its own records."""
+    frame = pd.DataFrame([v.model_dump() for v in results.verdicts],
+                         columns=["skill_family", "model", "state", "reason", "p_value", "p_adjusted", "new"])
+    groups = [(frame[~frame["new"].astype(bool)], "the changed families (head vs base)"),
+              (frame[frame["new"].astype(bool)], "the new families (head vs no-skill, corrected apart)")]
+    return [error_control_line(part.astype({"p_adjusted": float}), scope) for part, scope in groups if len(part)]
 
 
 def render_compare(results: CompareResults, *, tables: StimulusTables | None = None, scorecard_path: str = "",
@@ -109,6 +121,7 @@ def render_compare(results: CompareResults, *, tables: StimulusTables | None = N
         if any(v.new for v in results.verdicts):
             versus += f" A new family has no base: head against no-skill ({md_text(a.treatment)} vs no-skill)."
         lines += ["## Verdicts", "", versus, "", md_table(headers, rows), ""]
+        lines += [part for line in error_control_lines(results) for part in (line, "")]
     if results.notes:  # said before any run: where the config came from, which family can never pass
         lines += ["## Before the runs", "", *(f"- {md_text(note)}" for note in results.notes), ""]
     lines += health_section(results)
@@ -158,6 +171,7 @@ def render_compare_comment(results: CompareResults, *, full_report: str, tables:
     contracts, health problems — under GitHub's comment limit, a cut always said
     (:func:`skillbench.markdown.capped_page`)."""
     parts: list[str | CutTable] = [_title(results), "", *_decision(results)]
+    parts += [part for line in error_control_lines(results) for part in (line, "")]
     hl = results.health
     if not hl.complete:
         parts += [f"- Runs: **INCOMPLETE** — expected {hl.expected}, observed {hl.observed}, written {hl.written}; "

@@ -63,6 +63,9 @@ class FamilyVerdict(_Strict):
     ties: int = Field(ge=0)
     losses: int = Field(ge=0)
     p_value: float = Field(description="exact one-sided sign test of wins against losses")
+    p_adjusted: float | None = Field(default=None, description="p_value Holm-adjusted across the comparison's "
+                                     "records that reached the sign test (the changed families together, the new "
+                                     "families together); null when an earlier rule decided")
     net_win: float | None = Field(description="(wins − losses) / n; null when n = 0")
     evidence: str = Field(description="n=…; W/T/L; p=…; net …, then the objective record's when it has checks")
     must_lift: float | None = Field(default=None, description="head − base must coverage of the model (all families)")

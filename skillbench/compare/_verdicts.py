@@ -36,7 +36,7 @@ IMPROVEMENT, NO_CHANGE, PREFERENCE_LOSS, REGRESSION, INVALID = (
     "improvement", "no change", "preference loss (report only)", "regression", "invalid")
 FINDINGS: tuple[str, ...] = (REGRESSION, INVALID, PREFERENCE_LOSS, NO_CHANGE, IMPROVEMENT)  # worst first
 VERDICT_COLUMNS = ["skill_family", "model", "state", "reason", "verdict", "finding", "n", "wins", "ties", "losses",
-                   "p_value", "net_win", "evidence", "repair", "new"]
+                   "p_value", "p_adjusted", "net_win", "evidence", "repair", "new"]
 
 COMPARE_WORDING = Wording(treatment="the head", control="the base", arms="the versions",
                           command="`skillbench compare`")
@@ -119,12 +119,19 @@ def compare_verdicts(gate: pd.DataFrame | None, families: list[str], models: lis
                          "verdict": state if not reason else f"{state} ({reason})", "finding": found, "n": n,
                          "wins": w, "ties": t, "losses": lo,
                          "p_value": float(r.p_value) if r is not None else 1.0,
+                         "p_adjusted": _adjusted(r),
                          "net_win": float(r.net_win) if r is not None else float("nan"), "evidence": evidence,
                          "repair": repair, "new": new})
     out = pd.DataFrame(rows, columns=VERDICT_COLUMNS)
     rank = {f: i for i, f in enumerate(FINDINGS)}
     return out.sort_values(["finding", "skill_family", "model"], key=lambda s: s.map(rank) if s.name == "finding"
                            else s).reset_index(drop=True)
+
+
+def _adjusted(record: object) -> float | None:
+    """The record's Holm-adjusted p (None: no gate record, or an earlier rule decided so no test was read)."""
+    value = getattr(record, "p_adjusted", None)
+    return None if value is None or pd.isna(value) else float(value)
 
 
 def exit_code(verdicts: pd.DataFrame, fail_on: str | None) -> int:

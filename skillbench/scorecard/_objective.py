@@ -31,7 +31,8 @@ import pandas as pd
 from scipy.special import comb
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
-from skillbench.scorecard._stats import paired_differences, t_critical
+from skillbench.scorecard._inference import rate_intervals
+from skillbench.scorecard._stats import ci_flag, paired_differences, t_critical
 from skillbench.scorecard._verdicts import ObjectiveRecord
 from skillbench.vocab import (
     BASELINE_ONLY,
@@ -50,6 +51,8 @@ TOOL_CHECK_TYPES = ("expect_tools", "reject_tools")
 RECORD_COLUMNS = ["skill_family", "model", "n", "wins", "ties", "losses", "p_value", "net_loss", "regression",
                   "reason", "evidence"]
 UNRUNNABLE = "check could not run"  # the coverage reason of a check in error: never a skill loss
+RATE_COLUMNS = ["model", "condition", "runs", "check_pass_rate", "check_pass_low", "check_pass_high", "check_errors",
+                "known_runs", "task_pass_rate", "task_pass_low", "task_pass_high", "task_pass_method", "unknown_runs"]
 ERROR_COLUMNS = ["run_id", "prompt", "model", "condition", "rep", "check_id", "check_type", "detail", "reason"]
 
 
@@ -89,10 +92,16 @@ def run_outcomes(checks: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
 
 
 def arm_rates(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per model × arm: check and task pass rates, with the counts behind them (errors counted apart)."""
+    """Per model × arm: check and task pass rates with their 95 % intervals, and the counts behind them (errors
+    counted apart).
+
+    The intervals are :func:`skillbench.scorecard._inference.rate_intervals`' (Wilson; exact below 20 trials),
+    over checks and over runs with a known outcome as independent trials: a prompt's runs and a run's checks are
+    correlated, so the interval is the narrowest the data allow, not a claim about prompts in general (the task
+    lift's paired SE over stimuli is that).
+    """
     if runs.empty:
-        return pd.DataFrame(columns=["model", "condition", "runs", "check_pass_rate", "check_errors", "known_runs",
-                                     "task_pass_rate", "unknown_runs"])
+        return pd.DataFrame(columns=RATE_COLUMNS)
     g = runs.assign(_known=runs["completed"].notna(), _done=runs["completed"].fillna(False).astype(bool)
                     ).groupby(["model", "condition"], sort=True)
     out = pd.DataFrame({"runs": g.size(), "passed": g["passed"].sum(), "failed": g["failed"].sum(),
@@ -102,8 +111,11 @@ def arm_rates(runs: pd.DataFrame) -> pd.DataFrame:
     out["check_pass_rate"] = (out["passed"] / graded).where(graded > 0)
     out["task_pass_rate"] = (out["completed_runs"] / out["known_runs"]).where(out["known_runs"] > 0)
     out["unknown_runs"] = out["runs"] - out["known_runs"]
-    return out.reset_index()[["model", "condition", "runs", "check_pass_rate", "check_errors", "known_runs",
-                              "task_pass_rate", "unknown_runs"]]
+    checks = rate_intervals(out["passed"], graded)
+    tasks = rate_intervals(out["completed_runs"], out["known_runs"])
+    out["check_pass_low"], out["check_pass_high"] = checks["low"], checks["high"]
+    out["task_pass_low"], out["task_pass_high"], out["task_pass_method"] = tasks["low"], tasks["high"], tasks["method"]
+    return out.reset_index()[RATE_COLUMNS]
 
 
 def stimulus_outcomes(runs: pd.DataFrame) -> pd.DataFrame:
@@ -175,7 +187,7 @@ def task_lift(stimuli: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFra
         lift = float(block["d"].mean())
         rows.append({"model": model, "n_pairs": n, "no_skill": float(block["no_skill"].mean()),
                      "with_skill": float(block["with_skill"].mean()), "task_lift": lift, "task_lift_se": se,
-                     "excludes_zero": bool(abs(lift) > half) if n >= 2 else pd.NA})
+                     "excludes_zero": ci_flag(lift, se, half, n)})
     return pd.DataFrame(rows, columns=["model", "n_pairs", "no_skill", "with_skill", "task_lift", "task_lift_se",
                                        "excludes_zero"])
 

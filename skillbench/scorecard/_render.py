@@ -22,6 +22,7 @@ from skillbench.scorecard._render_objective import objective_context
 from skillbench.scorecard._render_stimuli import (
     dormancy_markdown,
     dormancy_rows,
+    error_control_line,
     gate_rows,
     invalid_lines,
     label_counts,
@@ -31,7 +32,7 @@ from skillbench.scorecard._render_stimuli import (
     stimulus_tables,
 )
 from skillbench.scorecard._simulation import FLOOR_ALPHA, JUDGE_ACCURACY_FLOOR
-from skillbench.scorecard._stats import DEFAULT_POWER
+from skillbench.scorecard._stats import DEFAULT_POWER, ci_flag_text
 from skillbench.scorecard._verdicts import rule_words
 from skillbench.signals import NO_RUBRIC, never_triggered
 from skillbench.vocab import NO_SKILL, PLUGIN, REAL
@@ -48,20 +49,25 @@ def _lift_section(d: ScorecardData) -> dict[str, Any]:
     lift = d.lift.set_index("model")
     show_bonus = bool((lift["bonus_delta"].abs() > EPS).any())
     show_avoid = bool((lift["avoid_delta"].abs() > EPS).any())
+    # qdrant's lift (the cells' means) beside the paired one only when a prompt graded in one arm makes them differ
+    one_arm = lift["one_arm_prompts"].fillna(0).astype(int) if "one_arm_prompts" in lift else pd.Series(0, lift.index)
+    show_cells = bool(((lift["must_lift"] - lift["paired_lift"]).abs() > EPS).any() and one_arm.gt(0).any())
     headers = ["model", f"must_coverage {arm_names(d.pair).arrow}", "must lift ± SE", "95% CI != 0?"]
+    headers += ["cell lift (qdrant)"] * show_cells
     headers += ["Δbonus"] * show_bonus + ["Δavoid"] * show_avoid + ["Δcost ($)", "Δturns"]
-    rows = []
+    rows, differs = [], []
     for m in d.models:
         r = lift.loc[m]
-        se = r["must_lift_se"]
-        flag = ("n/a (need >=2 prompts)" if is_missing(se) or r["n_pairs"] < 2
-                else "yes" if bool(r["excludes_zero"]) else "no")
-        row = [md_text(m), f"{fmt(r['must_no'])} → {fmt(r['must_with'])}", f"{signed(r['must_lift'])} ± {fmt(se)}",
-               flag]
+        row = [md_text(m), f"{fmt(r['must_no'])} → {fmt(r['must_with'])}",
+               f"{signed(r['paired_lift'])} ± {fmt(r['must_lift_se'])}", ci_flag_text(r["excludes_zero"])]
+        if show_cells:
+            row.append(signed(r["must_lift"]))
+            if one_arm.get(m, 0) and abs(r["must_lift"] - r["paired_lift"]) > EPS:
+                differs.append(f"{m}: {int(one_arm[m])} prompt(s) graded in one arm only")
         row += [signed(r["bonus_delta"])] * show_bonus + [signed(r["avoid_delta"], 2)] * show_avoid
         row += [signed(r["cost_delta"], 4), signed(r["turns_delta"], 1)]
         rows.append(row)
-    return {"table": md_table(headers, rows)}
+    return {"table": md_table(headers, rows), "differs": differs}
 
 
 def _uncertainty_table(d: ScorecardData) -> str:
@@ -159,13 +165,22 @@ def _gate_table(d: ScorecardData) -> str:
     return md_table(headers, rows)
 
 
+def _scope(d: ScorecardData) -> str:
+    """How the page names the report whose records Holm corrects together."""
+    if not d.pair.is_default:
+        return "this comparison"
+    subset = d.reconciliation is not None and d.reconciliation.is_subset
+    return "this subset week (corrected among its own records)" if subset else "this week"
+
+
 def _decision(d: ScorecardData) -> dict[str, Any] | None:
     """The page's first lines: how many records read each plain verdict, and every invalid record (no cap)."""
     if d.gate is None or d.gate.empty:
         return None
     gate = _ordered_gate(d)
     labels = [record_label(r) for r in gate.itertuples(index=False)]
-    return {"counts": label_counts(labels), "n": len(labels), "invalid": invalid_lines(gate)}
+    return {"counts": label_counts(labels), "n": len(labels), "invalid": invalid_lines(gate),
+            "control": error_control_line(gate, _scope(d))}
 
 
 def _interval(low: Any, high: Any) -> str:
@@ -226,8 +241,7 @@ def _controls_context(d: ScorecardData) -> dict[str, Any] | None:
     lift = ctl.lift.assign(_c=ctl.lift["comparison"].map(order), _r=ctl.lift["model"].map(rank))
     lift_rows = []
     for r in lift.sort_values(["_c", "_r"], kind="stable").itertuples(index=False):
-        flag = ("n/a (need >=2 prompts)" if is_missing(r.must_lift_se) or r.n_pairs < 2
-                else "yes" if bool(r.excludes_zero) else "no")
+        flag = ci_flag_text(r.excludes_zero)
         lift_rows.append([md_text(r.comparison), md_text(r.model), int(r.n_pairs),
                           f"{fmt(r.must_no)} → {fmt(r.must_with)}",
                           f"{signed(r.must_lift)} ± {fmt(r.must_lift_se)}", _interval(r.ci_low, r.ci_high),
@@ -390,6 +404,8 @@ def render_markdown(d: ScorecardData) -> str:
         "served_prompts": sorted(set(d.self_served["prompt"])),
         "avoid_table": _avoid_table(d) if not d.avoid_violations.empty else "",
         "gate_table": _gate_table(d) if d.gate is not None and not d.gate.empty else "",
+        "gate_control": (error_control_line(d.gate, _scope(d)) if d.gate is not None and not d.gate.empty
+                         else ""),
         "decision": _decision(d), "stimuli": stimulus_markdown(tables), "dormancy": dormancy_markdown(tables),
         "simulation": _simulation_context(d), "controls": _controls_context(d),
         "graded": int(cov["graded"].sum()), "gradeable": int(cov["gradeable"].sum()),
@@ -424,7 +440,7 @@ def render_comment(d: ScorecardData, *, full_report: str = SCORECARD_FILE) -> st
         parts += ["_No pairwise judgments (`pairs.csv`): no gate verdict yet._", ""]
     else:
         parts += [f"**Verdicts** ({decision['n']} skill family × model record{'' if decision['n'] == 1 else 's'}): "
-                  f"{decision['counts']}", ""]
+                  f"{decision['counts']}", "", decision["control"], ""]
         if decision["invalid"]:
             parts += ["No verdict on the skill for these — fix the measurement first:", *decision["invalid"], ""]
     tables = stimulus_tables(d)

@@ -12,6 +12,7 @@ import pandas as pd
 from skillbench.markdown import fmt, is_missing, md_table, md_text, signed
 from skillbench.scorecard._compute import ScorecardData
 from skillbench.scorecard._labels import arm_names, arm_order
+from skillbench.scorecard._stats import ci_flag_text
 from skillbench.scorecard._verdicts import objective_rule
 from skillbench.vocab import TRANSITIONS
 
@@ -31,18 +32,24 @@ def _model_rank(d: ScorecardData, frame: pd.DataFrame, *extra: str) -> pd.DataFr
 
 def _rates_table(d: ScorecardData) -> str:
     rates = _model_rank(d, d.objective["check_rates"])
-    rows = [[md_text(r.model), md_text(r.condition), int(r.runs), fmt(r.check_pass_rate), fmt(r.task_pass_rate),
-             int(r.unknown_runs)]
+    rows = [[md_text(r.model), md_text(r.condition), int(r.runs),
+             _rate(r.check_pass_rate, r.check_pass_low, r.check_pass_high),
+             _rate(r.task_pass_rate, r.task_pass_low, r.task_pass_high), int(r.unknown_runs)]
             for r in rates.itertuples(index=False)]
-    return md_table(["model", "condition", "runs", "check pass rate", "task pass rate", "runs with a check error"],
-                    rows)
+    return md_table(["model", "condition", "runs", "check pass rate [95% CI]", "task pass rate [95% CI]",
+                     "runs with a check error"], rows)
+
+
+def _rate(rate: float, low: float, high: float) -> str:
+    """``0.62 [0.41, 0.79]``; the bare rate (``–`` when unknown) without an interval."""
+    return fmt(rate) if is_missing(low) or is_missing(high) else f"{fmt(rate)} [{fmt(low)}, {fmt(high)}]"
 
 
 def _lift_table(d: ScorecardData) -> str:
     lift = _model_rank(d, d.objective["task_lift"])
     rows = []
     for r in lift.itertuples(index=False):
-        flag = "n/a (need >=2 stimuli)" if is_missing(r.task_lift_se) else "yes" if bool(r.excludes_zero) else "no"
+        flag = ci_flag_text(r.excludes_zero)
         rows.append([md_text(r.model), f"{fmt(r.no_skill)} → {fmt(r.with_skill)}",
                      f"{signed(r.task_lift)} ± {fmt(r.task_lift_se)}", flag, int(r.n_pairs)])
     return md_table(["model", f"task pass {arm_names(d.pair).arrow}", "task lift ± SE", "95% CI != 0?", "n stimuli"],

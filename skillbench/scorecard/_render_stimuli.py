@@ -220,14 +220,45 @@ def next_action(record: object, wording: Wording | None = None) -> str:
     return rule.what_to_do(wording) if rule is not None else ""
 
 
+def p_cell(r: object) -> str:
+    """The record's sign-test p and, for a record Holm corrected with others, its adjusted p: ``0.03125 → 0.4375``
+    (``–``: no test was read — an earlier rule decided)."""
+    raw, adjusted = getattr(r, "p_value", float("nan")), getattr(r, "p_adjusted", float("nan"))
+    if adjusted is None or pd.isna(adjusted):
+        return "–"
+    return f"{raw:.4g} → {adjusted:.4g}"
+
+
 def gate_rows(gate: pd.DataFrame, *, failing_only: bool = False) -> tuple[list[str], list[list[str]]]:
-    """The verdict table: family, model, plain verdict, machine state, evidence; ``failing_only``: the records
-    that are not Improved, each with its next action."""
+    """The verdict table: family, model, plain verdict, machine state, p (raw → Holm), evidence; ``failing_only``:
+    the records that are not Improved, each with its next action."""
     rows = []
     for r in gate.itertuples(index=False):
         label = record_label(r)
         if failing_only and label == IMPROVED_LABEL:
             continue
-        row = [md_text(r.skill_family), md_text(r.model), with_icon(label), machine_state(r), md_text(r.evidence)]
+        row = [md_text(r.skill_family), md_text(r.model), with_icon(label), machine_state(r), p_cell(r),
+               md_text(r.evidence)]
         rows.append(row + [md_text(next_action(r))] * failing_only)
-    return ["skill family", "model", "verdict", "state", "evidence"] + ["next action"] * failing_only, rows
+    return (["skill family", "model", "verdict", "state", "p (raw → Holm)", "evidence"]
+            + ["next action"] * failing_only, rows)
+
+
+def error_control_line(gate: pd.DataFrame, scope: str = "this report") -> str:
+    """Which tests were corrected together and which passes survive, in one sentence for the page.
+
+    ``scope`` names the report (``this week``, ``this subset week (its own records)``, ``this comparison``).
+    """
+    from skillbench.scorecard._inference import HOLM, family_words
+    from skillbench.vocab import NOT_SIGNIFICANT_ADJUSTED, VALID_PASS
+
+    members = int(gate["p_adjusted"].notna().sum()) if "p_adjusted" in gate else 0
+    if not members:
+        return f"Error control: no record of {scope} reached the sign test, so nothing was corrected."
+    passes = int(gate["state"].eq(VALID_PASS).sum())
+    lost = gate[gate["reason"].eq(NOT_SIGNIFICANT_ADJUSTED)]
+    names = ", ".join(f"{md_text(r.skill_family)} × {md_text(r.model)}" for r in lost.itertuples(index=False))
+    tail = (f"; {len(lost)} pass{'es' if len(lost) != 1 else ''} alone but not after the correction ({names})"
+            if len(lost) else "")
+    return (f"Error control: {family_words(members, HOLM)} in {scope}; {passes + len(lost)} pass alone, "
+            f"{passes} survive{tail}.")

@@ -4,9 +4,11 @@ The unit of inference is the prompt. For each model, ``dᵢ = with_skill(i) − 
 present in both arms (each side the mean over its reps); the arms are the week's
 :class:`~skillbench.arms.ArmPair` (``pair``): ``with_skill`` is the treatment, ``no_skill`` the control (the
 columns keep the weekly run's names, so a comparison's frames read like a weekly one's). The headline lift is
-qdrant's, the difference of the two cells' flat macro means; the within-week SE is ``stdev(dᵢ)/√n``, and
-"95 % CI ≠ 0?" asks whether
-``|mean(dᵢ)| > t₀.₉₇₅(n−1)·SE`` with the exact t quantile (qdrant rounds df down to a table; the flag agrees).
+the **paired lift**, ``mean(dᵢ)``, the quantity its SE ``stdev(dᵢ)/√n`` describes; qdrant's lift, the difference
+of the two cells' flat macro means (``must_lift``, the history's column), is shown beside it when the two differ —
+only when some prompt was graded in one arm only (``one_arm_prompts``). "95 % CI ≠ 0?" asks whether
+``|mean(dᵢ)| > t₀.₉₇₅(n−1)·SE`` with the exact t quantile (qdrant rounds df down to a table; the flag agrees), and
+is "too few prompts" below three pairs or with a zero SE (:func:`ci_flag`).
 
 What this module adds to qdrant's maths:
 
@@ -39,6 +41,8 @@ DEFAULT_POWER = 0.80
 _BOOTSTRAP_CELLS = 4_000_000
 # BCa's bias correction and jackknife acceleration need at least three prompts to mean anything.
 MIN_BCA_PROMPTS = 3
+# Below three prompts (or with a zero SE) no interval is read as significant: "too few prompts".
+MIN_CI_PROMPTS = 3
 
 
 def paired_differences(prompts: pd.DataFrame, metric: str = "must_coverage", *,
@@ -121,15 +125,43 @@ def lift_table(prompts: pd.DataFrame, cells: pd.DataFrame, confidence: float = D
     half = out["t_crit"] * out["must_lift_se"]
     out["ci_low"] = out["paired_lift"] - half
     out["ci_high"] = out["paired_lift"] + half
-    out["excludes_zero"] = pd.array([bool(abs(lift) > h) if n >= 2 else pd.NA
-                                     for lift, h, n in zip(out["paired_lift"], half, out["n_pairs"], strict=True)],
+    out["excludes_zero"] = pd.array([ci_flag(lift, se, h, n) for lift, se, h, n in
+                                     zip(out["paired_lift"], out["must_lift_se"], half, out["n_pairs"], strict=True)],
                                     dtype="boolean")
+    out["one_arm_prompts"] = _one_arm_prompts(prompts, metric="must_coverage", pair=pair).reindex(models).fillna(0
+                                                                                               ).astype(int)
     out["bonus_delta"] = delta("bonus_rate")
     out["avoid_delta"] = delta("avoid_violations")
     out["composite_lift"] = delta("composite")
     out["cost_delta"] = delta("mean_cost")
     out["turns_delta"] = delta("mean_turns")
     return out.reset_index()
+
+
+def ci_flag(lift: float, se: float, half: float, n: int) -> bool | pd.NA:
+    """Whether the interval ``lift ± half`` leaves zero out; NA — "too few prompts" — below
+    :data:`MIN_CI_PROMPTS` pairs or when the SE is 0 or unknown (every dᵢ equal on two prompts would otherwise
+    read "significant" with a zero SE: no significance from nothing)."""
+    if n < MIN_CI_PROMPTS or not np.isfinite(se) or se <= 0 or not np.isfinite(half):
+        return pd.NA
+    return bool(abs(lift) > half)
+
+
+TOO_FEW = "too few prompts"  # how a page reads a flag ci_flag could not give
+
+
+def ci_flag_text(flag: object) -> str:
+    """The "95% CI != 0?" cell: ``yes``, ``no``, or ``too few prompts`` (:func:`ci_flag` gave NA)."""
+    if flag is None or flag is pd.NA or (isinstance(flag, float) and math.isnan(flag)):
+        return TOO_FEW
+    return "yes" if bool(flag) else "no"
+
+
+def _one_arm_prompts(prompts: pd.DataFrame, *, metric: str, pair: ArmPair) -> pd.Series:
+    """Per model, prompts with a value in one lift arm only: they move the cell means' lift, never the paired one."""
+    valued = prompts[prompts["condition"].isin(pair.lift_arms) & prompts[metric].notna()]
+    arms = valued.groupby(["model", "prompt"])["condition"].nunique()
+    return arms[arms == 1].groupby(level="model").size()
 
 
 def bootstrap_intervals(values: np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES,

@@ -21,6 +21,7 @@ from skillbench.markdown import GITHUB_COMMENT_LIMIT, CutTable, capped_page
 from skillbench.report import write_markdown_page
 from skillbench.scorecard import (
     dormancy_rows,
+    error_control_line,
     gate_rows,
     invalid_lines,
     label_counts,
@@ -70,13 +71,27 @@ def test_the_verdict_table_puts_the_machine_state_beside_the_plain_label() -> No
     gate = _gate(("fam-a", "haiku", "VALID_PASS", "", "n=6; 5W/1T/0L"),
                  ("fam-b", "haiku", "INVALID_INCONCLUSIVE", "underpowered", "n=3; 3W/0T/0L"))
     headers, rows = gate_rows(gate)
-    assert headers == ["skill family", "model", "verdict", "state", "evidence"]
+    assert headers == ["skill family", "model", "verdict", "state", "p (raw → Holm)", "evidence"]
     assert rows[0][2:4] == ["✅ Improved", "`VALID_PASS`"]
+    assert rows[0][4] == "–"  # no p_adjusted column: no test was read together with others
     assert rows[1][2:4] == ["⚠️ Invalid or underpowered", "`INVALID_INCONCLUSIVE (underpowered)`"]
     headers, rows = gate_rows(gate, failing_only=True)  # the comment: only what did not pass, with what to do
     assert [r[0] for r in rows] == ["fam-b"] and headers[-1] == "next action" and "prompts" in rows[0][-1]
     assert label_counts(["Improved", "Invalid or underpowered", "Improved"]) == (
         "⚠️ 1 Invalid or underpowered · ✅ 2 Improved")
+
+
+def test_the_page_says_which_passes_survive_holm() -> None:
+    gate = _gate(("fam-a", "haiku", "VALID_PASS", "", "n=9"),
+                 ("fam-b", "haiku", "VALID_NO_CHANGE", "not_significant_adjusted", "n=5"),
+                 ("fam-c", "haiku", "INVALID_INCONCLUSIVE", "underpowered", "n=3"))
+    gate = gate.assign(p_value=[1 / 512, 1 / 32, 1 / 8], p_adjusted=[2 / 512, 2 / 32, float("nan")])
+    _, rows = gate_rows(gate)
+    assert [r[4] for r in rows] == ["0.001953 → 0.003906", "0.03125 → 0.0625", "–"]
+    assert error_control_line(gate, "this week") == (
+        "Error control: Holm (family-wise error ≤ 5 %) across the 2 records with a test in this week; 2 pass "
+        "alone, 1 survive; 1 pass alone but not after the correction (fam-b × haiku).")
+    assert "nothing was corrected" in error_control_line(gate.iloc[2:], "this week")
 
 
 def test_every_invalid_family_is_listed_with_its_line_uncapped() -> None:
