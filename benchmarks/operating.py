@@ -36,7 +36,9 @@ Monte Carlo interval (:func:`skillbench.scorecard.rate_interval`: Wilson, exact 
    of its known reps, then the sign test of baseline-only against skilled-only transitions,
    ``ObjectiveRecord(n, W, L)``) beside the gate's record (:func:`~skillbench.scorecard._objective.objective_records`:
    the exact per-stimulus rate test with the rule's floors) and the rate test's size alone (p ≤ 0.05), at n = 26
-   stimuli with the suite's reps and with 3 reps.
+   stimuli with the suite's reps and with 3 reps. And **deterministic evidence first**: records with a true drop of
+   0.30 in completion chance and one failed pairwise judgment — how often the week's gate still calls the
+   regression (a judge outage must not hide it).
 3. **Interval coverage**: Cohen's κ of a judge against reference labels with the calibration study's run-clustered
    BCa interval (:func:`skillbench.calibration.cluster_interval`), at the gold set's answers × items and at a
    bundled-suite week's gradeable runs × rubric items; runs differ in prevalence and in the judge's sensitivity and
@@ -101,7 +103,7 @@ from skillbench.scorecard._objective import objective_records, stimulus_outcomes
 from skillbench.scorecard._stats import t_critical  # noqa: E402
 from skillbench.scorecard._verdicts import ALPHA, GateRecord, ObjectiveRecord, decide_record, decide_week  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
-from skillbench.vocab import BASELINE_ONLY, SKILLED_ONLY, VALID_PASS  # noqa: E402
+from skillbench.vocab import BASELINE_ONLY, SKILLED_ONLY, VALID_PASS, VALID_REGRESSION  # noqa: E402
 
 
 def _plug(module: str, name: str) -> Callable[..., Any] | None:
@@ -126,6 +128,7 @@ WEEK_FAMILIES, WEEK_MODELS = 7, 2  # the issue's 14-record week
 TIE_CUT = float(sps.norm.ppf(0.6))  # |z| below it is a tie: 40/20/40 % W/T/L with no preference
 EFFECT = 0.5  # the alternative's latent shift (SD units)
 CHECK_ERRORS = 0.30
+REGRESSION_DROP = 0.30  # a true objective regression: the treatment's completion chance 0.30 lower per stimulus
 OBJECTIVE_N = 26
 TRUE_LIFT, MOVE, HISTORY_WEEKS = 0.35, 0.10, 10
 RECALL, FALSE_TRIGGER = 0.80, 0.15  # trigger probabilities of a should / should-not query
@@ -309,12 +312,14 @@ def gate_scenario(layout: pd.DataFrame, scenario: Scenario, weeks: int,
 # --- 2. objective regression under one-sided check errors --------------------------------------------------------
 
 
-def simulate_runs(n: int, reps: int, weeks: int, rng: np.random.Generator) -> pd.DataFrame:
-    """Per-run check outcomes of ``weeks`` records of ``n`` stimuli: no true difference, the control's checks in
-    error :data:`CHECK_ERRORS` of the time (``completed`` NA: unknown)."""
+def simulate_runs(n: int, reps: int, weeks: int, rng: np.random.Generator, drop: float = 0.0) -> pd.DataFrame:
+    """Per-run check outcomes of ``weeks`` records of ``n`` stimuli: each stimulus's completion chance uniform, the
+    treatment's lower by ``drop`` (0: no true difference), the control's checks in error :data:`CHECK_ERRORS` of
+    the time (``completed`` NA: unknown)."""
     rate = rng.random((weeks, n))
     shape = (weeks, n, 2, reps)
-    done = rng.random(shape) < rate[:, :, None, None]
+    chance = np.stack([rate, np.clip(rate - drop, 0.0, 1.0)], axis=2)[:, :, :, None]
+    done = rng.random(shape) < chance
     errored = np.zeros(shape, dtype=bool)
     errored[:, :, 0, :] = rng.random((weeks, n, reps)) < CHECK_ERRORS
     w, s, arm, r = np.indices(shape).reshape(4, -1)
@@ -322,6 +327,17 @@ def simulate_runs(n: int, reps: int, weeks: int, rng: np.random.Generator) -> pd
     return pd.DataFrame({"skill_family": [f"{x:05d}" for x in w], "prompt": s.astype(str), "model": "m",
                          "condition": np.where(arm == 0, "no-skill", "with-skill"), "rep": r, "dormancy": False,
                          "completed": completed})
+
+
+def outage_regressions(n: int, reps: int, weeks: int, rng: np.random.Generator) -> np.ndarray:
+    """Deterministic evidence first: records whose treatment truly completes :data:`REGRESSION_DROP` less often,
+    each with one failed pairwise judgment (a judge outage) and no preference either way; whether the week's gate
+    (:func:`decide_week`) still calls the record ``VALID_REGRESSION``."""
+    records = objective_records(transitions(stimulus_outcomes(simulate_runs(n, reps, weeks, rng,
+                                                                            REGRESSION_DROP))))
+    gate = [GateRecord(n // 2, n - 2 * (n // 2), n // 2, judge_errors=1, objective=records.get((f"{w:05d}", "m")))
+            for w in range(weeks)]
+    return np.array([d.state == VALID_REGRESSION for d in decide_week(gate)])
 
 
 def objective_scenario(n: int, reps: int, weeks: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -548,6 +564,9 @@ def measure(args: argparse.Namespace) -> tuple[Sizes, list[Row], dict[str, float
         rows.append(Row("objective false alarm, old rule (majority + sign test)", where, got["old"]))
         rows.append(Row("objective false alarm, the gate's record (rate test)", where, got["new"], "≤ 5 %"))
         rows.append(Row("objective rate test alone, p ≤ 0.05 (its size)", where, got["size"]))
+    where = f"n = {OBJECTIVE_N}, {sizes.reps} reps, 30 % control errors, true drop {REGRESSION_DROP:.2f}, an outage"
+    rows.append(Row("objective regression called despite the outage", where,
+                    outage_regressions(OBJECTIVE_N, sizes.reps, args.weeks, rng)))
     seconds["objective"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     for label, items in ((f"gold set: {len(sizes.gold_items)} answers, {sum(sizes.gold_items)} items",
