@@ -421,7 +421,7 @@ def test_lift_forest_plots_each_models_lift_its_clipped_interval_and_the_bootstr
     for rec in lift.itertuples():
         at = [ln for ln in ax.lines if len(ln.get_ydata()) and np.allclose(ln.get_ydata(), y[rec.model])]
         diamond = [ln for ln in at if ln.get_marker() == "D"]
-        assert len(diamond) == 1 and diamond[0].get_xdata() == pytest.approx([rec.must_lift])
+        assert len(diamond) == 1 and diamond[0].get_xdata() == pytest.approx([rec.paired_lift])  # the headline
         interval = [ln for ln in at if ln.get_marker() in ("None", None, "")]
         assert len(interval) == 1
         assert interval[0].get_xdata() == pytest.approx([max(rec.ci_low, -1.0), min(rec.ci_high, 1.0)])

@@ -22,14 +22,15 @@ from skillbench.scorecard import arm_names, between_noise, threshold, within_noi
 
 def lift_forest(lift: pd.DataFrame, uncertainty: pd.DataFrame | None = None, pair: ArmPair = DEFAULT_PAIR,
                 ) -> Figure:
-    """Forest plot of the must-coverage lift per model with its 95 % t interval (and bootstrap CI).
+    """Forest plot of the paired must-coverage lift per model (the headline, the centre of its intervals) with its
+    95 % t interval (and bootstrap CI).
 
     Args:
-        lift: the scorecard's ``lift`` frame (``model, must_lift, ci_low, ci_high, n_pairs``).
+        lift: the scorecard's ``lift`` frame (``model, paired_lift, ci_low, ci_high, n_pairs``).
         uncertainty: the ``uncertainty`` frame (``model, boot_low, boot_high``), drawn as a thinner band.
         pair: the week's arms (the axis names the lift's direction).
     """
-    rows = lift.dropna(subset=["must_lift"]) if not lift.empty else lift
+    rows = lift.dropna(subset=["paired_lift"]) if not lift.empty else lift
     if rows.empty:
         return _empty("Lift per model", "No model has prompts graded in both arms.")
     models = list(rows["model"])
@@ -44,8 +45,8 @@ def lift_forest(lift: pd.DataFrame, uncertainty: pd.DataFrame | None = None, pai
             if clipped:
                 ax.annotate("", xy=(edge, yi), xytext=(edge - 0.08 * np.sign(edge), yi),
                             arrowprops={"arrowstyle": "->", "color": colors[rec.model]})
-        ax.plot(rec.must_lift, yi, "D", color=colors[rec.model], ms=8, zorder=3)
-        ax.annotate(f"{rec.must_lift:+.3f}  (n={int(rec.n_pairs)})", (rec.must_lift, yi), xytext=(0, 9),
+        ax.plot(rec.paired_lift, yi, "D", color=colors[rec.model], ms=8, zorder=3)
+        ax.annotate(f"{rec.paired_lift:+.3f}  (n={int(rec.n_pairs)})", (rec.paired_lift, yi), xytext=(0, 9),
                     textcoords="offset points", ha="center", fontsize=9)
     if uncertainty is not None and not uncertainty.empty:
         boot = uncertainty.set_index("model")
