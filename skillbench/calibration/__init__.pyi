@@ -1,6 +1,10 @@
 from ._agreement import (
+    CLUSTER_BY as CLUSTER_BY,
+    MIN_CLUSTERS as MIN_CLUSTERS,
     UNANIMOUS_MUSTS_BAR as UNANIMOUS_MUSTS_BAR,
+    agreement_intervals as agreement_intervals,
     agreement_rows as agreement_rows,
+    bar_state as bar_state,
     cohen_kappa as cohen_kappa,
     fleiss_kappa as fleiss_kappa,
     flipping_items as flipping_items,
@@ -11,6 +15,7 @@ from ._agreement import (
     pabak as pabak,
     pair_agreement as pair_agreement,
     self_agreement as self_agreement,
+    unanimity_interval as unanimity_interval,
 )
 from ._bias import (
     BIAS_COLUMNS as BIAS_COLUMNS,

@@ -12,12 +12,14 @@
 
 The same test is then applied per item type (must / bonus / avoid) to the recommended judge against the best.
 Avoid items are where leniency hurts most (a missed violation hides harm and raises the lift), so a recommended
-judge that is not shown non-inferior on avoid items gets a warning. Without a reference there is no
+judge that is not shown non-inferior on avoid items gets a warning; so does one whose self-agreement must bar
+(judged on the lower end of its interval) is not a PASS. Without a reference there is no
 recommendation. Everything here is a pure function of the study's tables.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +85,7 @@ def _difference(differences: pd.DataFrame, judge: str, best: str, kind: str) -> 
 
 
 def recommend(kappas: pd.DataFrame, differences: pd.DataFrame, *, margin: float = DEFAULT_MARGIN,
-              confidence: float = 0.95) -> Recommendation:
+              confidence: float = 0.95, must_bar: Mapping[str, str] | None = None) -> Recommendation:
     """Apply the rule of the module docstring.
 
     Args:
@@ -93,6 +95,9 @@ def recommend(kappas: pd.DataFrame, differences: pd.DataFrame, *, margin: float 
             per ordered pair of judges and item type.
         margin: the non-inferiority margin on κ (≥ 0).
         confidence: the level of the intervals (for the wording only).
+        must_bar: each judge's self-agreement bar state (``PASS``/``NOT SHOWN``/``FAIL``, judged on the lower end
+            of the must unanimity's interval); a recommended judge that does not pass gets a warning (the bar is
+            no part of the rule: it says whether the judge is stable, not whether it agrees).
     """
     if not margin >= 0:
         raise ValueError(f"margin {margin}: must be 0 or more")
@@ -135,5 +140,10 @@ def recommend(kappas: pd.DataFrame, differences: pd.DataFrame, *, margin: float 
             warnings.append(f"{recommended} is not shown non-inferior to {best} on avoid items ({why}): a judge "
                             "lenient on avoid items misses harm and inflates the lift; label more avoid items or "
                             f"keep {best} for them")
+    state = (must_bar or {}).get(recommended or "", "")
+    if recommended is not None and state and state != "PASS":
+        warnings.append(f"{recommended}'s self-agreement must bar is {state}: the lower end of its must unanimity's "
+                        "interval is below the bar" + (" although the estimate reaches it — grade more runs to show it"
+                                                       if state == "NOT SHOWN" else ""))
     return Recommendation(best, recommended, margin, rule, table[JUDGE_COLUMNS],
                           pd.DataFrame(type_rows, columns=TYPE_COLUMNS), warnings)

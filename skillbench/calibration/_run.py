@@ -17,11 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from skillbench.calibration._agreement import (
     AGREEMENT_COLUMNS,
+    BAR_WORDS,
     GRADE_COLUMNS,
+    INTERVAL_MEASURES,
+    MIN_CLUSTERS,
     SELF_COLUMNS,
     UNANIMOUS_MUSTS_BAR,
     _typed,
@@ -65,6 +69,7 @@ class CalibrationOptions:
     batch: bool = False  # --batch: the gradings through Message Batches (half price)
     batch_wait_s: float | None = None  # the longest wait for one round of batches (None: until they end)
     cache: bool = False  # --cache: sample 1 resends the judge pass's requests; read them from the prompt cache
+    cluster_by: str = "run"  # --cluster-by: what the agreement intervals resample, runs or prompts (CLUSTER_BY)
 
 
 @dataclass
@@ -222,12 +227,13 @@ def calibrate(run_dir: str | Path, options: CalibrationOptions, ctx: PassContext
             self_table = self_agreement(g, raters)
             flips = flipping_items(g, raters)
             for a, b in itertools.combinations(raters, 2):
-                rows.append(agreement_rows(g, "samples", a, b))
+                rows.append(agreement_rows(g, "samples", a, b, cluster_by=options.cluster_by))
             if len(raters) >= 3:
-                rows.append(multi_rows(g, "samples (all)", raters))
+                rows.append(multi_rows(g, "samples (all)", raters, cluster_by=options.cluster_by))
         if options.other_judge:
             both = pd.concat([g, g2])
-            rows.append(agreement_rows(both, "judges", f"{primary}#1", f"{options.other_judge}#{repeats[-1] + 1}"))
+            rows.append(agreement_rows(both, "judges", f"{primary}#1", f"{options.other_judge}#{repeats[-1] + 1}",
+                                       cluster_by=options.cluster_by))
     if options.human is not None:
         labels = read_labels(options.human, run_ids=ledger["run_id"].unique() if not ledger.empty else ())
         humans = human_grades(labels)
@@ -240,9 +246,11 @@ def calibrate(run_dir: str | Path, options: CalibrationOptions, ctx: PassContext
         frames.extend([humans, ledger])
         labelers = sorted(humans["rater"].unique())
         for h in labelers:
-            rows.append(agreement_rows(pd.concat([humans, ledger]), "judge vs human", h, "ledger"))
+            rows.append(agreement_rows(pd.concat([humans, ledger]), "judge vs human", h, "ledger",
+                                       cluster_by=options.cluster_by))
         if len(labelers) >= 2:
-            rows.append(multi_rows(pd.concat([humans, ledger]), "judge + humans", [*labelers, "ledger"]))
+            rows.append(multi_rows(pd.concat([humans, ledger]), "judge + humans", [*labelers, "ledger"],
+                                   cluster_by=options.cluster_by))
             rows.append(inter_human(labels))
         notes.append(f"human labels: {labels['verdict'].ne('').sum()} from {len(labelers)} labeler(s); the judge "
                      "side is the ledger's final verdict (scores.csv)")
@@ -319,6 +327,38 @@ def bias_section(bias: pd.DataFrame | None, *, has_pairs: bool = True) -> list[s
                    ["judge", "measure", "pairs", "estimate", "interval", "reading", "note"]), ""]
 
 
+def _range(low: Any, high: Any) -> str:
+    """``[0.41, 0.79]``; ``—`` without an interval."""
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return "—"
+    return f"[{float(low):.2f}, {float(high):.2f}]"
+
+
+def _with_intervals(agreement: pd.DataFrame) -> pd.DataFrame:
+    """The agreement table with ``<measure>_ci`` cells: ``0.62 [0.41, 0.79]``, the estimate alone without one."""
+    out = agreement.copy()
+    for m in INTERVAL_MEASURES:
+        cells = []
+        for v, lo, hi in zip(out[m], out.get(f"{m}_low", np.nan), out.get(f"{m}_high", np.nan), strict=False):
+            text = "" if v is None or pd.isna(v) else f"{float(v):.3f}"
+            cells.append(f"{text} {_range(lo, hi)}" if text and not pd.isna(lo) else text)
+        out[f"{m}_ci"] = cells
+    return out
+
+
+def _interval_words(cluster_by: str) -> str:
+    """The sentence the page prints about the agreement intervals."""
+    what = {"run": "runs (all items of an answer together: they are not independent)",
+            "prompt": "prompts (all runs and items of a prompt together: the claim is about prompts in general, "
+                      "and the interval is wider than the run-clustered one)"}[cluster_by]
+    return (f"Brackets: the 95 % bootstrap interval (BCa; percentile when BCa is degenerate) that resamples "
+            f"{what}; with fewer than {MIN_CLUSTERS} {cluster_by}s no interval is printed — too few to resample — nor "
+            f"when every resample gives the same value (perfect agreement: the `interval_method` column of "
+            f"calibration.csv says `degenerate`). "
+            f"`--cluster-by {'prompt' if cluster_by == 'run' else 'run'}` resamples "
+            f"{'prompts' if cluster_by == 'run' else 'runs'} instead.")
+
+
 def render_markdown(cal: Calibration, options: CalibrationOptions, judge_model: str,
                     bias: pd.DataFrame | None = None, *, has_pairs: bool = False) -> str:
     """``calibration.md``: self-agreement with the must bar, flipping items, agreement, confusion, evidence, bias.
@@ -328,14 +368,19 @@ def render_markdown(cal: Calibration, options: CalibrationOptions, judge_model: 
     """
     out = [f"# Judge calibration — {judge_model}", ""]
     if not cal.self_agreement.empty:
-        verdict = {True: "**PASS**", False: "**FAIL**", None: "n/a"}[cal.musts_pass]
         must = cal.self_agreement[cal.self_agreement["item_type"] == "must"].iloc[0]
+        state = must.get("bar_state") or ""
+        verdict = f"**{state}**" if state else "n/a"
+        shown = cal.self_agreement.assign(interval=[_range(lo, hi) for lo, hi in zip(
+            cal.self_agreement["unanimity_low"], cal.self_agreement["unanimity_high"], strict=True)])
         out += ["## Self-agreement", "",
                 f"The same answers graded {options.repeat} times. Bar: ≥ {UNANIMOUS_MUSTS_BAR:.0%} of must items "
                 f"unanimous — {verdict} ({_fmt(must['unanimity'] * 100 if must['n_items'] else None, 1)} % of "
-                f"{int(must['n_items'])} musts).", "",
-                _table(cal.self_agreement, ["item_type", "n_items", "unanimous", "unanimity", "flipping"],
-                       ["item type", "items", "unanimous", "unanimity", "flipping"]), ""]
+                f"{int(must['n_items'])} musts, 95 % interval {_range(must['unanimity_low'], must['unanimity_high'])}"
+                f", {must['interval_method']}). "
+                + BAR_WORDS.format(min_clusters=MIN_CLUSTERS), "",
+                _table(shown, ["item_type", "n_items", "unanimous", "unanimity", "interval", "flipping"],
+                       ["item type", "items", "unanimous", "unanimity", "95 % interval", "flipping"]), ""]
         if cal.flipping.empty:
             out += ["No item flipped.", ""]
         else:
@@ -348,12 +393,13 @@ def render_markdown(cal: Calibration, options: CalibrationOptions, judge_model: 
                 "κ read on the Landis–Koch scale (≤ 0.20 slight, ≤ 0.40 fair, ≤ 0.60 moderate, ≤ 0.80 "
                 "substantial, above almost perfect); α with Krippendorff's rule (≥ 0.800 reliable, ≥ 0.667 "
                 "tentative conclusions only, below unreliable). PABAK = 2·p_o − 1 stays readable when base "
-                "rates are extreme and κ collapses.", "",
-                _table(cal.agreement, ["comparison", "rater_a", "rater_b", "item_type", "n_units", "raw_agreement",
-                                       "cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "pabak", "base_rate_a",
-                                       "base_rate_b", "landis_koch", "krippendorff_reading"],
+                "rates are extreme and κ collapses. " + _interval_words(options.cluster_by), "",
+                _table(_with_intervals(cal.agreement),
+                       ["comparison", "rater_a", "rater_b", "item_type", "n_units", "raw_agreement",
+                        "cohen_kappa_ci", "fleiss_kappa_ci", "krippendorff_alpha_ci", "pabak_ci", "base_rate_a",
+                        "base_rate_b", "landis_koch", "krippendorff_reading", "clusters"],
                        ["comparison", "rater A", "rater B", "type", "n", "agree", "Cohen κ", "Fleiss κ", "α",
-                        "PABAK", "base A", "base B", "κ reading", "α reading"]), ""]
+                        "PABAK", "base A", "base B", "κ reading", "α reading", f"{options.cluster_by}s"]), ""]
         pairs = cal.agreement[cal.agreement["rater_b"].ne("")]
         if not pairs.empty:
             out += ["### Confusion against the reference (rater A)", "",
@@ -391,7 +437,11 @@ def write_calibration(run_dir: Path, cal: Calibration, options: CalibrationOptio
         rows.append(pd.DataFrame({"comparison": "self-agreement", "rater_a": judge_model, "rater_b": "",
                                   "item_type": cal.self_agreement["item_type"],
                                   "n_units": cal.self_agreement["n_items"], "n_raters": options.repeat,
-                                  "unanimity": cal.self_agreement["unanimity"]}))
+                                  "unanimity": cal.self_agreement["unanimity"],
+                                  "unanimity_low": cal.self_agreement["unanimity_low"],
+                                  "unanimity_high": cal.self_agreement["unanimity_high"],
+                                  "interval_method": cal.self_agreement["interval_method"],
+                                  "bar_state": cal.self_agreement["bar_state"]}))
     present = [r for r in rows if not r.empty]
     table = _typed(pd.concat(present, ignore_index=True) if present else pd.DataFrame(columns=AGREEMENT_COLUMNS))
     atomic_write_text(run_dir / CALIBRATION_FILE, table.to_csv(index=False))

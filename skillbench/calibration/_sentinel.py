@@ -13,8 +13,9 @@ must credit (must items) and for agreement with the gold labels (every item):
 * the move is the mean of the **paired** per-item differences (the gold items graded in both weeks);
 * within-week noise is ``t(a − 1) × SE`` of that mean with the items **clustered by gold answer** (``a`` answers
   with a paired item; :func:`clustered_mean_se`): the items of one answer are graded in one call and move
-  together, so counting them as independent would make the band too narrow; between-week noise is the spread of
-  the earlier weeks' values (:func:`~skillbench.scorecard._noise.between_noise`, two or more earlier weeks);
+  together, so counting them as independent would make the band too narrow; between-week noise is
+  ``t(a − 1) × σ × √2``, σ the ddof = 1 spread of the earlier weeks' values
+  (:func:`~skillbench.scorecard._noise.between_band`, two or more earlier weeks);
 * ``limit = threshold(within, between)``; the measure moved when ``moved(move, limit)``.
 
 The week is flagged when either measure moved ("drift") or when the judge model or its resolved snapshot differs
@@ -155,7 +156,7 @@ def compare_weeks(now: pd.DataFrame, earlier: list[tuple[pd.DataFrame, dict[str,
         earlier: earlier weeks' ``(sentinel grades, sentinel.json)``, earliest first; the last is compared.
         confidence: of the t multiplier.
     """
-    from skillbench.scorecard import between_noise, moved, t_critical, threshold
+    from skillbench.scorecard import between_band, moved, t_critical, threshold
 
     prev_grades, _ = earlier[-1]
     key = ["run_id", "item_index"]
@@ -168,8 +169,9 @@ def compare_weeks(now: pd.DataFrame, earlier: list[tuple[pd.DataFrame, dict[str,
         n = len(d)
         move, se, answers = clustered_mean_se(d, both["run_id"].astype(str).to_numpy())
         within = t_critical(answers - 1, confidence) * se if answers >= 2 else float("nan")
-        between = between_noise([s.get(measure) if s.get(measure) is not None else np.nan
-                                       for _, s in earlier])
+        # on the scale of a difference of two weeks, with the within band's t (scorecard/_noise.py's one rule)
+        between = between_band([s.get(measure) if s.get(measure) is not None else np.nan for _, s in earlier],
+                               answers - 1 if answers >= 2 else np.inf, confidence)
         limit = threshold(within, between)
         rows.append({"measure": measure, "n_paired": n, "n_answers": answers,
                      "now": float(a[column].mean()) if a[column].notna().any() else float("nan"),

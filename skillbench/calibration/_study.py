@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from skillbench.calibration._agreement import bar_state, unanimity_interval
 from skillbench.calibration._intervals import (
     STATISTICS,
     cluster_interval as _cluster,
@@ -214,7 +215,8 @@ def study_tables(plan: StudyPlan, grades: pd.DataFrame, judges: Sequence[str], o
                                "n_runs": mine["run_id"].nunique(), "n_units": len(mine)}
         stats: dict[str, Any] = {}
         if options.repeat >= 2:
-            stats["unanimity"] = _cluster(unanimity_by_run(mine, runs), ratio, **boot)
+            # the must bar is judged on its lower end: a perfect share falls back to Clopper–Pearson, never [1, 1]
+            stats["unanimity"] = unanimity_interval(unanimity_by_run(mine, runs), **boot)
         if units is not None:
             part = _kind(units[units["judge_model"].eq(judge)], kind)
             c = counts[judge, kind] = confusion_by_run(part, runs, rater="positive")
@@ -252,8 +254,11 @@ def study_recommendation(table: pd.DataFrame, judges_table: pd.DataFrame, option
     """:func:`recommend` on the study's tables."""
     kappas = table.rename(columns={"cohen_kappa": "kappa"})[["judge_model", "item_type", "kappa", "cost_per_run"]]
     diffs = judges_table.rename(columns={"judge_a": "judge_model", "judge_b": "versus", "kappa_ref_diff": "diff"})
+    musts = table[table["item_type"].eq("must")]
+    bar = {r.judge_model: bar_state(float(r.unanimity), float(r.unanimity_low))
+           for r in musts.itertuples(index=False)} if "unanimity" in musts else {}
     return recommend(kappas, diffs[["judge_model", "versus", "item_type", "diff", "diff_low", "diff_high"]],
-                     margin=options.margin, confidence=options.confidence)
+                     margin=options.margin, confidence=options.confidence, must_bar=bar)
 
 
 def _inter_human(labels: pd.DataFrame) -> pd.DataFrame | None:

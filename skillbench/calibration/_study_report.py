@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from skillbench.calibration._agreement import UNANIMOUS_MUSTS_BAR
+from skillbench.calibration._agreement import BAR_WORDS, MIN_CLUSTERS, UNANIMOUS_MUSTS_BAR, bar_state
 from skillbench.ledgers import (
     PAIRWISE_BIAS_FILE,
     STUDY_DIR,
@@ -36,6 +36,7 @@ from skillbench.markdown import cell_text, frame_table, is_missing, md_table
 STUDY_FILES = (STUDY_GRADES_FILE, STUDY_FILE, STUDY_JUDGES_FILE, STUDY_JSON, STUDY_MD, STUDY_PAIRS_FILE,
                PAIRWISE_BIAS_FILE, STUDY_NOTEBOOK, STUDY_HTML)
 FALLBACK_MARK = "†"  # an interval that is not BCa (the percentile fallback, or degenerate)
+EXACT_MARK = "‡"  # a unanimity interval by the must bar's rule (the wider of the run bootstrap and Clopper–Pearson)
 
 
 def interval_method(confidence: float = 0.95) -> str:
@@ -44,7 +45,8 @@ def interval_method(confidence: float = 0.95) -> str:
             "answer are not independent): BCa via scipy.stats.bootstrap with the run indices as the data; "
             f"{FALLBACK_MARK} marks an interval that is not BCa — the percentile interval where BCa is degenerate "
             "(resamples where κ is undefined, a constant jackknife), or a single value when every resample gives "
-            "the same one.")
+            f"the same one; {EXACT_MARK} marks a self-agreement interval made by the must bar's rule (below): the "
+            "wider of the run bootstrap and the exact Clopper–Pearson interval of unanimous / items.")
 
 
 def study_dir(run_dir: str | Path) -> Path:
@@ -59,7 +61,8 @@ def _ci(row: Any, measure: str, digits: int = 3) -> str:
     low, high, method = row.get(f"{measure}_low"), row.get(f"{measure}_high"), row.get(f"{measure}_method", "")
     if is_missing(low) or is_missing(high):
         return f"{cell_text(est, digits)} [n/a]"
-    mark = FALLBACK_MARK if method and method != "BCa" else ""
+    exact = str(method).startswith(("exact", "run bootstrap"))
+    mark = EXACT_MARK if exact else FALLBACK_MARK if method and method != "BCa" else ""
     return f"{cell_text(est, digits)} [{low:.{digits}f}, {high:.{digits}f}]{mark}"
 
 
@@ -148,12 +151,13 @@ def render_study(study: Any) -> str:
                                                   "false-met rate", "lenient rate", "TP / FP / FN / TN"], rows), ""]
     if opts.repeat >= 2:
         out += ["## Self-agreement", "", f"Each answer graded {opts.repeat} times by each judge; the bar is ≥ "
-                f"{UNANIMOUS_MUSTS_BAR:.0%} of must items unanimous.", ""]
+                f"{UNANIMOUS_MUSTS_BAR:.0%} of must items unanimous. " + BAR_WORDS.format(min_clusters=MIN_CLUSTERS),
+                ""]
         rows = []
         for judge in opts.judges:
             part = table[table["judge_model"].eq(judge)].set_index("item_type")
-            must = part.loc["must", "unanimity"]
-            verdict = "n/a" if is_missing(must) else ("PASS" if must >= UNANIMOUS_MUSTS_BAR else "FAIL")
+            must, low = part.loc["must", "unanimity"], part.loc["must", "unanimity_low"]
+            verdict = "n/a" if is_missing(must) else bar_state(float(must), float(low))
             rows.append([judge, verdict, *[_ci(part.loc[k], "unanimity") for k in ("must", "bonus", "avoid", "all")]])
         out += [md_table(["judge", "must bar", "must", "bonus", "avoid", "all"], rows), ""]
     if not study.judges_table.empty:

@@ -108,9 +108,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     c = sub.add_parser("calibrate", help="judge self-agreement, agreement with another judge or with people",
                        description="Grade answers again to measure the judge: self-agreement over --repeat "
-                       "gradings (bar: >= 95 % unanimous musts), agreement with --other-judge and with --human "
-                       "labels (κ, α, PABAK, confusion). Writes calibration.csv, calibration-grades.csv and "
-                       "calibration.md. Exit 1 when the must bar fails.")
+                       "gradings (bar: >= 95 % unanimous musts, on the interval's lower end), agreement with "
+                       "--other-judge and with --human labels (κ, α, PABAK with intervals, confusion). Writes "
+                       "calibration.csv, calibration-grades.csv and calibration.md. Exit 1 when the must bar fails "
+                       "(its estimate below the bar).")
     c.add_argument("run_dir", metavar="RUN_DIR", help="a week's output folder")
     _client_args(c)
     c.add_argument("--repeat", type=positive_int, default=3, metavar="N",
@@ -120,6 +121,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--human", metavar="FILE", help="filled labels file (from skillbench labels export)")
     c.add_argument("--other-judge", type=model_names, metavar="M", help="a second judge model to compare with")
     c.add_argument("--include-plugin", action="store_true", help="include plugin-arm runs")
+    c.add_argument("--cluster-by", choices=["run", "prompt"], default="run",
+                   help="what the κ/α/PABAK intervals resample: runs (default) or prompts (wider: for a claim about "
+                   "prompts in general)")
     add_executor_args(c)
     _batch_args(c)
     c.set_defaults(func=run_calibrate)
@@ -258,7 +262,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         opts = CalibrationOptions(repeat=args.repeat, sample=args.sample or None, judge_model=args.judge_model or None,
                                   other_judge=args.other_judge or None, human=Path(args.human) if args.human else None,
                                   include_plugin=args.include_plugin, seed=args.seed, jobs=args.jobs,
-                                  max_retries=args.max_retries, timeout=args.timeout, cache=args.cache)
+                                  max_retries=args.max_retries, timeout=args.timeout, cache=args.cache,
+                                  cluster_by=args.cluster_by)
         cal = calibrate_week(run_dir, opts, _runtime(args), fresh=True, batch=args.batch,
                              batch_wait_s=args.batch_wait, collapse_progress=False)
     except JudgePending as exc:
@@ -268,13 +273,15 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if not cal.self_agreement.empty:
         must = cal.self_agreement.set_index("item_type").loc["must"]
         print(f"self-agreement: {must['unanimous']} of {must['n_items']} musts unanimous over {args.repeat} "
-              f"gradings — {'PASS' if cal.musts_pass else 'FAIL'} (bar 95%); {len(cal.flipping)} flipping item(s)")
+              f"gradings, 95 % interval [{must['unanimity_low']:.3f}, {must['unanimity_high']:.3f}] — "
+              f"{must['bar_state'] or 'n/a'} (bar 95 % on the interval's lower end); {len(cal.flipping)} flipping "
+              "item(s)")
     overall = cal.agreement[cal.agreement["item_type"].eq("all")]
     for row in overall.itertuples(index=False):
         kappa = row.cohen_kappa if row.rater_b else row.fleiss_kappa
         print(f"{row.comparison}: {row.rater_a}{' vs ' + row.rater_b if row.rater_b else ''}: n={row.n_units}, "
               f"agreement {row.raw_agreement:.3f}, κ {kappa:.3f} ({row.landis_koch}), α {row.krippendorff_alpha:.3f} "
-              f"({row.krippendorff_reading})")
+              f"({row.krippendorff_reading}); intervals: {row.interval_method}")
     print(run_dir / CALIBRATION_MD)
     return 1 if cal.musts_pass is False else 0
 

@@ -85,9 +85,10 @@ def run(args: argparse.Namespace) -> int:
         return 1
     first, win = result.candidates[0], result.winner
     won, was = score_text(win.test.get("f1")), score_text(first.test.get("f1"))
-    print(f"optimize-description {args.family}: winner candidate {win.index}, test F1 {won} vs original {was}; "
+    print(f"optimize-description {args.family}: selected candidate {win.index}, test F1 {won} vs original {was}; "
           f"spent ${result.spent_usd:.4f}"
           + (" (--max-total-usd hit)" if result.capped else ""))
+    print(f"optimize-description {args.family}: {result.call}")
     print(paths[OPTIMIZE_REPORT_MD])
     return 0
 

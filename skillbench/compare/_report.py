@@ -108,6 +108,16 @@ def error_control_lines(results: CompareResults) -> list[str]:
     return [error_control_line(part.astype({"p_adjusted": float}), scope) for part, scope in groups if len(part)]
 
 
+def noise_floor_lines(results: CompareResults) -> list[str]:
+    """The suite's weekly noise floor: how often its A/A arm passed where nothing changed (nominal 5 %)."""
+    if not results.noise_floor:
+        return [f"Noise floor: no weekly A/A record of this suite on the {md_text(results.endpoint or 'same')} "
+                "endpoint yet, so the gate's false-pass rate here is the nominal 5 % per record, unmeasured.", ""]
+    return ["Noise floor (this suite's weekly A/A runs, where nothing changed): "
+            + "; ".join(md_text(line) if line.startswith("the weekly") else line for line in results.noise_floor)
+            + ".", ""]
+
+
 def render_compare(results: CompareResults, *, tables: StimulusTables | None = None, scorecard_path: str = "",
                    results_path: str = "") -> str:
     """The whole ``compare.md``; ``tables``: the comparison's per-stimulus votes and dormancy contracts (None: a
@@ -122,6 +132,7 @@ def render_compare(results: CompareResults, *, tables: StimulusTables | None = N
             versus += f" A new family has no base: head against no-skill ({md_text(a.treatment)} vs no-skill)."
         lines += ["## Verdicts", "", versus, "", md_table(headers, rows), ""]
         lines += [part for line in error_control_lines(results) for part in (line, "")]
+        lines += noise_floor_lines(results)
     if results.notes:  # said before any run: where the config came from, which family can never pass
         lines += ["## Before the runs", "", *(f"- {md_text(note)}" for note in results.notes), ""]
     lines += health_section(results)

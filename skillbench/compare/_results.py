@@ -103,6 +103,9 @@ class CompareResults(_Strict):
     notes: list[str] = Field(default_factory=list, description="what was said before any run: where the config "
                              "came from, and each changed family that can never pass and how many prompts it needs")
     verdicts: list[FamilyVerdict]
+    noise_floor: list[str] = Field(default_factory=list, description="the suite's weekly A/A (and placebo) "
+                                   "verdicts accumulated into a false-pass rate with its exact interval, among "
+                                   "weeks of this comparison's endpoint kind; empty without such a record")
     health: Health
     fail_on: Literal["regression", "no-improvement"] | None = None
     exit_code: int = Field(ge=0, le=1, description="what --fail-on made of the verdicts")

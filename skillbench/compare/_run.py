@@ -251,7 +251,33 @@ def build_results(comp: Comparison, run_dir: Path, cards: Cards, *, fail_on: str
         changes=ChangeSet(files=c.files, families=c.families, prompts=c.prompts, added=c.added, removed=c.removed,
                           unmeasured=[f for f in c.families if not eligible.get(f)]),
         notes=list(comp.notes), verdicts=items, health=health, fail_on=fail_on,
+        noise_floor=noise_floor(comp, cards[0][1].data.endpoint if cards else ""),
         exit_code=exit_code(verdicts, fail_on))
+
+
+def noise_floor(comp: Comparison, endpoint: str) -> list[str]:
+    """The suite's weekly A/A record, as the weekly scorecard accumulates it, among weeks of ``endpoint``'s kind.
+
+    A comparison runs no A/A arm of its own; the weekly runs of the same suite (``SUITE_DIR/weekly``, beside its
+    history) say how often the gate passes where nothing changed. A damaged record is one line, never a stop.
+    """
+    from skillbench.ledgers import (
+        HISTORY_CONTROLS_SUFFIX,
+        HISTORY_FILE,
+        LedgerError,
+        history_sidecar,
+        read_history_controls,
+    )
+    from skillbench.scorecard import accumulated_controls, accumulated_text
+
+    if not endpoint:
+        return []
+    path = history_sidecar(comp.repo.repo / comp.repo.rel / "weekly" / HISTORY_FILE, HISTORY_CONTROLS_SUFFIX)
+    try:
+        recorded = read_history_controls(path)
+    except LedgerError as exc:
+        return [f"the weekly control record could not be read: {exc}"]
+    return [accumulated_text(r, endpoint) for r in accumulated_controls(recorded, endpoint).itertuples(index=False)]
 
 
 def merged_verdicts(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:

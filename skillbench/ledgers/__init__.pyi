@@ -16,7 +16,9 @@ from ._columns import (
     CALIBRATION_KEY_COLUMNS as CALIBRATION_KEY_COLUMNS,
     CHECKS_COLUMNS as CHECKS_COLUMNS,
     HISTORY_COLUMNS as HISTORY_COLUMNS,
+    HISTORY_CONTROL_COLUMNS as HISTORY_CONTROL_COLUMNS,
     HISTORY_ENDPOINT_COLUMNS as HISTORY_ENDPOINT_COLUMNS,
+    HISTORY_PROMPT_COLUMNS as HISTORY_PROMPT_COLUMNS,
     JUDGE_SKIPS_COLUMNS as JUDGE_SKIPS_COLUMNS,
     MANIFEST_COLUMNS as MANIFEST_COLUMNS,
     PAIRS_COLUMNS as PAIRS_COLUMNS,
@@ -39,8 +41,12 @@ from ._files import (
     FIXTURES_DIR as FIXTURES_DIR,
     GOLD_DIR as GOLD_DIR,
     GOLD_FILE as GOLD_FILE,
+    HISTORY_CONTROLS_FILE as HISTORY_CONTROLS_FILE,
+    HISTORY_CONTROLS_SUFFIX as HISTORY_CONTROLS_SUFFIX,
     HISTORY_ENDPOINTS_SUFFIX as HISTORY_ENDPOINTS_SUFFIX,
     HISTORY_FILE as HISTORY_FILE,
+    HISTORY_PROMPTS_FILE as HISTORY_PROMPTS_FILE,
+    HISTORY_PROMPTS_SUFFIX as HISTORY_PROMPTS_SUFFIX,
     INDEX_FILE as INDEX_FILE,
     JUDGE_BATCHES_FILE as JUDGE_BATCHES_FILE,
     JUDGE_COST_FILE as JUDGE_COST_FILE,
@@ -96,6 +102,14 @@ from ._files import (
     TRUTH_FILE as TRUTH_FILE,
     VERSIONS_DIR as VERSIONS_DIR,
     WEEKLY_DIR as WEEKLY_DIR,
+)
+from ._history_sidecars import (
+    history_sidecar as history_sidecar,
+    read_history_controls as read_history_controls,
+    read_history_prompts as read_history_prompts,
+    replace_week as replace_week,
+    write_history_controls as write_history_controls,
+    write_history_prompts as write_history_prompts,
 )
 from ._keys import (
     RUN_KEY_RE as RUN_KEY_RE,

@@ -81,6 +81,11 @@ QDRANT_HISTORY_COLUMNS: tuple[str, ...] = (
 HISTORY_COLUMNS: tuple[str, ...] = (*QDRANT_HISTORY_COLUMNS, "endpoint")
 # scorecard-history.endpoints.csv: the endpoint kind of each history row, keyed by (run_key, model).
 HISTORY_ENDPOINT_COLUMNS: tuple[str, ...] = ("run_key", "model", "endpoint")
+# scorecard-history.prompts.csv: one row per run key × model × prompt, the prompt's lift d (paired week over week).
+HISTORY_PROMPT_COLUMNS: tuple[str, ...] = ("run_key", "model", "prompt", "d")
+# scorecard-history.controls.csv: one row per run key × model × skill family × control comparison, its gate state.
+HISTORY_CONTROL_COLUMNS: tuple[str, ...] = ("run_key", "window_end", "endpoint", "model", "skill_family", "control",
+                                            "state", "reason")
 
 # The key of one run in the ledgers that do not carry its run id (qdrant's).
 RUN_KEYS: tuple[str, ...] = ("prompt", "model", "condition", "rep")

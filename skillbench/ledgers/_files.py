@@ -21,6 +21,12 @@ HISTORY_FILE = "scorecard-history.csv"
 # Beside a history file: the endpoint kind of each of its rows, so the history itself keeps qdrant's 8 columns.
 HISTORY_ENDPOINTS_SUFFIX = ".endpoints.csv"  # <history stem>.endpoints.csv
 HISTORY_ENDPOINTS_FILE = "scorecard-history" + HISTORY_ENDPOINTS_SUFFIX  # beside HISTORY_FILE
+# Beside a history file too: each week's per-prompt lifts (the paired week-over-week Δ) and its control verdicts
+# (the accumulated A/A false-pass rate); ledgers._history_sidecars reads and writes them.
+HISTORY_PROMPTS_SUFFIX = ".prompts.csv"  # <history stem>.prompts.csv
+HISTORY_PROMPTS_FILE = "scorecard-history" + HISTORY_PROMPTS_SUFFIX
+HISTORY_CONTROLS_SUFFIX = ".controls.csv"  # <history stem>.controls.csv
+HISTORY_CONTROLS_FILE = "scorecard-history" + HISTORY_CONTROLS_SUFFIX
 
 # -- a run directory (one week) -----------------------------------------------------------------------------
 PLAN_FILE = "plan.csv"  # generate: every planned run, written before the first run

@@ -78,6 +78,13 @@ from ._trigger_set import (
     build_trigger_set as build_trigger_set,
     check_splittable as check_splittable,
 )
+from ._trigger_stats import (
+    MIN_TEST_QUERIES as MIN_TEST_QUERIES,
+    f1_interval as f1_interval,
+    mcnemar_exact_p as mcnemar_exact_p,
+    paired_test as paired_test,
+    winner_call as winner_call,
+)
 from ._units import (
     frontmatter as frontmatter,
     site_base_of as site_base_of,

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from skillbench.calibration import MIN_CLUSTERS
 from skillbench.ledgers import (
     SKILL_QUALITY_FILE,
     SKILL_QUALITY_JSON,
@@ -46,12 +47,15 @@ from skillbench.quality._composite import (
 )
 from skillbench.quality._kappa import KAPPA_TARGET, kappa_by_dimension
 from skillbench.quality._static import SEVERITIES, static_findings
+from skillbench.quality._trigger_stats import F1_WORDS
 from skillbench.quality._units import SkillUnit
 
 QUALITY_COLUMNS = ["family", "skill", "level", "source", "measure", "sample", "value", "target", "severity",
                    "detail", "evidence", "evidence_verified"]
 SKILL_QUALITY_HTML = SKILL_QUALITY_MD.removesuffix(".md") + ".html"
 MEASURED = ("f1", "precision", "recall")
+# each measured value's interval ends, rows of their own (measure trigger_<m>_low/_high; method in the detail)
+MEASURED_INTERVALS = ("f1_low", "f1_high", "precision_low", "precision_high", "recall_low", "recall_high")
 
 
 @dataclass
@@ -133,6 +137,12 @@ def quality_rows(result: LintResult) -> pd.DataFrame:
                 rows.append({"family": m.family, "skill": m.family, "level": "hub", "source": "measured",
                              "measure": f"trigger_{measure}", "value": _text(float(getattr(m, measure))),
                              "detail": detail})
+            for measure in MEASURED_INTERVALS:  # absent from a frame of an older trigger-f1.csv
+                if hasattr(m, measure):
+                    method = m.f1_method if measure.startswith("f1") else m.rate_method
+                    rows.append({"family": m.family, "skill": m.family, "level": "hub", "source": "measured",
+                                 "measure": f"trigger_{measure}", "value": _text(float(getattr(m, measure))),
+                                 "detail": f"95 % interval: {method}"})
     frame = pd.DataFrame(rows, columns=QUALITY_COLUMNS)
     return frame.fillna("")
 
@@ -223,7 +233,7 @@ def _composite_section(result: LintResult) -> list[str]:
         if measured is not None:
             if family in measured.index:
                 m = measured.loc[family]
-                cells += [_f(m["f1"]), f"{m['tp']}/{m['should_n']}, {m['fp']}/{m['should_not_n']}"]
+                cells += [_f1_text(m), f"{m['tp']}/{m['should_n']}, {m['fp']}/{m['should_not_n']}"]
             else:
                 cells += ["—", "no counted run"]
         rows.append(cells)
@@ -233,9 +243,29 @@ def _composite_section(result: LintResult) -> list[str]:
     if measured is not None:
         out += ["*Triggering* is the judge's **prediction** from the description; *measured trigger F1* is the "
                 "week's activation (should: the family's own prompts in the skill arms; should not: dormancy prompts "
-                "and other families' prompts in the plugin arm). A gap between them is the point of showing both.",
-                ""]
+                "and other families' prompts in the plugin arm). A gap between them is the point of showing both. "
+                f"{F1_WORDS} A week's units are its prompts (the runs of a prompt stay together); the exact path "
+                "counts runs.", ""]
     return out + [md_table(headers, rows)]
+
+
+def _f1_text(m: pd.Series) -> str:
+    """The measured F1 with its interval (``0.67 [0.17, 0.93]``), its method's short word beside it."""
+    if pd.isna(m["f1"]):
+        return "—"
+    if "f1_low" not in m or pd.isna(m["f1_low"]):  # a frame of an older trigger-f1.csv: no interval
+        return _f(m["f1"])
+    short = "exact" if str(m["f1_method"]).startswith("exact") else "bootstrap"
+    return f"{_f(m['f1'])} [{_f(m['f1_low'])}, {_f(m['f1_high'])}] ({short})"
+
+
+def _kappa_range(r: Any) -> str:
+    """κ's interval, or why there is none (too few families, degenerate)."""
+    low, high = getattr(r, "kappa_low", None), getattr(r, "kappa_high", None)
+    if low is not None and high is not None and pd.notna(low) and pd.notna(high):
+        return f"[{low:.2f}, {high:.2f}]"
+    method = str(getattr(r, "interval_method", "") or "")
+    return method if method.startswith("none") else "—"
 
 
 def _kappa_section(result: LintResult) -> list[str]:
@@ -244,14 +274,17 @@ def _kappa_section(result: LintResult) -> list[str]:
     k = result.kappa
     stat = "Cohen's κ (2 samples)" if result.judge.samples == 2 else (
         "Fleiss' κ (3+ samples)" if result.judge.samples >= 3 else "κ needs 2 or more samples (`--judges K`)")
-    rows = [[_SHORT.get(r.dimension, r.dimension), r.statistic or "—", _f(r.kappa), r.reading,
+    rows = [[_SHORT.get(r.dimension, r.dimension), r.statistic or "—", _f(r.kappa), _kappa_range(r), r.reading,
              "yes" if r.meets_target else "no", r.n_units, _f(r.raw_agreement)] for r in k.itertuples()]
     return ["## Agreement between judge samples (κ per dimension)", "",
             f"{stat} over the suite's families on the five anchor bands. Reading: ≥ 0.80 strong, 0.60–0.79 "
             f"moderate, 0.40–0.59 fair, < 0.40 poor; target ≥ {KAPPA_TARGET:.2f}. With few families κ is "
             "imprecise, and it is undefined when every rating falls in one band; high agreement with a low κ means the "
-            "ratings crowd one band (chance agreement is then high).", "",
-            md_table(["dimension", "statistic", "κ", "reading", f"≥ {KAPPA_TARGET:.2f}", "families",
+            "ratings crowd one band (chance agreement is then high). κ's 95 % interval is a bootstrap over the "
+            f"families (BCa; each family with all its samples); with fewer than {MIN_CLUSTERS} families none is "
+            "printed — so few cannot say how far κ would move on other skills — and the target is then read on the "
+            "estimate alone.", "",
+            md_table(["dimension", "statistic", "κ", "95 % interval", "reading", f"≥ {KAPPA_TARGET:.2f}", "families",
                       "all samples agree"], rows)]
 
 

@@ -7,8 +7,10 @@ unified diff against the original; ``candidates.csv`` one row per candidate (its
 rates and F1 — test only for the original and the winner, the only ones measured on test — and, counted apart,
 how many of the split's generated near-misses were measured and fired (``<split>_generated_n``/``_fp``), cost,
 notes);
-``optimize.md`` the table, the winner, its test F1 against the original's, the split's counts, the seed, k, the
-model and the cap.
+``optimize.md`` the table (precision, recall and F1 with their intervals), the selection, its test F1 against the
+original's, whether a winner is called (McNemar's exact test, :mod:`skillbench.quality._trigger_stats`), the
+split's counts, the seed, k, the model and the cap. candidates.csv's interval columns (:data:`INTERVAL_KEYS` per
+split) follow the older ones.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ import pandas as pd
 
 from skillbench.ledgers import OPTIMIZE_CANDIDATES_FILE, OPTIMIZE_REPORT_MD, OPTIMIZE_TRIGGER_SET, SKILL_FILE
 from skillbench.markdown import md_text
-from skillbench.quality._optimizer import OptimizeResult, score_text
+from skillbench.quality._optimizer import Candidate, OptimizeResult, score_text
 from skillbench.quality._trigger_runs import RATE_THRESHOLD, with_description
 from skillbench.quality._trigger_set import write_trigger_set
+from skillbench.quality._trigger_stats import F1_WORDS, MIN_TEST_QUERIES
 from skillbench.suite import Suite
 
 DIFF_FILE = f"{SKILL_FILE}.diff"
+INTERVAL_KEYS = ("precision_low", "precision_high", "recall_low", "recall_high", "f1_low", "f1_high", "f1_method")
 
 
 def _new(path: Path, text: str) -> None:
@@ -43,6 +47,9 @@ def candidates_frame(result: OptimizeResult) -> pd.DataFrame:
             for key in ("tp", "fn", "fp", "tn", "precision", "recall", "f1", "generated_n", "generated_fp"):
                 row[f"{split}_{key}"] = scores.get(key)
         row.update({"cost_usd": round(c.cost_usd, 6), "capped": int(c.capped), "note": c.note})
+        for split, scores in (("train", c.train), ("test", c.test)):  # added with the intervals: after the old ones
+            for key in INTERVAL_KEYS:
+                row[f"{split}_{key}"] = scores.get(key)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -55,6 +62,18 @@ def _near_misses(result: OptimizeResult) -> str:
     asked = result.trigger_set.near_misses_requested
     return ("none asked for" if not asked else
             f"{asked} asked for with {result.rewriter_model or 'the rewriter model'}, ${result.near_miss_usd:.4f}")
+
+
+def _ci(value: object, low: object, high: object) -> str:
+    """``0.800 [0.41, 1.00]``; the score alone when it has no interval."""
+    text = score_text(value)
+    if text == "—" or low is None or high is None or pd.isna(low) or pd.isna(high):
+        return text
+    return f"{text} [{float(low):.2f}, {float(high):.2f}]"
+
+
+def _test_f1(c: Candidate) -> str:
+    return _ci(c.test.get("f1"), c.test.get("f1_low"), c.test.get("f1_high"))
 
 
 def _page(result: OptimizeResult, frame: pd.DataFrame, diff: str) -> str:
@@ -76,18 +95,26 @@ def _page(result: OptimizeResult, frame: pd.DataFrame, diff: str) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in frame.itertuples(index=False):
-        mark = " **(winner)**" if r.winner else ""
+        mark = " **(selected)**" if r.winner else ""
         fired = (f"{_fired(r.train_generated_fp, r.train_generated_n)} / "
                  f"{_fired(r.test_generated_fp, r.test_generated_n)}")
-        scores = " | ".join(score_text(v) for v in (r.train_precision, r.train_recall, r.train_f1, r.test_f1))
+        scores = " | ".join((_ci(r.train_precision, r.train_precision_low, r.train_precision_high),
+                             _ci(r.train_recall, r.train_recall_low, r.train_recall_high),
+                             _ci(r.train_f1, r.train_f1_low, r.train_f1_high),
+                             _ci(r.test_f1, r.test_f1_low, r.test_f1_high)))
         lines.append(f"| {r.candidate}{mark} | {r.chars} | {scores} | {fired} | {r.cost_usd:.4f} | {md_text(r.note)} |")
     # the diff quotes the description, model output: a fence longer than any backtick run in it stays closed
     fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`{3,}", diff))])
-    verdict = ("the original kept the best train F1: no change proposed" if win is first else
-               f"candidate {win.index}: test F1 {score_text(win.test.get('f1'))} against the original's "
-               f"{score_text(first.test.get('f1'))}")
-    lines += ["", f"**Winner**: {verdict}.", "", "Selection read train only; test was measured for the original "
-              "and the winner alone.", "", "## Winner's description", "", f"> {md_text(win.description)}", "",
+    selected = ("the original kept the best train F1: no change proposed" if win is first else
+                f"candidate {win.index}: test F1 {_test_f1(win)} against the original's {_test_f1(first)}")
+    lines += ["", f"**Selected on train**: {selected}.", "",
+              f"**Original against the selection on test**: {result.call}.", "",
+              "Selection read train only; test was measured for the original and the selection alone. Precision and "
+              "recall carry 95 % intervals (Wilson from 20 queries, exact Clopper–Pearson below: conservative). "
+              f"{F1_WORDS} The test comparison is McNemar's exact test on the test queries both descriptions were "
+              f"measured on (only queries one got right and the other wrong count); a winner is called only at "
+              f"p ≤ 0.05, which needs at least {MIN_TEST_QUERIES} test queries (2 · 0.5^5 = 0.0625 > 0.05).", "",
+              "## Selected description", "", f"> {md_text(win.description)}", "",
               "## Diff", "", f"{fence}diff", diff.rstrip() or "(no change)", fence, ""]
     return "\n".join(lines)
 

@@ -9,9 +9,14 @@ Contract of :func:`optimize`:
 3. For each of ``iterations``: the rewriter gets the current best description and **only its train failures**
    (missed should-trigger and false-trigger train queries; :mod:`skillbench.quality._rewriter`), and the candidate
    it proposes is measured on train. A candidate equal to one already measured is not run again.
-4. The winner is the best train F1 among complete measurements (ties: the shorter description, then the earlier);
-   it is then measured on test, once — selection never sees a test result. Its test F1 is reported against the
-   original's.
+4. The selected candidate is the best train F1 among complete measurements (ties: the shorter description, then
+   the earlier); it is then measured on test, once — selection never sees a test result. Its test F1 is reported
+   against the original's, and the two are compared query by query with McNemar's exact test
+   (:func:`skillbench.quality._trigger_stats.paired_test`): the selection is **called the winner** only when it
+   classifies more test queries right with p ≤ 0.05 — never below :data:`~skillbench.quality._trigger_stats.
+   MIN_TEST_QUERIES` test queries measured by both (fewer cannot reach p ≤ 0.05), and the report says which in one
+   line (:func:`skillbench.quality._trigger_stats.winner_call`). The files still carry the selection (``winner`` in
+   candidates.csv is the train selection).
 5. ``max_total_usd`` caps the spend (the near-miss generator's call, ``spent_usd`` on entry, plus the runs'
    ``total_cost_usd`` plus the rewriter calls' cost): each pass gets
    what is left as generate's ``--max-total-usd`` (which stops starting runs), no pass starts once it is spent,
@@ -30,6 +35,7 @@ from skillbench.ledgers import SKILL_FILE, file_sha
 from skillbench.quality._rewriter import MAX_DESCRIPTION_CHARS, rewrite_payload
 from skillbench.quality._trigger_runs import Measurement, RunSpec, TriggerRuns, measure_description, split_scores
 from skillbench.quality._trigger_set import TEST, TRAIN, TriggerSet
+from skillbench.quality._trigger_stats import PairedTest, paired_test, winner_call
 from skillbench.suite import Suite
 
 Rewriter = Callable[[dict], tuple[str, float]]  # payload -> (proposed description, cost in USD)
@@ -70,6 +76,9 @@ class OptimizeResult:
     iterations: int
     near_miss_usd: float = 0.0  # the near-miss generator's call, part of spent_usd
     rewriter_model: str = ""  # the model that proposed the near-misses and the rewrites
+    paired: PairedTest | None = None  # the selection against the original on test (None: the original kept)
+    called: bool = False  # the selection is called the winner (McNemar, p ≤ 0.05, enough test queries)
+    call: str = ""  # the one line that says whether a winner is called, and why
 
 
 def failures(m: Measurement, tset: TriggerSet) -> tuple[list[str], list[str]]:
@@ -154,8 +163,22 @@ def optimize(suite: Suite, tset: TriggerSet, work: Path, *, budget: LoopBudget, 
     if winner is not first and not winner.test:
         measure(winner, TEST)
     assert file_sha(hub) == before, f"{hub}: the original SKILL.md changed during the run"
-    return OptimizeResult(family, tset, candidates, winner, spent, max_total_usd, capped, before, spec, iterations,
-                          near_miss_usd=spent_usd)
+    result = OptimizeResult(family, tset, candidates, winner, spent, max_total_usd, capped, before, spec, iterations,
+                            near_miss_usd=spent_usd)
+    result.paired, result.called, result.call = _call(first, winner)
+    log(f"optimize-description: {result.call}")
+    return result
+
+
+def _call(first: Candidate, winner: Candidate) -> tuple[PairedTest | None, bool, str]:
+    """McNemar's test of the selection against the original on test, and whether it is called the winner."""
+    if winner is first:
+        return None, False, "no winner called: the original kept the best train F1 (no change proposed)"
+    if not winner.test or not first.test:
+        return None, False, "no winner called: the selection was not measured on test (the cap was hit)"
+    paired = paired_test(first.test.get("correct", {}), winner.test.get("correct", {}))
+    called, line = winner_call(paired)
+    return paired, called, line
 
 
 def _better(c: Candidate, best: Candidate) -> bool:

@@ -46,6 +46,8 @@ from skillbench.ledgers import (
     read_manifest,
     week_arms,
 )
+from skillbench.quality._trigger_stats import NOT_AVAILABLE, f1_interval
+from skillbench.scorecard import rate_interval, rate_intervals
 from skillbench.signals import (
     NONE,
     SignalsError,
@@ -61,15 +63,19 @@ from skillbench.vocab import PLUGIN
 
 TRIGGERING_DIMENSION = "triggering_accuracy"  # quality.anchored's id of PluginEval's triggering dimension
 DISAGREEMENT = 0.25  # |measured F1 − predicted| at which the two disagree: one anchor band
+EXACT_WORD = rate_interval(0, 0, exact=True).method  # how a Clopper–Pearson interval's method reads
 TRIGGER_F1_COLUMNS = ["family", "should_n", "should_not_n", "tp", "fn", "fp", "tn", "precision", "recall", "f1",
-                      "unread_plugin_runs"]
+                      "unread_plugin_runs",
+                      # added with the intervals (issue 31); a file written before them has the columns above only
+                      "precision_low", "precision_high", "recall_low", "recall_high", "rate_method",
+                      "f1_low", "f1_high", "f1_method"]
 
 
 def _cross_family(run_dir: Path, plugin_runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     """Per plugin run × installed family other than the prompt's: did that family activate.
 
     Returns:
-        ``(family, activated)`` rows, and per prompt family the plugin runs that could not be read.
+        ``(family, prompt, activated)`` rows, and per prompt family the plugin runs that could not be read.
     """
     rows: list[dict[str, object]] = []
     unread: dict[str, int] = {}
@@ -87,8 +93,9 @@ def _cross_family(run_dir: Path, plugin_runs: pd.DataFrame) -> tuple[pd.DataFram
             if family == run.skill_family:
                 continue
             signals = activation_signals(transcript, family, f"{family}/{SKILL_FILE}", site_bases(meta))
-            rows.append({"family": family, "activated": signals["skill_activation"] != NONE})
-    return pd.DataFrame(rows, columns=["family", "activated"]), pd.Series(unread, dtype=int)
+            rows.append({"family": family, "prompt": str(run.prompt),
+                         "activated": signals["skill_activation"] != NONE})
+    return pd.DataFrame(rows, columns=["family", "prompt", "activated"]), pd.Series(unread, dtype=int)
 
 
 def _rates(out: pd.DataFrame) -> pd.DataFrame:
@@ -99,6 +106,31 @@ def _rates(out: pd.DataFrame) -> pd.DataFrame:
     out["f1"] = (2 * p * r / (p + r)).where(p.notna() & r.notna() & (p + r > 0))
     # A family that never activated on either side: precision is unknown, recall 0 — F1 is 0 once negatives ran.
     out.loc[r.eq(0) & (out["should_not_n"] > 0) & (tp + fp == 0), "f1"] = 0.0
+    return out
+
+
+def _intervals(out: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
+    """The rates' Wilson/exact intervals and F1's prompt-clustered interval (:func:`f1_interval`), per family.
+
+    ``units``: one row per family × prompt × side (``should``: True/False) with ``hits`` and ``runs``.
+    """
+    recall = rate_intervals(out["tp"], out["should_n"])
+    precision = rate_intervals(out["tp"], out["tp"] + out["fp"])
+    known = out["precision"].notna()
+    out["recall_low"], out["recall_high"] = recall["low"], recall["high"]
+    out["precision_low"] = precision["low"].where(known)
+    out["precision_high"] = precision["high"].where(known)
+    # one method word for the row: exact as soon as either rate is exact (its n is under 20)
+    either = recall["method"].eq(EXACT_WORD) | (known & precision["method"].eq(EXACT_WORD))
+    out["rate_method"] = recall["method"].where(~either, EXACT_WORD)
+    f1 = []
+    for family in out.index:
+        mine = units[units["family"].eq(family)]
+        side = {s: mine[mine["should"].eq(s)][["hits", "runs"]].to_numpy() for s in (True, False)}
+        iv = f1_interval(side[True], side[False])
+        f1.append((iv.low, iv.high, iv.method) if out.at[family, "f1"] == out.at[family, "f1"] else
+                  (float("nan"), float("nan"), NOT_AVAILABLE))
+    out["f1_low"], out["f1_high"], out["f1_method"] = ([v[i] for v in f1] for i in range(3))
     return out
 
 
@@ -134,7 +166,13 @@ def measured_triggering(run_dir: str | Path) -> pd.DataFrame:
     out["fn"] = out["should_n"] - out["tp"]
     out["tn"] = out["should_not_n"] - out["fp"]
     out["unread_plugin_runs"] = unread.reindex(out.index).fillna(0).astype(int)
-    out = _rates(out)
+    units = pd.concat([ok.assign(should=~ok["dormancy"], hits=ok["_a"].astype(int))[["family", "prompt", "should",
+                                                                                      "hits"]],
+                       cross.assign(should=False, hits=cross["activated"].astype(int))[["family", "prompt", "should",
+                                                                                         "hits"]]])
+    units = units.groupby(["family", "prompt", "should"], as_index=False).agg(hits=("hits", "sum"),
+                                                                            runs=("hits", "size"))
+    out = _intervals(_rates(out), units)
     return out.reset_index()[TRIGGER_F1_COLUMNS]
 
 

@@ -34,10 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+import numpy as np
 import pandas as pd
 
 from skillbench.ledgers import MANIFEST_FILE, SKILL_FILE, read_manifest
 from skillbench.quality._trigger_set import GENERATED, Query
+from skillbench.quality._trigger_stats import f1_interval
+from skillbench.scorecard import rate_interval
 from skillbench.signals import activated, reliable
 from skillbench.suite import FRONTMATTER, Suite, read_skill
 
@@ -194,11 +197,15 @@ def measure_description(suite: Suite, family: str, description: str, queries: Se
     return Measurement(rates, cost, planned, len(manifest), capped=len(manifest) < planned, run_dir=run_dir)
 
 
-def split_scores(rates: pd.DataFrame, queries: Sequence[Query], split: str) -> dict[str, float | int | None]:
+def split_scores(rates: pd.DataFrame, queries: Sequence[Query], split: str) -> dict[str, object]:
     """Precision, recall, F1 and the confusion counts of the split's queries (a query triggered at rate ≥ 0.5).
 
     Queries with no reliable run are left out (counted in ``unmeasured``). The generated near-misses are counted
     apart as well: ``generated_n`` measured, ``generated_fp`` of them triggered (both already in ``fp``/``tn``).
+    Precision and recall carry their Wilson/exact interval (``_low``/``_high``: :func:`skillbench.scorecard.
+    rate_interval`), F1 its query-resampled interval (``f1_low``, ``f1_high``, ``f1_method``:
+    :func:`skillbench.quality._trigger_stats.f1_interval`); ``correct`` maps each measured query to whether it was
+    classified right.
     """
     side = {q.id: q.should_trigger for q in queries if q.split == split}
     made = {q.id for q in queries if q.split == split and q.source == GENERATED}
@@ -213,9 +220,20 @@ def split_scores(rates: pd.DataFrame, queries: Sequence[Query], split: str) -> d
     f1 = (2 * precision * recall / (precision + recall) if precision and recall else
           0.0 if recall is not None and (tp + fp + fn) else None)
     generated = measured["query_id"].isin(list(made))
-    return {"tp": tp, "fn": fn, "fp": fp, "tn": tn, "precision": precision, "recall": recall, "f1": f1,
-            "unmeasured": len(side) - len(measured), "generated_n": int(generated.sum()),
-            "generated_fp": int((generated & hit).sum())}
+    scores: dict[str, object] = {"tp": tp, "fn": fn, "fp": fp, "tn": tn, "precision": precision, "recall": recall,
+                                 "f1": f1, "unmeasured": len(side) - len(measured),
+                                 "generated_n": int(generated.sum()), "generated_fp": int((generated & hit).sum())}
+    for name, k, n in (("precision", tp, tp + fp), ("recall", tp, tp + fn)):
+        iv = rate_interval(k, n)
+        scores |= {f"{name}_low": iv.low if n else None, f"{name}_high": iv.high if n else None}
+    interval = f1_interval(np.column_stack([hit[should].astype(int), np.ones(int(should.sum()))]),
+                           np.column_stack([hit[~should].astype(int), np.ones(int((~should).sum()))]))
+    known = f1 is not None
+    scores |= {"f1_low": interval.low if known else None, "f1_high": interval.high if known else None,
+               "f1_method": interval.method if known else None,
+               # per query: did the classification come out right (McNemar's paired test reads these)
+               "correct": dict(zip(measured["query_id"].astype(str), (should == hit).tolist(), strict=True))}
+    return scores
 
 
 __all__ = ["RATE_THRESHOLD", "Measurement", "RunSpec", "assert_only_description_changed", "measure_description",

@@ -7,6 +7,8 @@ from ._compute import (
 )
 from ._controls import (
     Controls as Controls,
+    accumulated_controls as accumulated_controls,
+    accumulated_text as accumulated_text,
     comparison_lift as comparison_lift,
     control_checks as control_checks,
     control_pairs as control_pairs,
@@ -30,18 +32,33 @@ from ._history import (
 )
 from ._inference import (
     BH as BH,
+    CONSERVATIVE as CONSERVATIVE,
     HOLM as HOLM,
+    NOT_AVAILABLE as NOT_AVAILABLE,
+    F1Interval as F1Interval,
     RateInterval as RateInterval,
     adjust as adjust,
+    exact_f1_interval as exact_f1_interval,
+    f1_of_counts as f1_of_counts,
     family_words as family_words,
     rate_interval as rate_interval,
     rate_intervals as rate_intervals,
 )
 from ._labels import arm_names as arm_names, arm_order as arm_order
 from ._noise import (
+    MOVED as MOVED,
+    NOT_KNOWN as NOT_KNOWN,
+    PAIRED as PAIRED,
+    UNPAIRED as UNPAIRED,
+    WITHIN_NOISE as WITHIN_NOISE,
+    WeekDelta as WeekDelta,
+    band_p_value as band_p_value,
+    between_band as between_band,
     between_noise as between_noise,
     moved as moved,
+    paired_week_delta as paired_week_delta,
     threshold as threshold,
+    unpaired_week_delta as unpaired_week_delta,
     within_noise as within_noise,
 )
 from ._objective import (

@@ -34,9 +34,16 @@ import numpy as np
 import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair, arm_kind
-from skillbench.ledgers import Reconciliation, WeekLedgers, consolidation_incomplete, format_timestamp, read_truth
+from skillbench.ledgers import (
+    Reconciliation,
+    WeekLedgers,
+    consolidation_incomplete,
+    format_timestamp,
+    read_truth,
+    replace_week,
+)
 from skillbench.scorecard import _history as hist, _objective as obj
-from skillbench.scorecard._controls import Controls, ScoringFrames, control_checks
+from skillbench.scorecard._controls import Controls, ScoringFrames, control_checks, control_history_rows
 from skillbench.scorecard._gate import invalid_family_rows, preference_gate
 from skillbench.scorecard._scoring import (
     cell_scores,
@@ -139,6 +146,7 @@ class ScorecardData:
     controls: Controls | None = None  # placebo and A/A comparisons (None: the week ran neither arm)
     sentinel: dict[str, Any] | None = None  # the judge drift sentinel's sentinel.json (None: not run this week)
     pairs: pd.DataFrame | None = None  # pairs.csv, the votes behind the gate (None: no pairwise judge)
+    recorded: hist.WeekHistory | None = None  # the history with its sidecars, this week in (None: a comparison)
 
     @property
     def judge_drift(self) -> bool:
@@ -353,7 +361,8 @@ def _provenance(manifest: pd.DataFrame, scores: pd.DataFrame, models: list[str])
     }
 
 
-def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = None, run_key: str | None = None,
+def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | hist.WeekHistory | None = None,
+                      run_key: str | None = None,
                       n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                       site: str | None = None) -> ScorecardData:
     """Compute every table and figure of the scorecard (writes nothing).
@@ -362,8 +371,9 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
 
     Args:
         ledgers: :func:`skillbench.ledgers.load_week` output.
-        history: the history read so far (:func:`skillbench.scorecard.read_history`); this week is upserted into
-            a copy. Ignored for a comparison (:func:`skillbench.scorecard._history.keeps_history`).
+        history: the history read so far (:func:`skillbench.scorecard._history.read_week_history`, or the bare
+            :func:`skillbench.scorecard.read_history` frame: no sidecar rows); this week is upserted into a copy.
+            Ignored for a comparison (:func:`skillbench.scorecard._history.keeps_history`).
         run_key: overrides the run key (default: reconciliation's, else the folder name).
         n_resamples: bootstrap resamples.
         seed: bootstrap seed.
@@ -397,16 +407,25 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
     # Per family: a family whose planned runs are all accounted for is decided, whatever else the week left out.
     complete = True if recon is None else recon.family_complete
     reasons = incomplete_reasons(recon, coverage, consolidation_incomplete(ledgers.run_dir))
+    objective = objective_frames(ledgers.checks, manifest, pair)
+    # The controls before the history: a recorded week keeps its control verdicts in the history's sidecar.
+    controls = control_checks(ScoringFrames(prompts, prompt_reps, cells), manifest, pair,
+                              reconciliation_complete=complete, check_stimuli=objective.get("check_stimuli"),
+                              models=models, n_resamples=n_resamples, seed=seed)
+    recorded = None
     if hist.keeps_history(pair):
-        history = history if history is not None else hist.empty_history()
+        recorded = hist.as_week_history(history)
+        week_prompts = hist.prompt_rows(paired)
         if not reasons and not (recon is not None and recon.is_subset):  # a partial week must not feed later
-            history = hist.upsert(history, rows)  # weeks' noise floor
-        wow = hist.week_over_week(history, run_key, lift, endpoint, window_end=window_end)
+            recorded = recorded.with_week(run_key, rows, week_prompts,  # weeks' noise floor
+                                          control_history_rows(controls, window_end, endpoint))
+        history = recorded.rows
+        wow = hist.week_over_week(history, run_key, lift, endpoint, window_end=window_end,
+                                  prompts=replace_week(recorded.prompts, run_key, week_prompts))
     else:  # a comparison is not a week of the series: no history in, none out, no week-over-week delta
         history, rows = hist.empty_history(), rows.iloc[0:0]
         wow = hist.WeekOverWeek(ready=False, n_runs=0, endpoint=endpoint)
     graded_ids = coverage.loc[coverage["graded"], "run_id"]
-    objective = objective_frames(ledgers.checks, manifest, pair)
     measured_gate = (preference_gate(ledgers.pairs, manifest, reconciliation_complete=complete,
                                      transitions=objective.get("transitions"), pair=pair)
                      if ledgers.pairs is not None else None)
@@ -441,11 +460,7 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | None = No
                                     Measured(coverage, lift, uncertainty, measured_gate, objective.get("transitions")),
                                     endpoint=endpoint, manifest=manifest, scores=scores, pair=pair,
                                     reconciliation_complete=complete),
-        controls=control_checks(ScoringFrames(prompts, prompt_reps, cells), manifest, pair,
-                                reconciliation_complete=complete,
-                                check_stimuli=objective.get("check_stimuli"), models=models,
-                                n_resamples=n_resamples, seed=seed),
-        sentinel=sentinel, pairs=ledgers.pairs,
+        controls=controls, sentinel=sentinel, pairs=ledgers.pairs, recorded=recorded,
     )
 
 

@@ -24,16 +24,27 @@ as much as a missed must), counted one per item (:func:`satisfied_items`) as the
 it — the votes a judge following the protocol would cast. The A/A verdict skips the
 activation contract (neither arm has a skill to trigger); the placebo's applies it as the preference gate does.
 The simulation check derives the truth-implied gate verdict with the same functions (:func:`rubric_gate`).
+
+**Controls that accumulate.** One A/A verdict per family × model a week is a coin flip, not a rate. Every recorded
+week's control verdicts are kept in the history's controls sidecar (:func:`control_history_rows`, one row per
+week × model × family × control), and :func:`accumulated_controls` counts them over the weeks of one endpoint kind
+up to this one (a simulated week never enters a real week's rate): among the records the gate decided (a
+``VALID_*`` state; an inconclusive record made no test), the share that passed, with its Clopper–Pearson exact
+95 % interval (:func:`skillbench.scorecard._inference.rate_interval` with ``exact=True``: conservative at the small
+counts a few weeks give). For the A/A arm that share is the harness's false-pass rate, to be read against the
+gate's nominal 5 %; for the placebo it is how often the skill's content beat a neutral body of the same length.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
+from skillbench.ledgers import parse_timestamps
 from skillbench.scorecard import _objective as obj
 from skillbench.scorecard._gate import (
     GATE_COLUMNS,
@@ -42,6 +53,7 @@ from skillbench.scorecard._gate import (
     dormancy_activations,
     family_completeness,
 )
+from skillbench.scorecard._inference import EXACT, rate_interval
 from skillbench.scorecard._objective import objective_records
 from skillbench.scorecard._stats import (
     DEFAULT_RESAMPLES,
@@ -50,14 +62,17 @@ from skillbench.scorecard._stats import (
     paired_differences,
     uncertainty_table,
 )
-from skillbench.scorecard._verdicts import GateRecord, decide_week
-from skillbench.vocab import AA, LOSS, NO_SKILL, PLACEBO, TIE, WIN
+from skillbench.scorecard._verdicts import ALPHA, GateRecord, decide_week
+from skillbench.vocab import AA, LOSS, NO_SKILL, PLACEBO, TIE, VALID_NO_CHANGE, VALID_PASS, VALID_REGRESSION, WIN
 
 SATISFIED = "satisfied"  # rubric items satisfied: must and bonus met, avoid not committed (one each)
 VOTE_METRIC = SATISFIED  # the prompt × rep measure whose sign (treatment − control) is a stimulus rep's vote
 LIFT_COLUMNS = ["comparison", "treatment", "control", "model", "n_pairs", "must_no", "must_with", "must_lift",
                 "paired_lift", "must_lift_se", "ci_low", "ci_high", "excludes_zero", "boot_low", "boot_high"]
 VOTE_COLUMNS = ["skill_family", "model", "prompt", "rep", "outcome"]
+DECIDED_STATES = frozenset({VALID_PASS, VALID_NO_CHANGE, VALID_REGRESSION})  # a record the gate made a test of
+ACCUMULATED_COLUMNS = ["control", "comparison", "passes", "records", "weeks", "rate", "low", "high", "method",
+                       "nominal"]
 
 
 @dataclass(frozen=True)
@@ -267,3 +282,64 @@ def control_checks(frames: ScoringFrames, manifest: pd.DataFrame, pair: ArmPair 
     return Controls(lift=pd.concat([x for x in lifts if not x.empty] or [pd.DataFrame(columns=LIFT_COLUMNS)],
                                    ignore_index=True),
                     gate=pd.concat(gates, ignore_index=True) if gates else empty_gate, arms=arms, ungraded=ungraded)
+
+
+def control_history_rows(controls: Controls | None, window_end: str, endpoint: str) -> pd.DataFrame:
+    """A week's rows for the history's controls sidecar: one per model × family × control comparison of its
+    rubric gate (``HISTORY_CONTROL_COLUMNS`` without ``run_key``; empty when the week ran no control)."""
+    columns = ["window_end", "endpoint", "model", "skill_family", "control", "state", "reason"]
+    if controls is None or controls.gate.empty:
+        return pd.DataFrame(columns=columns)
+    gate = controls.gate
+    aa_label = ArmPair(treatment=AA, control=NO_SKILL).label  # control_checks names each gate row by its pair
+    arm = [AA if c == aa_label else PLACEBO for c in gate["comparison"]]
+    out = pd.DataFrame({"window_end": window_end, "endpoint": endpoint, "model": gate["model"].astype(str),
+                        "skill_family": gate["skill_family"].astype(str), "control": arm,
+                        "state": gate["state"].astype(str), "reason": gate["reason"].fillna("").astype(str)})
+    return out[columns].reset_index(drop=True)
+
+
+def accumulated_controls(recorded: pd.DataFrame, endpoint: str, window_end: str = "") -> pd.DataFrame:
+    """Each control's pass rate over the recorded weeks of ``endpoint`` up to ``window_end``, with its exact interval.
+
+    Args:
+        recorded: the history's controls sidecar (``HISTORY_CONTROL_COLUMNS``).
+        endpoint: this week's endpoint kind; only weeks of this kind count.
+        window_end: this week's window end; a week that ran later does not count ("": every week).
+
+    Returns:
+        :data:`ACCUMULATED_COLUMNS`, one row per control that has a decided record: ``passes`` of ``records``
+        (decided records, :data:`DECIDED_STATES`) in ``weeks`` weeks, the rate and its Clopper–Pearson 95 %
+        interval (``method``), and the gate's nominal false-pass rate (``nominal``, its α).
+    """
+    rows = recorded[recorded["endpoint"].astype(str) == endpoint]
+    if window_end and not rows.empty:
+        ends = parse_timestamps(rows["window_end"].astype(str))
+        rows = rows[~(ends > parse_timestamps(pd.Series([window_end])).iloc[0]).fillna(False).to_numpy()]
+    rows = rows[rows["state"].isin(DECIDED_STATES)]
+    out = []
+    for arm in (AA, PLACEBO):
+        mine = rows[rows["control"] == arm]
+        if mine.empty:
+            continue
+        passes, records = int(mine["state"].eq(VALID_PASS).sum()), len(mine)
+        ci = rate_interval(passes, records, exact=True)
+        # Only the weekly pair keeps a history (keeps_history): the placebo is measured against its treatment.
+        comparison = (ArmPair(treatment=AA, control=NO_SKILL) if arm == AA
+                      else ArmPair(treatment=DEFAULT_PAIR.treatment, control=PLACEBO)).label
+        out.append({"control": arm, "comparison": comparison, "passes": passes, "records": records,
+                    "weeks": int(mine["run_key"].nunique()), "rate": ci.rate, "low": ci.low, "high": ci.high,
+                    "method": EXACT, "nominal": ALPHA})
+    return pd.DataFrame(out, columns=ACCUMULATED_COLUMNS)
+
+
+def accumulated_text(r: Any, endpoint: str) -> str:
+    """One :func:`accumulated_controls` row as a page says it: ``A/A false-pass rate over 14 records in 3 real
+    weeks: **0.071** [0.002, 0.339] (nominal 5 %)``."""
+    from skillbench.markdown import md_text
+
+    what = "A/A false-pass rate" if r.control == AA else f"`{md_text(r.comparison)}` pass rate"
+    nominal = f" (nominal {r.nominal * 100:g} %)" if r.control == AA else ""
+    weeks = f"{r.weeks} {endpoint} week{'s' if r.weeks != 1 else ''}"
+    return (f"{what} over {r.records} record{'s' if r.records != 1 else ''} in {weeks}: "
+            f"**{r.rate:.3f}** [{r.low:.3f}, {r.high:.3f}]{nominal}")

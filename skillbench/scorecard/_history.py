@@ -30,9 +30,19 @@ statistics), ordered by their run window (``window_end``; a week not in the hist
 placed by its own window end, never by its run key):
 
 * until four run keys exist up to this one: "Will be computed after four runs.";
-* then ``Δ = now − previous``, ``t·SE_Δ`` with ``SE_Δ = √(SE_now² + SE_prev²)`` (t at this week's pairs − 1),
-  the between-week σ (population SD of the *prior* weekly lifts, needs ≥ 2), ``threshold = max`` of the two,
-  actionable when ``|Δ| > threshold``.
+* then, per model, the noise band of :mod:`skillbench.scorecard._noise` against the previous week: **paired**
+  (``Δ`` the mean per-prompt difference over the prompts both weeks share, ``SE = SD(Δᵢ)/√n``, t at n − 1) when
+  both weeks' per-prompt lifts are in the prompts sidecar for at least three shared prompts; otherwise
+  **unpaired** (``Δ = now − previous``, ``SE = √(SE_now² + SE_prev²)``, t at this week's pairs − 1). Either way
+  the between-week half-width is ``t·σ·√2`` (σ: the ddof = 1 SD of the *prior* weekly lifts, needs ≥ 2),
+  ``threshold = max`` of the two, actionable when ``|Δ| > threshold``; the table's ``rule`` column says which.
+
+**Tidy sidecars** (:mod:`skillbench.ledgers._history_sidecars`, read and written with the history by
+:func:`read_week_history` / :func:`write_week_history`): ``<stem>.prompts.csv`` keeps each recorded week's
+per-prompt lifts (what a later week's paired Δ differences), ``<stem>.controls.csv`` each recorded week's control
+verdicts (the accumulated A/A false-pass rate, :func:`skillbench.scorecard._controls.accumulated_controls`). A
+history without them (qdrant's, or ours before they existed) reads with none, its weeks judged by the unpaired
+rule, and the next write adds the new week's rows without touching the history's own rows.
 
 **A comparison never writes the weekly history** (:func:`keeps_history`): the history is the series of weekly
 with-skill − no-skill lifts, and a ``skillbench compare`` week (``with-skill@HEAD − with-skill@BASE``) is another
@@ -53,11 +63,22 @@ import pandas as pd
 from skillbench.arms import ArmPair
 from skillbench.ledgers import (
     HISTORY_COLUMNS,
+    HISTORY_CONTROL_COLUMNS,
+    HISTORY_CONTROLS_SUFFIX,
     HISTORY_ENDPOINT_COLUMNS,
     HISTORY_ENDPOINTS_SUFFIX,
+    HISTORY_PROMPT_COLUMNS,
+    HISTORY_PROMPTS_SUFFIX,
     QDRANT_HISTORY_COLUMNS,
+    LedgerError,
     atomic_write_text,
+    history_sidecar,
     parse_timestamps,
+    read_history_controls,
+    read_history_prompts,
+    replace_week,
+    write_history_controls,
+    write_history_prompts,
 )
 from skillbench.scorecard import _noise as noise
 from skillbench.scorecard._stats import DEFAULT_CONFIDENCE
@@ -321,6 +342,88 @@ def numeric_history(history: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+@dataclass(frozen=True)
+class WeekHistory:
+    """The history file with its tidy sidecars (:mod:`skillbench.ledgers._history_sidecars`).
+
+    Attributes:
+        rows: :func:`read_history` (one row per week × model).
+        prompts: each week's per-prompt lifts (``run_key, model, prompt, d``; empty for a history without them).
+        controls: each week's control verdicts (``HISTORY_CONTROL_COLUMNS``; empty without them).
+    """
+
+    rows: pd.DataFrame
+    prompts: pd.DataFrame
+    controls: pd.DataFrame
+
+    def with_week(self, run_key: str, rows: pd.DataFrame, prompts: pd.DataFrame,
+                  controls: pd.DataFrame) -> WeekHistory:
+        """This history with one week upserted: its rows by (run key, model), its sidecar rows as a set."""
+        return WeekHistory(upsert(self.rows, rows), replace_week(self.prompts, run_key, prompts),
+                           replace_week(self.controls, run_key, controls))
+
+
+def _empty(columns: tuple[str, ...]) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=float if c == "d" else str) for c in columns})
+
+
+def as_week_history(history: pd.DataFrame | WeekHistory | None) -> WeekHistory:
+    """A :class:`WeekHistory` from what a caller holds: a bare :func:`read_history` frame has no sidecar rows."""
+    if isinstance(history, WeekHistory):
+        return history
+    rows = history if history is not None else empty_history()
+    return WeekHistory(rows, _empty(HISTORY_PROMPT_COLUMNS), _empty(HISTORY_CONTROL_COLUMNS))
+
+
+def read_week_history(path: str | Path) -> WeekHistory:
+    """:func:`read_history` and its two tidy sidecars (absent ones read empty: an old history still reads).
+
+    Raises:
+        HistoryError: one line naming the file and line of the history or of a sidecar.
+    """
+    rows = read_history(path)
+    try:
+        prompts = read_history_prompts(history_sidecar(path, HISTORY_PROMPTS_SUFFIX))
+        controls = read_history_controls(history_sidecar(path, HISTORY_CONTROLS_SUFFIX))
+    except LedgerError as exc:
+        raise HistoryError(str(exc)) from exc
+    return WeekHistory(rows, prompts, controls)
+
+
+def write_week_history(path: str | Path, history: WeekHistory) -> None:
+    """Write the tidy sidecars (when they have rows or exist), then the history (:func:`write_history`).
+
+    Sidecars first, as with the endpoints file: a crash between the writes leaves at most sidecar rows of a week the
+    history does not list yet, which nothing reads (a week is found through the history), and the week's next
+    write replaces them.
+
+    Raises:
+        HistoryError: a path is a folder (nothing is written).
+    """
+    files = ((history_sidecar(path, HISTORY_PROMPTS_SUFFIX), history.prompts, write_history_prompts),
+             (history_sidecar(path, HISTORY_CONTROLS_SUFFIX), history.controls, write_history_controls))
+    for sidecar, _, _ in files:
+        _not_a_folder(sidecar)
+    _not_a_folder(Path(path))
+    for sidecar, frame, write in files:
+        if not frame.empty or sidecar.exists():
+            sidecar.parent.mkdir(parents=True, exist_ok=True)
+            write(sidecar, frame)
+    write_history(path, history.rows)
+
+
+def prompt_rows(paired: pd.DataFrame) -> pd.DataFrame:
+    """A week's per-prompt lift rows for the prompts sidecar (``model, prompt, d``) from its
+    :func:`skillbench.scorecard.paired_differences`."""
+    if paired.empty:
+        return _empty(HISTORY_PROMPT_COLUMNS).drop(columns="run_key")
+    return paired[["model", "prompt", "d"]].astype({"model": str, "prompt": str, "d": float}).reset_index(drop=True)
+
+
+WOW_COLUMNS = ["model", "prev_lift", "now_lift", "delta", "se", "n", "within", "between", "threshold", "actionable",
+               "rule"]
+
+
 @dataclass
 class WeekOverWeek:
     """The week-over-week comparison for one run.
@@ -329,8 +432,10 @@ class WeekOverWeek:
         ready: four run keys of this endpoint kind exist up to this run.
         n_runs: run keys of this endpoint kind up to and including this run.
         previous: the previous run key of the same kind, if any.
-        table: one row per model: ``model, prev_lift, now_lift, delta, within, between, threshold,
-            actionable`` (empty until ``ready``).
+        table: one row per model: :data:`WOW_COLUMNS` — ``prev_lift``/``now_lift`` the two weeks' must lifts,
+            ``delta`` (paired: the mean per-prompt difference over the ``n`` prompts both weeks share; unpaired:
+            ``now − prev``) with its ``se``, the two half-widths, the threshold, the verdict and the ``rule``
+            (:data:`~skillbench.scorecard._noise.PAIRED` or ``UNPAIRED``); empty until ``ready``.
     """
 
     ready: bool
@@ -343,16 +448,22 @@ class WeekOverWeek:
 
 def week_over_week(history: pd.DataFrame, run_key: str, lift: pd.DataFrame, endpoint: str, *,
                    window_end: str = "", confidence: float = DEFAULT_CONFIDENCE,
-                   min_runs: int = WOW_MIN_RUNS) -> WeekOverWeek:
-    """Apply the week-over-week rule to this run against the history (which should already contain it).
+                   min_runs: int = WOW_MIN_RUNS, prompts: pd.DataFrame | None = None) -> WeekOverWeek:
+    """Apply the week-over-week rule (:mod:`skillbench.scorecard._noise`) to this run against the history.
 
     Args:
-        history: :func:`read_history` output (strings).
+        history: :func:`read_history` output (strings), which should already contain this run.
         run_key: this run.
         lift: this run's :func:`skillbench.scorecard.lift_table` (``must_lift``, ``must_lift_se``, ``n_pairs``).
         endpoint: this run's endpoint kind; only history rows of the same kind are compared.
         window_end: this run's own window end (its latest run timestamp). A run that is not in the history (a
             partial week) is placed by it among the other weeks; without it, after the latest one.
+        confidence: of the t multiplier.
+        min_runs: run keys of this kind needed before the rule applies.
+        prompts: per-prompt lifts (``run_key, model, prompt, d``) of this run and earlier ones (the prompts
+            sidecar). A model whose two weeks share :data:`~skillbench.scorecard._noise.PAIRED_MIN_PROMPTS` or
+            more prompts there gets the paired rule; otherwise (None, an old week without per-prompt lifts, too few
+            shared prompts) the unpaired one.
     """
     h = numeric_history(history)
     h = h[h["endpoint"] == endpoint]
@@ -371,6 +482,7 @@ def week_over_week(history: pd.DataFrame, run_key: str, lift: pd.DataFrame, endp
         return result
     prior = upto[:-1]
     result.previous = prior[-1]
+    per_prompt = prompts if prompts is not None else _empty(HISTORY_PROMPT_COLUMNS)
     rows = []
     for rec in lift.itertuples(index=False):
         model = rec.model
@@ -378,14 +490,23 @@ def week_over_week(history: pd.DataFrame, run_key: str, lift: pd.DataFrame, endp
         prev = mine[mine["run_key"] == result.previous]
         prev_lift = float(prev["must_lift"].iloc[0]) if len(prev) else float("nan")
         prev_se = float(prev["must_lift_se"].iloc[0]) if len(prev) else float("nan")
-        now, se_now = float(rec.must_lift), float(rec.must_lift_se)
-        delta = now - prev_lift
-        within = noise.within_noise(se_now, prev_se, int(rec.n_pairs) - 1, confidence)
-        between = noise.between_noise(mine[mine["run_key"].isin(prior)]["must_lift"].to_numpy())
-        limit = noise.threshold(within, between)
-        actionable = noise.moved(delta, limit)
-        rows.append({"model": model, "prev_lift": prev_lift, "now_lift": now, "delta": delta, "within": within,
-                     "between": between, "threshold": limit, "actionable": actionable})
-    result.table = pd.DataFrame(rows, columns=["model", "prev_lift", "now_lift", "delta", "within", "between",
-                                               "threshold", "actionable"])
+        now = float(rec.must_lift)
+        earlier = mine[mine["run_key"].isin(prior)]["must_lift"].to_numpy()
+        d_now, d_prev = (_prompt_lifts(per_prompt, key, model) for key in (run_key, result.previous))
+        if d_now.index.intersection(d_prev.index).size >= noise.PAIRED_MIN_PROMPTS:
+            move = noise.paired_week_delta(d_now, d_prev, confidence, prior_lifts=earlier)
+        else:
+            move = noise.unpaired_week_delta((now, float(rec.must_lift_se)), (prev_lift, prev_se), int(rec.n_pairs),
+                                             confidence, prior_lifts=earlier)
+        rows.append({"model": model, "prev_lift": prev_lift, "now_lift": now, "delta": move.delta, "se": move.se,
+                     "n": move.n, "within": move.within, "between": move.between, "threshold": move.threshold,
+                     "actionable": move.verdict, "rule": move.rule})
+    result.table = pd.DataFrame(rows, columns=WOW_COLUMNS)
     return result
+
+
+def _prompt_lifts(prompts: pd.DataFrame, run_key: str, model: str) -> pd.Series:
+    """One week × model's per-prompt lifts, indexed by prompt (known values only)."""
+    rows = prompts[(prompts["run_key"].astype(str) == run_key) & (prompts["model"].astype(str) == model)]
+    return pd.Series(pd.to_numeric(rows["d"], errors="coerce").to_numpy(dtype=float),
+                     index=rows["prompt"].astype(str)).dropna()

@@ -28,6 +28,7 @@ DEFAULT_LEVEL = 0.95
 EXACT_BELOW = 20  # fewer trials than this: Clopper–Pearson (Wilson's coverage dips below nominal at small n)
 WILSON, EXACT = "Wilson", "exact (Clopper–Pearson)"
 HOLM, BH = "holm", "bh"
+CONSERVATIVE, NOT_AVAILABLE = "exact (Clopper–Pearson), conservative", "n/a"  # how an F1 interval was made
 # statsmodels' names for the two rules, and how a page names them
 _STATSMODELS = {HOLM: "holm", BH: "fdr_bh"}
 RULE_WORDS = {HOLM: "Holm (family-wise error ≤ 5 %)", BH: "Benjamini–Hochberg (false-discovery rate ≤ 5 %)"}
@@ -103,6 +104,55 @@ def _confint(k: np.ndarray, n: np.ndarray, level: float, method: str) -> tuple[n
     low = np.where(k == 0, 0.0, np.asarray(low, dtype=float))
     high = np.where(k == n, 1.0, np.asarray(high, dtype=float))
     return low, high
+
+
+@dataclass(frozen=True)
+class F1Interval:
+    """F1 of the summed counts, its interval, and how it was made (``method``)."""
+
+    estimate: float
+    low: float
+    high: float
+    method: str
+
+    def text(self, digits: int = 2) -> str:
+        """``0.80 [0.41, 1.00]``; ``n/a`` when F1 is undefined."""
+        if not np.isfinite(self.estimate):
+            return "n/a"
+        if not (np.isfinite(self.low) and np.isfinite(self.high)):
+            return f"{self.estimate:.{digits}f}"
+        return f"{self.estimate:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+
+def f1_of_counts(tp: np.ndarray | float, fp: np.ndarray | float, fn: np.ndarray | float) -> np.ndarray:
+    """``2·TP / (2·TP + FP + FN)`` (NaN when nothing was positive on either side), vectorised."""
+    tp, fp, fn = (np.asarray(v, dtype=float) for v in (tp, fp, fn))
+    den = 2 * tp + fp + fn
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, 2 * tp / np.where(den > 0, den, 1), np.nan)
+
+
+def _f1_at(recall: float, false_rate: float, n_pos: int, n_neg: int) -> float:
+    """F1 of the expected counts at a recall and a false-trigger rate with ``n_pos`` and ``n_neg`` units."""
+    return float(f1_of_counts(n_pos * recall, n_neg * false_rate, n_pos * (1 - recall)))
+
+
+def exact_f1_interval(tp: int, n_pos: int, fp: int, n_neg: int, *, level: float = 0.95) -> F1Interval:
+    """F1's exact, conservative interval from counts: the Clopper–Pearson intervals of the recall (``tp`` of
+    ``n_pos``) and of the false-trigger rate (``fp`` of ``n_neg``), each at ``1 − (1 − level)/2`` so both hold
+    together with probability ≥ ``level`` (Bonferroni), mapped through F1 at the observed side sizes — F1 rises
+    with recall and falls with the false-trigger rate, so its extremes over that box are the box's corners. It
+    covers at least ``level``; ``n/a`` without units on a side. (:mod:`skillbench.quality._trigger_stats` uses it
+    below its bootstrap's size.)"""
+    estimate = float(f1_of_counts(tp, fp, n_pos - tp))
+    if n_pos <= 0 or n_neg <= 0 or not np.isfinite(estimate):
+        return F1Interval(estimate, float("nan"), float("nan"), NOT_AVAILABLE)
+    each = 1 - (1 - level) / 2  # Bonferroni: recall's and false-trigger rate's intervals hold together at ≥ level
+    recall = rate_interval(tp, n_pos, level=each, exact=True)
+    false_rate = rate_interval(fp, n_neg, level=each, exact=True)
+    low = _f1_at(recall.low, false_rate.high, n_pos, n_neg)
+    high = _f1_at(recall.high, false_rate.low, n_pos, n_neg)
+    return F1Interval(estimate, low if np.isfinite(low) else 0.0, high, CONSERVATIVE)
 
 
 def adjust(p_values: pd.Series | np.ndarray | list[float], rule: str = HOLM) -> np.ndarray:

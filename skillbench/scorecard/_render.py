@@ -17,6 +17,8 @@ from skillbench.arms import arm_kind
 from skillbench.ledgers import SCORECARD_FILE
 from skillbench.markdown import CutTable, capped_page, fmt, is_missing, md_code, md_table, md_text, money, signed
 from skillbench.scorecard._compute import ScorecardData
+from skillbench.scorecard._controls import accumulated_controls, accumulated_text
+from skillbench.scorecard._inference import exact_f1_interval, rate_interval
 from skillbench.scorecard._labels import arm_names, arm_order
 from skillbench.scorecard._render_objective import objective_context
 from skillbench.scorecard._render_stimuli import (
@@ -87,10 +89,16 @@ def _uncertainty_table(d: ScorecardData) -> str:
 
 
 def _wow_table(d: ScorecardData) -> str:
-    rows = [[md_text(r.model), f"{fmt(r.prev_lift)} → {fmt(r.now_lift)}", signed(r.delta), fmt(r.within),
-             fmt(r.between), fmt(r.threshold), r.actionable] for r in d.wow.table.itertuples(index=False)]
-    return md_table(["model", "must lift (prev → now)", "Δ", "t·SE_Δ (within)", "σ (between)", "threshold",
-                     "actionable?"], rows)
+    rows = [[md_text(r.model), f"{fmt(r.prev_lift)} → {fmt(r.now_lift)}", signed(r.delta), fmt(r.se),
+             f"{r.rule}, n = {r.n}", fmt(r.within), fmt(r.between), fmt(r.threshold), r.actionable]
+            for r in d.wow.table.itertuples(index=False)]
+    return md_table(["model", "must lift (prev → now)", "Δ", "SE_Δ", "rule", "t·SE_Δ (within)",
+                     "t·σ·√2 (between)", "threshold", "actionable?"], rows)
+
+
+def _wow_rules(d: ScorecardData) -> list[str]:
+    """The week-over-week rules the table used, in the order the table shows them."""
+    return list(dict.fromkeys(d.wow.table["rule"])) if d.wow.ready and "rule" in d.wow.table else []
 
 
 def _cells_table(d: ScorecardData) -> str:
@@ -141,8 +149,14 @@ def _activation_table(d: ScorecardData) -> str:
 
 
 def _trigger_health_table(d: ScorecardData) -> str:
-    rows = [[md_text(r.skill_family), r.scored_runs, r.activations, fmt(r.recall), r.dormancy_runs, r.false_triggers,
-             fmt(r.false_trigger_rate), fmt(r.precision), fmt(r.f1)]
+    def rate(k: int, n: int, value: float) -> str:  # every rate shown with its Wilson/exact interval
+        return "n/a" if is_missing(value) else rate_interval(k, n).text()
+
+    rows = [[md_text(r.skill_family), r.scored_runs, r.activations, rate(r.activations, r.scored_runs, r.recall),
+             r.dormancy_runs, r.false_triggers, rate(r.false_triggers, r.dormancy_runs, r.false_trigger_rate),
+             rate(r.activations, r.activations + r.false_triggers, r.precision),
+             exact_f1_interval(int(r.activations), int(r.scored_runs), int(r.false_triggers),
+                               int(r.dormancy_runs)).text()]
             for r in d.trigger_health.itertuples(index=False)]
     return md_table(["skill family", f"{arm_names(d.pair).treatment} runs", "activated", "recall", "dormancy runs",
                      "false triggers",
@@ -250,12 +264,21 @@ def _controls_context(d: ScorecardData) -> dict[str, Any] | None:
     gate_rows = [[md_text(r.comparison), md_text(r.skill_family), md_text(r.model), r.verdict, md_text(r.evidence)]
                  for r in gate.sort_values(["_c", "skill_family", "_r"], kind="stable").itertuples(index=False)]
     return {
-        "arms": ctl.arms, "ungraded": ctl.ungraded,
+        "arms": ctl.arms, "ungraded": ctl.ungraded, "accumulated": _accumulated_lines(d),
         "lift": md_table(["comparison", "model", "n prompts", "must_coverage control→treatment", "must lift ± SE",
                           "95% t CI", "95% bootstrap CI", "95% CI != 0?"], lift_rows),
         "gate": md_table(["comparison", "skill family", "model", "verdict (rubric votes)", "evidence"], gate_rows)
         if gate_rows else "",
     }
+
+
+def _accumulated_lines(d: ScorecardData) -> list[str]:
+    """One line per control: its pass rate over the recorded weeks of this endpoint kind, with the exact interval."""
+    if d.recorded is None:
+        return []
+    window = (d.provenance.get("window") or ("", ""))[1]
+    return [accumulated_text(r, d.endpoint)
+            for r in accumulated_controls(d.recorded.controls, d.endpoint, window).itertuples(index=False)]
 
 
 def _dropped_table(d: ScorecardData) -> str:
@@ -358,8 +381,8 @@ def sentinel_markdown(s: dict[str, Any] | None) -> str:
         prev = s.get("previous") or {}
         lines += [f"Against {prev.get('run_key', 'the previous week')} (the most recent earlier week with this gold "
                   "set and endpoint kind): the move is the mean of the paired per-item differences, within = "
-                  "t(a−1)·SE of that mean with the items clustered by gold answer (a answers), between = the spread "
-                  "of the earlier weeks' values, threshold = the larger.",
+                  "t(a−1)·SE of that mean with the items clustered by gold answer (a answers), between = "
+                  "t(a−1)·σ·√2 with σ the spread (ddof 1) of the earlier weeks' values, threshold = the larger.",
                   "", md_table(["measure", "paired items", "answers", "this week", "previous", "move", "within",
                                 "between", "threshold", "moved?"], rows), ""]
     flag = str(s.get("flag", ""))
@@ -393,7 +416,7 @@ def render_markdown(d: ScorecardData) -> str:
         "d": d, "title": d.title, "names": arm_names(d.pair), "lift": _lift_section(d), "rule": rule_words(),
         "objective": objective_context(d),
         "uncertainty_table": _uncertainty_table(d) if d.models else "",
-        "wow_table": _wow_table(d) if d.wow.ready else "",
+        "wow_table": _wow_table(d) if d.wow.ready else "", "wow_rules": _wow_rules(d),
         "cells_table": _cells_table(d),
         "has_plugin_cells": bool(d.cells["condition"].astype(str).map(arm_kind).eq(PLUGIN).any()),
         "prompts_table": _prompts_table(d), "activation_counts": counts,

@@ -44,14 +44,15 @@ def default_history_path(run_dir: str | Path) -> Path:
     return Path(run_dir).resolve().parent / HISTORY_FILE
 
 
-def week_history(ledgers: WeekLedgers, history_path: str | Path) -> pd.DataFrame | None:
-    """The history a week is scored against: the file's (:func:`~.history.read_history`), or None for a week whose
-    pair keeps no history (a comparison: the file is not even opened, so a damaged one cannot stop it).
+def week_history(ledgers: WeekLedgers, history_path: str | Path) -> hist.WeekHistory | None:
+    """The history a week is scored against: the file and its sidecars (:func:`~._history.read_week_history`), or
+    None for a week whose pair keeps no history (a comparison: the file is not even opened, so a damaged one cannot
+    stop it).
 
     Raises:
         skillbench.scorecard.HistoryError: a malformed history file of a week that keeps the history.
     """
-    return hist.read_history(history_path) if hist.keeps_history(ledgers.arms) else None
+    return hist.read_week_history(history_path) if hist.keeps_history(ledgers.arms) else None
 
 
 def write_scorecard(run_dir: str | Path, *, history_path: str | Path | None = None, run_key: str | None = None,
@@ -80,7 +81,7 @@ def write_scorecard(run_dir: str | Path, *, history_path: str | Path | None = No
     atomic_write_text(run_dir / SCORECARD_COMMENT_FILE, render_comment(data, full_report=SCORECARD_FILE))
     if not data.keeps_history:
         return ScorecardResult(path=path, history_path=None, data=data, markdown=markdown)
-    hist.write_history(history_path, data.history)
+    hist.write_week_history(history_path, data.recorded or hist.as_week_history(data.history))
     return ScorecardResult(path=path, history_path=history_path, data=data, markdown=markdown)
 
 

@@ -8,7 +8,9 @@ value. Runs whose transcript did not parse (``signals_ok = 0``) are not read as 
 Trigger health (ours) scores each skill family as a detector: **recall** is the share of the family's
 with-skill runs on its own (non-dormancy) prompts that activated it; the **false-trigger rate** is the share
 of with-skill and plugin runs on its dormancy prompts that did; precision and F1 follow from the counts (no
-dormancy runs → no precision, no F1).
+dormancy runs → no precision, no F1). The rates' intervals are drawn where they are shown (the scorecard's
+trigger health, :func:`skillbench.scorecard.rate_interval`: this layer sits below the scorecard and keeps the counts
+each interval needs).
 
 "The with-skill arm" is the week's treatment arm (:class:`skillbench.arms.ArmPair`): ``with-skill`` for a weekly
 run, ``with-skill@HEAD`` for a comparison, so a comparison's activation and trigger health describe the version

@@ -2,6 +2,7 @@ from ._across import (
     Weeks as Weeks,
     activation_by_week as activation_by_week,
     load_weeks as load_weeks,
+    movers_correction as movers_correction,
     never_triggered_in_weeks as never_triggered_in_weeks,
     prompt_movers as prompt_movers,
 )

@@ -10,7 +10,19 @@ import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR
 from skillbench.ledgers import HISTORY_FILE, MANIFEST_FILE
-from skillbench.scorecard import between_noise, moved, threshold, within_noise
+from skillbench.scorecard import (
+    BH,
+    MOVED,
+    NOT_KNOWN,
+    WITHIN_NOISE,
+    adjust,
+    band_p_value,
+    between_noise,
+    family_words,
+    t_critical,
+    threshold,
+    within_noise,
+)
 from skillbench.signals import activated, reliable, with_skill_runs
 from skillbench.weekly._notebook import _path
 
@@ -107,38 +119,64 @@ def load_weeks(weekly_dir: str | Path, history_path: str | Path = "") -> Weeks:
                  history=numeric_history(read_history(hpath)), skipped=skipped)
 
 
+MOVER_COLUMNS = ["model", "prompt", "skill", "prev_lift", "now_lift", "delta", "within", "between", "threshold",
+                 "p_value", "p_adjusted", "moved"]
+MOVERS_ALPHA = 0.05  # the false-discovery rate the movers' list is held to
+
+
 def prompt_movers(weeks: Weeks, run_key: str = "", previous: str = "", *, confidence: float = 0.95) -> pd.DataFrame:
-    """Which prompts' lift moved most between two weeks, and was the move beyond noise?
+    """Which prompts' lift moved most between two weeks, and was the move beyond noise once the week's many
+    prompt moves are read together?
 
     The rule is the scorecard's noise band (:mod:`skillbench.scorecard._noise`) applied per prompt:
-    ``Δ = d_now − d_prev``; the within-week noise uses each week's ``se`` from the pooled rep-to-rep SD of that
-    week's arms; the between-week noise is over the prompt's lifts in the weeks before ``run_key``.
+    ``Δ = d_now − d_prev``; the within-week half-width ``t·√(se_now² + se_prev²)`` uses each week's ``se`` from
+    the pooled rep-to-rep SD of that week's arms (``t`` at the smaller of the two weeks' rep degrees of freedom);
+    the between-week half-width ``t·σ·√2`` uses the ddof = 1 SD of the prompt's lifts in the weeks before
+    ``run_key``. Each move's ``p_value`` is its two-sided p against the larger of the two
+    (:func:`skillbench.scorecard._noise.band_p_value`: below 0.05 exactly when ``|Δ|`` clears it); a week has
+    dozens of prompt × model moves, so the p-values are adjusted together by Benjamini–Hochberg
+    (``p_adjusted``), and ``moved`` is ``yes`` when the adjusted p is at most 0.05 — the share of false leads among
+    the listed moves is held at 5 % (:func:`movers_correction` says so in a sentence).
 
     Args:
         weeks: :func:`load_weeks` output.
         run_key: the week to look at (default: the latest).
         previous: the week to compare with (default: the one before ``run_key``).
+        confidence: of the t multiplier.
+
+    Returns:
+        :data:`MOVER_COLUMNS`, the largest moves first.
     """
-    columns = ["model", "prompt", "skill", "prev_lift", "now_lift", "delta", "within", "between", "threshold",
-               "moved"]
     if len(weeks.keys) < 2 or weeks.paired.empty:
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame(columns=MOVER_COLUMNS)
     now = run_key or weeks.keys[-1]
     prev = previous or weeks.keys[weeks.keys.index(now) - 1]
     p = weeks.paired
     both = p[p["run_key"] == now].merge(p[p["run_key"] == prev][["model", "prompt", "d", "se", "df"]],
                                          on=["model", "prompt"], suffixes=("", "_prev")).set_index(["model", "prompt"])
     prior_keys = weeks.keys[: weeks.keys.index(now)]
-    between = p[p["run_key"].isin(prior_keys)].groupby(["model", "prompt"])["d"].agg(between_noise)
+    sigma = p[p["run_key"].isin(prior_keys)].groupby(["model", "prompt"])["d"].agg(between_noise)
+    df = np.minimum(both["df"], both["df_prev"])
     out = pd.DataFrame({"skill": both["skill"], "prev_lift": both["d_prev"], "now_lift": both["d"]})
     out["delta"] = out["now_lift"] - out["prev_lift"]
-    out["within"] = within_noise(both["se"], both["se_prev"], np.minimum(both["df"], both["df_prev"]),
-                                       confidence)
-    out["between"] = between.reindex(out.index)
+    out["within"] = within_noise(both["se"], both["se_prev"], df, confidence)
+    out["between"] = t_critical(df, confidence) * np.sqrt(2.0) * sigma.reindex(out.index)
     out["threshold"] = threshold(out["within"], out["between"])
-    out["moved"] = moved(out["delta"], out["threshold"])
+    out["p_value"] = band_p_value(out["delta"], out["threshold"], df, confidence)
+    out["p_adjusted"] = adjust(out["p_value"], BH)
+    out["moved"] = np.where(out["p_adjusted"].isna(), NOT_KNOWN,
+                            np.where(out["p_adjusted"] <= MOVERS_ALPHA, MOVED, WITHIN_NOISE))
     out = out.reset_index()
-    return out.reindex(out["delta"].abs().sort_values(ascending=False).index)[columns].reset_index(drop=True)
+    return out.reindex(out["delta"].abs().sort_values(ascending=False).index)[MOVER_COLUMNS].reset_index(drop=True)
+
+
+def movers_correction(movers: pd.DataFrame) -> str:
+    """The sentence a page prints under the movers: which tests were corrected together, by which rule."""
+    tested = int(movers["p_value"].notna().sum()) if "p_value" in movers else 0
+    if not tested:
+        return "No prompt move has a known noise band, so none is tested."
+    return (f"{family_words(tested, BH, 'prompt × model moves')}: `moved = yes` when the adjusted p ≤ "
+            f"{MOVERS_ALPHA:g}.")
 
 
 def activation_by_week(weeks: Weeks) -> pd.DataFrame:

@@ -55,7 +55,7 @@ def _frames(case: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_recommendation_rule(case: dict) -> None:
     kappas, diffs = _frames(case)
-    rec = recommend(kappas, diffs, margin=case["margin"])
+    rec = recommend(kappas, diffs, margin=case["margin"], must_bar=case.get("must_bar"))
     want = case["expected"]
     assert (rec.best, rec.recommended) == (want["best"], want["recommended"])
     assert rec.judges.set_index("judge_model")["non_inferior"].to_dict() == want["non_inferior"]

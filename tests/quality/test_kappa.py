@@ -10,7 +10,16 @@ import pandas as pd
 import pytest
 
 from skillbench.quality._anchored import DIMENSION_IDS
-from skillbench.quality._kappa import band, kappa, kappa_by_dimension, reading
+from skillbench.quality._kappa import (
+    _cohen_of_cells,
+    _fleiss_of_sums,
+    _per_family,
+    band,
+    kappa,
+    kappa_by_dimension,
+    kappa_interval,
+    reading,
+)
 from tests.helpers.shared import DATA_DIR
 
 CASES = json.loads((DATA_DIR / "kappa_cases.json").read_text())["cases"]
@@ -59,3 +68,30 @@ def test_kappa_by_dimension_uses_the_bands_of_each_dimension_and_drops_ungraded_
     assert set(out["statistic"]) == {"fleiss"} and out["n_units"].tolist() == [4, 4, 4, 4]
     assert out["reading"].tolist() == ["fair"] * 4 and not out["meets_target"].any()
     assert out["raw_agreement"].tolist() == pytest.approx([0.5] * 4)
+
+
+def _coded(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Labels as band numbers (the worked examples' yes/no become 0/1; κ does not depend on the names)."""
+    codes = {v: i for i, v in enumerate(sorted(set(ratings.to_numpy().ravel()), key=str))}
+    return ratings.map(codes.get)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c["kappa"] is not None], ids=lambda c: c["name"])
+def test_the_resampled_pieces_give_the_hand_kappa(case: dict) -> None:
+    """κ of the summed per-family pieces (what the interval's bootstrap resamples) is the worked example's κ."""
+    ratings = _coded(_ratings(case))
+    of = _cohen_of_cells if case["statistic"] == "cohen" else _fleiss_of_sums
+    summed = _per_family(ratings, case["statistic"]).sum(axis=0)
+    assert float(of(summed)) == pytest.approx(case["kappa"], abs=case.get("tolerance", 1e-6))
+
+
+def test_kappa_interval_only_from_ten_families() -> None:
+    """Wikipedia's 50 proposals (κ = 0.40) are enough units for a BCa interval around 0.40; the 4-family hand case
+    is not, and says how many it has."""
+    wiki = _coded(_ratings(next(c for c in CASES if c["name"] == "cohen-wikipedia-yes-no")))
+    iv = kappa_interval(wiki, "cohen", n_resamples=500)
+    assert iv["interval_method"] == "BCa" and iv["kappa_low"] < 0.40 < iv["kappa_high"]
+    few = _ratings(next(c for c in CASES if c["name"] == "fleiss-five-bands-3-samples"))
+    assert kappa_interval(few, "fleiss") == {"kappa_low": pytest.approx(float("nan"), nan_ok=True),
+                                             "kappa_high": pytest.approx(float("nan"), nan_ok=True),
+                                             "interval_method": "none: 4 families (< 10)"}

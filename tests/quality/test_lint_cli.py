@@ -49,7 +49,8 @@ def test_week_puts_the_measured_trigger_f1_beside_the_prediction(tmp_path):
     assert proc.returncode == 0, proc.stderr
     frame = pd.read_csv(out / SKILL_QUALITY_FILE, dtype=str, keep_default_na=False)
     measured = frame[frame["source"] == "measured"]
-    assert set(measured["measure"]) == {"trigger_f1", "trigger_precision", "trigger_recall"}
+    values = {"trigger_f1", "trigger_precision", "trigger_recall"}
+    assert set(measured["measure"]) == values | {f"{v}_{end}" for v in values for end in ("low", "high")}
     assert "measured trigger F1" in (out / SKILL_QUALITY_MD).read_text()
 
 

@@ -62,6 +62,9 @@ def test_a_weakened_description_improves_on_held_out_test_and_the_suite_is_untou
     assert "+description:" in (folder / "SKILL.md.diff").read_text(encoding="utf-8")
     page = (folder / OPTIMIZE_REPORT_MD).read_text(encoding="utf-8")
     assert "test F1" in page and "generated near-misses (4 asked for" in page
+    # the selection against the original on test: McNemar's exact test, and one line on whether a winner is called
+    assert "McNemar exact p = " in page and "**Original against the selection on test**: " in page
+    assert "optimize-description time-series-pandas: " in capsys.readouterr().out
     tset = json.loads((folder / OPTIMIZE_TRIGGER_SET).read_text(encoding="utf-8"))
     generated = [q for q in tset["queries"] if q["source"] == "generated"]
     assert len(generated) == 4 and not any(q["should_trigger"] for q in generated)  # the default --near-misses

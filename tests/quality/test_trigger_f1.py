@@ -111,3 +111,15 @@ def test_measured_next_to_predicted_joins_by_family_and_reads_the_disagreement(t
     assert reading.startswith("They disagree by 0.25 or more for 1 of 2 families: csv-io (predicted 0.25, "
                               "measured 0.67: fires better than it reads)")
     assert "\n" not in reading
+
+
+def test_every_rate_and_f1_carry_an_interval_exact_at_these_sizes() -> None:
+    """csv-io, 8 should runs with 4 activations: recall 0.5 with Clopper–Pearson's [beta.ppf(0.025, 4, 5),
+    beta.ppf(0.975, 5, 4)] = [0.157013, 0.842987] (8 < 20 runs: exact); precision 4/4 = 1.0 with [0.025^(1/4), 1] =
+    [0.397635, 1]; F1 on 2 + 2 prompts: exact and conservative, wide, and holding the estimate."""
+    csv_io = _row(measured_triggering(WEEKS / "20261130"), "csv-io")
+    assert (csv_io["recall_low"], csv_io["recall_high"]) == pytest.approx((0.157013, 0.842987), abs=1e-6)
+    assert (csv_io["precision_low"], csv_io["precision_high"]) == pytest.approx((0.397635, 1.0), abs=1e-6)
+    assert csv_io["rate_method"] == "exact (Clopper–Pearson)"
+    assert csv_io["f1_method"] == "exact (Clopper–Pearson), conservative"
+    assert csv_io["f1_low"] < 0.3 < csv_io["f1"] < csv_io["f1_high"] < 1.0

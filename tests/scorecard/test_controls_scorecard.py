@@ -16,7 +16,10 @@ import pandas as pd
 import pytest
 
 from skillbench.arms import ArmPair
-from skillbench.scorecard import rubric_votes
+from skillbench.ledgers import HISTORY_CONTROL_COLUMNS, load_week
+from skillbench.scorecard import compute_scorecard, endpoint_kind, render_markdown, rubric_votes
+from skillbench.scorecard._controls import accumulated_controls
+from skillbench.scorecard._history import WeekHistory, as_week_history
 from tests.helpers.scorecard import page_section, score_week
 from tests.helpers.shared import TINY_WEEK, read_csv_rows, write_csv_rows
 
@@ -25,6 +28,27 @@ RESAMPLES = 500
 SECTION = "## Controls — placebo and A/A (the week's noise floor)"
 HEADLINE = ["model", "n_pairs", "must_no", "must_with", "must_lift", "paired_lift", "must_lift_se", "ci_low",
             "ci_high", "excludes_zero"]
+
+
+RATE_CASES = json.loads((Path(__file__).parents[1] / "data" / "control_rate_cases.json").read_text(encoding="utf-8"))
+
+
+def _recorded(weeks: list[dict]) -> pd.DataFrame:
+    """The controls sidecar of a case: one row per listed state (a model × family each)."""
+    rows = [{"run_key": w["run_key"], "window_end": w["window_end"], "endpoint": w["endpoint"], "model": f"m{i}",
+             "skill_family": "fam", "control": w["control"], "state": state, "reason": ""}
+            for w in weeks for i, state in enumerate(w["states"])]
+    return pd.DataFrame(rows, columns=list(HISTORY_CONTROL_COLUMNS))
+
+
+@pytest.mark.parametrize("case", RATE_CASES["cases"], ids=lambda c: c["name"])
+def test_accumulated_control_rates_match_clopper_pearson(case) -> None:
+    got = accumulated_controls(_recorded(case["weeks"]), case["endpoint"], case["window_end"]).set_index("control")
+    assert sorted(got.index) == sorted(case["expected"])
+    for control, expected in case["expected"].items():
+        for name, value in expected.items():
+            assert got.at[control, name] == pytest.approx(value, abs=1e-6), (control, name)
+        assert got.at[control, "method"] == "exact (Clopper–Pearson)" and got.at[control, "nominal"] == 0.05
 
 
 def add_arm(run_dir: Path, source: str, arm: str) -> Path:
@@ -133,6 +157,32 @@ def test_the_aa_verdict_comes_from_the_rubric_votes(week: Path) -> None:
     section = _section(md)
     assert "`aa vs no-skill`: two arms with no skill" in section and "`with-skill vs placebo`" not in section
     assert "| aa vs no-skill | dates        | sonnet | INVALID_INCONCLUSIVE (underpowered) |" in section
+    # The week's control verdicts go to the history's sidecar; inconclusive ones make no rate (no line yet).
+    recorded = data.recorded.controls
+    assert len(recorded) == 4 and set(recorded["control"]) == {"aa"} and set(recorded["run_key"]) == {WEEK}
+    assert recorded["state"].eq("INVALID_INCONCLUSIVE").all() and recorded["endpoint"].eq(data.endpoint).all()
+    assert "false-pass rate" not in section
+
+
+def test_the_aa_false_pass_rate_accumulates_over_recorded_weeks(week: Path) -> None:
+    """Earlier weeks' A/A records in the history give the page its rate; a week of another endpoint kind does not."""
+    add_arm(week, "no-skill", "aa")
+    ledgers = load_week(week)
+    kind = endpoint_kind(ledgers.manifest)
+    earlier = [{"run_key": "w1", "window_end": "20261102T120000Z", "endpoint": kind, "control": "aa",
+                "states": ["VALID_NO_CHANGE"] * 6 + ["VALID_PASS"]},
+               {"run_key": "w2", "window_end": "20261109T120000Z", "endpoint": kind, "control": "aa",
+                "states": ["VALID_NO_CHANGE"] * 5},
+               {"run_key": "r1", "window_end": "20261110T120000Z", "endpoint": "other", "control": "aa",
+                "states": ["VALID_PASS"] * 5}]
+    empty = as_week_history(None)
+    history = WeekHistory(empty.rows, empty.prompts, _recorded(earlier))
+    data = compute_scorecard(ledgers, history=history, n_resamples=50)
+    section = _section(render_markdown(data))
+    # 1 pass of 12 decided records (this week's four are inconclusive): statsmodels' beta interval [0.0021, 0.3848]
+    assert (f"- A/A false-pass rate over 12 records in 2 {data.endpoint} weeks: **0.083** [0.002, 0.385] "
+            "(nominal 5 %)") in section
+    assert "Clopper–Pearson exact 95 % interval" in section
 
 
 def test_a_placebo_as_good_as_the_skill_has_no_lift(week: Path) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,18 +15,57 @@ from skillbench.report.figures import trend_bands
 from skillbench.scorecard import _history as hist, _noise as noise
 
 Z = stats.norm.ppf(0.975)
+CASES = json.loads((Path(__file__).parents[1] / "data" / "week_delta_cases.json").read_text(encoding="utf-8"))
+
+
+def _check(got: noise.WeekDelta, expected: dict) -> None:
+    for name, value in expected.items():
+        actual = getattr(got, name)
+        if value is None:
+            assert math.isnan(actual), name
+        elif isinstance(value, str):
+            assert actual == value, name
+        else:
+            assert actual == pytest.approx(value, abs=1e-6), name
+
+
+@pytest.mark.parametrize("case", CASES["paired"], ids=lambda c: c["name"])
+def test_paired_week_delta_matches_the_hand_arithmetic(case):
+    got = noise.paired_week_delta(pd.Series(case["now"]), pd.Series(case["prev"]), prior_lifts=case["prior_lifts"])
+    _check(got, case["expected"])
+    assert got.rule == noise.PAIRED
+
+
+@pytest.mark.parametrize("case", CASES["unpaired"], ids=lambda c: c["name"])
+def test_unpaired_week_delta_matches_the_hand_arithmetic(case):
+    got = noise.unpaired_week_delta(tuple(case["now"]), tuple(case["prev"]), case["n_pairs"],
+                                    prior_lifts=case["prior_lifts"])
+    _check(got, case["expected"])
+    assert got.rule == noise.UNPAIRED
+
+
+@pytest.mark.parametrize("case", CASES["between_noise"], ids=lambda c: str(c["lifts"]))
+def test_between_noise_is_the_sample_sd_of_at_least_two_earlier_lifts(case):
+    got = noise.between_noise([np.nan if v is None else v for v in case["lifts"]])
+    assert math.isnan(got) if case["expected"] is None else got == pytest.approx(case["expected"], abs=1e-6)
+
+
+def test_pairing_removes_the_prompts_own_spread():
+    """The same prompts both weeks, with very different lifts, each up by about 0.10: the paired rule sees the move,
+    the unpaired one (which counts the prompts' spread twice) does not."""
+    prev = pd.Series([-0.4, -0.2, 0.0, 0.2, 0.4, 0.6, -0.3, 0.1], index=[f"p{i}" for i in range(8)])
+    now = prev + np.array([0.12, 0.08, 0.10, 0.11, 0.09, 0.10, 0.12, 0.08])
+    paired = noise.paired_week_delta(now, prev)
+    se = prev.std(ddof=1) / math.sqrt(len(prev))
+    unpaired = noise.unpaired_week_delta((now.mean(), now.std(ddof=1) / math.sqrt(8)), (prev.mean(), se), 8)
+    assert paired.delta == pytest.approx(unpaired.delta) == pytest.approx(0.10)
+    assert (paired.verdict, unpaired.verdict) == (noise.MOVED, noise.WITHIN_NOISE)
 
 
 def test_within_noise_is_t_times_the_combined_se():
     assert noise.within_noise(0.03, 0.04, 9) == pytest.approx(stats.t.ppf(0.975, 9) * 0.05)
     assert noise.within_noise(0.03, 0.04, np.inf) == pytest.approx(Z * 0.05)
     assert math.isnan(noise.within_noise(0.03, 0.04, 0)), "no degrees of freedom, no t"
-
-
-def test_between_noise_is_the_population_sd_of_at_least_two_earlier_lifts():
-    assert noise.between_noise([0.1, 0.3]) == pytest.approx(0.1)
-    assert noise.between_noise([0.1, np.nan, 0.3, 0.2]) == pytest.approx(np.std([0.1, 0.3, 0.2]))
-    assert math.isnan(noise.between_noise([0.1]))
 
 
 @pytest.mark.parametrize(("within", "between", "expected"), [
@@ -64,10 +105,10 @@ def test_trend_band_has_the_rules_exact_width_on_a_hand_made_history():
     half = Z * math.hypot(0.04, 0.05)
     assert bands.loc["w1", "band_high"] - bands.loc["w1", "band_low"] == pytest.approx(2 * half)
     assert (bands.loc["w1", "band_low"] + bands.loc["w1", "band_high"]) / 2 == pytest.approx(0.10)
-    # w2: between = SD(0.10, 0.30) = 0.10 beats within = z·√(0.03² + 0.04²) = 0.098
-    assert bands.loc["w2", "band_high"] - bands.loc["w2", "band_low"] == pytest.approx(0.2)
-    # w3: within = z·√(0.02² + 0.03²) = 0.0707 < between = SD(0.1, 0.3, 0.2) = 0.0816
-    assert bands.loc["w3", "band_high"] - 0.20 == pytest.approx(np.std([0.1, 0.3, 0.2]))
+    # w2: between = z·√2·SD(0.10, 0.30; ddof 1) = z·0.2 beats within = z·√(0.03² + 0.04²) = z·0.05
+    assert bands.loc["w2", "band_high"] - bands.loc["w2", "band_low"] == pytest.approx(2 * Z * 0.2)
+    # w3: within = z·√(0.02² + 0.03²) < between = z·√2·SD(0.1, 0.3, 0.2; ddof 1) = z·√2·0.1
+    assert bands.loc["w3", "band_high"] - 0.20 == pytest.approx(Z * math.sqrt(2) * 0.1)
 
 
 def test_week_over_week_uses_the_same_rule():
@@ -75,15 +116,15 @@ def test_week_over_week_uses_the_same_rule():
         hist.history_rows(f"w{i}", f"2026010{i}T000000Z", pd.DataFrame(
             {"model": ["sonnet"], "must_lift": [lift], "must_lift_se": [se], "composite_lift": [0.0],
              "cost_delta": [0.0], "turns_delta": [0.0]}), "real")
-        for i, (lift, se) in enumerate(zip([0.1, 0.3, 0.2, 0.5], [0.05, 0.04, 0.03, 0.02], strict=True))]))
-    lift = pd.DataFrame({"model": ["sonnet"], "must_lift": [0.5], "must_lift_se": [0.02], "n_pairs": [12]})
+        for i, (lift, se) in enumerate(zip([0.1, 0.3, 0.2, 0.6], [0.05, 0.04, 0.03, 0.02], strict=True))]))
+    lift = pd.DataFrame({"model": ["sonnet"], "must_lift": [0.6], "must_lift_se": [0.02], "n_pairs": [12]})
     wow = hist.week_over_week(history, "w3", lift, "real")
     row = wow.table.iloc[0]
     assert wow.ready and wow.previous == "w2"
     assert row["within"] == pytest.approx(noise.within_noise(0.02, 0.03, 11))
-    assert row["between"] == pytest.approx(np.std([0.1, 0.3, 0.2]))
+    assert row["between"] == pytest.approx(stats.t.ppf(0.975, 11) * math.sqrt(2) * np.std([0.1, 0.3, 0.2], ddof=1))
     assert row["threshold"] == pytest.approx(max(row["within"], row["between"]))
-    assert row["actionable"] == "yes", "0.2 → 0.5 is beyond either noise"
+    assert row["actionable"] == "yes", "0.2 → 0.6 is beyond either noise (between = t(11)·√2·0.1 = 0.31)"
 
 
 def test_one_t_multiplier_for_every_caller() -> None:

@@ -22,7 +22,16 @@ from skillbench.scorecard import (
     update_history,
     week_over_week,
 )
-from skillbench.scorecard._history import SENTINEL_HISTORY_COLUMNS, HistoryError, endpoints_path, history_rows, upsert
+from skillbench.scorecard._history import (
+    SENTINEL_HISTORY_COLUMNS,
+    HistoryError,
+    endpoints_path,
+    history_rows,
+    read_week_history,
+    upsert,
+    write_week_history,
+)
+from skillbench.scorecard._noise import PAIRED, UNPAIRED, paired_week_delta
 from tests.helpers.shared import QDRANT, TINY_WEEK, require
 
 
@@ -88,7 +97,8 @@ def test_week_over_week_rule_with_five_real_weeks() -> None:
     row = wow.table.iloc[0]
     prev_lift, prev_se = real[3][1], real[3][2]
     within = sps.t.ppf(0.975, 25) * np.sqrt(se**2 + prev_se**2)
-    between = statistics.pstdev([w[1] for w in real[:4]])
+    # the between-week half-width: the same t, σ of the earlier lifts with ddof = 1, √2 for a difference of weeks
+    between = sps.t.ppf(0.975, 25) * np.sqrt(2) * statistics.stdev([w[1] for w in real[:4]])
     assert row["delta"] == pytest.approx(lift - prev_lift)
     assert row["within"] == pytest.approx(within)
     assert row["between"] == pytest.approx(between)
@@ -98,7 +108,8 @@ def test_week_over_week_rule_with_five_real_weeks() -> None:
     fourth = week_over_week(history, "r4", _lift({"sonnet": real[3][1:]}), "real")
     assert fourth.ready and fourth.previous == "r3"
     # Re-scoring an older week uses only the weeks before it: σ over r1..r3.
-    assert fourth.table.iloc[0]["between"] == pytest.approx(statistics.pstdev([w[1] for w in real[:3]]))
+    assert fourth.table.iloc[0]["between"] == pytest.approx(
+        sps.t.ppf(0.975, 25) * np.sqrt(2) * statistics.stdev([w[1] for w in real[:3]]))
 
 
 def test_a_partial_week_is_placed_by_its_own_window_not_its_run_key() -> None:
@@ -195,6 +206,83 @@ def test_a_damaged_history_row_is_refused_with_its_line(tmp_path: Path, line: by
     with pytest.raises(HistoryError, match=expected):
         update_history(path, history_rows("w10", "20260910T000000Z", _lift({"sonnet": (0.1, 0.05)}), "real"))
     assert path.read_bytes() == before
+
+
+def _week_prompts(values: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame({"model": "sonnet", "prompt": list(values), "d": list(values.values())})
+
+
+def _controls(state: str) -> pd.DataFrame:
+    return pd.DataFrame([{"window_end": "20260815T081641Z", "endpoint": "real", "model": "sonnet",
+                          "skill_family": "fam", "control": "aa", "state": state, "reason": ""}])
+
+
+def test_an_old_history_without_sidecars_reads_and_the_next_write_adds_them(tmp_path: Path) -> None:
+    """qdrant's file (no sidecar): it reads with no per-prompt lifts or control records; writing a new week creates
+    both sidecars with that week's rows only, and qdrant's own rows stay byte for byte."""
+    path = _qdrant_history(tmp_path)
+    theirs = path.read_bytes()
+    old = read_week_history(path)
+    assert len(old.rows) == 2 and old.prompts.empty and old.controls.empty
+    week = history_rows("20260815", "20260815T081641Z", _lift({"sonnet": (0.2, 0.05)}), "real")
+    new = old.with_week("20260815", week, _week_prompts({"p1": 0.25, "p2": -0.5}), _controls("VALID_NO_CHANGE"))
+    write_week_history(path, new)
+    assert path.read_bytes().startswith(theirs) and not endpoints_path(path).exists()
+    prompts = tmp_path / "scorecard-history.prompts.csv"
+    assert prompts.read_bytes() == (b"run_key,model,prompt,d\r\n20260815,sonnet,p1,0.250000\r\n"
+                                    b"20260815,sonnet,p2,-0.500000\r\n")
+    back = read_week_history(path)
+    assert back.prompts["d"].tolist() == [0.25, -0.5] and back.controls["state"].tolist() == ["VALID_NO_CHANGE"]
+    # Re-scoring the week replaces its sidecar rows as a set (a prompt it no longer has is gone), idempotently.
+    again = back.with_week("20260815", week, _week_prompts({"p1": 0.3}), _controls("VALID_PASS"))
+    write_week_history(path, again)
+    first = {f: f.read_bytes() for f in tmp_path.iterdir()}
+    write_week_history(path, read_week_history(path).with_week("20260815", week, _week_prompts({"p1": 0.3}),
+                                                               _controls("VALID_PASS")))
+    assert {f: f.read_bytes() for f in tmp_path.iterdir()} == first
+    back = read_week_history(path)
+    assert back.prompts[["prompt", "d"]].values.tolist() == [["p1", 0.3]]
+    assert back.controls["state"].tolist() == ["VALID_PASS"]
+    _summarize_eval_rewrite(path)  # qdrant's tool still rewrites its file, knowing nothing of ours
+    assert len(read_week_history(path).rows) == 3
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), [
+    ("prompts", "run_key,model,prompt,d\r\nw1,sonnet,p1\r\n", r"prompts.csv: line 2: 3 cells, expected 4"),
+    ("prompts", "run_key,model,prompt,d\r\nw1,sonnet,p1,lots\r\n", r"line 2: column 'd': 'lots' is not a number"),
+    ("prompts", "run_key,model,prompt,d\r\nw1,sonnet,p1,0.1\r\nw1,sonnet,p1,0.2\r\n",
+     r"line 3: w1 × sonnet × p1 again \(first on line 2\)"),
+    ("prompts", "run_key,model,d\r\n", r"columns are run_key, model, d, expected run_key, model, prompt, d"),
+    ("controls", "run_key,window_end,endpoint,model,skill_family,control,state,reason\r\nw1,,real,sonnet,f,aa,,\r\n",
+     r"controls.csv: line 2: column 'state' is empty"),
+])
+def test_a_damaged_sidecar_is_refused_with_its_file_and_line(tmp_path: Path, name: str, text: str,
+                                                             expected: str) -> None:
+    path = _qdrant_history(tmp_path)
+    (tmp_path / f"scorecard-history.{name}.csv").write_text(text, encoding="utf-8", newline="")
+    with pytest.raises(HistoryError, match=expected):
+        read_week_history(path)
+
+
+def test_week_over_week_pairs_the_prompts_both_weeks_share() -> None:
+    """r5 and r4 have per-prompt lifts: the paired rule (the same numbers as paired_week_delta); a model whose
+    previous week has none falls back to the unpaired rule, and the table says which."""
+    history, real = _weeks()
+    history = upsert(history, history_rows("r4", "20260804T120000Z", _lift({"haiku": (0.2, 0.05)}), "real"))
+    now = {"p1": 0.5, "p2": 0.25, "p3": 0.0, "p4": 0.75}
+    prev = {"p1": 0.25, "p2": 0.25, "p3": -0.25, "p4": 0.5}
+    prompts = pd.concat([_week_prompts(now).assign(run_key="r5"), _week_prompts(prev).assign(run_key="r4"),
+                         _week_prompts(now).assign(run_key="r5", model="haiku")], ignore_index=True)
+    key, lift, se = real[4]
+    wow = week_over_week(history, key, _lift({"sonnet": (lift, se), "haiku": (0.3, 0.05)}), "real", prompts=prompts)
+    table = wow.table.set_index("model")
+    expected = paired_week_delta(pd.Series(now), pd.Series(prev), prior_lifts=[w[1] for w in real[:4]])
+    assert table.at["sonnet", "rule"] == PAIRED and table.at["sonnet", "n"] == 4
+    for column, value in (("delta", expected.delta), ("se", expected.se), ("within", expected.within),
+                          ("between", expected.between), ("threshold", expected.threshold)):
+        assert table.at["sonnet", column] == pytest.approx(value), column
+    assert table.at["sonnet", "delta"] == pytest.approx(0.1875), "the hand case of week_delta_cases.json"
+    assert table.at["haiku", "rule"] == UNPAIRED and table.at["haiku", "delta"] == pytest.approx(0.1)
 
 
 def test_a_history_path_that_is_a_folder_is_refused(tmp_path: Path) -> None:

@@ -353,8 +353,11 @@ def test_prompt_movers_apply_the_noise_rule(weeks):
     movers = weekly.prompt_movers(weeks)
     assert not movers.empty
     assert set(movers["moved"]) <= {"yes", "no (within noise)", "n/a"}
-    ok = movers.dropna(subset=["threshold"])
-    assert ((ok["moved"] == "yes") == (ok["delta"].abs() > ok["threshold"])).all()
+    ok = movers.dropna(subset=["p_value"])
+    # the raw p is the band's verdict; moved is the Benjamini–Hochberg-adjusted one (never more than the raw)
+    assert ((ok["p_value"] < 0.05) == (ok["delta"].abs() > ok["threshold"])).all()
+    assert ((ok["moved"] == "yes") == (ok["p_adjusted"] <= 0.05)).all()
+    assert (ok["p_adjusted"] >= ok["p_value"] - 1e-12).all()
     assert (ok["threshold"] >= ok[["within", "between"]].max(axis=1) - 1e-12).all()
     assert movers["delta"].abs().is_monotonic_decreasing
     # Comparing a week with itself moves nothing.

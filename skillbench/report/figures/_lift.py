@@ -17,7 +17,7 @@ from skillbench.report.figures._base import (
     _figure,
     _palette,
 )
-from skillbench.scorecard import arm_names, between_noise, threshold, within_noise
+from skillbench.scorecard import arm_names, between_band, threshold, within_noise
 
 
 def lift_forest(lift: pd.DataFrame, uncertainty: pd.DataFrame | None = None, pair: ArmPair = DEFAULT_PAIR,
@@ -129,10 +129,11 @@ def cost_vs_lift(paired: pd.DataFrame, cost_deltas: pd.DataFrame, lift: pd.DataF
 def trend_bands(history: pd.DataFrame, endpoint: str | None = None) -> pd.DataFrame:
     """Per model and week, the lift and the don't-act band around the previous week's lift.
 
-    The band applies the week-over-week rule (:mod:`skillbench.scorecard._noise`) at every week: half-width =
-    max(z·√(SE_now² + SE_prev²), population SD of the earlier weeks' lifts (needs two)). It uses the normal
-    quantile (``df = ∞``) because the history does not keep each week's number of prompts; the scorecard's
-    exact rule uses t.
+    The band applies the week-over-week rule's unpaired form (:mod:`skillbench.scorecard._noise`) at every week:
+    half-width = max(z·√(SE_now² + SE_prev²), z·σ·√2 with σ the ddof = 1 SD of the earlier weeks' lifts (needs
+    two)). It uses the normal quantile (``df = ∞``) because the history does not keep each week's number of
+    prompts; the scorecard's exact rule uses t (and pairs the prompts when it can), and its band replaces the
+    latest week's in :func:`lift_trend`.
 
     Args:
         history: the numeric history (``scorecard_frames(...)["history"]``).
@@ -149,7 +150,7 @@ def trend_bands(history: pd.DataFrame, endpoint: str | None = None) -> pd.DataFr
         for i, rec in enumerate(g.itertuples(index=False)):
             low = high = np.nan
             if i >= 1:
-                half = threshold(within_noise(ses[i], ses[i - 1], np.inf), between_noise(lifts[:i]))
+                half = threshold(within_noise(ses[i], ses[i - 1], np.inf), between_band(lifts[:i], np.inf))
                 low, high = lifts[i - 1] - half, lifts[i - 1] + half
             rows.append({"model": model, "run_key": rec.run_key, "window_end": rec.window_end,
                          "must_lift": rec.must_lift, "must_lift_se": rec.must_lift_se, "band_low": low,
@@ -201,7 +202,8 @@ def lift_trend(history: pd.DataFrame, wow: pd.DataFrame | None = None, endpoint:
 
 
 def prompt_moves(movers: pd.DataFrame, top: int = 15) -> Figure:
-    """Dumbbells of the prompts whose lift moved most between two weeks; red when beyond noise.
+    """Dumbbells of the prompts whose lift moved most between two weeks; red when moved (beyond noise, after the
+    Benjamini–Hochberg correction across the week's moves).
 
     Args:
         movers: :func:`skillbench.weekly.prompt_movers` output.
@@ -223,5 +225,5 @@ def prompt_moves(movers: pd.DataFrame, top: int = 15) -> Figure:
     ax.axvline(0, color="#444", lw=0.8, ls="--")
     ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel("per-prompt lift: previous week (hollow) → this week (filled)")
-    ax.set_title("Largest per-prompt moves — red: beyond noise", loc="left", fontsize=11)
+    ax.set_title("Largest per-prompt moves — red: beyond noise (Benjamini–Hochberg)", loc="left", fontsize=11)
     return fig

@@ -1,0 +1,136 @@
+"""The history's tidy sidecars: each week's per-prompt lifts and its control verdicts, beside ``scorecard-history.csv``.
+
+The history itself keeps qdrant's 8 columns (one row per week × model), so what the week-over-week rule and the
+accumulated controls need at a finer grain lives in two files of ours beside it, named from the history's stem:
+
+* ``<stem>.prompts.csv`` (columns ``HISTORY_PROMPT_COLUMNS``): one row per
+  week × model × prompt, the prompt's lift ``d`` (treatment − control, must coverage averaged over reps) — what
+  the paired week-over-week Δ of a later week differences prompt by prompt;
+* ``<stem>.controls.csv`` (columns ``HISTORY_CONTROL_COLUMNS``): one row per
+  week × model × skill family × control comparison, the rubric gate's state and reason — what the accumulated
+  A/A false-pass rate counts. Each row carries its week's window end and endpoint kind, so a rate is read among
+  weeks of one kind, in the order they ran.
+
+A history without them (a week scored before they existed, qdrant's file) reads as having no such rows; the next
+week written adds its own. Both are written whole, atomically, in the history's CSV dialect (numbers with 6
+decimals, CRLF); a week's rows are replaced as a set (:func:`replace_week`), so a re-scored week never keeps a
+prompt or record it no longer has. A torn or hand-damaged row is refused with one line naming the file and line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from skillbench.ledgers._atomic import atomic_write_text
+from skillbench.ledgers._columns import HISTORY_CONTROL_COLUMNS, HISTORY_PROMPT_COLUMNS
+from skillbench.ledgers._readers import LedgerError
+
+_PROMPT_KEY = ("run_key", "model", "prompt")
+_CONTROL_KEY = ("run_key", "model", "skill_family", "control")
+_RESTORE = "restore the file from a good copy or delete that line (the week's next scorecard writes it again)"
+
+
+def history_sidecar(history_path: str | Path, suffix: str) -> Path:
+    """A sidecar of a history: (``scorecard-history.csv``, ``.prompts.csv``) → ``scorecard-history.prompts.csv``."""
+    path = Path(history_path)
+    return path.with_name(path.stem + suffix)
+
+
+def read_history_prompts(path: str | Path) -> pd.DataFrame:
+    """``<stem>.prompts.csv``: :data:`HISTORY_PROMPT_COLUMNS`, ``d`` as float; empty when the file is absent.
+
+    Raises:
+        LedgerError: one line naming the file and line (wrong columns or cells, an empty key, a ``d`` that is not a
+            number, a key twice).
+    """
+    frame = _read(Path(path), HISTORY_PROMPT_COLUMNS, _PROMPT_KEY, _PROMPT_KEY, numeric=("d",))
+    frame["d"] = pd.to_numeric(frame["d"]).astype(float)
+    return frame
+
+
+def read_history_controls(path: str | Path) -> pd.DataFrame:
+    """``<stem>.controls.csv``: :data:`HISTORY_CONTROL_COLUMNS` as text; empty when the file is absent.
+
+    Raises:
+        LedgerError: one line naming the file and line (wrong columns or cells, an empty key or state, a key twice).
+    """
+    return _read(Path(path), HISTORY_CONTROL_COLUMNS, (*_CONTROL_KEY, "endpoint", "state"), _CONTROL_KEY)
+
+
+def write_history_prompts(path: str | Path, frame: pd.DataFrame) -> None:
+    """Write ``<stem>.prompts.csv`` whole (``d`` with 6 decimals, empty when unknown)."""
+    out = frame.reindex(columns=list(HISTORY_PROMPT_COLUMNS)).copy()
+    out["d"] = ["" if pd.isna(v) else f"{float(v):.6f}" for v in out["d"]]
+    _write(Path(path), HISTORY_PROMPT_COLUMNS, out)
+
+
+def write_history_controls(path: str | Path, frame: pd.DataFrame) -> None:
+    """Write ``<stem>.controls.csv`` whole."""
+    _write(Path(path), HISTORY_CONTROL_COLUMNS, frame.reindex(columns=list(HISTORY_CONTROL_COLUMNS)).fillna(""))
+
+
+def replace_week(frame: pd.DataFrame, run_key: str, rows: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every row of ``run_key`` replaced by ``rows``: where the week's first old row was, else at the
+    end (a rewrite of an unchanged week leaves the file as it was)."""
+    rows = rows.assign(run_key=run_key).reindex(columns=list(frame.columns))
+    at = frame["run_key"].astype(str).eq(run_key).to_numpy()
+    first = int(at.argmax()) if at.any() else len(frame)
+    parts = [frame.iloc[:first][~at[:first]], rows, frame.iloc[first:][~at[first:]]]
+    parts = [p for p in parts if not p.empty]
+    return pd.concat(parts, ignore_index=True) if parts else frame.iloc[0:0].copy()
+
+
+def _read(path: Path, columns: tuple[str, ...], required: tuple[str, ...], unique: tuple[str, ...],
+          numeric: tuple[str, ...] = ()) -> pd.DataFrame:
+    if path.exists() and not path.is_file():
+        raise LedgerError(f"{path}: is a folder, not a history sidecar — move it away")
+    if not path.is_file():
+        return pd.DataFrame({c: pd.Series(dtype=str) for c in columns})
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise LedgerError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}) — {_RESTORE}") from exc
+    reader = csv.reader(io.StringIO(text, newline=""))
+    records: list[tuple[int, list[str]]] = []
+    try:
+        records = [(reader.line_num, cells) for cells in reader if cells]
+    except csv.Error as exc:
+        raise LedgerError(f"{path}: line {reader.line_num}: not a readable CSV row ({exc}) — {_RESTORE}") from exc
+    if not records or records[0][1] != list(columns):
+        found = ", ".join(records[0][1]) if records else "nothing"
+        raise LedgerError(f"{path}: columns are {found}, expected {', '.join(columns)} — {_RESTORE}")
+    seen: dict[tuple[str, ...], int] = {}
+    for line, cells in records[1:]:
+        if len(cells) != len(columns):
+            raise LedgerError(f"{path}: line {line}: {len(cells)} cells, expected {len(columns)} — a torn or "
+                              f"hand-edited row; {_RESTORE}")
+        row = dict(zip(columns, cells, strict=True))
+        empty = [c for c in required if not row[c].strip()]
+        if empty:
+            raise LedgerError(f"{path}: line {line}: column {empty[0]!r} is empty — {_RESTORE}")
+        for column in numeric:
+            if row[column].strip() and pd.isna(pd.to_numeric(row[column], errors="coerce")):
+                raise LedgerError(f"{path}: line {line}: column {column!r}: {row[column]!r} is not a number — "
+                                  f"{_RESTORE}")
+        k = tuple(row[c] for c in unique)
+        if k in seen:
+            raise LedgerError(f"{path}: line {line}: {' × '.join(k)} again (first on line {seen[k]}) — {_RESTORE}")
+        seen[k] = line
+    body = [cells for _, cells in records[1:]]
+    frame = pd.DataFrame(body, columns=list(columns)) if body else pd.DataFrame(columns=list(columns))
+    return frame.astype(str)
+
+
+def _write(path: Path, columns: tuple[str, ...], frame: pd.DataFrame) -> None:
+    if path.exists() and not path.is_file():
+        raise LedgerError(f"{path}: is a folder, not a history sidecar — move it away")
+    buf = io.StringIO()
+    writer = csv.writer(buf)  # the history's dialect: minimal quoting, CRLF
+    writer.writerow(columns)
+    writer.writerows(frame[list(columns)].astype(str).itertuples(index=False, name=None))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, buf.getvalue())
