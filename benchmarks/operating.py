@@ -47,15 +47,16 @@ Monte Carlo interval (:func:`skillbench.scorecard.rate_interval`: Wilson, exact 
 4. **Week over week, paired**: stationary 10-week histories of the same prompts (per-prompt true differences from
    qdrant's pool, re-centred on a lift of 0.35, plus week-to-week noise per prompt with qdrant's rep-to-rep SD), the
    last week compared with the one before; false alarms, and power when the last week's lift truly moved by 0.10 —
-   the unpaired rule (the two weeks' SEs as if independent: today's :mod:`skillbench.scorecard._noise`, or its
-   ``unpaired_week_delta``) beside the paired rule (``paired_week_delta``).
+   the rule before issue 31 (:func:`old_rule_alarm`), today's unpaired rule (``unpaired_week_delta``: the two
+   weeks' SEs as if independent, for a history without per-prompt lifts) and the paired rule
+   (``paired_week_delta``).
 
-**Plug-in points.** The week's Holm rule is :func:`skillbench.scorecard._verdicts.decide_week` and the objective
-record :func:`skillbench.scorecard._objective.objective_records` (its exact rate test,
-:func:`skillbench.scorecard._objective.objective_loss_test`). The F1 interval and the paired week-over-week rule are
-``skillbench.quality._trigger_stats.f1_interval`` and ``skillbench.scorecard._noise.paired_week_delta`` (with
-``unpaired_week_delta``): until this tree has them, stand-ins run (:func:`f1_standin`, :func:`paired_alarm`), their
-rows say ``(stand-in)`` and their bounds are not judged.
+**The project's functions.** The week's Holm rule is :func:`skillbench.scorecard._verdicts.decide_week`, the
+objective record :func:`skillbench.scorecard._objective.objective_records` (its exact rate test,
+:func:`~skillbench.scorecard._objective.objective_loss_test`), the κ interval
+:func:`skillbench.calibration.cluster_interval`, the F1 interval :func:`skillbench.quality._trigger_stats.f1_interval`
+(exact and conservative below 20 queries a side) and the week-over-week rules
+:func:`skillbench.scorecard._noise.paired_week_delta` and ``unpaired_week_delta``.
 
 A run of ≥ 2,000 weeks per scenario judges every "Done when" bound of issue 31 measured with the project's own
 functions (Holm family-wise upper bound ≤ 5 % in every null scenario within the sign test's assumptions, objective
@@ -69,13 +70,10 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib
 import json
 import os
 import sys
 import time
-import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +90,7 @@ from skillbench.calibration._intervals import kappa  # noqa: E402
 from skillbench.ledgers import load_week  # noqa: E402
 from skillbench.quality import build_trigger_set  # noqa: E402
 from skillbench.quality._trigger_set import TriggerSetError  # noqa: E402
+from skillbench.quality._trigger_stats import f1_interval as trigger_f1_interval  # noqa: E402
 from skillbench.scorecard import (  # noqa: E402
     _noise as noise,
     collapse_votes,
@@ -99,24 +98,11 @@ from skillbench.scorecard import (  # noqa: E402
     preference_gate,
     rate_interval,
 )
+from skillbench.scorecard._noise import paired_week_delta, unpaired_week_delta  # noqa: E402
 from skillbench.scorecard._objective import objective_records, stimulus_outcomes, transitions  # noqa: E402
-from skillbench.scorecard._stats import t_critical  # noqa: E402
 from skillbench.scorecard._verdicts import ALPHA, GateRecord, ObjectiveRecord, decide_record, decide_week  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
 from skillbench.vocab import BASELINE_ONLY, SKILLED_ONLY, VALID_PASS, VALID_REGRESSION  # noqa: E402
-
-
-def _plug(module: str, name: str) -> Callable[..., Any] | None:
-    """The project's function when this tree has it, else None (the stand-in runs and its rows say so)."""
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return None
-
-
-F1_INTERVAL = _plug("skillbench.quality._trigger_stats", "f1_interval")
-PAIRED_WEEK_DELTA = _plug("skillbench.scorecard._noise", "paired_week_delta")
-UNPAIRED_WEEK_DELTA = _plug("skillbench.scorecard._noise", "unpaired_week_delta")
 
 SHARED = Path(os.environ.get("SKILLBENCH_SHARED", ROOT.parent / "shared"))
 QDRANT_WEEK = SHARED / "datasets" / "qdrant-skills" / "evals" / "weekly" / "20260808"
@@ -385,37 +371,10 @@ def kappa_coverage(items: list[int], weeks: int, resamples: int, rng: np.random.
     return np.array(out)
 
 
-def f1_of(should: np.ndarray, fired: np.ndarray, axis: int = -1) -> np.ndarray:
-    tp = np.sum(should & fired, axis=axis)
-    fp = np.sum(~should & fired, axis=axis)
-    fn = np.sum(should & ~fired, axis=axis)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(2 * tp + fp + fn > 0, 2 * tp / np.maximum(2 * tp + fp + fn, 1), np.nan)
-
-
-def f1_standin(should: np.ndarray, fired: np.ndarray, resamples: int, seed: int) -> tuple[float, float]:
-    """Stand-in F1 interval until the trigger module's lands: BCa bootstrap over queries, percentile fallback."""
-    def stat(s: np.ndarray, f: np.ndarray, axis: int = -1) -> np.ndarray:
-        return f1_of(s.astype(bool), f.astype(bool), axis)
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for method in ("BCa", "percentile"):
-            ci = sps.bootstrap((should.astype(float), fired.astype(float)), stat, paired=True, vectorized=True,
-                               n_resamples=resamples, method=method,
-                               rng=np.random.default_rng(seed)).confidence_interval
-            if np.isfinite(ci.low) and np.isfinite(ci.high):
-                return float(ci.low), float(ci.high)
-    return float("nan"), float("nan")
-
-
 def f1_interval(should: np.ndarray, fired: np.ndarray, resamples: int, seed: int) -> tuple[float, float]:
-    """The F1 interval of one measured trigger set: :data:`F1_INTERVAL` (per query ``(activations, runs)`` on
-    each side), else the stand-in."""
-    if F1_INTERVAL is None:
-        return f1_standin(should, fired, resamples, seed)
+    """The trigger module's F1 interval of one measured trigger set (per query ``(activations, runs)``)."""
     units = np.stack([fired.astype(int), np.ones(len(fired), dtype=int)], axis=1)
-    got = F1_INTERVAL(units[should], units[~should], n_resamples=resamples, seed=seed)
+    got = trigger_f1_interval(units[should], units[~should], n_resamples=resamples, seed=seed)
     return got.low, got.high
 
 
@@ -447,34 +406,32 @@ def wow_pool(week_dir: Path) -> tuple[np.ndarray, float]:
 
 
 def paired_alarm(now: np.ndarray, prev: np.ndarray, earlier_lifts: np.ndarray) -> np.ndarray:
-    """The paired week-over-week rule, per history: :data:`PAIRED_WEEK_DELTA` when this tree has it, else a
-    stand-in — today's threshold with its within-week noise from the per-prompt paired differences,
-    ``t(n − 1)·SE(Δ)``, instead of the two weeks' SEs combined as independent."""
-    if PAIRED_WEEK_DELTA is not None:
-        prompts = np.arange(now.shape[1])
-        return np.array([PAIRED_WEEK_DELTA(pd.Series(a, index=prompts), pd.Series(b, index=prompts),
-                                           prior_lifts=lifts).verdict == noise.MOVED
-                         for a, b, lifts in zip(now, prev, earlier_lifts, strict=True)])
-    delta = now - prev
-    n = delta.shape[1]
-    within = t_critical(n - 1) * delta.std(axis=1, ddof=1) / np.sqrt(n)
-    between = np.array([noise.between_noise(row) for row in earlier_lifts])
-    return noise.moved(delta.mean(axis=1), noise.threshold(within, between)) == noise.MOVED
+    """The paired rule (:func:`~skillbench.scorecard._noise.paired_week_delta`), per history."""
+    prompts = np.arange(now.shape[1])
+    return np.array([paired_week_delta(pd.Series(a, index=prompts), pd.Series(b, index=prompts),
+                                       prior_lifts=lifts).verdict == noise.MOVED
+                     for a, b, lifts in zip(now, prev, earlier_lifts, strict=True)])
 
 
 def unpaired_alarm(now: np.ndarray, prev: np.ndarray, earlier_lifts: np.ndarray) -> np.ndarray:
-    """The unpaired rule (the two weeks as independent samples): :data:`UNPAIRED_WEEK_DELTA` when this tree has
-    it, else today's rule (:mod:`skillbench.scorecard._noise`'s within, between and threshold)."""
+    """The unpaired rule (:func:`~skillbench.scorecard._noise.unpaired_week_delta`: the two weeks as independent
+    samples, for a history without per-prompt lifts), per history."""
     n = now.shape[1]
     se_now, se_prev = (x.std(axis=1, ddof=1) / np.sqrt(n) for x in (now, prev))
-    lift_now, lift_prev = now.mean(axis=1), prev.mean(axis=1)
-    if UNPAIRED_WEEK_DELTA is not None:
-        return np.array([UNPAIRED_WEEK_DELTA((a, sa), (b, sb), n, prior_lifts=lifts).verdict == noise.MOVED
-                         for a, sa, b, sb, lifts in zip(lift_now, se_now, lift_prev, se_prev, earlier_lifts,
-                                                        strict=True)])
+    return np.array([unpaired_week_delta((a, sa), (b, sb), n, prior_lifts=lifts).verdict == noise.MOVED
+                     for a, sa, b, sb, lifts in zip(now.mean(axis=1), se_now, prev.mean(axis=1), se_prev,
+                                                    earlier_lifts, strict=True)])
+
+
+def old_rule_alarm(now: np.ndarray, prev: np.ndarray, earlier_lifts: np.ndarray) -> np.ndarray:
+    """The week-over-week rule before issue 31, kept here to compare: the two weeks' SEs combined as independent
+    (``t(n − 1)·√(SE_now² + SE_prev²)``) against the population SD (ddof = 0) of the earlier weeks' lifts, compared
+    with the difference as it is (no ``√2``), the larger of the two."""
+    n = now.shape[1]
+    se_now, se_prev = (x.std(axis=1, ddof=1) / np.sqrt(n) for x in (now, prev))
     within = noise.within_noise(se_now, se_prev, np.full(len(now), n - 1.0))
-    between = np.array([noise.between_noise(row) for row in earlier_lifts])
-    return noise.moved(lift_now - lift_prev, noise.threshold(within, between)) == noise.MOVED
+    between = earlier_lifts.std(axis=1, ddof=0)
+    return noise.moved(now.mean(axis=1) - prev.mean(axis=1), noise.threshold(within, between)) == noise.MOVED
 
 
 def wow_scenario(pool: np.ndarray, week_sd: float, n: int, histories: int,
@@ -486,6 +443,7 @@ def wow_scenario(pool: np.ndarray, week_sd: float, n: int, histories: int,
     out = {}
     for label, shift in (("null", 0.0), ("moved", MOVE)):
         now = d[:, -1] + shift
+        out[f"old_{label}"] = old_rule_alarm(now, d[:, -2], lifts[:, :-1])
         out[f"unpaired_{label}"] = unpaired_alarm(now, d[:, -2], lifts[:, :-1])
         out[f"paired_{label}"] = paired_alarm(now, d[:, -2], lifts[:, :-1])
     return out
@@ -500,7 +458,6 @@ class Row:
     scenario: str
     hits: np.ndarray
     bound: str = ""  # "≤ 5 %" or "93–97 %" or ""
-    judged: bool = True  # measured with the project's own function (a stand-in is not judged)
 
     @property
     def interval(self) -> Any:
@@ -509,8 +466,6 @@ class Row:
     def verdict(self, weeks: int) -> str:
         if not self.bound or self.bound == "sensitivity":
             return "outside the test's assumptions" if self.bound else ""
-        if not self.judged:
-            return "stand-in: not judged"
         if weeks < JUDGED_WEEKS:
             return f"not judged below {JUDGED_WEEKS:,}"
         if not self.met:
@@ -576,24 +531,22 @@ def measure(args: argparse.Namespace) -> tuple[Sizes, list[Row], dict[str, float
                         kappa_coverage(items, args.weeks, args.resamples, rng), "93–97 %"))
     seconds["kappa"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    f1_name = "F1 interval coverage" + ("" if F1_INTERVAL else " (stand-in bootstrap)")
     for label, counts in (("held-out split", sizes.trigger_test), ("whole trigger set", sizes.trigger_all)):
-        rows.append(Row(f1_name, f"{label}: {counts[0]} + {counts[1]} queries",
-                        f1_coverage(counts, args.weeks, args.resamples, rng), "93–97 %",
-                        judged=F1_INTERVAL is not None))
+        rows.append(Row("F1 interval coverage (exact below 20 a side)", f"{label}: {counts[0]} + {counts[1]} queries",
+                        f1_coverage(counts, args.weeks, args.resamples, rng), "93–97 %"))
     seconds["f1"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     pool, week_sd = wow_pool(args.week_dir)
-    paired = "paired rule" + ("" if PAIRED_WEEK_DELTA else " (stand-in)")
-    unpaired = "unpaired rule" if UNPAIRED_WEEK_DELTA else "today's rule"
     for n in sorted({sum(sizes.stimuli.values()), sizes.qdrant_prompts}):
         got = wow_scenario(pool, week_sd, n, args.weeks, rng)
         where = f"{n} prompts, 10-week histories"
-        rows.append(Row(f"week over week false alarm, {unpaired}", where, got["unpaired_null"]))
-        rows.append(Row(f"week over week false alarm, {paired}", where, got["paired_null"], "≤ 5 %",
-                        judged=PAIRED_WEEK_DELTA is not None))
-        rows.append(Row(f"week over week power at +{MOVE:.2f}, {unpaired}", where, got["unpaired_moved"]))
-        rows.append(Row(f"week over week power at +{MOVE:.2f}, {paired}", where, got["paired_moved"]))
+        rows.append(Row("week over week false alarm, the rule before (unpaired, σ ddof 0)", where,
+                        got["old_null"]))
+        rows.append(Row("week over week false alarm, unpaired rule", where, got["unpaired_null"]))
+        rows.append(Row("week over week false alarm, paired rule", where, got["paired_null"], "≤ 5 %"))
+        rows.append(Row(f"week over week power at +{MOVE:.2f}, the rule before", where, got["old_moved"]))
+        rows.append(Row(f"week over week power at +{MOVE:.2f}, unpaired rule", where, got["unpaired_moved"]))
+        rows.append(Row(f"week over week power at +{MOVE:.2f}, paired rule", where, got["paired_moved"]))
     seconds["week over week"] = time.perf_counter() - t0
     return sizes, rows, seconds
 
@@ -640,7 +593,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps([dict(zip(["measure", "scenario", "trials", "rate", "bound", "verdict"],
                                                   r.cells(args.weeks), strict=True)) for r in rows], indent=1))
-    failed = [r for r in rows if r.bound not in ("", "sensitivity") and r.judged and args.weeks >= JUDGED_WEEKS
+    failed = [r for r in rows if r.bound not in ("", "sensitivity") and args.weeks >= JUDGED_WEEKS
               and not r.met]
     for r in failed:
         print(f"NOT MET: {r.measure} ({r.scenario}) — bound {r.bound}")
