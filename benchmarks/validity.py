@@ -1,6 +1,8 @@
 """Benchmark: does the scorecard's uncertainty mean what it says? Coverage, gate error rates, week-over-week alarms.
 
 Not a test, and no model calls: synthetic weeks with a known truth, measured with the project's own functions.
+A whole week's verdicts read together (Holm across records, objective false alarms, κ/F1 coverage, paired week
+over week) are ``benchmarks/operating.py``'s.
 
 **Where the weeks come from.** qdrant's published week 1 (``../shared/datasets/qdrant-skills/evals/weekly/20260808``,
 26 prompts × 2 models) is read with skillbench's readers and scored by the scorecard

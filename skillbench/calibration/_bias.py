@@ -18,8 +18,11 @@ Every pair in ``pairs.csv`` was judged in both orders: in order ``ab`` the treat
   they cancel: for the simulated judge this estimates ``(1 − position_bias) · length_bias``.
 
 Errored pairs (empty ``outcome`` or a non-empty ``error``) are left out and counted in the row's note. The
-interval is :func:`scipy.stats.bootstrap` over pair rows with a fixed seed: BCa, or the percentile interval
-(said in the note) where BCa is undefined, e.g. when every pair gives the same value.
+interval is :func:`scipy.stats.bootstrap` **over prompts** with a fixed seed: the reps of a prompt (and its
+pairs under each model) share the prompt's answers' character, so they are not independent pairs, and the claim
+— this judge prefers a position or a length — is about prompts in general; each measure is a ratio of sums, so a
+prompt enters a resample with all its pairs (the note says how many prompts were resampled). BCa, or the
+percentile interval (said in the note) where BCa is undefined, e.g. when every prompt gives the same value.
 """
 
 from __future__ import annotations
@@ -49,14 +52,23 @@ def empty_bias() -> pd.DataFrame:
                                       int if c == "n" else str) for c in BIAS_COLUMNS})
 
 
+def by_cluster(num: np.ndarray, den: np.ndarray, clusters: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``num`` and ``den`` summed per cluster (first-seen order): a ratio of sums is the same over the sums, and
+    resampling their rows resamples whole clusters."""
+    keys = pd.Series(np.asarray(clusters)).astype(str)
+    frame = pd.DataFrame({"num": np.asarray(num, float), "den": np.asarray(den, float), "key": keys})
+    summed = frame.groupby("key", sort=False)[["num", "den"]].sum()
+    return summed["num"].to_numpy(), summed["den"].to_numpy()
+
+
 def _interval(num: np.ndarray, den: np.ndarray, n_resamples: int, seed: int,
               confidence: float) -> tuple[float, float, float, str]:
-    """``(estimate, low, high, note)`` of ``sum(num) / sum(den)``, bootstrapped over rows."""
+    """``(estimate, low, high, note)`` of ``sum(num) / sum(den)``, bootstrapped over rows (one row per cluster)."""
     if len(num) == 0:
         return np.nan, np.nan, np.nan, ""
     estimate = float(num.sum() / den.sum())
     if len(num) < 2:
-        return estimate, np.nan, np.nan, "one pair: no interval"
+        return estimate, np.nan, np.nan, "one prompt: no interval"
 
     def ratio(x: np.ndarray, d: np.ndarray, axis: int = -1) -> np.ndarray:
         return x.sum(axis=axis) / d.sum(axis=axis)
@@ -76,8 +88,8 @@ def _interval(num: np.ndarray, den: np.ndarray, n_resamples: int, seed: int,
     if not (np.isfinite(low) and np.isfinite(high)):  # every resample the same value: the interval is that value
         low = high = estimate
     same = np.allclose(num / den, num[0] / den[0])
-    return estimate, low, high, ("percentile interval (BCa undefined: every pair gives the same value)" if same
-                                 else "percentile interval (BCa undefined for these pairs)")
+    return estimate, low, high, ("percentile interval (BCa undefined: every prompt gives the same value)" if same
+                                 else "percentile interval (BCa undefined for these prompts)")
 
 
 def _reading(measure: str, n: int, estimate: float, low: float, high: float) -> str:
@@ -139,7 +151,8 @@ def pairwise_bias(pairs: pd.DataFrame, *, lengths: pd.DataFrame | None = None, e
         where: what ``pairs`` is, for error messages (a file name).
 
     Returns:
-        One row per judge model and measure (:data:`BIAS_COLUMNS`; ``n`` counts pairs, the unit resampled).
+        One row per judge model and measure (:data:`BIAS_COLUMNS`; ``n`` counts pairs; the unit resampled is the
+        prompt, and the note says how many).
 
     Raises:
         ValueError: a column is missing, or a judged pair's winner is not ``A``, ``B`` or ``tie``.
@@ -176,13 +189,18 @@ def pairwise_bias(pairs: pd.DataFrame, *, lengths: pd.DataFrame | None = None, e
                         - (picks[o][use].to_numpy() == shorter).astype(float) for o in ("ab", "ba"))
             data["length_bias"] = (np.asarray(votes, float).reshape(-1), np.full(int(use.sum()), 2.0))
             length_note = ""
+        prompts = {"order_flip_rate": ok["prompt"].to_numpy(), "position_bias": ok["prompt"].to_numpy(),
+                   "length_bias": ok["prompt"].to_numpy()[use.to_numpy()] if "equal" in ok.columns else None}
         for measure in MEASURES:
             num, den = data.get(measure, (np.array([]), np.array([])))
-            est, low, high, how = _interval(num, den, n_resamples, seed, confidence)
+            c_num, c_den = by_cluster(num, den, prompts[measure]) if len(num) else (num, den)
+            est, low, high, how = _interval(c_num, c_den, n_resamples, seed, confidence)
+            resampled = f"resampled by prompt ({len(c_num)} prompts)" if len(c_num) else ""
             unmeasured = measure == "length_bias" and length_note
             reading = length_note if unmeasured else _reading(measure, len(num), est, low, high)
             rows.append({"judge_model": judge, "measure": measure, "n": len(num), "estimate": est, "ci_low": low,
-                         "ci_high": high, "reading": reading, "note": "; ".join(n for n in (note, how) if n)})
+                         "ci_high": high, "reading": reading,
+                         "note": "; ".join(n for n in (note, resampled, how) if n)})
     return pd.DataFrame(rows, columns=list(BIAS_COLUMNS)).astype({"n": int})
 
 

@@ -320,7 +320,8 @@ def bias_section(bias: pd.DataFrame | None, *, has_pairs: bool = True) -> list[s
             "Each pair is judged in both orders. Order flip rate: the share of pairs whose preferred answer changes "
             "when the order is swapped. Position bias: (#A − #B) / verdicts over both orders (0 for a position-"
             "blind judge; the share of verdicts that pick A whatever the content). Length bias: among pairs the "
-            "rubric judge scored equal, (#longer − #shorter) / verdicts. Intervals: 95 % bootstrap over pairs.",
+            "rubric judge scored equal, (#longer − #shorter) / verdicts. Intervals: 95 % bootstrap over prompts "
+            "(a prompt's pairs, every rep and model, are resampled together).",
             "",
             _table(shown, ["judge_model", "measure", "n", "estimate", "interval", "reading", "note"],
                    ["judge", "measure", "pairs", "estimate", "interval", "reading", "note"]), ""]

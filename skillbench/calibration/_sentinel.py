@@ -11,9 +11,11 @@ most recent earlier week of the same weekly folder that has a sentinel for the s
 must credit (must items) and for agreement with the gold labels (every item):
 
 * the move is the mean of the **paired** per-item differences (the gold items graded in both weeks);
-* within-week noise is ``t(n − 1) × SE`` of those differences; between-week noise is ``t(n − 1) × σ × √2``, σ the
-  ddof = 1 spread of the earlier weeks' values (:func:`~skillbench.scorecard._noise.between_band`, two or more
-  earlier weeks);
+* within-week noise is ``t(a − 1) × SE`` of that mean with the items **clustered by gold answer** (``a`` answers
+  with a paired item; :func:`clustered_mean_se`): the items of one answer are graded in one call and move
+  together, so counting them as independent would make the band too narrow; between-week noise is
+  ``t(a − 1) × σ × √2``, σ the ddof = 1 spread of the earlier weeks' values
+  (:func:`~skillbench.scorecard._noise.between_band`, two or more earlier weeks);
 * ``limit = threshold(within, between)``; the measure moved when ``moved(move, limit)``.
 
 The week is flagged when either measure moved ("drift") or when the judge model or its resolved snapshot differs
@@ -42,7 +44,8 @@ BASELINE, STABLE, DRIFT, JUDGE_CHANGED = "baseline", "stable", "drift", "judge c
 FLAGS = (BASELINE, STABLE, DRIFT, JUDGE_CHANGED)
 SENTINEL_GRADE_COLUMNS = [*GRADE_COLUMNS, "gold_verdict", "gold_positive", "agrees"]
 MEASURES = {"must_credit": "mean must credit", "agreement": "agreement with the gold labels"}
-COMPARISON_COLUMNS = ["measure", "n_paired", "now", "previous", "move", "within", "between", "threshold", "moved"]
+COMPARISON_COLUMNS = ["measure", "n_paired", "n_answers", "now", "previous", "move", "within", "between",
+                      "threshold", "moved"]
 
 
 @dataclass
@@ -125,6 +128,25 @@ def _earlier_weeks(run_dir: Path, sha: str, endpoint: str, window_end: str) -> l
     return [(folder, summary) for _, folder, summary in sorted(found, key=lambda w: w[0])]
 
 
+def clustered_mean_se(values: np.ndarray, clusters: np.ndarray) -> tuple[float, float, int]:
+    """The mean of ``values`` with its cluster-robust SE: ``(mean, SE, clusters)``.
+
+    ``SE² = C/(C − 1) · Σ_c (Σ_{i∈c} (xᵢ − x̄))² / N²`` over ``C`` clusters of ``N`` values in all (the
+    linearisation, "CR1", variance of a mean); with one value per cluster it is the usual ``s/√N`` (ddof = 1).
+    NaN below two clusters.
+    """
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    if n == 0:
+        return float("nan"), float("nan"), 0
+    mean = float(x.mean())
+    sums = pd.Series(x - mean).groupby(np.asarray(clusters)).sum().to_numpy()
+    c = len(sums)
+    if c < 2:
+        return mean, float("nan"), c
+    return mean, float(np.sqrt(c / (c - 1) * np.sum(sums**2)) / n), c
+
+
 def compare_weeks(now: pd.DataFrame, earlier: list[tuple[pd.DataFrame, dict[str, Any]]],
                   confidence: float = 0.95) -> pd.DataFrame:
     """The drift rule's table (see the module docstring): one row per measure.
@@ -145,14 +167,13 @@ def compare_weeks(now: pd.DataFrame, earlier: list[tuple[pd.DataFrame, dict[str,
         both = a[[*key, column]].merge(b[[*key, column]], on=key, suffixes=("_now", "_prev")).dropna()
         d = (both[f"{column}_now"].astype(float) - both[f"{column}_prev"].astype(float)).to_numpy()
         n = len(d)
-        move = float(d.mean()) if n else float("nan")
-        se = float(d.std(ddof=1) / np.sqrt(n)) if n >= 2 else float("nan")
-        within = t_critical(n - 1, confidence) * se if n >= 2 else float("nan")
+        move, se, answers = clustered_mean_se(d, both["run_id"].astype(str).to_numpy())
+        within = t_critical(answers - 1, confidence) * se if answers >= 2 else float("nan")
         # on the scale of a difference of two weeks, with the within band's t (scorecard/_noise.py's one rule)
         between = between_band([s.get(measure) if s.get(measure) is not None else np.nan for _, s in earlier],
-                               n - 1 if n >= 2 else np.inf, confidence)
+                               answers - 1 if answers >= 2 else np.inf, confidence)
         limit = threshold(within, between)
-        rows.append({"measure": measure, "n_paired": n,
+        rows.append({"measure": measure, "n_paired": n, "n_answers": answers,
                      "now": float(a[column].mean()) if a[column].notna().any() else float("nan"),
                      "previous": float(b[column].mean()) if b[column].notna().any() else float("nan"),
                      "move": move, "within": within, "between": between, "threshold": limit,
@@ -183,7 +204,7 @@ def judge_sentinel(run_dir: Path, grades: pd.DataFrame, gold_path: Path, *, judg
         for row in comparison.itertuples(index=False):
             if row.moved == "yes":
                 reasons.append(f"{MEASURES[row.measure]} moved {row.move:+.3f} since {prev_dir.name} (threshold "
-                               f"{row.threshold:.3f}, {row.n_paired} paired items)")
+                               f"{row.threshold:.3f}, {row.n_paired} paired items of {row.n_answers} answers)")
         drift = bool(reasons)
         for what, old, new in (("judge model", prev.get("judge_model", ""), judge_model),
                                ("judge snapshot", prev.get("judge_snapshot", ""), snapshot)):

@@ -373,16 +373,18 @@ def sentinel_markdown(s: dict[str, Any] | None) -> str:
              f"judge {md_code(s.get('judge_model', ''))}, resolved snapshot "
              f"{md_code(s.get('judge_snapshot') or 'unknown')}. Agreement with the gold labels "
              f"{fmt(s.get('agreement'))} (Cohen's κ {kappa}), mean must credit {fmt(s.get('must_credit'))}.", ""]
-    rows = [[MEASURE_NAMES.get(r["measure"], r["measure"]), r["n_paired"], fmt(r["now"]), fmt(r["previous"]),
-             signed(r["move"]), fmt(r["within"]), fmt(r["between"]), fmt(r["threshold"]), r["moved"]]
+    rows = [[MEASURE_NAMES.get(r["measure"], r["measure"]), r["n_paired"], r.get("n_answers", "—"), fmt(r["now"]),
+             fmt(r["previous"]), signed(r["move"]), fmt(r["within"]), fmt(r["between"]), fmt(r["threshold"]),
+             r["moved"]]
             for r in s.get("comparison") or []]
     if rows:
         prev = s.get("previous") or {}
         lines += [f"Against {prev.get('run_key', 'the previous week')} (the most recent earlier week with this gold "
-                  "set and endpoint kind): the move is the mean of the paired per-item differences, within = t(n−1)·SE "
-                  "of those differences, between = the spread of the earlier weeks' values, threshold = the larger.",
-                  "", md_table(["measure", "paired items", "this week", "previous", "move", "within", "between",
-                                "threshold", "moved?"], rows), ""]
+                  "set and endpoint kind): the move is the mean of the paired per-item differences, within = "
+                  "t(a−1)·SE of that mean with the items clustered by gold answer (a answers), between = "
+                  "t(a−1)·σ·√2 with σ the spread (ddof 1) of the earlier weeks' values, threshold = the larger.",
+                  "", md_table(["measure", "paired items", "answers", "this week", "previous", "move", "within",
+                                "between", "threshold", "moved?"], rows), ""]
     flag = str(s.get("flag", ""))
     verdict = f"**{DRIFT_BANNER}**" if s.get("flagged") else f"**{flag}**"
     lines += [f"Flag: {verdict} — {'; '.join(s.get('reasons') or []) or flag}.", ""]

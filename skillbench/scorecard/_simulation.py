@@ -23,14 +23,15 @@ run's last attempt counts). Four comparisons, each from the ledgers only:
 
 **The flag.** The measurement disagrees with the truth beyond its stated uncertainty when an interval the scorecard
 reports (t or bootstrap, with ≥ 2 prompts) misses the true lift, when an item type's judge accuracy is credibly
-below :data:`JUDGE_ACCURACY_FLOOR` (one-sided exact binomial test at :data:`FLOOR_ALPHA`: a handful of items
-cannot trip it by chance), or when the measured gate verdict contradicts the truth-implied one: it differs, and
-no single stimulus voting otherwise would make the measured record reach the truth's verdict. A verdict one
-stimulus vote from the truth's is the gate's own resolution at n = 5–8 stimuli (one vote moves p across 0.05),
-and a judge that errs on a few percent of items moves a vote now and then: it is shown (``one_vote``), not
-flagged, while a difference the votes cannot explain (an activation contract the truth does not share, judge
-errors, votes far apart) is. The scorecard's title and notes say so (:attr:`SimulationCheck.flagged`), so a
-damaged measurement never reads as clean.
+below :data:`JUDGE_ACCURACY_FLOOR` (one-sided exact binomial test at :data:`FLOOR_ALPHA`: a handful of items cannot
+trip it by chance; the items of one run are not independent — a judge that misreads an answer misreads several of
+its items — so the test counts items clustered by run, :func:`clustered_floor_test`), or when the measured gate
+verdict contradicts the truth-implied one: it differs, and no single stimulus voting otherwise would make the
+measured record reach the truth's verdict. A verdict one stimulus vote from the truth's is the gate's own resolution
+at n = 5–8 stimuli (one vote moves p across 0.05), and a judge that errs on a few percent of items moves a vote now
+and then: it is shown (``one_vote``), not flagged, while a difference the votes cannot explain (an activation
+contract the truth does not share, judge errors, votes far apart) is. The scorecard's title and notes say so
+(:attr:`SimulationCheck.flagged`), so a damaged measurement never reads as clean.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from itertools import permutations
 
+import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
+from scipy.special import betainc
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.ledgers import final_truth
@@ -58,8 +60,8 @@ NO_ROUTE = "none"
 CREDITED = {"must": "covered", "bonus": "covered", "avoid": "violated"}
 LIFT_COLUMNS = ["model", "n_pairs", "true_lift", "measured_lift", "ci_low", "ci_high", "t_covers", "boot_low",
                 "boot_high", "boot_covers"]
-JUDGE_COLUMNS = ["item_type", "n", "agree", "accuracy", "truth_omitted", "false_met", "false_met_rate",
-                 "p_below_floor", "below_floor"]
+JUDGE_COLUMNS = ["item_type", "n", "agree", "accuracy", "truth_omitted", "false_met", "false_met_rate", "runs",
+                 "design_effect", "p_below_floor", "below_floor"]
 ACTIVATION_COLUMNS = ["condition", "runs", "agree", "agreement"]
 GATE_COLUMNS = ["skill_family", "model", "measured", "truth", "measured_evidence", "truth_evidence", "agrees",
                 "one_vote", "contradicts"]
@@ -164,8 +166,44 @@ def lift_against_truth(truth_prompts: pd.DataFrame, lift: pd.DataFrame, uncertai
     return out[LIFT_COLUMNS].reset_index(drop=True)
 
 
+def clustered_floor_test(agree: np.ndarray, items: np.ndarray, floor: float = JUDGE_ACCURACY_FLOOR
+                         ) -> tuple[float, float]:
+    """One-sided p that accuracy is below ``floor``, items clustered by run: ``(design effect, p)``.
+
+    The Rao–Scott adjustment of the exact binomial test: the design effect ``deff`` is the run-clustered
+    (ratio-estimator, linearisation) variance of the accuracy over its variance were the items independent,
+    floored at 1 (clustering never makes the test bolder); the item counts are divided by it — ``deff`` items
+    of a run carry the information of one independent item — and the one-sided exact binomial p is read at those
+    effective counts (the binomial CDF's regularised incomplete beta form, which takes non-integer counts). With
+    every run's accuracy the same, ``deff`` is 1 and p is :func:`scipy.stats.binomtest`'s; with one run there is no
+    between-run spread to measure, so the run counts as one item.
+
+    Args:
+        agree: per run, the items the judge got right; ``items``: per run, the items compared (same order).
+    """
+    a, m = np.asarray(agree, dtype=float), np.asarray(items, dtype=float)
+    runs, n, k = len(m), float(m.sum()), float(a.sum())
+    if n == 0:
+        return float("nan"), float("nan")
+    rate = k / n
+    if runs < 2:
+        deff = n
+    else:
+        clustered = runs / (runs - 1) * float(np.sum((a - rate * m) ** 2)) / n**2
+        independent = rate * (1 - rate) / n
+        deff = max(1.0, clustered / independent) if independent > 0 else 1.0
+    n_eff, k_eff = n / deff, k / deff
+    # P(X ≤ k) for X ~ Binomial(n, floor) is I_{1−floor}(n − k, k + 1); at k = n it is 1
+    p = 1.0 if k_eff >= n_eff else float(betainc(n_eff - k_eff, k_eff + 1, 1 - floor))
+    return deff, p
+
+
 def judge_against_truth(scores: pd.DataFrame, truth: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Per item type, the judge's graded verdicts against the truth rows of the same run and item.
+
+    Whether accuracy is credibly below :data:`JUDGE_ACCURACY_FLOOR` is :func:`clustered_floor_test` over the
+    runs (``runs``, ``design_effect``): the claim is about the judge on answers, and one answer's items stand or
+    fall together.
 
     Returns:
         (:data:`JUDGE_COLUMNS` per item type, the number of graded items without a truth row).
@@ -183,11 +221,13 @@ def judge_against_truth(scores: pd.DataFrame, truth: pd.DataFrame) -> tuple[pd.D
         n, agree = len(block), int((judge_says == truth_says).sum())
         omitted = ~truth_says
         false_met = int((judge_says & omitted).sum())
-        p = float(binomtest(agree, n, JUDGE_ACCURACY_FLOOR, alternative="less").pvalue) if n else float("nan")
+        per_run = (judge_says == truth_says).groupby(block["run_id"]).agg(["sum", "size"])
+        deff, p = clustered_floor_test(per_run["sum"].to_numpy(), per_run["size"].to_numpy())
         rows.append({"item_type": kind, "n": n, "agree": agree, "accuracy": agree / n if n else float("nan"),
                      "truth_omitted": int(omitted.sum()), "false_met": false_met,
                      "false_met_rate": false_met / int(omitted.sum()) if omitted.any() else float("nan"),
-                     "p_below_floor": p, "below_floor": bool(n and p <= FLOOR_ALPHA)})
+                     "runs": len(per_run), "design_effect": deff, "p_below_floor": p,
+                     "below_floor": bool(n and p <= FLOOR_ALPHA)})
     return pd.DataFrame(rows, columns=JUDGE_COLUMNS), int(len(both) - len(matched))
 
 
