@@ -15,6 +15,7 @@ disagrees with the verdict it explains. Every name in a cell came from a pull re
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -261,5 +262,19 @@ def error_control_line(gate: pd.DataFrame, scope: str = "this report") -> str:
     tail = (f"; {len(lost)} pass{'es' if len(lost) != 1 else ''} alone but not after the correction ({names})"
             if len(lost) else "")
     alone = passes + len(lost)
-    return (f"Error control: {family_words(members, HOLM)} in {scope}; {alone} pass{'es' if alone != 1 else ''} "
+    line = (f"Error control: {family_words(members, HOLM)} in {scope}; {alone} pass{'es' if alone != 1 else ''} "
             f"alone, {passes} survive{'s' if passes == 1 else ''}{tail}.")
+    need = votes_to_survive(members)
+    if members > 1 and "wins" in gate and "losses" in gate:
+        short = gate[gate["p_adjusted"].notna() & (gate["wins"] + gate["losses"]).lt(need)]
+        if len(short):
+            line += (f" Among {members} records even a clean sweep needs {need} stimuli voting W or L to survive "
+                     f"(0.5^{need} × {members} ≤ 0.05): {len(short)} of them had fewer and could not pass — add "
+                     "preference-eligible prompts, or report fewer families × models at once.")
+    return line
+
+
+def votes_to_survive(members: int, alpha: float = 0.05) -> int:
+    """The fewest W/L votes with which an all-wins record survives Holm among ``members`` records: its one-sided
+    sign-test p is ``0.5^n`` and Holm multiplies the smallest p by ``members``."""
+    return max(1, math.ceil(math.log2(max(members, 1) / alpha)))

@@ -30,6 +30,7 @@ from skillbench.scorecard import (
     verdict_label,
     write_scorecard,
 )
+from skillbench.scorecard._render_stimuli import votes_to_survive
 from tests.security.test_report import FAMILY, _text, assert_inert, hostile_week  # noqa: F401
 
 TINY_COMPARE = Path(__file__).resolve().parents[1] / "data" / "tiny-compare" / "compare"
@@ -85,13 +86,25 @@ def test_the_page_says_which_passes_survive_holm() -> None:
     gate = _gate(("fam-a", "haiku", "VALID_PASS", "", "n=9"),
                  ("fam-b", "haiku", "VALID_NO_CHANGE", "not_significant_adjusted", "n=5"),
                  ("fam-c", "haiku", "INVALID_INCONCLUSIVE", "underpowered", "n=3"))
-    gate = gate.assign(p_value=[1 / 512, 1 / 32, 1 / 8], p_adjusted=[2 / 512, 2 / 32, float("nan")])
+    gate = gate.assign(wins=[9, 5, 3], p_value=[1 / 512, 1 / 32, 1 / 8], p_adjusted=[2 / 512, 2 / 32, float("nan")])
     _, rows = gate_rows(gate)
     assert [r[4] for r in rows] == ["0.001953 → 0.003906", "0.03125 → 0.0625", "–"]
     assert error_control_line(gate, "this week") == (
         "Error control: Holm (family-wise error ≤ 5 %) across the 2 records with a test in this week; 2 passes "
-        "alone, 1 survives; 1 pass alone but not after the correction (fam-b × haiku).")
+        "alone, 1 survives; 1 pass alone but not after the correction (fam-b × haiku). Among 2 records even a "
+        "clean sweep needs 6 stimuli voting W or L to survive (0.5^6 × 2 ≤ 0.05): 1 of them had fewer and could "
+        "not pass — add preference-eligible prompts, or report fewer families × models at once.")
     assert "nothing was corrected" in error_control_line(gate.iloc[2:], "this week")
+
+
+def test_the_page_says_when_a_record_is_too_small_to_survive_holm() -> None:
+    """oc's operating characteristics: 14 records of 8 stimuli can never pass (0.5^8 × 14 > 0.05); say so."""
+    assert [votes_to_survive(m) for m in (1, 2, 14, 40)] == [5, 6, 9, 10]  # ⌈log2(m / 0.05)⌉
+    records = [(f"fam-{i:02d}", "haiku", "VALID_NO_CHANGE", "not_significant_adjusted", "n=8") for i in range(14)]
+    gate = _gate(*records).assign(wins=8, ties=0, losses=0, p_value=1 / 256, p_adjusted=14 / 256)
+    line = error_control_line(gate, "this week")
+    assert "even a clean sweep needs 9 stimuli voting W or L to survive" in line
+    assert "14 of them had fewer and could not pass" in line
 
 
 def test_every_invalid_family_is_listed_with_its_line_uncapped() -> None:
