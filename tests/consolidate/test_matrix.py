@@ -2,7 +2,8 @@
 consolidated into one run directory that equals an unsharded pass; judge legs on copies of it consolidated and
 scored as a complete week; and the merges consolidate refuses (nothing written) or labels INCOMPLETE.
 
-The matrix is the tiny suite × haiku × 3 conditions × 2 reps (16 runs). Every generate pass runs once per module.
+The matrix is the tiny suite × haiku × 3 conditions × 1 rep (8 runs: 2 lift prompts × 3 arms and the dormancy
+prompt in the 2 skilled arms; the legs hold 4, 3 and 1). Every generate pass runs once per module.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from tests.helpers.shared import IN_CI, ROOT, TINY_SUITE
 from tests.helpers.sim import require_cli
 
 CLI = [sys.executable, "-c", "import sys; from skillbench.cli import main; sys.exit(main())"]  # its UsageError → 2
-GENERATE = ["generate", str(TINY_SUITE), "--run-key", "t1", "--backend", "sim", "--models", "haiku", "--reps", "2",
+# One rep: sharding and merging do not depend on how many reps a prompt has, and each run costs a container.
+GENERATE = ["generate", str(TINY_SUITE), "--run-key", "t1", "--backend", "sim", "--models", "haiku", "--reps", "1",
             "--sandbox", "docker", "--jobs", "2", "--timeout", "180"]
 MANIFEST_KEYS = ["run_id", "prompt", "skill_family", "model", "condition", "rep", "dormancy", "run_state",
                  "skill_activation", "sandbox", "endpoint"]
 N = 3
+RUNS = 8  # the matrix's planned runs
 
 pytestmark = [pytest.mark.docker, pytest.mark.cli]
 
@@ -100,17 +103,17 @@ def test_the_merge_equals_an_unsharded_pass(matrix, merged):
     assert json.loads((merged / "run.json").read_text()) == json.loads((local / "run.json").read_text())
     run_ids = sorted(p.parent.name for p in merged.glob("*/metadata.json"))
     assert run_ids == sorted(p.parent.name for p in local.glob("*/metadata.json"))
-    assert len(run_ids) == 16
+    assert len(run_ids) == RUNS
     pd.testing.assert_frame_equal(frame(merged / "manifest.csv", MANIFEST_KEYS), frame(local / "manifest.csv",
                                                                                          MANIFEST_KEYS))
     assert set(frame(merged / "manifest.csv")["sandbox"]) == {"docker"}
     pd.testing.assert_frame_equal(frame(merged / "truth.csv"), frame(local / "truth.csv"))
     recon = json.loads((merged / RECONCILIATION_FILE).read_text())
-    assert recon["complete"] and recon["observed"] == recon["expected"] == 16
+    assert recon["complete"] and recon["observed"] == recon["expected"] == RUNS
     assert [c["shard"] for c in recon["consolidated_from"]] == ["1/3", "2/3", "3/3"]
     record = json.loads((merged / CONSOLIDATION_FILE).read_text())
     assert record["status"] == "COMPLETE" and record["kind"] == "generate"
-    assert record["generate"]["runs"] == {"planned": 16, "complete": 16, "missing": []}
+    assert record["generate"]["runs"] == {"planned": RUNS, "complete": RUNS, "missing": []}
     assert [s["folder"] for s in record["generate"]["shards"]] == [str(matrix[f"leg{i}"]) for i in (1, 2, 3)]
     assert not list(merged.glob("shard-*-of-*.json"))  # the merged week is not a leg
     for run_id in run_ids:  # each run folder is its owner leg's, byte for byte
@@ -214,7 +217,7 @@ def test_an_incomplete_leg_merges_labelled_incomplete_and_stays_out_of_the_histo
     recon = json.loads((week / RECONCILIATION_FILE).read_text())
     # kept out by the leg's --limit: limited (a later pass of the leg runs it), never also missing; not complete
     assert not recon["complete"] and recon["limited"] == [lost] and lost not in recon["missing"]
-    assert not (week / lost).exists() and len(list(week.glob("*/metadata.json"))) == 15
+    assert not (week / lost).exists() and len(list(week.glob("*/metadata.json"))) == RUNS - 1
     scored = cli("scorecard", str(week), "--bootstrap", "200")
     assert scored.returncode == 1
     assert "INCOMPLETE" in scored.stderr and "consolidation.json says the merge of the shards is INCOMPLETE" in \

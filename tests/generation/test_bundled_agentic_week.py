@@ -19,15 +19,24 @@ from tests.generation.test_generate import require_docker
 from tests.helpers.sim import assert_checks_agree_with_truth, generate_sim_week, require_cli
 
 FAMILY = "analysis-debugging"
+# Three of the family's seven tasks cover every case this week is about: every check type the family uses
+# (file_matches only in the merge task), run_command checks that pass (dayfirst) and fail (merge), output checks
+# both ways, and the dormancy chore that runs with-skill only. Each bundled task's own checks are shown real in
+# the runner image by tests/suite/test_bundled_tasks.py; running all seven here cost 26 container runs (48 s in CI).
+LIFT_PROMPTS = ["debug-dayfirst-dates", "debug-merge-duplicate-keys"]
+DORMANCY_PROMPT = "dormancy-debug-rename-exports"
+REPS = 2
 
 
 @pytest.fixture(scope="module")
 def agentic_week(tmp_path_factory) -> Path:
-    """One haiku pass over the family, both lift arms, 2 reps (26 runs: the dormancy task runs with-skill only)."""
+    """One haiku pass over three of the family's prompts, both lift arms, 2 reps (10 runs: the dormancy task runs
+    with-skill only)."""
     require_docker()
     require_cli()
     return generate_sim_week(EVALS_DIR, tmp_path_factory.mktemp("agentic") / "wk", run_key="agentic",
-                             conditions=["no-skill", "with-skill"], reps=2, seed=11, families=[FAMILY])
+                             conditions=["no-skill", "with-skill"], reps=REPS, seed=11, families=[FAMILY],
+                             prompts=[*LIFT_PROMPTS, DORMANCY_PROMPT])
 
 
 @pytest.mark.docker
@@ -38,6 +47,9 @@ def test_every_check_agrees_with_the_simulations_truth(agentic_week):
     # the checks really discriminate: some run_command checks pass (solution written) and some fail
     commands = checks[checks["check_type"] == "run_command"]["status"]
     assert set(commands) == {"passed", "failed"}
+    # the three tasks still cover what the family's seven do: every check type, and the dormancy chore's checks
+    assert set(checks["check_type"]) == {"run_command", "output_matches", "reject_tools", "file_matches"}
+    assert set(checks["prompt"]) == {*LIFT_PROMPTS, DORMANCY_PROMPT}
 
 
 @pytest.mark.docker
@@ -48,9 +60,11 @@ def test_the_scorecard_shows_the_objective_layer(agentic_week):
     assert data.has_checks
     assert not [f for f in week.reconciliation.findings if "checks.csv" in f], "no check row is owed"
     rates = data.objective["check_rates"].set_index("condition")
-    assert set(rates.index) == {"no-skill", "with-skill"} and rates["runs"].sum() == 24  # dormancy left out
+    # dormancy left out
+    assert set(rates.index) == {"no-skill", "with-skill"} and rates["runs"].sum() == 2 * REPS * len(LIFT_PROMPTS)
     assert set(data.objective["pass_k"]["k"]) == {1, 2}
-    assert data.objective["transitions"]["prompt"].nunique() == 6  # the dormancy chore runs with-skill only
+    # the dormancy chore runs with-skill only
+    assert sorted(data.objective["transitions"]["prompt"].unique()) == LIFT_PROMPTS
     page = render_markdown(data)
     for heading in ("## Objective checks", "### pass@k and pass^k", "### Objective completion transitions",
                     "### Task pass lift"):

@@ -58,8 +58,10 @@ def _suite():
 
 
 def _opts(out: Path) -> GenerateOptions:
+    # The stalled run waits out the timeout twice (its retry stalls too): 5 s, where a healthy local run here takes
+    # about 1 s (measured three at once on two loaded cores).
     return GenerateOptions(run_key="rs", out_dir=out, models=["haiku", "sonnet"], conditions=["with-skill"], reps=3,
-                           jobs=3, sandbox="local", timeout_s=10, extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+                           jobs=3, sandbox="local", timeout_s=5, extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
 
 
 EXPECTED = {_rid("haiku", 1): "finished", _rid("haiku", 2): "api_error", _rid("haiku", 3): "timeout",
