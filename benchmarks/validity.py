@@ -23,9 +23,10 @@ qdrant's). A synthetic week draws ``n`` prompts from the pool with replacement; 
   :func:`~skillbench.scorecard._verdicts.decide`) on records of n stimuli × 2 reps: its pass rate under **A/A** (each
   rep's judgment W/T/L with probabilities 0.40/0.20/0.40: no preference) and its **power** at two stated
   effects, rep judgments 0.50/0.20/0.30 (net +20 %, the gate's net-win floor) and 0.60/0.20/0.20 (net +40 %);
-* the **week-over-week rule's false-alarm rate** (:mod:`skillbench.scorecard._noise`, as
-  :func:`skillbench.scorecard._history.week_over_week` applies it; checked against that function on the first
-  histories): the synthetic weeks taken ten at a time as stationary histories (the true lift never moves), each
+* the **week-over-week rule's false-alarm rate** — the unpaired rule a history without per-prompt lifts gets
+  (:func:`skillbench.scorecard._noise.unpaired_week_delta`, as :func:`skillbench.scorecard._history.week_over_week`
+  applies it; checked against that function on the first histories; the paired rule, its false alarms and its
+  power are ``benchmarks/operating.py``'s): the synthetic weeks taken ten at a time as stationary histories (the true lift never moves), each
   week from the fourth compared with the one before; a "yes" is a false alarm.
 
 Prints one table of rates measured in this run (± one binomial Monte Carlo SE; the week-over-week comparisons of
@@ -129,7 +130,9 @@ def gate_passes(probs: tuple[float, float, float], n: int, records: int, rng: np
 
 
 def wow_alarms(lifts: np.ndarray, ses: np.ndarray, n: int) -> np.ndarray:
-    """The week-over-week verdicts (``noise.moved``) of every comparison in stationary histories.
+    """The week-over-week verdicts of every comparison in stationary histories, by the rule a history without
+    per-prompt lifts gets (:func:`skillbench.scorecard._noise.unpaired_week_delta`; the paired rule and its power
+    are ``benchmarks/operating.py``'s).
 
     Args:
         lifts: ``histories × weeks`` lifts; ``ses`` their SEs; ``n`` prompts per week (df = n − 1).
@@ -139,10 +142,10 @@ def wow_alarms(lifts: np.ndarray, ses: np.ndarray, n: int) -> np.ndarray:
     """
     out = []
     for k in range(WOW_MIN_RUNS - 1, lifts.shape[1]):
-        within = noise.within_noise(ses[:, k], ses[:, k - 1], np.full(len(lifts), n - 1.0))
-        between = np.array([noise.between_noise(row[:k]) for row in lifts])
-        out.append(noise.moved(lifts[:, k] - lifts[:, k - 1], noise.threshold(within, between)))
-    return np.stack(out, axis=1)
+        out.append([noise.unpaired_week_delta((row[k], se[k]), (row[k - 1], se[k - 1]), n,
+                                              prior_lifts=row[:k]).verdict
+                    for row, se in zip(lifts, ses, strict=True)])
+    return np.array(out, dtype=object).T
 
 
 def check_against_history(lifts: np.ndarray, ses: np.ndarray, n: int, verdicts: np.ndarray) -> None:
