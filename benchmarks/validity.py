@@ -26,8 +26,8 @@ qdrant's). A synthetic week draws ``n`` prompts from the pool with replacement; 
 * the **week-over-week rule's false-alarm rate** — the unpaired rule a history without per-prompt lifts gets
   (:func:`skillbench.scorecard._noise.unpaired_week_delta`, as :func:`skillbench.scorecard._history.week_over_week`
   applies it; checked against that function on the first histories; the paired rule, its false alarms and its
-  power are ``benchmarks/operating.py``'s): the synthetic weeks taken ten at a time as stationary histories (the true lift never moves), each
-  week from the fourth compared with the one before; a "yes" is a false alarm.
+  power are ``benchmarks/operating.py``'s): the synthetic weeks taken ten at a time as stationary histories (the
+  true lift never moves), each week from the fourth compared with the one before; a "yes" is a false alarm.
 
 Prints one table of rates measured in this run (± one binomial Monte Carlo SE; the week-over-week comparisons of
 one history share weeks, so theirs is a little optimistic) and the run's seconds. About 30 s on 2 cores.
