@@ -51,6 +51,8 @@ TOOL_CHECK_TYPES = ("expect_tools", "reject_tools")
 RECORD_COLUMNS = ["skill_family", "model", "n", "wins", "ties", "losses", "p_value", "net_loss", "regression",
                   "reason", "evidence"]
 UNRUNNABLE = "check could not run"  # the coverage reason of a check in error: never a skill loss
+TRANSITION_COLUMNS = ["no_skill_completes", "with_skill_completes", "transition", "no_skill_n", "no_skill_c",
+                      "with_skill_n", "with_skill_c"]
 RATE_COLUMNS = ["model", "condition", "runs", "check_pass_rate", "check_pass_low", "check_pass_high", "check_errors",
                 "known_runs", "task_pass_rate", "task_pass_low", "task_pass_high", "task_pass_method", "unknown_runs"]
 ERROR_COLUMNS = ["run_id", "prompt", "model", "condition", "rep", "check_id", "check_type", "detail", "reason"]
@@ -152,6 +154,8 @@ def transitions(stimuli: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataF
     no, wi = pair.lift_arms
     arms = stimuli[stimuli["condition"].isin(pair.lift_arms)]
     index = ["skill_family", "prompt", "model", "dormancy"]
+    if arms.empty:  # no run with a known outcome in either arm (e.g. every run harness-invalid)
+        return pd.DataFrame(columns=[*index, *TRANSITION_COLUMNS])
     wide = arms.pivot(index=index, columns="condition", values=["completes", "n", "c"])
     both = wide["completes"].reindex(columns=list(pair.lift_arms)).dropna().index
     wide = wide.loc[both]
@@ -164,7 +168,7 @@ def transitions(stimuli: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataF
     out = pd.DataFrame({"no_skill_completes": base, "with_skill_completes": skilled, "transition": kind,
                         "no_skill_n": arm("n", no).astype(int), "no_skill_c": arm("c", no).astype(int),
                         "with_skill_n": arm("n", wi).astype(int), "with_skill_c": arm("c", wi).astype(int)})
-    return out.reset_index()
+    return out[TRANSITION_COLUMNS].reset_index()
 
 
 def transition_counts(trans: pd.DataFrame) -> pd.DataFrame:

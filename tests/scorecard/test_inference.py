@@ -38,3 +38,12 @@ def test_adjust_case(case: dict) -> None:
 def test_a_rate_outside_its_trials_is_refused() -> None:
     with pytest.raises(ValueError, match="0 ≤ k ≤ n"):
         rate_interval(5, 4)
+
+
+def test_holm_by_hand_agrees_with_statsmodels() -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(31)
+    for size in (1, 2, 5, 14, 40):
+        p = rng.uniform(0, 0.2, size=size).round(3)  # ties included
+        assert adjust(p, "holm") == pytest.approx(multipletests(p, method="holm")[1])

@@ -48,3 +48,16 @@ def test_one_run_per_arm_is_the_sign_test() -> None:
 def test_no_stimulus_is_no_loss() -> None:
     p, drop = objective_loss_test([], [], [], [])
     assert p == 1.0 and drop != drop  # NaN
+
+
+def test_a_week_with_no_known_outcome_has_no_transition() -> None:
+    """Every run harness-invalid: no stimulus has a known outcome in either arm, so no transition and no record."""
+    import pandas as pd
+
+    from skillbench.scorecard import objective_records, transitions
+
+    none = pd.DataFrame(columns=["skill_family", "prompt", "model", "condition", "dormancy", "n", "c",
+                                 "task_pass_rate", "completes"])
+    out = transitions(none)
+    assert out.empty and {"transition", "no_skill_n", "with_skill_c"} <= set(out.columns)
+    assert objective_records(out) == {}
