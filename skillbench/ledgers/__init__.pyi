@@ -104,6 +104,7 @@ from ._files import (
     WEEKLY_DIR as WEEKLY_DIR,
 )
 from ._history_sidecars import (
+    csv_records as csv_records,
     history_sidecar as history_sidecar,
     read_history_controls as read_history_controls,
     read_history_prompts as read_history_prompts,

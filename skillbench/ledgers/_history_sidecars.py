@@ -84,22 +84,35 @@ def replace_week(frame: pd.DataFrame, run_key: str, rows: pd.DataFrame) -> pd.Da
     return pd.concat(parts, ignore_index=True) if parts else frame.iloc[0:0].copy()
 
 
+def csv_records(path: Path, restore: str) -> list[tuple[int, list[str]]]:
+    """Every non-blank record of a CSV file of ours with its line number (the history and its sidecars).
+
+    Raises:
+        LedgerError: one line naming the file (and line) when it is not UTF-8 or not readable CSV; ``restore``
+            says what to do.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise LedgerError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}) — {restore}") from exc
+    reader = csv.reader(io.StringIO(text, newline=""))
+    records: list[tuple[int, list[str]]] = []
+    try:
+        for cells in reader:
+            if cells:  # a blank line holds no row
+                records.append((reader.line_num, cells))
+    except csv.Error as exc:
+        raise LedgerError(f"{path}: line {reader.line_num}: not a readable CSV row ({exc}) — {restore}") from exc
+    return records
+
+
 def _read(path: Path, columns: tuple[str, ...], required: tuple[str, ...], unique: tuple[str, ...],
           numeric: tuple[str, ...] = ()) -> pd.DataFrame:
     if path.exists() and not path.is_file():
         raise LedgerError(f"{path}: is a folder, not a history sidecar — move it away")
     if not path.is_file():
         return pd.DataFrame({c: pd.Series(dtype=str) for c in columns})
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise LedgerError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}) — {_RESTORE}") from exc
-    reader = csv.reader(io.StringIO(text, newline=""))
-    records: list[tuple[int, list[str]]] = []
-    try:
-        records = [(reader.line_num, cells) for cells in reader if cells]
-    except csv.Error as exc:
-        raise LedgerError(f"{path}: line {reader.line_num}: not a readable CSV row ({exc}) — {_RESTORE}") from exc
+    records = csv_records(path, _RESTORE)
     if not records or records[0][1] != list(columns):
         found = ", ".join(records[0][1]) if records else "nothing"
         raise LedgerError(f"{path}: columns are {found}, expected {', '.join(columns)} — {_RESTORE}")

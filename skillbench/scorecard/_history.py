@@ -72,6 +72,7 @@ from skillbench.ledgers import (
     QDRANT_HISTORY_COLUMNS,
     LedgerError,
     atomic_write_text,
+    csv_records,
     history_sidecar,
     parse_timestamps,
     read_history_controls,
@@ -130,17 +131,9 @@ def _not_a_folder(path: Path) -> None:
 def _records(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """The header and every record with its line number; every record has the header's number of cells."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise HistoryError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}) — {_RESTORE}") from exc
-    reader = csv.reader(io.StringIO(text, newline=""))
-    records: list[tuple[int, list[str]]] = []
-    try:
-        for cells in reader:
-            if cells:  # a blank line holds no row
-                records.append((reader.line_num, cells))
-    except csv.Error as exc:
-        raise HistoryError(f"{path}: line {reader.line_num}: not a readable CSV row ({exc}) — {_RESTORE}") from exc
+        records = csv_records(path, _RESTORE)
+    except LedgerError as exc:
+        raise HistoryError(str(exc)) from exc
     if not records:
         raise HistoryError(f"{path}: empty file (expected a header row) — delete it to start a new history")
     (_, header), rows = records[0], records[1:]
