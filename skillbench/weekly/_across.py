@@ -181,14 +181,20 @@ def movers_correction(movers: pd.DataFrame) -> str:
 
 def activation_by_week(weeks: Weeks) -> pd.DataFrame:
     """Per week × skill family: the scorecard's trigger health (:func:`skillbench.signals.trigger_health`),
-    as ``run_key, skill_family, runs, activations, rate, dormancy_runs, false_triggers``."""
+    as ``run_key, skill_family, runs, activations, rate, low, high, dormancy_runs, false_triggers`` — ``low`` and
+    ``high`` the activation rate's 95 % interval (:func:`skillbench.scorecard.rate_intervals`: Wilson, exact
+    below 20 runs; runs counted as independent, so a prompt's repetitions make it somewhat too narrow)."""
+    from skillbench.scorecard import rate_intervals
     from skillbench.signals import trigger_health
 
-    columns = ["run_key", "skill_family", "runs", "activations", "rate", "dormancy_runs", "false_triggers"]
+    columns = ["run_key", "skill_family", "runs", "activations", "rate", "low", "high", "dormancy_runs",
+               "false_triggers"]
     if weeks.runs.empty:
         return pd.DataFrame(columns=columns)
     health = trigger_health(weeks.runs, by=("run_key", "skill_family"))
-    out = health.rename(columns={"scored_runs": "runs", "recall": "rate"})[columns]
+    out = health.rename(columns={"scored_runs": "runs", "recall": "rate"})
+    interval = rate_intervals(out["activations"], out["runs"])
+    out = out.assign(low=interval["low"].to_numpy(), high=interval["high"].to_numpy())[columns]
     order = {k: i for i, k in enumerate(weeks.keys)}
     return out.sort_values(["skill_family", "run_key"], key=lambda s: s.map(order) if s.name == "run_key" else s,
                            kind="stable").reset_index(drop=True)

@@ -369,6 +369,8 @@ def test_activation_by_week_and_never_triggered(weeks):
     table = weekly.activation_by_week(weeks)
     assert set(table["run_key"]) == set(weeks.keys)
     assert ((table["activations"] <= table["runs"]) & (table["false_triggers"] <= table["dormancy_runs"])).all()
+    known = table[table["runs"] > 0]  # every activation rate carries its interval (issue 31)
+    assert ((known["low"] <= known["rate"]) & (known["rate"] <= known["high"])).all()
     # A family that never triggers shows up; build one by blanking the dates family's activations.
     blank = weekly.Weeks(weeks.keys, weeks.runs.assign(
         skill_activation=weeks.runs["skill_activation"].where(weeks.runs["skill_family"] != "dates", "none")),

@@ -64,7 +64,8 @@ def activation_breakdown(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -
 
 
 def activation_by_week_heatmap(table: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> Figure:
-    """Activation rate per skill family × week (with-skill arm, own prompts); 0 means it never triggered.
+    """Activation rate per skill family × week (with-skill arm, own prompts), each over its 95 % interval; 0 means
+    it never triggered.
 
     Args:
         table: :func:`skillbench.weekly.activation_by_week` output.
@@ -75,9 +76,16 @@ def activation_by_week_heatmap(table: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR
         return _empty("Activation by week", f"No {treatment} runs.")
     keys = list(dict.fromkeys(table["run_key"]))
     grid = table.pivot(index="skill_family", columns="run_key", values="rate").reindex(columns=keys)
-    fig, axes = _figure(1.1 * len(keys) + 3.5, 0.45 * len(grid) + 1.6)
-    sns.heatmap(grid, annot=True, fmt=".2f", vmin=0, vmax=1, cmap="YlGn", cbar_kws={"label": "activation rate"},
-                linewidths=0.5, ax=axes[0, 0])
+    # each cell: the rate over its 95 % interval (a table from before the interval columns shows the rate alone)
+    labels = grid.map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    if {"low", "high"} <= set(table.columns):
+        text = table.assign(_t=[f"{r:.2f}\n[{lo:.2f}, {hi:.2f}]" if pd.notna(lo) else ("" if pd.isna(r) else f"{r:.2f}")
+                                for r, lo, hi in zip(table["rate"], table["low"], table["high"], strict=True)])
+        labels = text.pivot(index="skill_family", columns="run_key", values="_t").reindex(index=grid.index,
+                                                                                          columns=keys).fillna("")
+    fig, axes = _figure(1.4 * len(keys) + 3.5, 0.6 * len(grid) + 1.6)
+    sns.heatmap(grid, annot=labels.to_numpy(), fmt="", vmin=0, vmax=1, cmap="YlGn",
+                cbar_kws={"label": "activation rate"}, linewidths=0.5, ax=axes[0, 0], annot_kws={"fontsize": 8})
     axes[0, 0].set_xlabel("week")
     axes[0, 0].set_ylabel("")
     axes[0, 0].set_title(f"Skill activation rate by week ({treatment} arm)", loc="left", fontsize=11)
