@@ -584,6 +584,13 @@ def test_activation_by_week_heatmap_cells_are_the_rates(weeks):
     for i, family in enumerate(families):
         for j, key in enumerate(keys):
             assert cells[i, j] == pytest.approx(rate[(family, key)]), (family, key)
+    # each cell's text: the rate over its 95 % interval
+    bounds = table.set_index(["skill_family", "run_key"])
+    texts = [t.get_text() for t in ax.texts]
+    for family, key in bounds.index:
+        r = bounds.loc[(family, key)]
+        if r["runs"] > 0:
+            assert f"{r['rate']:.2f}\n[{r['low']:.2f}, {r['high']:.2f}]" in texts, (family, key)
 
 
 def test_prompt_moves_draw_each_movers_previous_and_current_lift(weeks):
