@@ -8,9 +8,11 @@ run, ``with-skill@HEAD`` in a comparison, so a comparison's gate counts the head
    losses (``W`` when wins outnumber losses, ``L`` when losses do, ``T`` on an even split — ties inside the
    reps carry no direction), because repeated runs of one task are not independent tasks;
 2. counts ``n = W + T + L`` over the family's preference-eligible prompts (dormancy prompts never vote);
-3. decides the record by the one verdict specification, :mod:`skillbench.scorecard._verdicts` (an exact
-   one-sided sign test of ``W`` against ``L`` with a net-win and an eligibility floor, after the health checks;
-   every state, its precedence and its plain words live there).
+3. decides every record of the report together by the one verdict specification,
+   :mod:`skillbench.scorecard._verdicts` (:func:`~skillbench.scorecard._verdicts.decide_week`: an exact one-sided
+   sign test of ``W`` against ``L`` with a net-win and an eligibility floor, after the objective record and the
+   health checks, Holm-adjusted across the records that reach it; every state, its precedence and its plain words
+   live there).
 
 This module builds the records from the ledgers: the stimulus votes, the judge errors, the activation contract's
 dormancy activations and the objective record of deterministic checks per skill family × model.
