@@ -130,9 +130,10 @@ def prompt_movers(weeks: Weeks, run_key: str = "", previous: str = "", *, confid
 
     The rule is the scorecard's noise band (:mod:`skillbench.scorecard._noise`) applied per prompt:
     ``Δ = d_now − d_prev``; the within-week half-width ``t·√(se_now² + se_prev²)`` uses each week's ``se`` from
-    the pooled rep-to-rep SD of that week's arms (``t`` at the smaller of the two weeks' rep degrees of freedom);
-    the between-week half-width ``t·σ·√2`` uses the ddof = 1 SD of the prompt's lifts in the weeks before
-    ``run_key``. Each move's ``p_value`` is its two-sided p against the larger of the two
+    the pooled rep-to-rep SD of that week's arms (``t`` at the smaller of the two weeks' rep degrees of freedom;
+    none with one rep); the between-week half-width ``t·σ·√2`` uses the ddof = 1 SD of the prompt's lifts in the
+    ``k`` weeks before ``run_key``, ``t`` at ``k − 1`` degrees of freedom (σ's own).
+    Each move's ``p_value`` is its two-sided p against the larger of the two
     (:func:`skillbench.scorecard._noise.band_p_value`: below 0.05 exactly when ``|Δ|`` clears it); a week has
     dozens of prompt × model moves, so the p-values are adjusted together by Benjamini–Hochberg
     (``p_adjusted``), and ``moved`` is ``yes`` when the adjusted p is at most 0.05 — the share of false leads among
@@ -155,14 +156,20 @@ def prompt_movers(weeks: Weeks, run_key: str = "", previous: str = "", *, confid
     both = p[p["run_key"] == now].merge(p[p["run_key"] == prev][["model", "prompt", "d", "se", "df"]],
                                          on=["model", "prompt"], suffixes=("", "_prev")).set_index(["model", "prompt"])
     prior_keys = weeks.keys[: weeks.keys.index(now)]
-    sigma = p[p["run_key"].isin(prior_keys)].groupby(["model", "prompt"])["d"].agg(between_noise)
+    prior = p[p["run_key"].isin(prior_keys)].groupby(["model", "prompt"])["d"]
+    sigma = prior.agg(between_noise)
+    # σ is estimated from the prompt's k earlier weekly lifts, so its band's t has k − 1 degrees of freedom — not
+    # the reps' (a one-rep week has no rep noise at all, and its moves are still read against the earlier weeks)
+    between_df = (prior.count() - 1).reindex(both.index).astype(float)
     df = np.minimum(both["df"], both["df_prev"])
     out = pd.DataFrame({"skill": both["skill"], "prev_lift": both["d_prev"], "now_lift": both["d"]})
     out["delta"] = out["now_lift"] - out["prev_lift"]
     out["within"] = within_noise(both["se"], both["se_prev"], df, confidence)
-    out["between"] = t_critical(df, confidence) * np.sqrt(2.0) * sigma.reindex(out.index)
+    out["between"] = t_critical(between_df, confidence) * np.sqrt(2.0) * sigma.reindex(out.index)
     out["threshold"] = threshold(out["within"], out["between"])
-    out["p_value"] = band_p_value(out["delta"], out["threshold"], df, confidence)
+    # the p-value reads the band that set the threshold, with that band's degrees of freedom
+    by_between = out["between"].notna() & ~(out["within"] >= out["between"])
+    out["p_value"] = band_p_value(out["delta"], out["threshold"], df.where(~by_between, between_df), confidence)
     out["p_adjusted"] = adjust(out["p_value"], BH)
     out["moved"] = np.where(out["p_adjusted"].isna(), NOT_KNOWN,
                             np.where(out["p_adjusted"] <= MOVERS_ALPHA, MOVED, WITHIN_NOISE))
@@ -175,8 +182,16 @@ def movers_correction(movers: pd.DataFrame) -> str:
     tested = int(movers["p_value"].notna().sum()) if "p_value" in movers else 0
     if not tested:
         return "No prompt move has a known noise band, so none is tested."
-    return (f"{family_words(tested, BH, 'prompt × model moves')}: `moved = yes` when the adjusted p ≤ "
+    line = (f"{family_words(tested, BH, 'prompt × model moves')}: `moved = yes` when the adjusted p ≤ "
             f"{MOVERS_ALPHA:g}.")
+    flagged = int(movers["moved"].eq(MOVED).sum())
+    if flagged:
+        line += (f" Of the {flagged} flagged, at most {MOVERS_ALPHA * flagged:.1f} are expected to be noise on "
+                 f"average ({MOVERS_ALPHA:.0%}).")
+    if "within" in movers and movers["within"].isna().all():
+        line += (" No within-week noise is known (one rep per arm): every band comes from the prompt's earlier "
+                 "weeks, so a prompt needs two earlier weeks to be tested at all.")
+    return line
 
 
 def activation_by_week(weeks: Weeks) -> pd.DataFrame:

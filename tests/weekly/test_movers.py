@@ -38,7 +38,8 @@ def test_movers_are_corrected_by_benjamini_hochberg(case) -> None:
     assert ((movers["p_value"] < 0.05) == (movers["delta"].abs() > movers["threshold"])).all()
     assert weekly.movers_correction(movers) == ("Benjamini–Hochberg (false-discovery rate ≤ 5 %) across the 6 "
                                                 "prompt × model moves with a test: `moved = yes` when the adjusted "
-                                                "p ≤ 0.05.")
+                                                "p ≤ 0.05. Of the 2 flagged, at most 0.1 are expected to be noise "
+                                                "on average (5%).")
 
 
 def test_a_move_without_a_noise_band_is_not_tested() -> None:
@@ -46,3 +47,27 @@ def test_a_move_without_a_noise_band_is_not_tested() -> None:
     movers = weekly.prompt_movers(_weeks({"p1": 0.5, "p2": 0.3}, 0.0))
     assert movers["p_value"].isna().all() and movers["moved"].eq("n/a").all()
     assert weekly.movers_correction(movers) == "No prompt move has a known noise band, so none is tested."
+
+
+def test_one_rep_weeks_are_read_against_the_prompts_earlier_weeks() -> None:
+    """One rep per arm: no rep noise (se and df unknown), so the band is the between-week one, t at k − 1 degrees of
+    freedom (σ from the prompt's k earlier weeks), and the p-value reads that band (issue 32's over-flagged movers:
+    a one-rep week used to have no band or a threshold of 0)."""
+    from scipy import stats
+
+    lifts = {"p1": [0.1, 0.2, 0.3, 1.0], "p2": [0.5, 0.5, 0.5, 0.6]}  # p2: σ = 0, a band of no width
+    frames = [pd.DataFrame({"model": "m", "prompt": list(lifts), "skill": "s", "d": [v[w] for v in lifts.values()],
+                            "se": np.nan, "df": np.nan, "run_key": f"w{w + 1}"}) for w in range(4)]
+    empty = pd.DataFrame()
+    weeks = Weeks(keys=["w1", "w2", "w3", "w4"], runs=empty, prompts=empty,
+                  paired=pd.concat(frames, ignore_index=True), history=empty)
+    movers = weekly.prompt_movers(weeks).set_index("prompt")
+    sigma = np.std([0.1, 0.2, 0.3], ddof=1)  # 0.1, from three earlier weeks: df 2
+    assert movers.at["p1", "between"] == pytest.approx(stats.t.ppf(0.975, 2) * sigma * np.sqrt(2))
+    assert movers.at["p1", "p_value"] == pytest.approx(2 * stats.t.sf(0.7 / (sigma * np.sqrt(2)), 2))
+    assert movers.at["p1", "p_value"] < 0.05 and movers.at["p1", "moved"] == "yes"
+    assert np.isnan(movers.at["p2", "p_value"]) and movers.at["p2", "moved"] == "n/a"  # a zero band tests nothing
+    line = weekly.movers_correction(movers.reset_index())
+    assert "across the 1 prompt × model move with a test" in line
+    assert "Of the 1 flagged, at most 0.1 are expected to be noise on average (5%)." in line
+    assert "No within-week noise is known (one rep per arm)" in line
