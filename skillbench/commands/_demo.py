@@ -30,15 +30,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reports", default=None, metavar="DIR", help="reports folder (default: reports/)")
     p.add_argument("--out-dir", default=None, metavar="DIR", help="the demo's folder (default REPORTS/demo-history/)")
     p.add_argument("--sandbox", choices=["docker", "local"], help="default docker when the engine answers")
-    p.add_argument("--edit-week", type=int, default=5, metavar="W", help="week of the skill edit (0: none)")
-    p.add_argument("--drift-week", type=int, default=7, metavar="W", help="week of the model drift (0: none)")
+    p.add_argument("--edit-week", type=int, default=None, metavar="W",
+                   help="week of the skill edit (0: none; default: 60 %% of the way in, at least week 4 — week 5 of 8)")
+    p.add_argument("--drift-week", type=int, default=None, metavar="W",
+                   help="week of the model drift (0: none; default: 85 %% of the way in, after the edit — week 7 of 8)")
     p.add_argument("--edit-family", default="", metavar="F", help="family edited (default: the one with most prompts)")
     p.add_argument("--drift-model", default="", metavar="M",
                    help="model that drifts (default: the one the skill helps most in the profiles)")
     p.add_argument("--drift", type=float, default=DEFAULT_DRIFT, metavar="X",
                    help=f"rise of the drifting model's baseline must coverage (default {DEFAULT_DRIFT})")
-    p.add_argument("--judge-week", type=int, default=8, metavar="W",
-                   help="week the judge becomes more lenient, for the drift sentinel to flag (0: none)")
+    p.add_argument("--judge-week", type=int, default=None, metavar="W",
+                   help="week the judge becomes more lenient, for the drift sentinel to flag (0: none; default: the "
+                   "last week)")
     p.add_argument("--judge-leniency", type=float, default=DEFAULT_JUDGE_LENIENCY, metavar="X",
                    help=f"the judge's added leniency from that week (default {DEFAULT_JUDGE_LENIENCY})")
     p.add_argument("--draft-gain", type=float, default=0.25, metavar="X",

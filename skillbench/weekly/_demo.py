@@ -56,13 +56,13 @@ class DemoOptions:
     weekly: Any  # skillbench.weekly.WeeklyOptions: suite, models, reps, jobs, seed, reports, sandbox, …
     weeks: int = 8
     out_dir: Path | None = None  # default REPORTS/demo-history/
-    edit_week: int = 5
-    drift_week: int = 7
+    edit_week: int | None = None  # None: scaled from ``weeks`` (_demo_story.scaled_schedule); 0: no such move
+    drift_week: int | None = None
     edit_family: str = ""
     drift_model: str = ""
     before_gain: float = 0.25
     drift: float = DEFAULT_DRIFT
-    judge_week: int = 8
+    judge_week: int | None = None
     judge_leniency: float = DEFAULT_JUDGE_LENIENCY
     base_profiles: Path | None = None  # the simulated endpoint's profile file the story starts from (None: shipped)
 

@@ -15,7 +15,8 @@ Two kinds of move, both recorded before the first week runs (``demo-story.json``
   is the one the skill helps most (the largest ``must`` gap in the profiles), so the drift moves a lift that the
   week-over-week rule can see at one rep.
 
-A move scheduled after the last week is left out of the story (and said so). Everything a week needs is written
+The moves' weeks scale with the demo's length unless given (:func:`scaled_schedule`); a move scheduled after the
+last week is left out of the story (and said so). Everything a week needs is written
 by :func:`enact_week` (the suite's SKILL.md and the week's profile file), so rerunning a week reproduces it.
 """
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -109,15 +111,39 @@ def default_drift_model(models: list[str], profiles: dict[str, Any] | None = Non
     return max(models, key=lambda m: (gap(m), -models.index(m)))
 
 
+RULE_READY_WEEK = 4  # the week-over-week rule's first verdict: WOW_MIN_RUNS weeks of history (scorecard._history)
+
+
+def scaled_schedule(weeks: int) -> tuple[int, int, int]:
+    """The moves' weeks when the command gives none, scaled from the demo's length so every move falls inside it.
+
+    The skill edit lands 60 % of the way in, never before the week-over-week rule's first verdict (week
+    :data:`RULE_READY_WEEK`, or the last week of a shorter demo); the model drift 85 % of the way in, at least one week
+    after the edit (0 — left out, and said so — when no week is left after it, so the two never share a week and
+    confound the lift); the judge drift in the last week (the drift sentinel's to catch, not the lift rule's). At
+    the default 8 weeks: 5, 7 and 8.
+
+    Returns:
+        ``(edit_week, drift_week, judge_week)``.
+    """
+    edit = min(weeks, max(math.ceil(0.6 * weeks), RULE_READY_WEEK))
+    drift = max(math.ceil(0.85 * weeks), edit + 1)
+    return edit, drift if drift <= weeks else 0, weeks
+
+
 def plan_story(suite: Suite, opts: DemoOptions, *, models: list[str], profiles: dict[str, Any] | None = None,
                judge_model: str = "") -> DemoStory:
-    """The story for ``opts.weeks`` weeks (the moves' weeks, the edited family, the drifting model, the sizes
-    from ``opts``); a move whose week is 0 or after the last week is left out.
+    """The story for ``opts.weeks`` weeks (the moves' weeks — :func:`scaled_schedule`'s where ``opts`` gives none —,
+    the edited family, the drifting model, the sizes from ``opts``); a move whose week is 0 or after the last week
+    is left out.
 
     Raises:
         ValueError: an unknown family or model, or fewer than one week.
     """
-    weeks, edit_week, drift_week, judge_week = opts.weeks, opts.edit_week, opts.drift_week, opts.judge_week
+    weeks = opts.weeks
+    scaled = scaled_schedule(weeks)
+    edit_week, drift_week, judge_week = (scaled[i] if w is None else w
+                                         for i, w in enumerate((opts.edit_week, opts.drift_week, opts.judge_week)))
     family, drift_model, before_gain, drift = opts.edit_family, opts.drift_model, opts.before_gain, opts.drift
     judge_leniency = opts.judge_leniency
     if weeks < 1:
@@ -157,6 +183,11 @@ def plan_story(suite: Suite, opts: DemoOptions, *, models: list[str], profiles: 
     for week, move in candidates:
         if 1 <= week <= weeks:
             story.moves.append(move)
+        elif week == 0 and move.kind == MODEL_DRIFT and scaled[1] == 0 and opts.drift_week is None:
+            story.left_out.append(f"{move.kind} of {move.target} (no week after the skill edit in {weeks} weeks: "
+                                  "it would share the edit's week and confound its lift)")
+        elif week == 0:
+            story.left_out.append(f"{move.kind} of {move.target} (not scheduled: week 0)")
         else:
             story.left_out.append(f"{move.kind} of {move.target} (week {week} is outside weeks 1–{weeks})")
     return story

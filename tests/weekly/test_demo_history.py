@@ -42,7 +42,7 @@ def demo(tmp_path_factory) -> dict:
     weekly = WeeklyOptions(suite_dir=BUNDLED, backend="sim", models=["haiku"], reps=1, families=FAMILIES, jobs=3,
                            conditions=["no-skill", "with-skill"], calibration_repeat=2, seed=5, reports_dir=reports,
                            sandbox="local")
-    result = run_demo(DemoOptions(weekly=weekly, weeks=4, edit_week=4, drift_week=0, edit_family=EDITED,
+    result = run_demo(DemoOptions(weekly=weekly, weeks=4, edit_week=4, drift_week=0, judge_week=0, edit_family=EDITED,
                                   before_gain=0.0, base_profiles=base), log=lambda line: None)
     return {"result": result, "reports": reports}
 
