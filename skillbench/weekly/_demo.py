@@ -296,6 +296,9 @@ def render_demo(story: DemoStory, weeks: pd.DataFrame, caught: pd.DataFrame, *, 
     lines += ["## The scripted moves", ""]
     if story.moves:
         lines += [md_table(["week", "move", "what"], [[m.week, m.kind, m.what] for m in story.moves]), ""]
+    lines += ["Unless `--edit-week`, `--drift-week` or `--judge-week` gives one, each move's week scales with "
+              "`--weeks`: the skill edit 60 % of the way in and never before week 4 (the week-over-week rule's first "
+              "verdict), the model drift 85 % of the way in and after the edit, the judge drift in the last week.", ""]
     for note in story.left_out:
         lines.append(f"- Left out: {note}")
     if story.left_out:
