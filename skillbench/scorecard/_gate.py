@@ -29,6 +29,7 @@ from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.scorecard._objective import objective_records
 from skillbench.scorecard._verdicts import GateRecord, decide_record, decide_week
 from skillbench.signals import false_trigger_arms
+from skillbench.vocab import ACTIVATION_CONTRACT_FAILED
 
 # Whether a family's planned runs are all accounted for: one answer for the whole week, or one per family
 # (:meth:`skillbench.ledgers.Reconciliation.family_complete`), so a pass over some families decides those.
@@ -74,6 +75,22 @@ def dormancy_activations(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -
     return pd.DataFrame({"dormancy_runs": g.size(), "dormancy_activations": g["_a"].sum()}).reset_index()
 
 
+def dormancy_causes(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> dict[tuple[str, str], str]:
+    """Per family × model whose activation contract failed, which dormancy prompts the skill fired on, in how many
+    of their runs: ``activated on dormancy-x in 4/8 runs, dormancy-y in 1/8`` (the cause a verdict line names)."""
+    dorm = manifest[manifest["dormancy"] & false_trigger_arms(manifest["condition"], pair)]
+    if dorm.empty:
+        return {}
+    active = dorm["skill_activation"].fillna("none").str.strip().ne("none") & dorm["skill_activation"].ne("")
+    g = dorm.assign(_a=active).groupby(["skill_family", "model", "prompt"], sort=True)["_a"].agg(["sum", "size"])
+    out: dict[tuple[str, str], str] = {}
+    for (family, model), block in g[g["sum"] > 0].groupby(level=["skill_family", "model"], sort=True):
+        block = block.sort_values("sum", ascending=False, kind="stable")
+        parts = [f"{prompt} in {int(r['sum'])}/{int(r['size'])}" for (_, _, prompt), r in block.iterrows()]
+        out[(family, model)] = "activated on " + parts[0] + " runs" + "".join(f", {x}" for x in parts[1:])
+    return out
+
+
 def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliation_complete: Completeness = True,
                     transitions: pd.DataFrame | None = None, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
     """The gate for every skill family × model that has pairwise judgments or runs of the treatment.
@@ -114,13 +131,17 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
                                   judge_errors=int(errors.get((family, model), 0)),
                                   dormancy_activations=int(acts.get((family, model), 0)),
                                   objective=objective.get((family, model))))
+    causes = dormancy_causes(manifest, pair)
     rows = []
     for (family, model), rec, dec in zip(keys, records, decide_week(records), strict=True):
+        # a failed activation contract names its cause: which dormancy prompts the skill fired on, how often
+        cause = f"; {causes[(family, model)]}" if dec.reason == ACTIVATION_CONTRACT_FAILED and \
+            (family, model) in causes else ""
         row = {"skill_family": family, "model": model, "state": dec.state, "reason": dec.reason,
                "verdict": dec.verdict, "n": dec.n, "wins": rec.wins, "ties": rec.ties, "losses": rec.losses,
                "p_value": dec.p_value, "p_adjusted": dec.p_adjusted, "net_win": dec.net_win,
                "judge_errors": rec.judge_errors, "dormancy_activations": rec.dormancy_activations,
-               "evidence": dec.evidence}
+               "evidence": dec.evidence + cause}
         checked = rec.objective
         if objective:
             values = ((checked.n, checked.wins, checked.ties, checked.losses, checked.p_value, checked.net_loss)
