@@ -31,6 +31,17 @@ def fmt(x: Any, nd: int = 3) -> str:
     return "n/a" if is_missing(x) else f"{float(x):.{nd}f}"
 
 
+def span(low: Any, high: Any, nd: int = 2) -> str:
+    """An interval as every page prints it: ``[0.41, 0.79]``; ``""`` when either end is missing."""
+    return "" if is_missing(low) or is_missing(high) else f"[{float(low):.{nd}f}, {float(high):.{nd}f}]"
+
+
+def with_span(text: str, low: Any, high: Any, nd: int = 2) -> str:
+    """A value's text and its interval, ``0.62 [0.41, 0.79]``; the text alone when there is no interval."""
+    interval = span(low, high, nd)
+    return f"{text} {interval}" if interval else text
+
+
 def signed(x: Any, nd: int = 3) -> str:
     """``+0.319``; ``n/a`` when missing."""
     return "n/a" if is_missing(x) else f"{float(x):+.{nd}f}"

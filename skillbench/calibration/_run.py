@@ -47,7 +47,7 @@ from skillbench.ledgers import (
     atomic_write_text,
     read_cells,
 )
-from skillbench.markdown import cell_text as _fmt, frame_table as _table
+from skillbench.markdown import cell_text as _fmt, frame_table as _table, span
 from skillbench.runtime import PassContext
 from skillbench.vocab import UNGRADED
 
@@ -329,9 +329,7 @@ def bias_section(bias: pd.DataFrame | None, *, has_pairs: bool = True) -> list[s
 
 def _range(low: Any, high: Any) -> str:
     """``[0.41, 0.79]``; ``—`` without an interval."""
-    if low is None or high is None or pd.isna(low) or pd.isna(high):
-        return "—"
-    return f"[{float(low):.2f}, {float(high):.2f}]"
+    return span(low, high) or "—"
 
 
 def _with_intervals(agreement: pd.DataFrame) -> pd.DataFrame:

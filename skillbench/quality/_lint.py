@@ -33,7 +33,7 @@ from skillbench.ledgers import (
     atomic_write_json,
     atomic_write_text,
 )
-from skillbench.markdown import md_table, md_text
+from skillbench.markdown import md_table, md_text, span, with_span
 from skillbench.quality._anchored import DIMENSION_IDS, DIMENSIONS, rubric_sha
 from skillbench.quality._anchored_judge import JudgePass
 from skillbench.quality._categories import CATEGORY_TARGETS, TARGET_SOURCE
@@ -256,14 +256,14 @@ def _f1_text(m: pd.Series) -> str:
     if "f1_low" not in m or pd.isna(m["f1_low"]):  # a frame of an older trigger-f1.csv: no interval
         return _f(m["f1"])
     short = "exact" if str(m["f1_method"]).startswith("exact") else "bootstrap"
-    return f"{_f(m['f1'])} [{_f(m['f1_low'])}, {_f(m['f1_high'])}] ({short})"
+    return f"{with_span(_f(m['f1']), m['f1_low'], m['f1_high'])} ({short})"
 
 
 def _kappa_range(r: Any) -> str:
     """κ's interval, or why there is none (too few families, degenerate)."""
     low, high = getattr(r, "kappa_low", None), getattr(r, "kappa_high", None)
-    if low is not None and high is not None and pd.notna(low) and pd.notna(high):
-        return f"[{low:.2f}, {high:.2f}]"
+    if span(low, high):
+        return span(low, high)
     method = str(getattr(r, "interval_method", "") or "")
     return method if method.startswith("none") else "—"
 

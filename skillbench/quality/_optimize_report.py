@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from skillbench.ledgers import OPTIMIZE_CANDIDATES_FILE, OPTIMIZE_REPORT_MD, OPTIMIZE_TRIGGER_SET, SKILL_FILE
-from skillbench.markdown import md_text
+from skillbench.markdown import md_text, with_span
 from skillbench.quality._optimizer import Candidate, OptimizeResult, score_text
 from skillbench.quality._trigger_runs import RATE_THRESHOLD, with_description
 from skillbench.quality._trigger_set import write_trigger_set
@@ -67,9 +67,7 @@ def _near_misses(result: OptimizeResult) -> str:
 def _ci(value: object, low: object, high: object) -> str:
     """``0.800 [0.41, 1.00]``; the score alone when it has no interval."""
     text = score_text(value)
-    if text == "—" or low is None or high is None or pd.isna(low) or pd.isna(high):
-        return text
-    return f"{text} [{float(low):.2f}, {float(high):.2f}]"
+    return text if text == "—" else with_span(text, low, high)
 
 
 def _test_f1(c: Candidate) -> str:

@@ -336,10 +336,10 @@ def accumulated_controls(recorded: pd.DataFrame, endpoint: str, window_end: str 
 def accumulated_text(r: Any, endpoint: str) -> str:
     """One :func:`accumulated_controls` row as a page says it: ``A/A false-pass rate over 14 records in 3 real
     weeks: **0.071** [0.002, 0.339] (nominal 5 %)``."""
-    from skillbench.markdown import md_text
+    from skillbench.markdown import md_text, span
 
     what = "A/A false-pass rate" if r.control == AA else f"`{md_text(r.comparison)}` pass rate"
     nominal = f" (nominal {r.nominal * 100:g} %)" if r.control == AA else ""
     weeks = f"{r.weeks} {endpoint} week{'s' if r.weeks != 1 else ''}"
     return (f"{what} over {r.records} record{'s' if r.records != 1 else ''} in {weeks}: "
-            f"**{r.rate:.3f}** [{r.low:.3f}, {r.high:.3f}]{nominal}")
+            f"**{r.rate:.3f}** {span(r.low, r.high, 3)}{nominal}")

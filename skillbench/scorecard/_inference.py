@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from skillbench.markdown import with_span
+
 DEFAULT_LEVEL = 0.95
 EXACT_BELOW = 20  # fewer trials than this: Clopper–Pearson (Wilson's coverage dips below nominal at small n)
 WILSON, EXACT = "Wilson", "exact (Clopper–Pearson)"
@@ -50,9 +52,7 @@ class RateInterval:
 
     def text(self, digits: int = 2) -> str:
         """``0.62 [0.41, 0.79]``, or ``n/a`` without trials."""
-        if not self.n:
-            return "n/a"
-        return f"{self.rate:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+        return with_span(f"{self.rate:.{digits}f}", self.low, self.high, digits) if self.n else "n/a"
 
 
 def interval_method(n: int, exact: bool = False) -> str:
@@ -119,9 +119,7 @@ class F1Interval:
         """``0.80 [0.41, 1.00]``; ``n/a`` when F1 is undefined."""
         if not np.isfinite(self.estimate):
             return "n/a"
-        if not (np.isfinite(self.low) and np.isfinite(self.high)):
-            return f"{self.estimate:.{digits}f}"
-        return f"{self.estimate:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+        return with_span(f"{self.estimate:.{digits}f}", self.low, self.high, digits)
 
 
 def f1_of_counts(tp: np.ndarray | float, fp: np.ndarray | float, fn: np.ndarray | float) -> np.ndarray:

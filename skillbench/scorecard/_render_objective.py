@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from skillbench.markdown import fmt, is_missing, md_table, md_text, signed
+from skillbench.markdown import fmt, md_table, md_text, signed, with_span
 from skillbench.scorecard._compute import ScorecardData
 from skillbench.scorecard._labels import arm_names, arm_order
 from skillbench.scorecard._stats import ci_flag_text
@@ -41,8 +41,8 @@ def _rates_table(d: ScorecardData) -> str:
 
 
 def _rate(rate: float, low: float, high: float) -> str:
-    """``0.62 [0.41, 0.79]``; the bare rate (``–`` when unknown) without an interval."""
-    return fmt(rate) if is_missing(low) or is_missing(high) else f"{fmt(rate)} [{fmt(low)}, {fmt(high)}]"
+    """``0.620 [0.410, 0.790]``; the bare rate (``n/a`` when unknown) without an interval."""
+    return with_span(fmt(rate), low, high, 3)
 
 
 def _lift_table(d: ScorecardData) -> str:

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
+from skillbench.markdown import span
 from skillbench.report.figures._base import (
     ROUTE_COLORS,
     ROUTES,
@@ -79,7 +80,7 @@ def activation_by_week_heatmap(table: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR
     # each cell: the rate over its 95 % interval (a table from before the interval columns shows the rate alone)
     labels = grid.map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
     if {"low", "high"} <= set(table.columns):
-        text = table.assign(_t=[f"{r:.2f}\n[{lo:.2f}, {hi:.2f}]" if pd.notna(lo) else ("" if pd.isna(r) else f"{r:.2f}")
+        text = table.assign(_t=["" if pd.isna(r) else f"{r:.2f}\n{span(lo, hi)}".strip()
                                 for r, lo, hi in zip(table["rate"], table["low"], table["high"], strict=True)])
         labels = text.pivot(index="skill_family", columns="run_key", values="_t").reindex(index=grid.index,
                                                                                           columns=keys).fillna("")
