@@ -21,7 +21,9 @@ normal quantile, for a caller that does not know the n behind a lift):
 * **between-week noise** — how much a weekly lift varies from week to week when nothing changed: ``σ`` is the
   sample SD (``ddof = 1``) of the lifts of the weeks *before* this one (needs two), and the half-width is
   ``q·σ·√2``, because the difference of two independent weekly lifts has SD ``σ·√2`` (comparing ``σ`` itself
-  with a difference would call a move at well under one SD of that difference).
+  with a difference would call a move at well under one SD of that difference). The per-prompt movers take ``q``
+  at σ's own degrees of freedom (``k − 1`` for ``k`` earlier weeks) instead: a one-rep week has no Δ degrees of
+  freedom to borrow, and a prompt's history is short.
 
 A week with neither known is ``n/a``. Where many moves are read together (a week's per-prompt movers),
 :func:`band_p_value` turns each move into the two-sided p-value of the same band — ``|Δ|`` against the threshold
