@@ -94,6 +94,13 @@ REAL = "real"
 SIMULATED = "simulated"
 ENDPOINT_UNKNOWN = "unknown"
 
+# The judge's self-agreement must bar (skillbench.calibration): at least this share of must items graded unanimously
+# over the repeats, judged on the lower end of its 95 % interval. The calibration writes the state into
+# calibration.csv's ``bar_state``; the scorecard's decision block reads it (and flags a week whose bar did not pass).
+UNANIMOUS_MUSTS_BAR = 0.95
+# lower bound ≥ bar | estimate ≥ bar > lower bound | estimate below the bar
+BAR_PASS, BAR_NOT_SHOWN, BAR_FAIL = "PASS", "NOT SHOWN", "FAIL"
+
 # The gate's minimum of voting stimuli per family × model: the scorecard's verdicts decide with it, preflight warns
 # below it (one number, so a suite that passes preflight is never called underpowered for a count preflight accepted).
 MIN_STIMULI = 5

@@ -48,9 +48,15 @@ from skillbench.calibration._intervals import (
     ratio,
 )
 from skillbench.scorecard import rate_interval
-from skillbench.vocab import ITEM_TYPES, POSITIVE_VERDICTS
+from skillbench.vocab import (
+    BAR_FAIL as FAIL,
+    BAR_NOT_SHOWN as NOT_SHOWN,
+    BAR_PASS as PASS,
+    ITEM_TYPES,
+    POSITIVE_VERDICTS,
+    UNANIMOUS_MUSTS_BAR,
+)
 
-UNANIMOUS_MUSTS_BAR = 0.95
 INTERVAL_MEASURES = ("cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "pabak")
 CLUSTER_BY = {"run": "run_id", "prompt": "prompt"}  # --cluster-by: what an agreement interval resamples
 MIN_CLUSTERS = 10  # fewer runs (or prompts) than this: no interval (a bootstrap over so few has too few resamples)
@@ -69,7 +75,6 @@ COUNT_COLUMNS = ["n_units", "n_raters", "true_positive", "false_positive", "fals
                  "clusters"]
 SELF_COLUMNS = ["item_type", "n_items", "unanimous", "unanimity", "flipping", "bar", "passes",
                 "unanimity_low", "unanimity_high", "interval_method", "bar_state"]
-PASS, NOT_SHOWN, FAIL = "PASS", "NOT SHOWN", "FAIL"  # the must bar: lower bound ≥ bar | estimate ≥ bar > lower | below
 BAR_WORDS = (f"The bar is judged on the lower end of the 95 % interval of the must unanimity: {PASS} when it is ≥ "
              f"the bar, {NOT_SHOWN} when the estimate reaches the bar but the lower end does not (too few items to "
              f"show it), {FAIL} when the estimate is below. The interval is the wider of a bootstrap that resamples "

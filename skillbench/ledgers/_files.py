@@ -59,6 +59,7 @@ STUDY_PAIRS_FILE = "study-pairs.csv"  # judge-study: every study judge as the pa
 STUDY_NOTEBOOK = "judge_study.ipynb"  # judge-study: the executed notebook (notebooks/judge_study.ipynb)
 SCORECARD_FILE = "scorecard.md"  # scorecard
 SCORECARD_COMMENT_FILE = "scorecard-comment.md"  # scorecard: the decision and what does not pass, PR-comment size
+DECISION_FILE = "decision.json"  # scorecard: the decision block (lift per model, calls, verdicts, trust flags)
 COMPARE_COMMENT_FILE = "compare-comment.md"  # compare: compare.md's decision and what does not pass, PR-comment size
 LOCK_FILE = ".skillbench.lock"  # held (OS file lock) by the pass working on the week; names its PID and command
 SLUGS_FILE = "slugs.json"  # names that had to change to become folder names or short ids, mapped back

@@ -17,6 +17,7 @@ from skillbench.ledgers._files import (
     CALIBRATION_GRADES_FILE,
     CHECKS_FILE,
     CONSOLIDATION_FILE,
+    DECISION_FILE,
     JUDGE_COST_FILE,
     JUDGE_SKIPS_FILE,
     MANIFEST_FILE,
@@ -302,6 +303,12 @@ def read_sentinel(run_dir: str | Path) -> dict[str, Any] | None:
     """The week's ``sentinel.json`` (the judge on the frozen gold set), ``None`` when absent or unreadable: the
     scorecard then shows no sentinel section, as for a week the sentinel did not run on."""
     return json_object_or_none(Path(run_dir) / SENTINEL_FILE)
+
+
+def read_decision(run_dir: str | Path) -> dict[str, Any] | None:
+    """The week's ``decision.json`` (the scorecard's decision block), ``None`` when absent or unreadable: the week
+    page then shows no block, and says the scorecard has not run (it never shows a block it cannot read)."""
+    return json_object_or_none(Path(run_dir) / DECISION_FILE)
 
 
 def read_sentinel_grades(run_dir: str | Path) -> pd.DataFrame:

@@ -16,6 +16,22 @@ from ._controls import (
     rubric_votes as rubric_votes,
     satisfied_items as satisfied_items,
 )
+from ._decision import (
+    AMBER as AMBER,
+    GREEN as GREEN,
+    LEVEL_ICONS as LEVEL_ICONS,
+    LEVEL_WORDS as LEVEL_WORDS,
+    RED as RED,
+    FamilyCall as FamilyCall,
+    ModelCall as ModelCall,
+    TrustFlag as TrustFlag,
+    WeekDecision as WeekDecision,
+    decision_markdown as decision_markdown,
+    level_of as level_of,
+    section_anchor as section_anchor,
+    trust_flags as trust_flags,
+    week_decision as week_decision,
+)
 from ._gate import (
     collapse_votes as collapse_votes,
     preference_gate as preference_gate,

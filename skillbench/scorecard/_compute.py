@@ -35,10 +35,12 @@ import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair, arm_kind
 from skillbench.ledgers import (
+    LedgerError,
     Reconciliation,
     WeekLedgers,
     consolidation_incomplete,
     format_timestamp,
+    read_calibration,
     read_truth,
     replace_week,
 )
@@ -145,6 +147,7 @@ class ScorecardData:
     simulation: SimulationCheck | None = None  # a simulated week against its truth.csv (None: not one)
     controls: Controls | None = None  # placebo and A/A comparisons (None: the week ran neither arm)
     sentinel: dict[str, Any] | None = None  # the judge drift sentinel's sentinel.json (None: not run this week)
+    calibration: pd.DataFrame | None = None  # calibration.csv (None: the week was not calibrated, or unreadable)
     pairs: pd.DataFrame | None = None  # pairs.csv, the votes behind the gate (None: no pairwise judge)
     recorded: hist.WeekHistory | None = None  # the history with its sidecars, this week in (None: a comparison)
 
@@ -399,6 +402,7 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | hist.Week
     stamps = manifest["started_at"].dropna()
     window_end = format_timestamp(stamps.max()) if len(stamps) else ""
     sentinel = read_week_sentinel(ledgers.run_dir)
+    calibration, calibration_error = _week_calibration(ledgers.run_dir)
     # A model without a lift this week (nothing graded in both arms) gets no history row: history carries lifts.
     rows = hist.history_rows(run_key, window_end, lift[lift["must_lift"].notna()], endpoint, sentinel)
     coverage, dropped = _coverage(manifest, scores, ledgers.judge_skips, scores_file=ledgers.scores_present,
@@ -455,13 +459,24 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | hist.Week
         spend=_spend(manifest, scores, ledgers.judge_costs, graded_ids), timing=_timing(manifest), health=health,
         provenance=_provenance(manifest, scores, models), site_host=site or ledgers.site_host,
         n_resamples=n_resamples, seed=seed, incomplete_reasons=reasons, objective=objective,
-        extras={"dropped_pieces": ledgers.dropped_pieces}, pair=pair,
+        extras={"dropped_pieces": ledgers.dropped_pieces, "calibration_error": calibration_error}, pair=pair,
         simulation=simulation_check(read_truth(ledgers.run_dir) if endpoint == SIMULATED else None,
                                     Measured(coverage, lift, uncertainty, measured_gate, objective.get("transitions")),
                                     endpoint=endpoint, manifest=manifest, scores=scores, pair=pair,
                                     reconciliation_complete=complete),
-        controls=controls, sentinel=sentinel, pairs=ledgers.pairs, recorded=recorded,
+        controls=controls, sentinel=sentinel, pairs=ledgers.pairs, recorded=recorded, calibration=calibration,
     )
+
+
+def _week_calibration(run_dir: Any) -> tuple[pd.DataFrame | None, str]:
+    """The week's ``calibration.csv`` and, when it cannot be read, why (the decision block flags it: an unreadable
+    calibration must not read as a calibrated week)."""
+    if run_dir is None:
+        return None, ""
+    try:
+        return read_calibration(run_dir), ""
+    except LedgerError as exc:
+        return None, str(exc)
 
 
 def read_week_sentinel(run_dir: Any) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ from skillbench.ledgers import SCORECARD_FILE
 from skillbench.markdown import CutTable, capped_page, fmt, is_missing, md_code, md_table, md_text, money, signed
 from skillbench.scorecard._compute import ScorecardData
 from skillbench.scorecard._controls import accumulated_controls, accumulated_text
+from skillbench.scorecard._decision import decision_markdown, week_decision
 from skillbench.scorecard._inference import exact_f1_interval, rate_interval
 from skillbench.scorecard._labels import arm_names, arm_order
 from skillbench.scorecard._render_objective import objective_context
@@ -429,7 +430,8 @@ def render_markdown(d: ScorecardData) -> str:
         "gate_table": _gate_table(d) if d.gate is not None and not d.gate.empty else "",
         "gate_control": (error_control_line(d.gate, _scope(d)) if d.gate is not None and not d.gate.empty
                          else ""),
-        "decision": _decision(d), "stimuli": stimulus_markdown(tables), "dormancy": dormancy_markdown(tables),
+        "decision_block": decision_markdown(week_decision(d), (_decision(d) or {}).get("counts", "")),
+        "stimuli": stimulus_markdown(tables), "dormancy": dormancy_markdown(tables),
         "simulation": _simulation_context(d), "controls": _controls_context(d),
         "graded": int(cov["graded"].sum()), "gradeable": int(cov["gradeable"].sum()),
         "dropped_table": _dropped_table(d) if not d.dropped.empty else "",

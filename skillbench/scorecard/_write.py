@@ -6,12 +6,14 @@ Every entry point reads the history through :func:`week_history` and writes it o
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from skillbench.ledgers import (
+    DECISION_FILE,
     HISTORY_FILE,
     SCORECARD_COMMENT_FILE,
     SCORECARD_FILE,
@@ -21,6 +23,7 @@ from skillbench.ledgers import (
 )
 from skillbench.scorecard import _history as hist
 from skillbench.scorecard._compute import ScorecardData, compute_scorecard
+from skillbench.scorecard._decision import week_decision
 from skillbench.scorecard._render import render_comment, render_markdown
 from skillbench.scorecard._stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
@@ -79,6 +82,8 @@ def write_scorecard(run_dir: str | Path, *, history_path: str | Path | None = No
     path = run_dir / SCORECARD_FILE
     atomic_write_text(path, markdown)
     atomic_write_text(run_dir / SCORECARD_COMMENT_FILE, render_comment(data, full_report=SCORECARD_FILE))
+    # the week page and the reports index show the decision from this file: they never recompute a week
+    atomic_write_text(run_dir / DECISION_FILE, json.dumps(week_decision(data).to_json(), indent=2, allow_nan=False))
     if not data.keeps_history:
         return ScorecardResult(path=path, history_path=None, data=data, markdown=markdown)
     hist.write_week_history(history_path, data.recorded or hist.as_week_history(data.history))

@@ -54,7 +54,7 @@ from skillbench.paths import DEFAULT_SUITE, NOTEBOOKS_DIR, REPORTS_DIR
 from skillbench.report import format_seconds, write_reports_index, write_state, write_week_index
 from skillbench.suite import SuiteOverrides
 from skillbench.weekly._stage_run import STAGES, StageResult, WeeklyError, execute_stage
-from skillbench.weekly._week_pages import finish_pages, headline, report_notes
+from skillbench.weekly._week_pages import finish_pages, report_notes
 
 KERNEL_NAME = "skillbench"
 DEFAULT_JOBS = 3  # the generator's recommended range is 2–3 (≥ 4 warns about rate limits)
@@ -310,11 +310,10 @@ def _run_chain(opts: WeeklyOptions, *, suite_dir: Path, backend: str, run_dir: P
         state["seconds"] = time.perf_counter() - t0
         state["overhead_seconds"] = sum(s.overhead_seconds for s in stages)
 
-    def save(final: bool = False) -> None:
+    def save() -> None:
         sync()
         write_state(report_dir, state)
-        write_week_index(report_dir, state, headline=headline(history, opts.run_key) if final else (),
-                             notes=report_notes(state))
+        write_week_index(report_dir, state, notes=report_notes(state))
         write_reports_index(reports_dir)
 
     save()
@@ -357,7 +356,7 @@ def _run_chain(opts: WeeklyOptions, *, suite_dir: Path, backend: str, run_dir: P
         state["finished"] = _now()
         sync()
         finish_pages(state, run_dir, report_dir)
-        save(final=True)
+        save()
     return WeeklyResult(opts.run_key, report_dir, report_dir / INDEX_FILE, state, stages)
 
 

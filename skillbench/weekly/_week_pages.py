@@ -7,8 +7,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from skillbench.ledgers import (
     CALIBRATION_HTML,
     CALIBRATION_MD,
@@ -16,6 +14,7 @@ from skillbench.ledgers import (
     SCORECARD_FILE,
     SCORECARD_HTML,
     read_cells,
+    read_decision,
 )
 from skillbench.report import write_markdown_page
 
@@ -29,6 +28,7 @@ def finish_pages(state: dict[str, Any], run_dir: Path, report_dir: Path) -> None
         state["week_incomplete"] = "INCOMPLETE" in title
         state["week_subset"] = next((part for part in title.split(" — ") if part.startswith("subset: ")), "")
         write_markdown_page(run_dir / SCORECARD_FILE, report_dir / SCORECARD_HTML, title=title)
+        state["decision"] = read_decision(run_dir)  # the pages' decision block (None: unreadable, none shown)
     if "04_calibration" in done and (run_dir / CALIBRATION_MD).is_file():
         write_markdown_page(run_dir / CALIBRATION_MD, report_dir / CALIBRATION_HTML,
                                 title=f"Judge calibration — {state['run_key']}")
@@ -39,33 +39,10 @@ def finish_pages(state: dict[str, Any], run_dir: Path, report_dir: Path) -> None
             state["sandboxes_used"] = sorted(str(s) for s in sandboxes[sandboxes.ne("")].unique())
 
 
-def headline(history: Path, run_key: str) -> list[dict[str, Any]]:
-    from skillbench.scorecard import numeric_history, read_history
-
-    try:
-        rows = numeric_history(read_history(history))
-    except Exception:  # noqa: BLE001 - the headline is a convenience; the scorecard page has the numbers
-        return []
-    rows = rows[rows["run_key"] == run_key]
-    return [{"model": r.model, "must_lift": _number(r.must_lift), "must_lift_se": _number(r.must_lift_se)}
-            for r in rows.itertuples(index=False)]
-
-
-def _number(x: Any) -> float | None:
-    return None if x is None or (isinstance(x, float) and not np.isfinite(x)) else float(x)
-
-
 def report_notes(state: Mapping[str, Any]) -> list[str]:
-    notes = []
-    if state.get("week_incomplete"):
-        notes.append("INCOMPLETE week: read no number as a clean week (the scorecard's first lines say why; see its "
-                     "Coverage section).")
-    if state.get("week_subset"):
-        notes.append(f"Part of the suite ({state['week_subset']}): the other families' runs are kept for a later "
-                     "pass of this run key; rerun it without --families/--prompts to complete the week.")
-    if state.get("endpoint_kind") == "simulated":
-        notes.append("Simulated endpoint: every answer and grade came from skillbench's simulated Messages endpoint "
-                     "on 127.0.0.1. These numbers test the harness, not a model.")
+    """How the week ran, in sentences; what the decision block already flags (an incomplete or partial week, a
+    simulated endpoint) is said only when there is no block."""
+    notes = [] if state.get("decision") else _state_notes(state)
     used = state.get("sandboxes_used") or [state.get("sandbox")]
     if "local" in used:
         why = ("as requested (--sandbox local)" if state.get("sandbox_requested") == "local" else
@@ -77,4 +54,19 @@ def report_notes(state: Mapping[str, Any]) -> list[str]:
     if len(used) > 1:
         notes.append(f"Runs of this week used several sandboxes ({', '.join(used)}); it was resumed on another "
                      "machine set-up.")
+    return notes
+
+
+def _state_notes(state: Mapping[str, Any]) -> list[str]:
+    """The week's state in sentences, for a week without a decision block (its flags say the same)."""
+    notes = []
+    if state.get("week_incomplete"):
+        notes.append("INCOMPLETE week: read no number as a clean week (the scorecard's first lines say why; see its "
+                     "Coverage section).")
+    if state.get("week_subset"):
+        notes.append(f"Part of the suite ({state['week_subset']}): the other families' runs are kept for a later "
+                     "pass of this run key; rerun it without --families/--prompts to complete the week.")
+    if state.get("endpoint_kind") == "simulated":
+        notes.append("Simulated endpoint: every answer and grade came from skillbench's simulated Messages endpoint "
+                     "on 127.0.0.1. These numbers test the harness, not a model.")
     return notes

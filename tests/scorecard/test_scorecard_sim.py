@@ -27,6 +27,7 @@ PROMPTS = {"a1": ("fam-a", False), "a2": ("fam-a", False), "a3": ("fam-a", False
 MODELS = ("sonnet", "haiku")
 CAPPED = f"a2-haiku-with-skill-r2-{KEY}"
 SECTIONS = [
+    "Decision",  # ours, first (issue 32): the answer and its trust flags; qdrant's sections follow in their order
     "Lift per model (with-skill − no-skill)", "Lift uncertainty — bootstrap CI and minimum detectable effect",
     "Week-over-week lift delta", "Per-cell metrics", "Per-prompt (must_coverage; with-skill lift)",
     "Activation / trigger misses", "Trigger health per skill family", "Lift caveat — baseline self-served the skill",

@@ -185,7 +185,16 @@ def test_the_index_pages_escape_state_and_take_no_scheme_in_links(tmp_path: Path
              "started": "now",
              "finished": None, "kernel_name": "python3", "run_dir": "/x", "seconds": 1.0, "overhead_seconds": 0.5,
              "stages": [{"number": 1, "title": CHECK_ID, "status": "failed", "seconds": 1.0,
-                         "html": "javascript:alert('stage')", "notebook": "data:text/html,<script>alert(1)</script>"}]}
+                         "html": "javascript:alert('stage')", "notebook": "data:text/html,<script>alert(1)</script>"}],
+             # the decision block quotes family names and validator lines (content under evaluation)
+             "decision": {"run_key": "20261130", "endpoint": "simulated", "level": "amber",
+                          "models": [{"model": FAMILY, "lift": 0.1, "low": None, "high": None, "n_prompts": 2,
+                                      "excludes_zero": "no", "previous": None, "delta": None, "threshold": None,
+                                      "call": "not yet", "call_text": f"not yet: {ANSWER}"}],
+                          "families": [{"skill_family": FAMILY, "model": PROMPT, "label": ITEM, "state": "x",
+                                        "reason": "invalid_spec", "cause": DETAIL}],
+                          "flags": [{"key": "invalid_families", "level": "amber", "text": ANSWER,
+                                     "link": "javascript:alert('flag')"}]}}
     (week / "weekly.json").write_text(json.dumps(state))
     (week / "scorecard.html").write_text("")
     pages = [write_week_index(week, state, notes=[DETAIL]).read_text(),
