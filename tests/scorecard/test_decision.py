@@ -147,3 +147,20 @@ def _record(**kw: object) -> SimpleNamespace:
 ])
 def test_each_family_verdict_has_its_cause_in_one_line(record: SimpleNamespace, expected: str) -> None:
     assert family_cause(record) == expected
+
+
+def test_chromium_draws_the_block_red(failed_week: Path, tmp_path: Path) -> None:
+    """In Debian's headless Chromium, with the page's CSP in force, the block is drawn red: its border's colour is
+    on the screen (the words and links are checked on the same page above)."""
+    import numpy as np
+    from PIL import Image
+
+    from tests.report.test_report_screenshot import screenshot
+
+    report = tmp_path / "reports" / FIRST
+    report.mkdir(parents=True)
+    page = write_week_index(report, _state(failed_week, report))
+    screenshot(page, tmp_path / "week.png", tmp_path / "profile")
+    rgb = np.asarray(Image.open(tmp_path / "week.png").convert("RGB")).astype(int)
+    red = ((rgb[..., 0] > 180) & (rgb[..., 1] < 70) & (rgb[..., 2] < 70)).sum()  # the block's #c62828 border
+    assert red > 500, f"no red block on the page ({red} red pixels)"
