@@ -191,9 +191,9 @@ def week_block(state: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _block_context() -> dict[str, Any]:
-    from skillbench.scorecard import LABEL_ICONS, LEVEL_ICONS, LEVEL_WORDS
+    from skillbench.scorecard import LEVEL_WORDS
 
-    return {"icons": LEVEL_ICONS, "words": LEVEL_WORDS, "label_icons": LABEL_ICONS}
+    return {"words": LEVEL_WORDS}
 
 
 def write_week_index(report_dir: str | Path, state: Mapping[str, Any], *, notes: Sequence[str] = ()) -> Path:

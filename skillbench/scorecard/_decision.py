@@ -222,7 +222,7 @@ def _calibration_flag(calibration: pd.DataFrame | None) -> TrustFlag | None:
     share = f"{float(r['unanimity']) * 100:.1f} %" if not is_missing(r["unanimity"]) else "?"
     n = int(r["n_units"]) if not is_missing(r["n_units"]) else 0
     interval = span(r.get("unanimity_low", float("nan")), r.get("unanimity_high", float("nan")), 3)
-    bar = f"{UNANIMOUS_MUSTS_BAR:.0%}"
+    bar = f"{UNANIMOUS_MUSTS_BAR * 100:g} %"
     if state == BAR_FAIL:
         return TrustFlag("calibration_failed", RED,
                          f"Judge calibration bar failed: {share} of {n:,} musts unanimous"
