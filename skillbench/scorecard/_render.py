@@ -18,7 +18,7 @@ from skillbench.ledgers import SCORECARD_FILE
 from skillbench.markdown import CutTable, capped_page, fmt, is_missing, md_code, md_table, md_text, money, signed
 from skillbench.scorecard._compute import ScorecardData
 from skillbench.scorecard._controls import accumulated_controls, accumulated_text
-from skillbench.scorecard._decision import decision_markdown, week_decision
+from skillbench.scorecard._decision import LEVEL_ICONS, decision_markdown, trust_flags, week_decision
 from skillbench.scorecard._inference import exact_f1_interval, rate_interval
 from skillbench.scorecard._labels import arm_names, arm_order
 from skillbench.scorecard._render_objective import objective_context
@@ -446,6 +446,9 @@ def render_markdown(d: ScorecardData) -> str:
     return _with_sentinel(d, _environment().get_template(TEMPLATE).render(**context))
 
 
+BANNERED_FLAGS = frozenset({"incomplete", "disagrees_with_truth", "sentinel_drift", "simulated"})
+
+
 def render_comment(d: ScorecardData, *, full_report: str = SCORECARD_FILE) -> str:
     """``scorecard-comment.md``: the week's decision fit for a pull-request comment — the title and banners, the
     plain verdicts' counts, every invalid record, then only what does not pass (verdicts, stimuli, dormancy
@@ -460,6 +463,10 @@ def render_comment(d: ScorecardData, *, full_report: str = SCORECARD_FILE) -> st
         parts += [f"> **{DRIFT_BANNER}**.", ""]
     if d.endpoint != REAL:
         parts += [f"> Endpoint: **{md_text(d.endpoint)}**. These numbers test the harness, not a model.", ""]
+    # the decision block's other trust flags (the banners above already say incomplete, truth, drift, endpoint);
+    # no link: a comment is read away from the report
+    flags = [f for f in trust_flags(d, d.calibration) if f.key not in BANNERED_FLAGS]
+    parts += [f"- {LEVEL_ICONS[f.level]} {md_text(f.text)}" for f in flags] + [""] * bool(flags)
     decision = _decision(d)
     if decision is None:
         parts += ["_No pairwise judgments (`pairs.csv`): no gate verdict yet._", ""]

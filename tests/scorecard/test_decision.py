@@ -71,6 +71,13 @@ def test_the_block_opens_the_scorecard_before_any_table(failed_week: Path) -> No
     assert "**Verdicts** (4 skill family × model records" in block
 
 
+def test_the_pull_request_comment_carries_the_flags_its_banners_do_not(failed_week: Path) -> None:
+    comment = (failed_week / "scorecard-comment.md").read_text()
+    assert "- 🔴 Judge calibration bar failed: 90.5 % of 1,048 musts" in comment
+    assert comment.index("Judge calibration bar failed") < comment.index("**Verdicts**")
+    assert "- 🟠 Simulated endpoint" not in comment  # the endpoint banner says it once
+
+
 def test_a_failed_activation_contract_names_where_it_fired(failed_week: Path) -> None:
     dec = json.loads((failed_week / DECISION_FILE).read_text())
     dates = next(f for f in dec["families"] if (f["skill_family"], f["model"]) == ("dates", "sonnet"))
