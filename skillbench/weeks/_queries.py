@@ -1,6 +1,6 @@
 """The ready queries ``explore_weeks`` shows, as SQL text an analyst can copy, and the functions that run them.
 
-Each query takes ``$families`` and ``$models`` (lists; empty = all) and reads only the views of
+Each query takes ``$families``, ``$models`` and ``$run_keys`` (lists; empty = all) and reads only the views of
 :func:`skillbench.weeks.connect`. A run's must coverage is the share of its graded must items met (``credit`` is
 NULL for an ungraded item), joined to its run by qdrant's run key (``prompt, model, condition, rep``: a qdrant scores
 ledger has no ``run_id``); dormancy prompts are left out, as the scorecard leaves them out of every score. A run's
@@ -18,7 +18,7 @@ import pandas as pd
 from skillbench.signals import NONE
 
 # the runs of the asked families and models, each with its must coverage (a CTE the queries below start from)
-_RUNS_SQL = """\
+_RUNS_SQL = f"""\
 WITH run_must AS (
     SELECT suite, run_key, prompt, model, condition, rep, avg(credit) AS must_coverage
     FROM scores
@@ -26,12 +26,13 @@ WITH run_must AS (
     GROUP BY ALL
 ), chosen AS (
     SELECT r.*, m.must_coverage,
-           coalesce(r.skill_activation, '') NOT IN ($none, '') AS activated
+           coalesce(r.skill_activation, '') NOT IN ('{NONE}', '') AS activated
     FROM runs AS r
     LEFT JOIN run_must AS m USING (suite, run_key, prompt, model, condition, rep)
     WHERE NOT r.dormancy
       AND (len($families) = 0 OR list_contains($families, r.skill_family))
       AND (len($models) = 0 OR list_contains($models, r.model))
+      AND (len($run_keys) = 0 OR list_contains($run_keys, r.run_key))
 )"""
 
 # Per week × model × skill family × arm: runs, mean must coverage over its graded runs, activation rate.
@@ -59,15 +60,18 @@ GROUP BY ALL
 ORDER BY model, skill_family, arm"""
 
 
-def _params(families: Sequence[str], models: Sequence[str]) -> dict[str, object]:
-    return {"families": [str(f) for f in families], "models": [str(m) for m in models], "none": NONE}
+def _params(families: Sequence[str], models: Sequence[str], run_keys: Sequence[str] = ()) -> dict[str, object]:
+    def strings(values: Sequence[str]) -> list[str]:
+        return [str(v) for v in values]
+
+    return {"families": strings(families), "models": strings(models), "run_keys": strings(run_keys)}
 
 
-def family_arm_summary(con: duckdb.DuckDBPyConnection, families: Sequence[str] = (),
-                       models: Sequence[str] = ()) -> pd.DataFrame:
+def family_arm_summary(con: duckdb.DuckDBPyConnection, families: Sequence[str] = (), models: Sequence[str] = (),
+                       run_keys: Sequence[str] = ()) -> pd.DataFrame:
     """:data:`FAMILY_ARM_SQL` on ``con``: ``run_key, model, skill_family, arm, runs, must_coverage,
-    activation_rate``, the weeks in time order (``families``/``models`` empty: all)."""
-    return con.execute(FAMILY_ARM_SQL, _params(families, models)).df()
+    activation_rate``, the weeks in time order (``families``/``models``/``run_keys`` empty: all)."""
+    return con.execute(FAMILY_ARM_SQL, _params(families, models, run_keys)).df()
 
 
 def two_weeks(con: duckdb.DuckDBPyConnection, run_key: str, previous: str, families: Sequence[str] = (),
