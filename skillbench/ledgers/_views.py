@@ -4,22 +4,14 @@ Each view is one ledger of every week under a ``weekly/`` folder, with the file 
 (:mod:`skillbench.ledgers._columns`) in their order, after two keys: ``suite`` and ``run_key`` (the week's run key,
 :func:`~skillbench.ledgers._week.week_run_key`). :data:`VIEW_COLUMNS` names them:
 
-========================  ============================================  ==============================================
-view                      read from                                     columns
-========================  ============================================  ==============================================
-``runs``                  ``manifest.csv``                              ``MANIFEST_COLUMNS``; ``timestamp`` typed
-``scores``                ``scores.csv``                                ``SCORES_COLUMNS``
-``pairs``                 ``pairs.csv``                                 ``PAIRS_COLUMNS``
-``checks``                ``checks.csv``                                ``CHECKS_COLUMNS``
-``trigger``               ``trigger-f1.csv``                            ``TRIGGER_F1_COLUMNS``
-``history``               ``scorecard-history.csv`` + endpoints sidecar ``HISTORY_COLUMNS`` (handed in: its reader is
-                                                                        the scorecard's)
-``history_prompts``       ``scorecard-history.prompts.csv``             ``HISTORY_PROMPT_COLUMNS``
-``history_controls``      ``scorecard-history.controls.csv``            ``HISTORY_CONTROL_COLUMNS``
-``weeks``                 the above, one row per week read              ``suite, run_key, window_start, window_end,
-                                                                        runs, complete``
-``skipped``               the weeks left out                            ``suite, run_key, reason``
-========================  ============================================  ==============================================
+* ``runs``: ``manifest.csv``, ``MANIFEST_COLUMNS`` (``timestamp`` typed: the reader's parsed UTC start);
+* ``scores``: ``scores.csv``, ``SCORES_COLUMNS``; ``pairs``: ``pairs.csv``, ``PAIRS_COLUMNS``;
+  ``checks``: ``checks.csv``, ``CHECKS_COLUMNS``; ``trigger``: ``trigger-f1.csv``, ``TRIGGER_F1_COLUMNS``;
+* ``history``: ``scorecard-history.csv`` with its endpoints sidecar, ``HISTORY_COLUMNS`` (read by a reader handed
+  in: the strict one is the scorecard's, a layer above); ``history_prompts`` and ``history_controls``: its
+  ``.prompts.csv`` and ``.controls.csv`` sidecars, ``HISTORY_PROMPT_COLUMNS`` and ``HISTORY_CONTROL_COLUMNS``;
+* ``weeks``: one row per week read, ``window_start, window_end, runs, complete``; ``skipped``: a week (or the
+  history, ``run_key`` empty) left out, ``reason``.
 
 **Why per-week reads, not DuckDB's ``read_csv`` over a glob.** Each week is read by the contract's own typed readers
 (:func:`~skillbench.ledgers._week.load_week`: ``read_manifest``, ``read_scores``, ``read_pairs``, ``read_checks``,

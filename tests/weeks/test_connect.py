@@ -29,7 +29,7 @@ from skillbench.ledgers import (
 )
 from skillbench.ledgers._columns import MANIFEST_DEFAULTS, QDRANT_MANIFEST_COLUMNS, QDRANT_SCORES_COLUMNS
 from skillbench.scorecard import prompt_rep_scores
-from tests.helpers.shared import TINY_WEEK
+from tests.helpers.shared import ROOT, TINY_WEEK
 
 KEYS = ("20261116", "20261123")
 
@@ -155,3 +155,13 @@ def test_the_history_and_its_sidecar_read_whole_or_are_left_out_in_one_line(suit
     (reason,) = con.execute("SELECT reason FROM skipped WHERE run_key = ''").fetchone()
     assert str(history) in reason and "not a number" in reason
     assert con.execute("SELECT count(*) FROM runs").fetchone() == (64,)  # the weeks themselves still read
+
+
+def test_the_worked_query_of_the_docs_runs_on_the_views(clean: duckdb.DuckDBPyConnection) -> None:
+    """docs/weekly.md's query, as printed there, answers per week × model × arm (so the page cannot rot)."""
+    page = (ROOT / "docs" / "weekly.md").read_text(encoding="utf-8")
+    section = page.split("## SQL over every week", 1)[1].split("\n## ", 1)[0]
+    sql = section.split('con.execute("""', 1)[1].split('""")', 1)[0]
+    frame = clean.execute(sql).df()
+    assert list(frame.columns) == ["run_key", "model", "arm", "runs", "must_coverage"]
+    assert set(frame["run_key"]) == set(KEYS) and frame["must_coverage"].between(0, 1).any()
