@@ -22,7 +22,7 @@ week the scorecard would refuse (a torn row, a rubric item twice, a credit its v
 read as clean here: it is left out, and ``skipped`` names its file and why in one line (the same line is logged as
 a warning, so it is never silent). ``read_csv(union_by_name=true)`` would read such a file without complaint, and
 would fill an older week's absent column with NULL rather than its default. The price is one read of every week at
-connect (about a second for a 448-run week); the CSVs stay the source of truth and nothing is written into a week.
+connect (one to two seconds for a 448-run week on 2 shared cores); the CSVs stay the source of truth and nothing is written into a week.
 
 A week's ``complete`` is the reconciliation's verdict after the cross-check (NULL for a week without
 ``reconciliation.json`` or ``plan.csv``, qdrant's layout): a query over complete weeks only says so with
@@ -212,6 +212,7 @@ def open_week_views(weekly_dir: str | Path, suite: str,
     tables: dict[str, list[pd.DataFrame]] = {view: [] for view in VIEW_COLUMNS}
     weeks: list[dict[str, object]] = []
     skipped: list[dict[str, object]] = []
+    read: dict[str, Path] = {}  # run key → the folder it was read from
 
     def skip(run_key: str, reason: str) -> None:
         skipped.append({"suite": suite, "run_key": run_key, "reason": reason})
@@ -228,6 +229,11 @@ def open_week_views(weekly_dir: str | Path, suite: str,
             skip(folder.name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             continue
         run_key = str(week["run_key"])
+        if run_key in read:  # a copy of a week (its run.json names the key): its rows would count twice
+            skip(folder.name, f"{folder}: run key {run_key} is {read[run_key]}'s too (run.json) — a copy of that "
+                              f"week; move it out of {weekly_dir}")
+            continue
+        read[run_key] = folder
         weeks.append({"suite": suite, **week})
         for view, frame in frames.items():
             # every row keyed by the week it was read from (pairs.csv's own run_key column is the same key)

@@ -127,17 +127,19 @@ def test_a_damaged_week_is_left_out_with_one_line_naming_its_file(suite: Path,
     lines = bad.read_text(encoding="utf-8").splitlines(keepends=True)
     bad.write_text("".join([*lines, lines[1]]), encoding="utf-8")  # a rubric item twice: it would count twice
     (suite / WEEKLY_DIR / "20261201").mkdir()  # a week not yet through signals
+    shutil.copytree(suite / WEEKLY_DIR / KEYS[1], suite / WEEKLY_DIR / "zz-copy")  # run.json names KEYS[1] too
     with caplog.at_level(logging.WARNING, logger="skillbench.weeks"):
         con = weeks.connect(suite)
     assert [r[0] for r in con.execute("SELECT DISTINCT run_key FROM runs").fetchall()] == [KEYS[1]]
     assert con.execute("SELECT DISTINCT run_key FROM scores").fetchall() == [(KEYS[1],)]
     skipped = dict(con.execute("SELECT run_key, reason FROM skipped").fetchall())
-    assert set(skipped) == {KEYS[0], "20261201"}
+    assert set(skipped) == {KEYS[0], "20261201", "zz-copy"}
+    assert f"run key {KEYS[1]} is" in skipped["zz-copy"] and "a copy of that week" in skipped["zz-copy"]
     assert str(bad) in skipped[KEYS[0]] and "duplicate" in skipped[KEYS[0]]
     assert "manifest.csv: not found" in skipped["20261201"]
     assert all("\n" not in reason for reason in skipped.values())
     warned = [r.getMessage() for r in caplog.records]
-    assert len(warned) == 2 and any(str(bad) in line for line in warned)
+    assert len(warned) == 3 and any(str(bad) in line for line in warned)
 
 
 def test_the_history_and_its_sidecar_read_whole_or_are_left_out_in_one_line(suite: Path) -> None:
