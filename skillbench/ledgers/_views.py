@@ -22,7 +22,8 @@ week the scorecard would refuse (a torn row, a rubric item twice, a credit its v
 read as clean here: it is left out, and ``skipped`` names its file and why in one line (the same line is logged as
 a warning, so it is never silent). ``read_csv(union_by_name=true)`` would read such a file without complaint, and
 would fill an older week's absent column with NULL rather than its default. The price is one read of every week at
-connect (one to two seconds for a 448-run week on 2 shared cores); the CSVs stay the source of truth and nothing is written into a week.
+connect (one to two seconds for a 448-run week on 2 shared cores); the CSVs stay the source of truth and nothing is
+written into a week.
 
 A week's ``complete`` is the reconciliation's verdict after the cross-check (NULL for a week without
 ``reconciliation.json`` or ``plan.csv``, qdrant's layout): a query over complete weeks only says so with

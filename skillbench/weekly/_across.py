@@ -84,11 +84,15 @@ def _week_pairs(reps: pd.DataFrame, per_prompt: pd.DataFrame) -> pd.DataFrame:
 
 
 def load_weeks(weekly_dir: str | Path, history_path: str | Path = "") -> Weeks:
-    """Read every week under ``weekly_dir`` (each sub-folder with a ``manifest.csv``) into :class:`Weeks`."""
+    """Read every week under ``weekly_dir`` (each sub-folder with a ``manifest.csv``) into :class:`Weeks`.
+
+    ``weekly_dir`` may also be the suite folder (its ``weekly/``), as for :func:`skillbench.weeks.connect`.
+    """
     from skillbench.ledgers import LedgerError, load_week
     from skillbench.scorecard import numeric_history, prompt_rep_scores, prompt_scores, read_history
+    from skillbench.weeks import weekly_folder
 
-    root = _path(weekly_dir)
+    root, _ = weekly_folder(weekly_dir)
     runs, prompts, paired, skipped, starts = [], [], [], {}, {}
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and (p / MANIFEST_FILE).is_file()):
         try:

@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from skillbench import weekly
+from skillbench.ledgers import WEEKLY_DIR
 from tests.helpers.shared import TINY_WEEK
 
 
@@ -41,3 +45,9 @@ def test_the_compared_weeks_default_to_the_latest_and_the_one_before(weeks: week
     # the first week has none before it: no movers, rather than a comparison with the last week
     assert weekly.compared_weeks(weeks, weeks.keys[0]) == (weeks.keys[0], "")
     assert weekly.prompt_movers(weeks, run_key=weeks.keys[0]).empty
+
+
+def test_load_weeks_takes_the_suite_folder_as_connect_does(tmp_path: Path) -> None:
+    weekly_dir = tmp_path / "suite" / WEEKLY_DIR
+    shutil.copytree(TINY_WEEK / "20261109", weekly_dir / "20261109")
+    assert weekly.load_weeks(tmp_path / "suite").keys == weekly.load_weeks(weekly_dir).keys == ["20261109"]
