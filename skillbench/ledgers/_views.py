@@ -57,7 +57,7 @@ from skillbench.ledgers._files import (
     TRIGGER_F1_FILE,
 )
 from skillbench.ledgers._history_sidecars import history_sidecar, read_history_controls, read_history_prompts
-from skillbench.ledgers._readers import LedgerError, read_numbers
+from skillbench.ledgers._readers import LedgerError, parse_timestamps, read_numbers
 from skillbench.ledgers._week import load_week
 
 KEY_COLUMNS: tuple[str, ...] = ("suite", "run_key")
@@ -143,8 +143,10 @@ def history_frames(history_path: Path) -> dict[str, pd.DataFrame]:
     Raises:
         LedgerError: a sidecar its reader refuses.
     """
+    controls = read_history_controls(history_sidecar(history_path, HISTORY_CONTROLS_SUFFIX))
     return {"history_prompts": read_history_prompts(history_sidecar(history_path, HISTORY_PROMPTS_SUFFIX)),
-            "history_controls": read_history_controls(history_sidecar(history_path, HISTORY_CONTROLS_SUFFIX))}
+            # a UTC timestamp, as every window_end and timestamp of the views
+            "history_controls": controls.assign(window_end=parse_timestamps(controls["window_end"]))}
 
 
 def _sql_type(series: pd.Series) -> str:

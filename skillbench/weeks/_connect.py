@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from skillbench.ledgers import WEEKLY_DIR, open_week_views
+from skillbench.ledgers import WEEKLY_DIR, open_week_views, parse_timestamps
 from skillbench.scorecard import numeric_history, read_history
 
 
@@ -38,7 +38,9 @@ def weekly_folder(path: str | Path) -> tuple[Path, str]:
 
 
 def _history(path: Path) -> pd.DataFrame:
-    return numeric_history(read_history(path))
+    """The history with its numbers parsed, and ``window_end`` a UTC timestamp as in the ``weeks`` view."""
+    history = numeric_history(read_history(path))
+    return history.assign(window_end=parse_timestamps(history["window_end"]))
 
 
 def connect(path: str | Path, *, suite: str = "") -> duckdb.DuckDBPyConnection:

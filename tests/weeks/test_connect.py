@@ -20,6 +20,8 @@ from skillbench.ledgers import (
     MANIFEST_FILE,
     QDRANT_HISTORY_COLUMNS,
     SCORES_FILE,
+    TRIGGER_F1_COLUMNS,
+    TRIGGER_F1_FILE,
     VIEW_COLUMNS,
     WEEKLY_DIR,
     read_manifest,
@@ -148,6 +150,8 @@ def test_the_history_and_its_sidecar_read_whole_or_are_left_out_in_one_line(suit
                           pd.DataFrame({"run_key": [KEYS[1]], "model": ["haiku"], "prompt": ["p"], "d": [0.25]}))
     con = weeks.connect(suite)
     assert con.execute("SELECT count(*), min(endpoint) FROM history").fetchone() == (4, "simulated")
+    window = dict((r[0], r[1]) for r in con.execute("DESCRIBE history").fetchall())["window_end"]
+    assert window.startswith("TIMESTAMP")  # as the weeks view's: one name, one type
     assert con.execute("SELECT d FROM history_prompts").fetchall() == [(0.25,)]
     history = weekly / "scorecard-history.csv"
     history.write_text(",".join(QDRANT_HISTORY_COLUMNS) + "\n20261116,x,haiku,not-a-number,,,,\n", encoding="utf-8")
@@ -167,3 +171,14 @@ def test_the_worked_query_of_the_docs_runs_on_the_views(clean: duckdb.DuckDBPyCo
     frame = clean.execute(sql).df()
     assert list(frame.columns) == ["run_key", "model", "arm", "runs", "must_coverage"]
     assert set(frame["run_key"]) == set(KEYS) and frame["must_coverage"].between(0, 1).any()
+
+
+def test_an_older_trigger_file_without_intervals_reads_them_null(suite: Path) -> None:
+    week = suite / WEEKLY_DIR / KEYS[0]
+    base = TRIGGER_F1_COLUMNS[: TRIGGER_F1_COLUMNS.index("precision_low")]
+    (week / TRIGGER_F1_FILE).write_text(",".join(base) + "\ndates,8,8,6,2,1,7,0.857143,0.75,0.8,0\n",
+                                        encoding="utf-8")
+    con = weeks.connect(suite)
+    row = con.execute("SELECT run_key, tp, f1, f1_low, f1_method FROM trigger").fetchall()
+    assert row == [(KEYS[0], 6, 0.8, None, None)]
+    assert dict((r[0], r[1]) for r in con.execute("DESCRIBE trigger").fetchall())["tp"] == "BIGINT"
