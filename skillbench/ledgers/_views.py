@@ -15,15 +15,15 @@ Each view is one ledger of every week under a ``weekly/`` folder, with the file 
 
 **Why per-week reads, not DuckDB's ``read_csv`` over a glob.** Each week is read by the contract's own typed readers
 (:func:`~skillbench.ledgers._week.load_week`: ``read_manifest``, ``read_scores``, ``read_pairs``, ``read_checks``,
-and the reconciliation cross-check) and the frames are copied into an in-memory DuckDB database. So the views have
-the types, the defaults of an older week's absent columns (``MANIFEST_DEFAULTS``; a scores ledger of qdrant's
-reads our columns empty) and the refusals the scorecard has — one definition, not a second type map in SQL — and a
-week the scorecard would refuse (a torn row, a rubric item twice, a credit its verdict does not give) is never
-read as clean here: it is left out, and ``skipped`` names its file and why in one line (the same line is logged as
-a warning, so it is never silent). ``read_csv(union_by_name=true)`` would read such a file without complaint, and
-would fill an older week's absent column with NULL rather than its default. The price is one read of every week at
-connect (one to two seconds for a 448-run week on 2 shared cores); the CSVs stay the source of truth and nothing is
-written into a week.
+and the reconciliation cross-check) and the frames are copied into an in-memory DuckDB database (a table per view in
+the ``_rows`` schema, under a view that names the contract's columns). So the views have the types, the defaults of
+an older week's absent columns (``MANIFEST_DEFAULTS``; a scores ledger of qdrant's reads our columns empty) and the
+refusals the scorecard has — one definition, not a second type map in SQL — and a week the scorecard would refuse (a
+torn row, a rubric item twice, a credit its verdict does not give) is never read as clean here: it is left out, and
+``skipped`` names its file and why in one line (the same line is logged as a warning, so it is never silent).
+``read_csv(union_by_name=true)`` would read such a file without complaint, and would fill an older week's absent
+column with NULL rather than its default. The price is one read of every week at connect (one to two seconds for a
+448-run week on 2 shared cores); the CSVs stay the source of truth and nothing is written into a week.
 
 A week's ``complete`` is the reconciliation's verdict after the cross-check (NULL for a week without
 ``reconciliation.json`` or ``plan.csv``, qdrant's layout): a query over complete weeks only says so with
@@ -74,6 +74,7 @@ VIEW_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 WEEKS_VIEW_COLUMNS: tuple[str, ...] = (*KEY_COLUMNS, "window_start", "window_end", "runs", "complete")
 SKIPPED_VIEW_COLUMNS: tuple[str, ...] = (*KEY_COLUMNS, "reason")
+ROWS_SCHEMA = "_rows"  # where the views' rows are kept (one table per view); queries name the views
 # trigger-f1.csv's counts are integers (the file is a statistics table, read with its numbers parsed)
 _TRIGGER_COUNTS = ("should_n", "should_not_n", "tp", "fn", "fp", "tn", "unread_plugin_runs")
 
@@ -189,10 +190,13 @@ def _load(con: duckdb.DuckDBPyConnection, view: str, frames: list[pd.DataFrame])
     casts = ", ".join(f"CAST({_quoted(c)} AS {types[c]}) AS {_quoted(c)}" for c in columns)
     con.register("_frame", frame)
     try:
-        # a table copy, not a view on the frame: DuckDB then scans its own columns, not pandas objects, per query
-        con.execute(f"CREATE OR REPLACE TABLE {_quoted(view)} AS SELECT {casts} FROM _frame")
+        # the rows are copied into a table of the _rows schema (DuckDB then scans its own columns per query, not the
+        # frame's Python objects); the view names the contract's columns over it, read-only
+        con.execute(f"CREATE OR REPLACE TABLE {ROWS_SCHEMA}.{_quoted(view)} AS SELECT {casts} FROM _frame")
     finally:
         con.unregister("_frame")
+    listed = ", ".join(_quoted(c) for c in columns)
+    con.execute(f"CREATE OR REPLACE VIEW {_quoted(view)} AS SELECT {listed} FROM {ROWS_SCHEMA}.{_quoted(view)}")
 
 
 def open_week_views(weekly_dir: str | Path, suite: str,
@@ -211,6 +215,7 @@ def open_week_views(weekly_dir: str | Path, suite: str,
     """
     weekly_dir = Path(weekly_dir)
     con = duckdb.connect()  # in memory: nothing is written beside the weeks
+    con.execute(f"CREATE SCHEMA {ROWS_SCHEMA}")
     con.execute("SET TimeZone = 'UTC'")  # run timestamps are UTC in the ledgers; show them so
     tables: dict[str, list[pd.DataFrame]] = {view: [] for view in VIEW_COLUMNS}
     weeks: list[dict[str, object]] = []

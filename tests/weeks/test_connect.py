@@ -64,6 +64,8 @@ def _files(root: Path) -> dict[str, bytes]:
 @pytest.mark.parametrize("view", [*VIEW_COLUMNS, "weeks", "skipped"])
 def test_every_view_has_the_two_keys_then_its_contract_columns(clean: duckdb.DuckDBPyConnection, view: str) -> None:
     columns = [row[0] for row in clean.execute(f"DESCRIBE {view}").fetchall()]
+    assert clean.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ? AND schema_name = 'main'",
+                         [view]).fetchone() == (1,)  # a view, not a table of its own
     assert columns == view_columns(view)
     assert columns[:2] == ["suite", "run_key"]
     if view in VIEW_COLUMNS:  # the contract's list, in its order, after the keys
