@@ -33,12 +33,14 @@ A week's ``complete`` is the reconciliation's verdict after the cross-check (NUL
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 
+from skillbench.ledgers._checks import empty_checks
 from skillbench.ledgers._columns import (
     CHECKS_COLUMNS,
     HISTORY_COLUMNS,
@@ -57,7 +59,7 @@ from skillbench.ledgers._files import (
     TRIGGER_F1_FILE,
 )
 from skillbench.ledgers._history_sidecars import history_sidecar, read_history_controls, read_history_prompts
-from skillbench.ledgers._readers import LedgerError, parse_timestamps, read_numbers
+from skillbench.ledgers._readers import LedgerError, empty_scores, parse_timestamps, read_manifest, read_numbers
 from skillbench.ledgers._week import load_week
 
 KEY_COLUMNS: tuple[str, ...] = ("suite", "run_key")
@@ -114,6 +116,22 @@ def _trigger(run_dir: Path) -> pd.DataFrame:
     return frame
 
 
+def _empty_pairs() -> pd.DataFrame:
+    return pd.DataFrame(columns=list(PAIRS_COLUMNS)).astype({"rep": int})
+
+
+def _templates() -> dict[str, pd.DataFrame]:
+    """Each week view's frame with no rows, typed by its reader: the view keeps its types when no week has a row
+    (no week read at all, or none judged yet), so a query still binds (``avg(credit)`` needs a number)."""
+    with tempfile.TemporaryDirectory() as tmp:  # the manifest reader reads a file: a header alone, outside the weeks
+        header = Path(tmp) / MANIFEST_FILE
+        header.write_text(",".join(MANIFEST_COLUMNS) + "\n", encoding="utf-8")
+        manifest = read_manifest(header)
+        trigger = _trigger(Path(tmp))  # a fresh folder has no trigger-f1.csv: the typed empty frame
+    return {"runs": manifest.assign(timestamp=manifest["started_at"]), "scores": empty_scores(),
+            "pairs": _empty_pairs(), "checks": empty_checks(), "trigger": trigger}
+
+
 def read_week_frames(run_dir: Path) -> tuple[dict[str, pd.DataFrame], dict[str, object]]:
     """One week's ledgers as the views' frames (without the keys), and its ``weeks`` row.
 
@@ -127,7 +145,7 @@ def read_week_frames(run_dir: Path) -> tuple[dict[str, pd.DataFrame], dict[str, 
     frames = {
         "runs": manifest,
         "scores": led.scores,
-        "pairs": led.pairs if led.pairs is not None else pd.DataFrame(columns=list(PAIRS_COLUMNS)).astype({"rep": int}),
+        "pairs": led.pairs if led.pairs is not None else _empty_pairs(),
         "checks": led.checks,
         "trigger": _trigger(Path(run_dir)),
     }
@@ -218,6 +236,8 @@ def open_week_views(weekly_dir: str | Path, suite: str,
     con.execute(f"CREATE SCHEMA {ROWS_SCHEMA}")
     con.execute("SET TimeZone = 'UTC'")  # run timestamps are UTC in the ledgers; show them so
     tables: dict[str, list[pd.DataFrame]] = {view: [] for view in VIEW_COLUMNS}
+    for view, frame in _templates().items():
+        tables[view].append(frame)
     weeks: list[dict[str, object]] = []
     skipped: list[dict[str, object]] = []
     read: dict[str, Path] = {}  # run key → the folder it was read from
@@ -258,7 +278,9 @@ def open_week_views(weekly_dir: str | Path, suite: str,
         skip("", str(exc).splitlines()[0])
     for view, frames in tables.items():
         _load(con, view, frames)
-    _load(con, "weeks", [pd.DataFrame(weeks)] if weeks else [])
+    _load(con, "weeks", [pd.DataFrame(weeks, columns=list(WEEKS_VIEW_COLUMNS)).astype(
+        {"window_start": "datetime64[ns, UTC]", "window_end": "datetime64[ns, UTC]", "runs": "Int64",
+         "complete": "boolean"})])
     _load(con, "skipped", [pd.DataFrame(skipped)] if skipped else [])
     return con
 

@@ -184,3 +184,13 @@ def test_an_older_trigger_file_without_intervals_reads_them_null(suite: Path) ->
     row = con.execute("SELECT run_key, tp, f1, f1_low, f1_method FROM trigger").fetchall()
     assert row == [(KEYS[0], 6, 0.8, None, None)]
     assert dict((r[0], r[1]) for r in con.execute("DESCRIBE trigger").fetchall())["tp"] == "BIGINT"
+
+
+def test_a_suite_with_no_week_yet_has_typed_empty_views_the_queries_bind_to(tmp_path: Path) -> None:
+    (tmp_path / WEEKLY_DIR).mkdir()
+    con = weeks.connect(tmp_path)
+    types = {view: dict((r[0], r[1]) for r in con.execute(f"DESCRIBE {view}").fetchall())
+             for view in ("runs", "scores", "weeks")}
+    assert (types["runs"]["dormancy"], types["scores"]["credit"], types["weeks"]["complete"]) == (
+        "BOOLEAN", "DOUBLE", "BOOLEAN")
+    assert weeks.family_arm_summary(con).empty and weeks.two_weeks(con, "a", "b").empty
