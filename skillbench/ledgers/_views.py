@@ -244,7 +244,7 @@ def open_week_views(weekly_dir: str | Path, suite: str,
 
     def skip(run_key: str, reason: str) -> None:
         skipped.append({"suite": suite, "run_key": run_key, "reason": reason})
-        log.warning("week %s left out of the SQL views: %s", run_key, reason)
+        log.warning("left out of the SQL views: %s", reason)  # the reason names the file
 
     for folder in week_folders(weekly_dir):
         if not (folder / MANIFEST_FILE).is_file():
@@ -274,7 +274,7 @@ def open_week_views(weekly_dir: str | Path, suite: str,
             tables[view].append(frame.assign(suite=suite))
     except ValueError as exc:  # LedgerError, the scorecard's HistoryError: one line naming the file and line
         for view in ("history", "history_prompts", "history_controls"):  # the history is read whole or not at all
-            tables[view].clear()
+            tables[view] = [frame.iloc[:0] for frame in tables[view]]  # no rows; the types of those read
         skip("", str(exc).splitlines()[0])
     for view, frames in tables.items():
         _load(con, view, frames)
