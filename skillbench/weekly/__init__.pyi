@@ -7,6 +7,7 @@ from ._across import (
     never_triggered_in_weeks as never_triggered_in_weeks,
     prompt_movers as prompt_movers,
     select_weeks as select_weeks,
+    slice_line as slice_line,
 )
 from ._chain import (
     DEFAULT_JOBS as DEFAULT_JOBS,

@@ -179,6 +179,18 @@ def select_weeks(weeks: Weeks, families: Sequence[str] = (), models: Sequence[st
                    paired=pick(weeks.paired, "skill"), history=pick(weeks.history, ""))
 
 
+def slice_line(weeks: Weeks, families: Sequence[str] = (), models: Sequence[str] = (),
+               compared: tuple[str, str] = ("", "")) -> str:
+    """The line ``explore_weeks`` prints over its first table: which weeks, runs, families and models the page reads,
+    which two weeks it compares, and each week left out and why."""
+    asked = [f"{name}: {', '.join(values)}" for name, values in (("families", families), ("models", models)) if values]
+    now, prev = compared
+    line = (f"{len(weeks.keys)} weeks: {', '.join(weeks.keys) or 'none'}; {len(weeks.runs)} runs "
+            f"({', '.join(asked) or 'every family and model'}); looking at {now or 'no week'}, compared with "
+            f"{prev or 'no earlier week'}")
+    return "\n".join([line, *(f"left out: week {key}: {why}" for key, why in weeks.skipped.items())])
+
+
 MOVER_COLUMNS = ["model", "prompt", "skill", "prev_lift", "now_lift", "delta", "within", "between", "threshold",
                  "p_value", "p_adjusted", "moved"]
 MOVERS_ALPHA = 0.05  # the false-discovery rate the movers' list is held to

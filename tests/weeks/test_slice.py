@@ -51,3 +51,12 @@ def test_load_weeks_takes_the_suite_folder_as_connect_does(tmp_path: Path) -> No
     weekly_dir = tmp_path / "suite" / WEEKLY_DIR
     shutil.copytree(TINY_WEEK / "20261109", weekly_dir / "20261109")
     assert weekly.load_weeks(tmp_path / "suite").keys == weekly.load_weeks(weekly_dir).keys == ["20261109"]
+
+
+def test_the_slice_line_names_the_weeks_the_slice_and_the_comparison(weeks: weekly.Weeks) -> None:
+    part = weekly.select_weeks(weeks, models=["haiku"])
+    line = weekly.slice_line(part, models=["haiku"], compared=weekly.compared_weeks(part))
+    assert line == (f"4 weeks: {', '.join(weeks.keys)}; {len(part.runs)} runs (models: haiku); looking at "
+                    f"{weeks.keys[-1]}, compared with {weeks.keys[-2]}")
+    broken = weekly.Weeks(weeks.keys, weeks.runs, weeks.prompts, weeks.paired, weeks.history, {"w0": "bad.csv: torn"})
+    assert weekly.slice_line(broken).splitlines()[-1] == "left out: week w0: bad.csv: torn"
