@@ -31,7 +31,7 @@ from skillbench.ledgers import (
 )
 from skillbench.ledgers._columns import MANIFEST_DEFAULTS, QDRANT_MANIFEST_COLUMNS, QDRANT_SCORES_COLUMNS
 from skillbench.scorecard import prompt_rep_scores
-from tests.helpers.shared import ROOT, TINY_WEEK
+from tests.helpers.shared import QDRANT, ROOT, TINY_WEEK, require
 
 KEYS = ("20261116", "20261123")
 
@@ -194,3 +194,14 @@ def test_a_suite_with_no_week_yet_has_typed_empty_views_the_queries_bind_to(tmp_
     assert (types["runs"]["dormancy"], types["scores"]["credit"], types["weeks"]["complete"]) == (
         "BOOLEAN", "DOUBLE", "BOOLEAN")
     assert weeks.family_arm_summary(con).empty and weeks.two_weeks(con, "a", "b").empty
+
+
+def test_qdrants_published_week_reads_as_it_is() -> None:
+    """qdrant's own layout (manifest, scores, history; no reconciliation, none of our columns), read in place."""
+    suite = require(QDRANT / "evals")
+    con = weeks.connect(suite, suite="qdrant")
+    assert con.execute("SELECT DISTINCT endpoint, attempts FROM runs").fetchall() == [("real", 1)]
+    assert con.execute("SELECT runs, complete FROM weeks").fetchone()[1] is None  # not reconciled: unknown
+    assert con.execute("SELECT count(*) FROM skipped").fetchone() == (0,)
+    summary = weeks.family_arm_summary(con)
+    assert summary["must_coverage"].notna().all() and set(summary["arm"]) == {"no-skill", "with-skill"}
