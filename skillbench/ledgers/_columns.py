@@ -87,5 +87,12 @@ HISTORY_PROMPT_COLUMNS: tuple[str, ...] = ("run_key", "model", "prompt", "d")
 HISTORY_CONTROL_COLUMNS: tuple[str, ...] = ("run_key", "window_end", "endpoint", "model", "skill_family", "control",
                                             "state", "reason")
 
+# trigger-f1.csv: one row per skill family, its measured triggering (skillbench.quality._trigger_f1 writes it).
+TRIGGER_F1_COLUMNS: tuple[str, ...] = (
+    "family", "should_n", "should_not_n", "tp", "fn", "fp", "tn", "precision", "recall", "f1", "unread_plugin_runs",
+    # added with the intervals (issue 31); a file written before them has the columns above only
+    "precision_low", "precision_high", "recall_low", "recall_high", "rate_method", "f1_low", "f1_high", "f1_method",
+)
+
 # The key of one run in the ledgers that do not carry its run id (qdrant's).
 RUN_KEYS: tuple[str, ...] = ("prompt", "model", "condition", "rep")

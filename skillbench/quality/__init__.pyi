@@ -57,7 +57,6 @@ from ._static import (
     static_findings as static_findings,
 )
 from ._trigger_f1 import (
-    TRIGGER_F1_COLUMNS as TRIGGER_F1_COLUMNS,
     disagreement_reading as disagreement_reading,
     measured_triggering as measured_triggering,
     measured_vs_predicted as measured_vs_predicted,

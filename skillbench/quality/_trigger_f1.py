@@ -40,6 +40,7 @@ from skillbench.ledgers import (
     SKILL_FILE,
     SKILL_QUALITY_FILE,
     TRANSCRIPT_FILE,
+    TRIGGER_F1_COLUMNS,
     TRIGGER_F1_FILE,
     atomic_write_text,
     read_cells,
@@ -64,11 +65,6 @@ from skillbench.vocab import PLUGIN
 TRIGGERING_DIMENSION = "triggering_accuracy"  # quality.anchored's id of PluginEval's triggering dimension
 DISAGREEMENT = 0.25  # |measured F1 − predicted| at which the two disagree: one anchor band
 EXACT_WORD = rate_interval(0, 0, exact=True).method  # how a Clopper–Pearson interval's method reads
-TRIGGER_F1_COLUMNS = ["family", "should_n", "should_not_n", "tp", "fn", "fp", "tn", "precision", "recall", "f1",
-                      "unread_plugin_runs",
-                      # added with the intervals (issue 31); a file written before them has the columns above only
-                      "precision_low", "precision_high", "recall_low", "recall_high", "rate_method",
-                      "f1_low", "f1_high", "f1_method"]
 
 
 def _cross_family(run_dir: Path, plugin_runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
@@ -173,7 +169,7 @@ def measured_triggering(run_dir: str | Path) -> pd.DataFrame:
     units = units.groupby(["family", "prompt", "should"], as_index=False).agg(hits=("hits", "sum"),
                                                                             runs=("hits", "size"))
     out = _intervals(_rates(out), units)
-    return out.reset_index()[TRIGGER_F1_COLUMNS]
+    return out.reset_index()[list(TRIGGER_F1_COLUMNS)]
 
 
 def write_trigger_f1(run_dir: str | Path) -> Path:
@@ -233,5 +229,5 @@ def disagreement_reading(frame: pd.DataFrame) -> str:
             f"{'; '.join(parts)}.")
 
 
-__all__ = ["DISAGREEMENT", "TRIGGER_F1_COLUMNS", "TRIGGERING_DIMENSION", "disagreement_reading",
+__all__ = ["DISAGREEMENT", "TRIGGERING_DIMENSION", "disagreement_reading",
            "measured_triggering", "measured_vs_predicted", "predicted_triggering", "write_trigger_f1"]

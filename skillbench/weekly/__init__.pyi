@@ -1,10 +1,13 @@
 from ._across import (
     Weeks as Weeks,
     activation_by_week as activation_by_week,
+    compared_weeks as compared_weeks,
     load_weeks as load_weeks,
     movers_correction as movers_correction,
     never_triggered_in_weeks as never_triggered_in_weeks,
     prompt_movers as prompt_movers,
+    select_weeks as select_weeks,
+    slice_line as slice_line,
 )
 from ._chain import (
     DEFAULT_JOBS as DEFAULT_JOBS,

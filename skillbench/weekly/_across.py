@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -83,11 +84,15 @@ def _week_pairs(reps: pd.DataFrame, per_prompt: pd.DataFrame) -> pd.DataFrame:
 
 
 def load_weeks(weekly_dir: str | Path, history_path: str | Path = "") -> Weeks:
-    """Read every week under ``weekly_dir`` (each sub-folder with a ``manifest.csv``) into :class:`Weeks`."""
+    """Read every week under ``weekly_dir`` (each sub-folder with a ``manifest.csv``) into :class:`Weeks`.
+
+    ``weekly_dir`` may also be the suite folder (its ``weekly/``), as for :func:`skillbench.weeks.connect`.
+    """
     from skillbench.ledgers import LedgerError, load_week
     from skillbench.scorecard import numeric_history, prompt_rep_scores, prompt_scores, read_history
+    from skillbench.weeks import weekly_folder
 
-    root = _path(weekly_dir)
+    root, _ = weekly_folder(weekly_dir)
     runs, prompts, paired, skipped, starts = [], [], [], {}, {}
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and (p / MANIFEST_FILE).is_file()):
         try:
@@ -117,6 +122,73 @@ def load_weeks(weekly_dir: str | Path, history_path: str | Path = "") -> Weeks:
 
     return Weeks(keys=keys, runs=cat(runs), prompts=cat(prompts), paired=cat(paired),
                  history=numeric_history(read_history(hpath)), skipped=skipped)
+
+
+def _unknown(asked: Sequence[str], known: set[str], what: str) -> None:
+    wrong = [a for a in asked if a not in known]
+    if wrong:
+        raise ValueError(f"{what} {', '.join(map(repr, wrong))}: not in these weeks (they have "
+                         f"{', '.join(sorted(known)) or 'none'}) — correct the parameter, or leave it [] for all")
+
+
+def compared_weeks(weeks: Weeks, run_key: str = "", previous: str = "") -> tuple[str, str]:
+    """``(run_key, previous)``: the week looked at (default: the latest) and the one it is compared with (default:
+    the week before it; ``""`` when there is none).
+
+    Raises:
+        ValueError: a key that is not one of ``weeks.keys`` (the message lists them).
+    """
+    _unknown([k for k in (run_key, previous) if k], set(weeks.keys), "week")
+    if not weeks.keys:
+        return "", ""
+    now = run_key or weeks.keys[-1]
+    at = weeks.keys.index(now)
+    return now, previous or (weeks.keys[at - 1] if at else "")
+
+
+def select_weeks(weeks: Weeks, families: Sequence[str] = (), models: Sequence[str] = (), until: str = "") -> Weeks:
+    """``weeks`` up to the week ``until`` (default: every week), only the given skill families and models (empty:
+    all) — what ``explore_weeks``' parameters ask for, so every table and figure of the page reads the same slice.
+
+    The history has one row per week × model (no family), so only ``models`` and ``until`` narrow it.
+
+    Raises:
+        ValueError: a family, model or week these weeks do not have (one line listing the ones they have).
+    """
+    # one name given as a string (``-p families dates`` on papermill's command line) is a list of one, not of letters
+    families = [families] if isinstance(families, str) else list(families)
+    models = [models] if isinstance(models, str) else list(models)
+    runs = weeks.runs
+    _unknown(families, set(runs["skill_family"]) if len(runs) else set(), "skill family")
+    _unknown(models, set(runs["model"]) if len(runs) else set(), "model")
+    now, _ = compared_weeks(weeks, until)
+    keys = weeks.keys[: weeks.keys.index(now) + 1] if until else list(weeks.keys)
+    later = set(weeks.keys) - set(keys)
+
+    def pick(frame: pd.DataFrame, family: str) -> pd.DataFrame:
+        if frame.empty:
+            return frame
+        keep = ~frame["run_key"].isin(later) if "run_key" in frame else pd.Series(True, index=frame.index)
+        if families and family in frame:
+            keep &= frame[family].isin(families)
+        if models and "model" in frame:
+            keep &= frame["model"].isin(models)
+        return frame[keep].reset_index(drop=True)
+
+    return replace(weeks, keys=keys, runs=pick(weeks.runs, "skill_family"), prompts=pick(weeks.prompts, "skill"),
+                   paired=pick(weeks.paired, "skill"), history=pick(weeks.history, ""))
+
+
+def slice_line(weeks: Weeks, families: Sequence[str] = (), models: Sequence[str] = (),
+               compared: tuple[str, str] = ("", "")) -> str:
+    """The line ``explore_weeks`` prints over its first table: which weeks, runs, families and models the page reads,
+    which two weeks it compares, and each week left out and why."""
+    asked = [f"{name}: {', '.join(values)}" for name, values in (("families", families), ("models", models)) if values]
+    now, prev = compared
+    line = (f"{len(weeks.keys)} weeks: {', '.join(weeks.keys) or 'none'}; {len(weeks.runs)} runs "
+            f"({', '.join(asked) or 'every family and model'}); looking at {now or 'no week'}, compared with "
+            f"{prev or 'no earlier week'}")
+    return "\n".join([line, *(f"left out: week {key}: {why}" for key, why in weeks.skipped.items())])
 
 
 MOVER_COLUMNS = ["model", "prompt", "skill", "prev_lift", "now_lift", "delta", "within", "between", "threshold",
@@ -150,8 +222,9 @@ def prompt_movers(weeks: Weeks, run_key: str = "", previous: str = "", *, confid
     """
     if len(weeks.keys) < 2 or weeks.paired.empty:
         return pd.DataFrame(columns=MOVER_COLUMNS)
-    now = run_key or weeks.keys[-1]
-    prev = previous or weeks.keys[weeks.keys.index(now) - 1]
+    now, prev = compared_weeks(weeks, run_key, previous)
+    if not prev:  # the first week has none before it
+        return pd.DataFrame(columns=MOVER_COLUMNS)
     p = weeks.paired
     both = p[p["run_key"] == now].merge(p[p["run_key"] == prev][["model", "prompt", "d", "se", "df"]],
                                          on=["model", "prompt"], suffixes=("", "_prev")).set_index(["model", "prompt"])

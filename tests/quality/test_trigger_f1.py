@@ -20,9 +20,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.ledgers import TRIGGER_F1_FILE
+from skillbench.ledgers import TRIGGER_F1_COLUMNS, TRIGGER_F1_FILE
 from skillbench.quality._trigger_f1 import (
-    TRIGGER_F1_COLUMNS,
     TRIGGERING_DIMENSION,
     disagreement_reading,
     measured_triggering,
@@ -39,7 +38,7 @@ def _row(frame: pd.DataFrame, family: str) -> dict:
 
 def test_counts_of_the_complete_week_match_the_hand_count() -> None:
     frame = measured_triggering(WEEKS / "20261130")
-    assert list(frame.columns) == TRIGGER_F1_COLUMNS
+    assert list(frame.columns) == list(TRIGGER_F1_COLUMNS)
     csv_io, dates = _row(frame, "csv-io"), _row(frame, "dates")
     assert {k: csv_io[k] for k in ("should_n", "tp", "fn", "should_not_n", "fp", "tn")} == {
         "should_n": 8, "tp": 4, "fn": 4, "should_not_n": 8, "fp": 0, "tn": 8}
