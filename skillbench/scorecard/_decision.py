@@ -273,6 +273,14 @@ def trust_flags(d: ScorecardData, calibration: pd.DataFrame | None = None) -> li
         flags.append(TrustFlag("unverified_evidence", AMBER, f"{unverified} judge verdict"
                                f"{'s' if unverified != 1 else ''} quoted evidence that is not in the answer",
                                f"{page}#{section_anchor('Run health')}"))
+    if d.keeps_history and calibration is None and not d.extras.get("calibration_error"):
+        flags.append(TrustFlag("not_calibrated", AMBER, "The judge was not calibrated this week (no calibration.csv): "
+                               "how stable its grades are is unknown — `skillbench calibrate RUN_DIR` measures it",
+                               f"{page}#{section_anchor('Run health')}"))
+    if unverified is None and not d.scores.empty:
+        flags.append(TrustFlag("evidence_unchecked", AMBER, "The judge's evidence quotes were not checked against "
+                               "the answers (the ledger has no evidence_verified)",
+                               f"{page}#{section_anchor('Run health')}"))
     if d.endpoint != REAL:
         flags.append(TrustFlag("simulated", AMBER, f"{d.endpoint.capitalize()} endpoint: these numbers test the "
                                "harness, not a model", page))

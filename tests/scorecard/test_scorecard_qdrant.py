@@ -90,6 +90,15 @@ def test_title_and_section_order(week: dict) -> None:
     assert ours == theirs
 
 
+def test_the_decision_block_says_what_their_judge_never_measured(week: dict) -> None:
+    """qdrant's week has no calibration and no evidence check: the block is amber and says both (issue 32)."""
+    from skillbench.ledgers import read_decision
+
+    dec = read_decision(week["run_dir"])
+    assert dec["level"] == "amber" and [f["key"] for f in dec["flags"]] == ["not_calibrated", "evidence_unchecked"]
+    assert [m["model"] for m in dec["models"]] == ["sonnet", "haiku"] and dec["families"] == []
+
+
 def test_lift_table(week: dict) -> None:
     _same_table(week, "Lift per model (with-skill − no-skill)")
 
