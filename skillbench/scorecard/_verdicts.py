@@ -163,10 +163,16 @@ class ObjectiveRecord:
 
     @property
     def evidence(self) -> str:
-        """``objective n=6; 0W/0T/6L; p(loss)=0.01562; net loss +100.0%``."""
-        net = f"{self.net_loss * 100:+.1f}%" if self.n else "n/a"
+        """``objective n=6; 0W/0T/6L; p(loss)=0.01562; completion drops 100.0 points`` — the change said in words
+        ("drops", "rises", "unchanged"): a signed "net loss -33.3%" beside a win read as a loss."""
+        if not self.n or not np.isfinite(self.net_loss):
+            change = "completion n/a"
+        elif abs(self.net_loss) < 1e-12:
+            change = "completion unchanged"
+        else:
+            change = f"completion {'drops' if self.net_loss > 0 else 'rises'} {abs(self.net_loss) * 100:.1f} points"
         return (f"objective n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p(loss)={self.p_value:.4g}; "
-                f"net loss {net}")
+                f"{change}")
 
 
 @dataclass(frozen=True)

@@ -171,3 +171,13 @@ def test_chromium_draws_the_block_red(failed_week: Path, tmp_path: Path) -> None
     rgb = np.asarray(Image.open(tmp_path / "week.png").convert("RGB")).astype(int)
     red = ((rgb[..., 0] > 180) & (rgb[..., 1] < 70) & (rgb[..., 2] < 70)).sum()  # the block's #c62828 border
     assert red > 500, f"no red block on the page ({red} red pixels)"
+
+
+@pytest.mark.parametrize(("wins", "losses", "words"), [
+    (0, 6, "completion drops 100.0 points"), (2, 1, "completion rises 16.7 points"), (1, 1, "completion unchanged")])
+def test_the_objective_evidence_says_the_change_in_words(wins: int, losses: int, words: str) -> None:
+    """A report read "p(loss)=1; net loss -33.3%" beside a win: the sign said in a word instead."""
+    from skillbench.scorecard import ObjectiveRecord
+
+    record = ObjectiveRecord(n=6, wins=wins, losses=losses)
+    assert record.evidence.endswith(words)
