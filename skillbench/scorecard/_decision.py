@@ -39,6 +39,7 @@ from skillbench.vocab import (
     NOT_SIGNIFICANT_ADJUSTED,
     OBJECTIVE_LOSS,
     REAL,
+    TAMPERED,
     UNANIMOUS_MUSTS_BAR,
     UNDERPOWERED,
 )
@@ -250,6 +251,12 @@ def trust_flags(d: ScorecardData, calibration: pd.DataFrame | None = None) -> li
                                "reading the lift", f"{page}#{section_anchor('Judge drift sentinel')}"))
     if d.incomplete:
         flags.append(TrustFlag("incomplete", RED, "INCOMPLETE week: " + "; ".join(d.incomplete_reasons),
+                               f"{page}#coverage"))
+    tampered = d.manifest.loc[d.manifest["run_state"].astype(str).eq(TAMPERED), "run_id"]
+    if len(tampered):
+        flags.append(TrustFlag("tampered", RED, f"{len(tampered)} run{'s' if len(tampered) != 1 else ''} tampered "
+                               "with its own output (the transcript disagrees with what its relay saw): never "
+                               "graded, so its family's numbers miss it — inspect the skill or spec that did it",
                                f"{page}#coverage"))
     if d.disagrees_with_truth and d.simulation is not None:
         flags.append(TrustFlag("disagrees_with_truth", RED, "The measurement disagrees with the simulation's "

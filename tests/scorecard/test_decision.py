@@ -181,3 +181,15 @@ def test_the_objective_evidence_says_the_change_in_words(wins: int, losses: int,
 
     record = ObjectiveRecord(n=6, wins=wins, losses=losses)
     assert record.evidence.endswith(words)
+
+
+def test_a_tampered_run_is_a_red_flag(tmp_path: Path) -> None:
+    """A run whose transcript disagrees with its relay is never graded: the week must not read clean without it."""
+    root = tmp_path / "weekly"
+    shutil.copytree(TINY_WEEK, root)
+    manifest = pd.read_csv(root / FIRST / "manifest.csv", dtype=str, keep_default_na=False)
+    manifest.loc[0, "run_state"] = "tampered"
+    manifest.to_csv(root / FIRST / "manifest.csv", index=False)
+    write_scorecard(root / FIRST, n_resamples=50)
+    flag = read_decision(root / FIRST)["flags"][0]
+    assert flag["key"] == "tampered" and flag["level"] == RED and flag["text"].startswith("1 run tampered")
