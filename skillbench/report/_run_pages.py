@@ -21,6 +21,7 @@ of them on demand).
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -84,11 +85,16 @@ class RunLinks:
 # -- the answer, its quotes marked --------------------------------------------------------------------------------
 
 
+@functools.cache
+def _char_form(char: str) -> str:
+    from skillbench.judge import normalize_quote
+
+    return normalize_quote(char) or char
+
+
 def _normalized(text: str) -> tuple[str, list[int]]:
     """``text`` in the judge's quote form (:func:`skillbench.judge.normalize_quote`, applied per character so each
     normalized character knows where it came from), and the index of its source character for each one."""
-    from skillbench.judge import normalize_quote
-
     out: list[str] = []
     where: list[int] = []
     for i, char in enumerate(text):
@@ -97,7 +103,7 @@ def _normalized(text: str) -> tuple[str, list[int]]:
                 out.append(" ")
                 where.append(i)
             continue
-        for n in normalize_quote(char) or char:
+        for n in _char_form(char):
             out.append(n)
             where.append(i)
     return "".join(out), where
@@ -106,6 +112,9 @@ def _normalized(text: str) -> tuple[str, list[int]]:
 def quote_spans(answer: str, quotes: Iterable[tuple[str, str]]) -> list[tuple[int, int, list[str]]]:
     """Where each ``(label, quote)`` is in ``answer`` (matched as the judge's evidence check matches a quote),
     as non-overlapping ``(start, end, labels)`` in the answer's own characters; a quote not found has no span."""
+    quotes = [(label, quote) for label, quote in quotes if str(quote).strip()]
+    if not quotes:
+        return []
     norm, where = _normalized(answer)
     hits: list[tuple[int, int, str]] = []
     from skillbench.judge import normalize_quote
@@ -128,9 +137,13 @@ def quote_spans(answer: str, quotes: Iterable[tuple[str, str]]) -> list[tuple[in
 def marked_answer(answer: str, quotes: Iterable[tuple[str, str]]) -> Markup:
     """The answer as HTML: every piece escaped first, then each evidence quote wrapped in ``<mark>`` with its item
     labels — the marks are the only markup, so nothing the answer holds can become a tag."""
+    return _marked(answer, quote_spans(answer, quotes))
+
+
+def _marked(answer: str, spans: Sequence[tuple[int, int, list[str]]]) -> Markup:
     parts: list[str] = []
     pos = 0
-    for start, end, labels in quote_spans(answer, quotes):
+    for start, end, labels in spans:
         kind = "avoid" if all(lb.startswith("A") for lb in labels) else "hit"
         tag = ",".join(labels)
         parts += [str(escape(answer[pos:start])),
@@ -300,16 +313,17 @@ class _Week:
     def read(cls, run_dir: Path) -> _Week:
         week = load_week(run_dir)
         scores = week.scores.sort_values(["run_id", "item_index"]) if not week.scores.empty else week.scores
-        pairs = week.pairs if week.pairs is not None else pd.DataFrame(columns=["prompt", "model", "rep"])
-        return cls(week, _by(scores, "run_id"), _by(week.checks, "run_id"),
-                   {(str(p), str(m)): _records(g.sort_values("rep")) for (p, m), g in pairs.groupby(
-                       ["prompt", "model"], sort=False)} if not pairs.empty else {})
+        pairs = week.pairs.sort_values("rep") if week.pairs is not None else None
+        return cls(week, _by(scores, "run_id"), _by(week.checks, "run_id"), _by(pairs, "prompt", "model"))
 
 
-def _by(frame: pd.DataFrame, column: str) -> dict[str, list[dict[str, Any]]]:
-    if frame.empty:
-        return {}
-    return {str(k): _records(g) for k, g in frame.groupby(column, sort=False)}
+def _by(frame: pd.DataFrame | None, *columns: str) -> dict[Any, list[dict[str, Any]]]:
+    """The frame's rows as dicts, grouped by ``columns`` (one string key, else a tuple), in the frame's order."""
+    out: dict[Any, list[dict[str, Any]]] = {}
+    for row in _records(frame):
+        key = tuple(str(row[c]) for c in columns)
+        out.setdefault(key[0] if len(key) == 1 else key, []).append(row)
+    return out
 
 
 def _run_view(run: Mapping[str, Any], data: _Week, run_dir: Path) -> dict[str, Any]:
@@ -320,25 +334,26 @@ def _run_view(run: Mapping[str, Any], data: _Week, run_dir: Path) -> dict[str, A
         index = item.get("item_index")
         item["label"] = f"{ITEM_LETTERS.get(str(item['item_type']), '?')}{(index if index is not None else n) + 1}"
     answer = transcript.final_answer()
-    quotes = [(i["label"], i["evidence_quote"]) for i in items if i.get("evidence_quote")]
-    found = {label for _, _, labels in quote_spans(answer, quotes) for label in labels}
+    spans = quote_spans(answer, [(i["label"], i["evidence_quote"]) for i in items if i.get("evidence_quote")])
+    found = {label for _, _, labels in spans for label in labels}
     for item in items:
         item["marked"] = item["label"] in found
     steps = transcript_steps(transcript)
-    return {**run, "answer": marked_answer(answer, quotes), "has_answer": bool(answer.strip()), "items": items,
+    return {**run, "answer": _marked(answer, spans), "has_answer": bool(answer.strip()), "items": items,
             "checks": data.checks.get(str(run["run_id"]), []), "steps": steps[:MAX_STEPS],
             "steps_left": max(0, len(steps) - MAX_STEPS), "parse_errors": transcript.parse_errors,
-            "prompt_text": _prompt_text(folder), "anchor": _anchor("t", str(run["run_id"]))}
+            "folder": folder, "anchor": _anchor("t", str(run["run_id"]))}
 
 
-def _page_context(prompt: str, model: str, runs: pd.DataFrame, data: _Week, run_dir: Path) -> dict[str, Any]:
-    views = [_run_view(r, data, run_dir) for r in _records(runs)]
+def _page_context(prompt: str, model: str, runs: list[dict[str, Any]], data: _Week, run_dir: Path) -> dict[str, Any]:
+    views = [_run_view(r, data, run_dir) for r in runs]
     order = arm_order([v["condition"] for v in views], data.week.arms)
     order += sorted({str(v["condition"]) for v in views} - set(order))
     reps = sorted({int(v["rep"]) for v in views})
     grid = [{"rep": rep, "cells": [next((v for v in views if v["condition"] == c and int(v["rep"]) == rep), None)
                                    for c in order]} for rep in reps]
-    prompt_text = next((v["prompt_text"] for v in views if v["prompt_text"]), "")
+    # the prompt as run: one file per run, the same question in each (the first that reads)
+    prompt_text = next((text for v in views if (text := _prompt_text(v["folder"]))), "")
     family = str(views[0].get("skill_family") or "")
     return {"prompt": prompt, "model": model, "family": family,
             "family_href": run_href(f"{INDEX_FILE}#{_anchor('f', family)}"),
@@ -366,7 +381,7 @@ def write_run_pages(run_dir: str | Path, report_dir: str | Path, *, prompts: Seq
     run_dir, out = Path(run_dir), Path(report_dir) / RUN_PAGES_DIR
     data = _Week.read(run_dir)
     manifest = data.week.manifest
-    groups = {(str(p), str(m)): g for (p, m), g in manifest.groupby(["prompt", "model"], sort=True)}
+    groups = dict(sorted(_by(manifest, "prompt", "model").items()))
     names = _page_names(groups)
     too_many = len(manifest) > limit
     wanted = set(groups)
@@ -391,31 +406,24 @@ def write_run_pages(run_dir: str | Path, report_dir: str | Path, *, prompts: Seq
     return links
 
 
-def _index_context(data: _Week, groups: Mapping[tuple[str, str], pd.DataFrame],
+def _index_context(data: _Week, groups: Mapping[tuple[str, str], list[dict[str, Any]]],
                    written: Mapping[tuple[str, str], str]) -> dict[str, Any]:
     models = sorted({m for _, m in groups})
-    families: dict[str, list[dict[str, Any]]] = {}
-    scores = data.week.scores
+    families: dict[str, dict[str, dict[str, Any]]] = {}
     for (prompt, model), runs in groups.items():
-        family = str(runs["skill_family"].iloc[0])
-        rows = families.setdefault(family, [])
-        row = next((r for r in rows if r["prompt"] == prompt), None)
-        if row is None:
-            row = {"prompt": prompt, "anchor": _anchor("p", prompt), "dormancy": bool(runs["dormancy"].iloc[0]),
-                   "cells": {}}
-            rows.append(row)
-        ids = set(runs["run_id"].astype(str))
-        mine = scores[scores["run_id"].isin(ids)] if not scores.empty else scores
-        pairs = data.pairs.get((prompt, model), [])
+        rows = families.setdefault(str(runs[0]["skill_family"]), {})
+        row = rows.setdefault(prompt, {"prompt": prompt, "anchor": _anchor("p", prompt),
+                                       "dormancy": bool(runs[0]["dormancy"]), "cells": {}})
+        items = [i for r in runs for i in data.scores.get(str(r["run_id"]), [])]
         row["cells"][model] = {
             "page": written.get((prompt, model)), "runs": len(runs),
-            "violations": int(((mine["item_type"] == "avoid") & (mine["verdict"] == "violated")).sum())
-            if not mine.empty else 0,
-            "outcomes": "".join(str(p.get("outcome") or "E") for p in pairs),
+            "violations": sum(i["item_type"] == "avoid" and i["verdict"] == "violated" for i in items),
+            "outcomes": "".join(str(p.get("outcome") or "E") for p in data.pairs.get((prompt, model), [])),
         }
     reconciliation = data.week.reconciliation
     return {"run_key": data.week.run_key, "models": models,
-            "families": [{"name": f, "anchor": _anchor("f", f), "rows": rows} for f, rows in sorted(families.items())],
+            "families": [{"name": f, "anchor": _anchor("f", f), "rows": list(rows.values())}
+                         for f, rows in sorted(families.items())],
             "incomplete": reconciliation is not None and not reconciliation.complete,
             "n_runs": len(data.week.manifest), "n_pages": len(written), "pair": data.week.arms}
 
