@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import os
 import re
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -504,6 +505,47 @@ def link_cells(page_html: str, target: Callable[[Sequence[str]], Mapping[int, st
     return _ROW.sub(row, page_html)
 
 
+_TABLE = re.compile(r"<table\b.*?</table>", re.S)
+_INLINE = re.compile(r"<(strong|code)>([^<]*)</\1>")
+_PAIR_NAME = re.compile(r"^(.+?) × (.+)$")
+
+
+def link_inline(page_html: str, links: RunLinks, runs_href: str) -> str:
+    """``page_html`` with the bold or code names outside its tables linked like the tables' cells: a prompt, a
+    family, or "family × model" (the verdict lines and lists of a page). Text already inside a link is left alone."""
+    def name(match: re.Match[str]) -> str:
+        text = " ".join(html.unescape(match.group(2)).replace("\\", "").split())
+        pair = _PAIR_NAME.match(text)
+        if text in links.prompts:
+            target = links.prompts[text]
+        elif text in links.families:
+            target = links.families[text]
+        elif pair and pair.group(1) in links.families and pair.group(2) in links.models:
+            target = links.families[pair.group(1)]
+        else:
+            return match.group()
+        return f'<a {_LINK_CLASS} href="{escape(run_href(f"{runs_href}/{target}"))}">{match.group()}</a>'
+
+    out, pos = [], 0
+    for table in _TABLE.finditer(page_html):
+        out += [_outside_links(page_html[pos:table.start()], name), table.group()]
+        pos = table.end()
+    out.append(_outside_links(page_html[pos:], name))
+    return "".join(out)
+
+
+_ANCHOR = re.compile(r"<a\b.*?</a>", re.S)
+
+
+def _outside_links(text: str, replace: Callable[[re.Match[str]], str]) -> str:
+    out, pos = [], 0
+    for a in _ANCHOR.finditer(text):
+        out += [_INLINE.sub(replace, text[pos:a.start()]), a.group()]
+        pos = a.end()
+    out.append(_INLINE.sub(replace, text[pos:]))
+    return "".join(out)
+
+
 def link_run_pages(page: str | Path, links: RunLinks, *, runs_href: str = RUN_PAGES_DIR) -> int:
     """Rewrite a written report page so that its tables' prompts, families and verdicts link to the run pages.
 
@@ -519,6 +561,7 @@ def link_run_pages(page: str | Path, links: RunLinks, *, runs_href: str = RUN_PA
     text = path.read_text(encoding="utf-8")
     linked = link_cells(text, lambda texts: {i: f"{runs_href}/{href}"
                                               for i, href in _row_targets(texts, links).items()})
+    linked = link_inline(linked, links, runs_href)
     count = linked.count(_LINK_CLASS) - text.count(_LINK_CLASS)
     if count:
         atomic_write_text(path, linked)
@@ -539,3 +582,13 @@ def write_report_run_pages(run_dir: str | Path, report_dir: str | Path) -> str |
     for page in sorted(Path(report_dir).glob("*.html")):
         link_run_pages(page, links)
     return None
+
+
+def link_to_week(page: str | Path, week_report: str | Path) -> int:
+    """Link a page outside a week's report (the explore page, which compares the newest week with the one before)
+    to that week's run pages; 0 when the week has none."""
+    links = read_run_links(week_report)
+    if links is None:
+        return 0
+    runs = Path(os.path.relpath(Path(week_report) / RUN_PAGES_DIR, Path(page).parent)).as_posix()
+    return link_run_pages(page, links, runs_href=runs)

@@ -26,7 +26,13 @@ from skillbench.ledgers import (
     TRANSCRIPT_FILE,
     slug,
 )
-from skillbench.report import link_run_pages, read_run_links, write_report_run_pages, write_run_pages
+from skillbench.report import (
+    link_run_pages,
+    link_to_week,
+    read_run_links,
+    write_report_run_pages,
+    write_run_pages,
+)
 from skillbench.report._run_pages import (
     SHOWN_CHARS,
     link_cells,
@@ -245,9 +251,28 @@ def test_the_reports_names_link_to_the_run_pages(week, tmp_path):
     assert hrefs == [f"runs/{links.pages[(PROMPT, MODEL)]}", f"runs/index.html#f-{slug(FAMILY)}",
                      f"runs/index.html#f-{slug(FAMILY)}", "x.html"]
     assert read_run_links(report) == links
+    # outside tables: a bold or code name, or "family × model" (a verdict line), never inside a link already
+    fam = "&lt;img src=x onerror=alert(9)&gt;"
+    page.write_text(f"<ul><li><strong>{fam} × haiku</strong> — <code>{esc_prompt}</code>; "
+                    f"<a href='y.html'><code>{esc_prompt}</code></a> <strong>other</strong></li></ul>")
+    assert link_run_pages(page, links) == 2
+    hrefs = [str(a["href"]) for a in assert_inert(page, csp=False).named("a")]
+    assert hrefs == [f"runs/index.html#f-{slug(FAMILY)}", f"runs/index.html#p-{slug(PROMPT)}", "y.html"]
     # any table: the target decides per row, the cell keeps its own markup
     assert link_cells("<tr><td><code>a</code></td><td>b</td></tr>", lambda t: {0: "p.html"} if t[1] == "b" else {}) \
         == '<tr><td><a class="run-link" href="p.html"><code>a</code></a></td><td>b</td></tr>'
+
+
+def test_a_page_beside_the_weeks_links_to_the_newest_weeks_run_pages(week, tmp_path):
+    run_dir, report = week
+    write_run_pages(run_dir, report)
+    explore = tmp_path / "demo" / "explore_weeks.html"
+    explore.parent.mkdir()
+    explore.write_text("<table><tr><td>haiku</td><td>dormancy-x</td><td>+0.50</td></tr></table>", encoding="utf-8")
+    assert link_to_week(explore, report) == 1
+    href = str(parse(explore).named("a")[0]["href"])
+    assert href == "../report/runs/dormancy-x--haiku.html" and (explore.parent / href).is_file()
+    assert link_to_week(explore, tmp_path / "no-week") == 0
 
 
 def test_a_very_large_week_gets_pages_only_for_what_the_scorecard_points_at(tmp_path):
