@@ -39,6 +39,7 @@ from skillbench.ledgers import (
     INDEX_FILE,
     RUN_PAGES_DIR,
     TEST_PROMPT_FILE,
+    TMP_PREFIX,
     TRANSCRIPT_FILE,
     LedgerError,
     WeekLedgers,
@@ -390,20 +391,29 @@ def write_run_pages(run_dir: str | Path, report_dir: str | Path, *, prompts: Seq
         wanted = {k for k in groups if k[0] in set(prompts)}
     elif too_many:
         wanted = set(sorted(pointed_keys(data.week) & set(groups))[:MAX_PAGES])
-    if not prompts and out.is_dir():
-        shutil.rmtree(out)  # pages of an earlier rendering of the week (a page no longer wanted must go)
-    out.mkdir(parents=True, exist_ok=True)
+    # A whole rendering is built beside the pages it replaces and swapped in at the end, so a failure half-way
+    # leaves the earlier pages (which the report's links name) whole; one prompt's pages are added in place.
+    work = out if prompts else out.with_name(f"{TMP_PREFIX}{RUN_PAGES_DIR}")
+    if work != out and work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
     env = _jinja()
     page = env.get_template(PAGE_TEMPLATE)
+    incomplete = data.week.reconciliation is not None and not data.week.reconciliation.complete
     for key in sorted(wanted):
-        atomic_write_text(out / names[key], page.render(**_page_context(*key, groups[key], data, run_dir)))
-    written = {k: n for k, n in names.items() if (out / n).is_file()}
+        atomic_write_text(work / names[key], page.render(**_page_context(*key, groups[key], data, run_dir),
+                                                         incomplete=incomplete))
+    written = {k: n for k, n in names.items() if (work / n).is_file()}
     links = RunLinks(written, {p: f"{INDEX_FILE}#{_anchor('p', p)}" for p, _ in groups},
                      {str(f): f"{INDEX_FILE}#{_anchor('f', str(f))}" for f in manifest["skill_family"].unique()},
                      frozenset(manifest["model"].astype(str)))
-    atomic_write_text(out / INDEX_FILE, env.get_template(INDEX_TEMPLATE).render(
+    atomic_write_text(work / INDEX_FILE, env.get_template(INDEX_TEMPLATE).render(
         **_index_context(data, groups, written), too_many=too_many, limit=limit, max_pages=MAX_PAGES))
-    atomic_write_text(out / LINKS_FILE, json.dumps(links.to_json(), indent=1, ensure_ascii=False))
+    atomic_write_text(work / LINKS_FILE, json.dumps(links.to_json(), indent=1, ensure_ascii=False))
+    if work != out:
+        if out.exists():
+            shutil.rmtree(out)  # an earlier rendering: a page no longer wanted must go
+        work.rename(out)
     return links
 
 

@@ -21,6 +21,7 @@ from skillbench.ledgers import (
     CHECKS_COLUMNS,
     MANIFEST_COLUMNS,
     PAIRS_COLUMNS,
+    PLAN_COLUMNS,
     SCORES_COLUMNS,
     TEST_PROMPT_FILE,
     TRANSCRIPT_FILE,
@@ -292,6 +293,22 @@ def test_a_very_large_week_gets_pages_only_for_what_the_scorecard_points_at(tmp_
     # on demand: one more prompt, beside the pages already there
     write_run_pages(run_dir, tmp_path / "report", prompts=["quiet"], limit=4)
     assert {("loud", MODEL), ("quiet", MODEL)} <= set(read_run_links(tmp_path / "report").pages)
+
+
+def test_a_damaged_week_never_reads_as_a_clean_one_and_keeps_its_earlier_pages(week):
+    run_dir, report = week
+    write_run_pages(run_dir, report)
+    # a planned run without its manifest row: every page and the index say the week is incomplete
+    ids = [r["run_id"] for r in csv.DictReader((run_dir / "manifest.csv").open(encoding="utf-8"))]
+    _write_csv(run_dir / "plan.csv", PLAN_COLUMNS, [{"run_id": i} for i in [*ids, "lost-run"]])
+    links = write_run_pages(run_dir, report)
+    for name in ("index.html", *links.pages.values()):
+        assert "INCOMPLETE week" in (report / "runs" / name).read_text(encoding="utf-8"), name
+    # a ledger its reader refuses: one line, and the pages already written stay whole
+    (run_dir / "pairs.csv").write_text("run_key\nk1\n", encoding="utf-8")
+    assert "pairs.csv" in (write_report_run_pages(run_dir, report) or "")
+    assert sorted(p.name for p in (report / "runs").iterdir()) == sorted(
+        ["index.html", "links.json", *links.pages.values()])
 
 
 def test_run_pages_command_refuses_in_one_line(week, capsys):
