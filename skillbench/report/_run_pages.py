@@ -589,6 +589,8 @@ def write_report_run_pages(run_dir: str | Path, report_dir: str | Path) -> str |
         links = write_run_pages(run_dir, report_dir)
     except (LedgerError, OSError, ValueError) as exc:
         return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    except Exception as exc:  # noqa: BLE001 - the pages are a convenience: the chain's report must still be written
+        return f"run pages not written: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     for page in sorted(Path(report_dir).glob("*.html")):
         link_run_pages(page, links)
     return None
