@@ -482,14 +482,20 @@ def _row_targets(texts: Sequence[str], links: RunLinks) -> dict[int, str]:
     if out:
         target = next(iter(out.values()))
         for i, text in enumerate(texts):
-            if i not in out and _VERDICT.search(text):
+            if i not in out and _verdict_cell().search(text):
                 out[i] = target
     return out
 
 
-# A verdict cell: a gate state or its plain words (scorecard._verdicts), an objective record, a vote.
-_VERDICT = re.compile(r"^(?:\W*\s*)?(?:Improved|Not proven improved|Invalid or underpowered|Activation contract failed|"
-                      r"Preference loss|Objective regression|VALID_\w+|INVALID_\w+)\b")
+@functools.cache
+def _verdict_cell() -> re.Pattern[str]:
+    """A verdict cell: a gate or objective rule's state or plain label (the one verdict specification,
+    ``scorecard._verdicts``), after an optional icon — read from the rules, so a relabelled verdict still links."""
+    from skillbench.scorecard import GATE_RULES, OBJECTIVE_RULES, PREFERENCE_LOSS_LABEL
+
+    words = {w for r in (*GATE_RULES, *OBJECTIVE_RULES) for w in (r.state, r.label)} | {PREFERENCE_LOSS_LABEL}
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True) if w)
+    return re.compile(rf"^\W*(?:{alternatives})(?![\w-])")
 
 
 def link_cells(page_html: str, target: Callable[[Sequence[str]], Mapping[int, str]]) -> str:
