@@ -470,8 +470,9 @@ def _cell_text(cell: str) -> str:
 
 def _row_targets(texts: Sequence[str], links: RunLinks) -> dict[int, str]:
     """Which cells of a table row link where: a prompt to its page with the row's model (else to its row of the
-    index), a family to its section of the index, and — in a row naming a family or prompt — a verdict to the
-    same place as that name."""
+    index), a family to its section of the index, and — in a row naming a prompt or family — each verdict and each
+    number to the row's most specific place (a prompt's page before a family's section): a click from any number
+    to the runs behind it."""
     model = next((t for t in texts if t in links.models), None)
     out: dict[int, str] = {}
     for i, text in enumerate(texts):
@@ -480,11 +481,15 @@ def _row_targets(texts: Sequence[str], links: RunLinks) -> dict[int, str]:
         elif text in links.families:
             out[i] = links.families[text]
     if out:
-        target = next(iter(out.values()))
+        target = min(out.values(), key=lambda href: href.startswith(INDEX_FILE))
         for i, text in enumerate(texts):
-            if i not in out and _verdict_cell().search(text):
+            if i not in out and (_NUMBER.match(text) or _verdict_cell().search(text)):
                 out[i] = target
     return out
+
+
+# A number cell: digits with signs, decimals, intervals, ratios or arrows, and no word (a name, a state).
+_NUMBER = re.compile(r"^[^A-Za-z]*\d[^A-Za-z]*$")
 
 
 @functools.cache
