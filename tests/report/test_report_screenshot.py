@@ -3,7 +3,9 @@
 The report comes from the session's tiny chain (the ``tiny_chain`` fixture, ``tests/conftest.py``). Chromium is
 Debian's package, installed by ``make setup``; outside CI its absence skips, in CI it fails. The browser
 runs with every host name mapped to "not found" and background networking off: the pages are
-self-contained and the screenshot never leaves the machine.
+self-contained and the screenshot never leaves the machine. The report's links are checked statically on the same
+report (every ``href`` resolves; a prompt on the scorecard opens its run page and transcript), without a second
+browser start.
 """
 
 from __future__ import annotations
