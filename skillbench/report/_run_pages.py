@@ -37,6 +37,7 @@ from markupsafe import Markup, escape
 
 from skillbench.ledgers import (
     INDEX_FILE,
+    RUN_KEYS,
     RUN_PAGES_DIR,
     TEST_PROMPT_FILE,
     TMP_PREFIX,
@@ -307,7 +308,7 @@ class _Week:
     """The week's ledgers split by run and by prompt × model, read once for every page."""
 
     week: WeekLedgers
-    scores: dict[str, list[dict[str, Any]]]
+    scores: dict[tuple[str, ...], list[dict[str, Any]]]  # by RUN_KEYS
     checks: dict[str, list[dict[str, Any]]]
     pairs: dict[tuple[str, str], list[dict[str, Any]]]
 
@@ -316,7 +317,8 @@ class _Week:
         week = load_week(run_dir)
         scores = week.scores.sort_values(["run_id", "item_index"]) if not week.scores.empty else week.scores
         pairs = week.pairs.sort_values("rep") if week.pairs is not None else None
-        return cls(week, _by(scores, "run_id"), _by(week.checks, "run_id"), _by(pairs, "prompt", "model"))
+        # scores by the run's key, not its run id: qdrant's ledger has none
+        return cls(week, _by(scores, *RUN_KEYS), _by(week.checks, "run_id"), _by(pairs, "prompt", "model"))
 
 
 def _by(frame: pd.DataFrame | None, *columns: str) -> dict[Any, list[dict[str, Any]]]:
@@ -328,10 +330,15 @@ def _by(frame: pd.DataFrame | None, *columns: str) -> dict[Any, list[dict[str, A
     return out
 
 
+def _run_key(run: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(str(run[c]) for c in RUN_KEYS)
+
+
 def _run_view(run: Mapping[str, Any], data: _Week, run_dir: Path) -> dict[str, Any]:
     folder = run_dir / str(run["run_id"])
     transcript = read_transcript(folder / TRANSCRIPT_FILE)
-    items = data.scores.get(str(run["run_id"]), [])
+    has_folder = (folder / TRANSCRIPT_FILE).is_file()
+    items = data.scores.get(_run_key(run), [])
     for n, item in enumerate(items):
         index = item.get("item_index")
         item["label"] = f"{ITEM_LETTERS.get(str(item['item_type']), '?')}{(index if index is not None else n) + 1}"
@@ -344,7 +351,7 @@ def _run_view(run: Mapping[str, Any], data: _Week, run_dir: Path) -> dict[str, A
     return {**run, "answer": _marked(answer, spans), "has_answer": bool(answer.strip()), "items": items,
             "checks": data.checks.get(str(run["run_id"]), []), "steps": steps[:MAX_STEPS],
             "steps_left": max(0, len(steps) - MAX_STEPS), "parse_errors": transcript.parse_errors,
-            "folder": folder, "anchor": _anchor("t", str(run["run_id"]))}
+            "folder": folder, "has_transcript": has_folder, "anchor": _anchor("t", str(run["run_id"]))}
 
 
 def _page_context(prompt: str, model: str, runs: list[dict[str, Any]], data: _Week, run_dir: Path) -> dict[str, Any]:
@@ -425,7 +432,7 @@ def _index_context(data: _Week, groups: Mapping[tuple[str, str], list[dict[str, 
         rows = families.setdefault(str(runs[0]["skill_family"]), {})
         row = rows.setdefault(prompt, {"prompt": prompt, "anchor": _anchor("p", prompt),
                                        "dormancy": bool(runs[0]["dormancy"]), "cells": {}})
-        items = [i for r in runs for i in data.scores.get(str(r["run_id"]), [])]
+        items = [i for r in runs for i in data.scores.get(_run_key(r), [])]
         row["cells"][model] = {
             "page": written.get((prompt, model)), "runs": len(runs),
             "violations": sum(i["item_type"] == "avoid" and i["verdict"] == "violated" for i in items),

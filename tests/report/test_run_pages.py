@@ -14,6 +14,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from skillbench.cli import main
@@ -43,6 +44,7 @@ from skillbench.report._run_pages import (
     transcript_steps,
 )
 from skillbench.signals import parse_transcript_text
+from tests.helpers.shared import QDRANT, require
 
 # What a pull request can put in a name, an answer, a rubric item, a check's output or a transcript.
 HOSTILE = ('<script>alert(1)</script> <img src=x onerror=alert(2)> <a href="javascript:alert(3)">x</a> '
@@ -322,3 +324,18 @@ def test_run_pages_command_refuses_in_one_line(week, capsys):
     assert "Traceback" not in "".join(err)
     # the weekly chain's call says why in one line and writes nothing
     assert "scores.csv" in (write_report_run_pages(run_dir, report) or "")
+
+
+def test_qdrants_published_week_gets_its_verdicts_on_its_run_pages(tmp_path):
+    """qdrant's week-1 ledgers (no run folders, no run ids in scores.csv): each page still shows every verdict of
+    its runs, found by the run's key, and says the answers are not in the week."""
+    week = require(QDRANT / "evals" / "weekly" / "20260808")
+    scores = pd.read_csv(week / "scores.csv", dtype=str)
+    prompt, model = scores[["prompt", "model"]].iloc[0]
+    links = write_run_pages(week, tmp_path, prompts=[prompt])
+    page = (tmp_path / "runs" / links.pages[(prompt, model)]).read_text(encoding="utf-8")
+    mine = scores[(scores["prompt"] == prompt) & (scores["model"] == model)]
+    assert page.count('<tr class="must ') + page.count('<tr class="bonus ') + page.count('<tr class="avoid ') \
+        == len(mine) > 0
+    assert "its ledgers keep the verdicts only" in page
+    assert len(read_run_links(tmp_path).prompts) == scores["prompt"].nunique()
