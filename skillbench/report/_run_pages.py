@@ -404,24 +404,30 @@ def write_run_pages(run_dir: str | Path, report_dir: str | Path, *, prompts: Seq
     if work != out and work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
+    # in place each file is replaced atomically; a folder swapped in whole needs no fsync per page
+    write = atomic_write_text if work == out else _write_text
     env = _jinja()
     page = env.get_template(PAGE_TEMPLATE)
     incomplete = data.week.reconciliation is not None and not data.week.reconciliation.complete
     for key in sorted(wanted):
-        atomic_write_text(work / names[key], page.render(**_page_context(*key, groups[key], data, run_dir),
+        write(work / names[key], page.render(**_page_context(*key, groups[key], data, run_dir),
                                                          incomplete=incomplete))
     written = {k: n for k, n in names.items() if (work / n).is_file()}
     links = RunLinks(written, {p: f"{INDEX_FILE}#{_anchor('p', p)}" for p, _ in groups},
                      {str(f): f"{INDEX_FILE}#{_anchor('f', str(f))}" for f in manifest["skill_family"].unique()},
                      frozenset(manifest["model"].astype(str)))
-    atomic_write_text(work / INDEX_FILE, env.get_template(INDEX_TEMPLATE).render(
+    write(work / INDEX_FILE, env.get_template(INDEX_TEMPLATE).render(
         **_index_context(data, groups, written), too_many=too_many, limit=limit, max_pages=MAX_PAGES))
-    atomic_write_text(work / LINKS_FILE, json.dumps(links.to_json(), indent=1, ensure_ascii=False))
+    write(work / LINKS_FILE, json.dumps(links.to_json(), indent=1, ensure_ascii=False))
     if work != out:
         if out.exists():
             shutil.rmtree(out)  # an earlier rendering: a page no longer wanted must go
         work.rename(out)
     return links
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
 
 
 def _index_context(data: _Week, groups: Mapping[tuple[str, str], list[dict[str, Any]]],
