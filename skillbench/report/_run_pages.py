@@ -182,11 +182,13 @@ def _step(kind: str, title: str, text: str) -> Step:
 
 
 def _text_of(content: Any) -> str:
+    """A message's content as text: a string as it is, a list of blocks by their ``text`` (one level: anything else,
+    however nested, as JSON)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(_text_of(b.get("text", b.get("content", ""))) if isinstance(b, dict) else str(b)
-                         for b in content)
+        return "\n".join(b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str) else
+                         b if isinstance(b, str) else json.dumps(b, ensure_ascii=False) for b in content)
     return "" if content is None else json.dumps(content, ensure_ascii=False)
 
 
@@ -196,48 +198,59 @@ def transcript_steps(transcript: Transcript) -> list[Step]:
     result."""
     steps: list[Step] = []
     for event in transcript.events:
-        kind, message = event.get("type"), event.get("message") or {}
-        if kind == "system" and event.get("subtype") == "init":
-            steps.append(_step("system", f"session start: {event.get('model', '?')}, "
-                               f"{len(event.get('tools') or [])} tools, skills: "
-                               f"{', '.join(map(str, event.get('skills') or [])) or 'none'}",
-                               json.dumps({k: event.get(k) for k in ("model", "tools", "skills", "cwd")},
-                                          indent=1, ensure_ascii=False)))
-        elif kind == "system":
-            steps.append(_step("system", f"system: {event.get('subtype', '')}",
-                               json.dumps(event, indent=1, ensure_ascii=False)))
-        elif kind == "assistant":
-            for block in message.get("content") or []:
-                if not isinstance(block, dict):
-                    continue
-                if block.get("type") == "tool_use":
-                    args = json.dumps(block.get("input"), indent=1, ensure_ascii=False)
-                    steps.append(_step("tool call", f"tool call: {block.get('name', '')} {args}", args))
-                elif block.get("type") == "thinking":
-                    steps.append(_step("thinking", "thinking: " + str(block.get("thinking", "")),
-                                       str(block.get("thinking", ""))))
-                elif block.get("type") == "text":
-                    steps.append(_step("assistant", "assistant: " + str(block.get("text", "")),
-                                       str(block.get("text", ""))))
-        elif kind == "user":
-            content = message.get("content")
-            blocks = content if isinstance(content, list) else [{"type": "text", "text": _text_of(content)}]
-            for block in blocks:
-                if not isinstance(block, dict):
-                    continue
-                text = _text_of(block.get("content") if block.get("type") == "tool_result" else block.get("text"))
-                if block.get("type") == "tool_result":
-                    error = " (error)" if block.get("is_error") else ""
-                    steps.append(_step("tool result", f"tool result{error}: {text}", text))
-                elif text.startswith("Base directory for this skill: "):
-                    steps.append(_step("skill", "skill loaded: " + text.split("\n", 1)[0].split(": ", 1)[1], text))
-                else:
-                    steps.append(_step("user", "user: " + text, text))
-        elif kind == "result":
-            cost = event.get("total_cost_usd")
-            steps.append(_step("result", f"result: {event.get('subtype', '')}, {event.get('num_turns', '?')} turns"
-                               + (f", ${float(cost):.4f}" if isinstance(cost, int | float) else ""),
-                               _text_of(event.get("result"))))
+        try:
+            steps += _event_steps(event)
+        except (TypeError, AttributeError, ValueError, KeyError, IndexError):
+            # a line of an unexpected shape (the run wrote it): shown as it is rather than failing the page
+            steps.append(_step("unreadable", "an event of an unexpected shape", json.dumps(event, ensure_ascii=False)))
+    return steps
+
+
+def _event_steps(event: dict[str, Any]) -> list[Step]:
+    """The steps of one event (raises on a shape it does not expect: the caller shows that event as it is)."""
+    steps: list[Step] = []
+    kind, message = event.get("type"), event.get("message") or {}
+    if kind == "system" and event.get("subtype") == "init":
+        steps.append(_step("system", f"session start: {event.get('model', '?')}, "
+                           f"{len(event.get('tools') or [])} tools, skills: "
+                           f"{', '.join(map(str, event.get('skills') or [])) or 'none'}",
+                           json.dumps({k: event.get(k) for k in ("model", "tools", "skills", "cwd")},
+                                      indent=1, ensure_ascii=False)))
+    elif kind == "system":
+        steps.append(_step("system", f"system: {event.get('subtype', '')}",
+                           json.dumps(event, indent=1, ensure_ascii=False)))
+    elif kind == "assistant":
+        for block in message.get("content") or []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use":
+                args = json.dumps(block.get("input"), indent=1, ensure_ascii=False)
+                steps.append(_step("tool call", f"tool call: {block.get('name', '')} {args}", args))
+            elif block.get("type") == "thinking":
+                steps.append(_step("thinking", "thinking: " + str(block.get("thinking", "")),
+                                   str(block.get("thinking", ""))))
+            elif block.get("type") == "text":
+                steps.append(_step("assistant", "assistant: " + str(block.get("text", "")),
+                                   str(block.get("text", ""))))
+    elif kind == "user":
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": _text_of(content)}]
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            text = _text_of(block.get("content") if block.get("type") == "tool_result" else block.get("text"))
+            if block.get("type") == "tool_result":
+                error = " (error)" if block.get("is_error") else ""
+                steps.append(_step("tool result", f"tool result{error}: {text}", text))
+            elif text.startswith("Base directory for this skill: "):
+                steps.append(_step("skill", "skill loaded: " + text.split("\n", 1)[0].split(": ", 1)[1], text))
+            else:
+                steps.append(_step("user", "user: " + text, text))
+    elif kind == "result":
+        cost = event.get("total_cost_usd")
+        steps.append(_step("result", f"result: {event.get('subtype', '')}, {event.get('num_turns', '?')} turns"
+                           + (f", ${float(cost):.4f}" if isinstance(cost, int | float) else ""),
+                           _text_of(event.get("result"))))
     return steps
 
 
@@ -459,9 +472,9 @@ def read_run_links(report_dir: str | Path) -> RunLinks | None:
     """The links of a week's run pages (``runs/links.json``), ``None`` when the week has none."""
     try:
         data = json.loads((Path(report_dir) / RUN_PAGES_DIR / LINKS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return RunLinks.from_json(data) if isinstance(data, dict) else None
+    except (OSError, ValueError, TypeError, AttributeError):  # damaged: the pages link nothing rather than fail
         return None
-    return RunLinks.from_json(data) if isinstance(data, dict) else None
 
 
 def run_href(target: str) -> str:

@@ -234,6 +234,12 @@ def test_a_long_tool_output_is_cut_with_an_ellipsis_and_kept_whole_behind_it():
     result = steps[3]
     assert result.text.endswith("…") and len(result.text) == SHOWN_CHARS + 1 and result.full == long
     assert result.title.endswith("…") and len(result.title) <= 120
+    # events of shapes the CLI never writes are shown as they are, never fail the page
+    odd = [{"type": "assistant", "message": "x"}, {"type": "system", "subtype": "init", "tools": 5},
+           {"type": "user", "message": {"content": [{"type": "tool_result", "content": [[[{"a": 1}]]]}]}}]
+    steps = transcript_steps(parse_transcript_text("".join(json.dumps(e) + "\n" for e in odd)))
+    assert [s.kind for s in steps] == ["unreadable", "unreadable", "tool result"]
+    assert steps[2].text == '[[{"a": 1}]]'
 
 
 def test_the_reports_names_link_to_the_run_pages(week, tmp_path):
