@@ -80,7 +80,8 @@ def test_blank_page_is_detected(tmp_path):
 
 def test_every_link_of_the_report_resolves_and_a_number_clicks_through_to_a_transcript(report_dir):
     """Statically, as a browser would follow them (no second browser start): every ``href`` of every page of the
-    week's report, run pages included, names a file of the report (and an anchor that page has); and from
+    week's report, run pages included, names a file of the report (and, into the run pages, an anchor that page
+    has); and from
     scorecard.html a prompt of the per-stimulus table leads to its run page, whose transcripts are collapsed
     ``<details>``."""
     from tests.report.test_run_pages import parse
@@ -96,11 +97,13 @@ def test_every_link_of_the_report_resolves_and_a_number_clicks_through_to_a_tran
         for attrs in parse(page).named("a"):
             href = str(attrs.get("href") or "")
             path, _, anchor = href.partition("#")
-            target = (page.parent / unquote(path)).resolve() if path else page
+            target = (page.parent / unquote(path)).resolve() if path else page.resolve()
             assert target.is_file(), f"{page.relative_to(report_dir)}: {href} names no file"
-            if anchor and target.suffix == ".html" and target.is_relative_to(report_dir.resolve()):
-                # nbconvert's heading ids are percent-encoded as its links are; ours are slugs
-                assert {anchor, unquote(anchor)} & ids[report_dir / target.relative_to(report_dir.resolve())], \
+            runs = (report_dir / "runs").resolve()
+            if anchor and (target.is_relative_to(runs) or page.resolve().is_relative_to(runs)):
+                # a link into or within the run pages names an anchor that page has (the index's families and
+                # prompts, a run's transcript)
+                assert unquote(anchor) in ids[report_dir / target.relative_to(report_dir.resolve())], \
                     f"{page.name}: {href}: no such anchor"
             checked += 1
     assert checked > 50
