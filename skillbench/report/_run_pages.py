@@ -50,7 +50,7 @@ from skillbench.ledgers import (
 )
 from skillbench.report._pages import _jinja, _relative_link
 from skillbench.scorecard import arm_order
-from skillbench.signals import Transcript, read_transcript
+from skillbench.signals import Transcript, activated, false_trigger_arms, read_transcript
 
 RUN_PAGES_LIMIT = 5_000  # runs: above it, only the prompts × models the scorecard points at get a page
 MAX_PAGES = 1_000  # pages of a week over the limit (never 100k files)
@@ -452,8 +452,12 @@ def _index_context(data: _Week, groups: Mapping[tuple[str, str], list[dict[str, 
         row = rows.setdefault(prompt, {"prompt": prompt, "anchor": _anchor("p", prompt),
                                        "dormancy": bool(runs[0]["dormancy"]), "cells": {}})
         items = [i for r in runs for i in data.scores.get(_run_key(r), [])]
+        frame = pd.DataFrame(runs)
+        # a dormancy prompt's cell says how often the skill fired on it (the activation contract's evidence)
+        fired = int((activated(frame) & false_trigger_arms(frame["condition"], data.week.arms)).sum())
         row["cells"][model] = {
-            "page": written.get((prompt, model)), "runs": len(runs),
+            "page": written.get((prompt, model)), "runs": len(runs), "fired": fired,
+            "failed_checks": sum(c["status"] == "failed" for r in runs for c in data.checks.get(str(r["run_id"]), [])),
             "violations": sum(i["item_type"] == "avoid" and i["verdict"] == "violated" for i in items),
             "outcomes": "".join(str(p.get("outcome") or "E") for p in data.pairs.get((prompt, model), [])),
         }

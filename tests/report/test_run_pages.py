@@ -208,6 +208,8 @@ def test_hostile_names_give_harmless_relative_links(week):
     links = write_run_pages(run_dir, report)
     index = report / "runs" / "index.html"
     m = assert_inert(index)
+    text = index.read_text(encoding="utf-8")  # each cell's evidence: failed checks; the dormancy prompt fired
+    assert "2 failed checks" in text and "fired in 1" in text and "WT" in text and "1 violation<" in text
     hrefs = [str(a["href"]) for a in m.named("a")]
     assert links.pages[(PROMPT, MODEL)] in hrefs
     assert all((index.parent / h.split("#")[0]).resolve().is_relative_to(report) for h in hrefs)
