@@ -50,6 +50,7 @@ NOT_SUITE_READERS = {
     "labels export": "exports a week's verdicts", "labels merge": "merges label sheets",
     "judge-study": "compares judges on a week's runs",
     "scorecard": "reads a week's ledgers",
+    "run-pages": "reads a week's ledgers and run folders",
     "sentinel build": "reads a week's verdicts (--suite only locates the gold set folder)",
     "sentinel check": "reads a week's verdicts (--suite only locates the gold set folder)",
     "image build": "builds the runner image", "image show": "shows the runner image",

@@ -77,7 +77,7 @@ def execute_compare_notebook(outcome: CompareOutcome, *, suite_dir: str | Path, 
     """
     import papermill as pm
 
-    from skillbench.report import export_notebook_html
+    from skillbench.report import export_notebook_html, write_report_run_pages
 
     out = outcome.run_dir / NOTEBOOK
     params = {"suite_dir": str(Path(suite_dir).resolve()), "base": base, "head": head,
@@ -87,4 +87,6 @@ def execute_compare_notebook(outcome: CompareOutcome, *, suite_dir: str | Path, 
                             cwd=str(NOTEBOOKS_DIR), progress_bar=False, log_output=False)
     except pm.PapermillExecutionError as exc:
         raise RuntimeError(f"{out}: {exc.ename}: {exc.evalue}") from exc
-    return export_notebook_html(out, out.with_suffix(".html"))
+    page = export_notebook_html(out, out.with_suffix(".html"))
+    write_report_run_pages(outcome.run_dir, outcome.run_dir)  # runs/: the head's runs behind every name on the page
+    return page

@@ -98,3 +98,4 @@ INDEX_FILE = "index.html"
 PROGRESS_FILE = ".progress"  # the running stage's latest progress bar, relayed to the terminal by the chain
 SCORECARD_HTML = "scorecard.html"
 CALIBRATION_HTML = "calibration.html"
+RUN_PAGES_DIR = "runs"  # report/_run_pages.py: a page per prompt × model, index.html, links.json (the names' targets)

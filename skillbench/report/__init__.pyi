@@ -9,3 +9,12 @@ from ._pages import (
     write_state as write_state,
     write_week_index as write_week_index,
 )
+from ._run_pages import (
+    RUN_PAGES_LIMIT as RUN_PAGES_LIMIT,
+    RunLinks as RunLinks,
+    link_run_pages as link_run_pages,
+    link_to_week as link_to_week,
+    read_run_links as read_run_links,
+    write_report_run_pages as write_report_run_pages,
+    write_run_pages as write_run_pages,
+)

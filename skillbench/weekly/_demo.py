@@ -177,12 +177,14 @@ def run_demo(opts: DemoOptions, *, log: Callable[[str], None] = print,
     weeks, caught = evaluate(story, suite_dir / WEEKLY_DIR)
     page = out / PAGE_FILE
     atomic_write_text(page, render_demo(story, weeks, caught, failed=failed, reports=Path(w.reports_dir)))
-    from skillbench.report import write_markdown_page
+    from skillbench.report import link_to_week, write_markdown_page
 
     write_markdown_page(page, page.with_suffix(".html"), title="skillbench demo — the scripted weeks",
                         back="../index.html")
     if not failed:
         _explore(out, suite_dir / WEEKLY_DIR, w.kernel_name)
+        # its movers compare the newest week with the one before: each prompt opens that week's run page
+        link_to_week(out / "explore_weeks.html", Path(w.reports_dir) / WEEK_KEY.format(week=opts.weeks))
     return DemoResult(out_dir=out, page=page, story=story, weeks=weeks, caught=caught, failed=failed)
 
 

@@ -16,7 +16,7 @@ from skillbench.ledgers import (
     read_cells,
     read_decision,
 )
-from skillbench.report import write_markdown_page
+from skillbench.report import write_markdown_page, write_report_run_pages
 
 
 def finish_pages(state: dict[str, Any], run_dir: Path, report_dir: Path) -> None:
@@ -34,6 +34,8 @@ def finish_pages(state: dict[str, Any], run_dir: Path, report_dir: Path) -> None
                                 title=f"Judge calibration — {state['run_key']}")
     manifest = run_dir / MANIFEST_FILE
     if manifest.is_file():
+        if error := write_report_run_pages(run_dir, report_dir):  # runs/, and every page's names linked to it
+            state["run_pages_error"] = error
         with contextlib.suppress(Exception):
             sandboxes = read_cells(manifest, ("sandbox",))["sandbox"]
             state["sandboxes_used"] = sorted(str(s) for s in sandboxes[sandboxes.ne("")].unique())

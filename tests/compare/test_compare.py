@@ -182,3 +182,5 @@ def test_the_report_notebook_executes_on_the_comparison(repo, forward, capsys):
     nb = json.loads((forward["run_dir"] / "compare_versions.ipynb").read_text())
     outputs = json.dumps([c.get("outputs", []) for c in nb["cells"]])
     assert "improvement" in outputs and FAMILY in outputs and "Traceback" not in outputs
+    # the page's prompts and families open the comparison's run pages, written beside it
+    assert (forward["run_dir"] / "runs" / "index.html").is_file() and 'href="runs/' in html.read_text()

@@ -3,7 +3,9 @@
 The report comes from the session's tiny chain (the ``tiny_chain`` fixture, ``tests/conftest.py``). Chromium is
 Debian's package, installed by ``make setup``; outside CI its absence skips, in CI it fails. The browser
 runs with every host name mapped to "not found" and background networking off: the pages are
-self-contained and the screenshot never leaves the machine.
+self-contained and the screenshot never leaves the machine. The report's links are checked statically on the same
+report (every ``href`` resolves; a prompt on the scorecard opens its run page and transcript), without a second
+browser start.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from PIL import Image, ImageStat
@@ -73,3 +76,42 @@ def test_blank_page_is_detected(tmp_path):
     img = screenshot(blank, tmp_path / "blank.png", tmp_path / "profile")
     with pytest.raises(AssertionError):
         assert_not_blank(img, "blank.html")
+
+
+def test_every_link_of_the_report_resolves_and_a_number_clicks_through_to_a_transcript(report_dir):
+    """Statically, as a browser would follow them (no second browser start): every ``href`` of every page of the
+    week's report, run pages included, names a file of the report (and, into the run pages, an anchor that page
+    has); and from
+    scorecard.html a prompt of the per-stimulus table leads to its run page, whose transcripts are collapsed
+    ``<details>``."""
+    from tests.report.test_run_pages import parse
+
+    pages = sorted(report_dir.rglob("*.html"))
+    assert (report_dir / "runs" / "index.html") in pages
+    ids: dict[Path, set[str]] = {}
+    for page in pages:
+        m = parse(page)
+        ids[page] = {str(a["id"]) for _, a in m.tags if a.get("id")}
+    checked = 0
+    for page in pages:
+        for attrs in parse(page).named("a"):
+            href = str(attrs.get("href") or "")
+            path, _, anchor = href.partition("#")
+            target = (page.parent / unquote(path)).resolve() if path else page.resolve()
+            assert target.is_file(), f"{page.relative_to(report_dir)}: {href} names no file"
+            runs = (report_dir / "runs").resolve()
+            if anchor and (target.is_relative_to(runs) or page.resolve().is_relative_to(runs)):
+                # a link into or within the run pages names an anchor that page has (the index's families and
+                # prompts, a run's transcript)
+                assert unquote(anchor) in ids[report_dir / target.relative_to(report_dir.resolve())], \
+                    f"{page.name}: {href}: no such anchor"
+            checked += 1
+    assert checked > 50
+    scorecard = parse(report_dir / "scorecard.html")
+    run_links = [str(a["href"]) for a in scorecard.named("a") if str(a.get("href", "")).startswith("runs/")
+                 and "#" not in str(a["href"])]
+    assert run_links, "scorecard.html links no prompt to its run page"
+    run_page = parse(report_dir / unquote(run_links[0]))
+    transcripts = [a for a in run_page.named("details") if a.get("class") == "transcript"]
+    assert transcripts and all("open" not in a for a in transcripts)
+    assert any(a.get("class", "").startswith("step") for a in run_page.named("details"))
