@@ -167,7 +167,7 @@ def test_the_scan_finds_front_imports_in_every_form():
     found = {(i.front, i.name, i.target) for i in _scan("skillbench.suite.x", source)}
     assert found == {("skillbench.generation", "Endpoint", "skillbench.generation._backend"),
                      ("skillbench.judge", "JudgeOptions", _exports()["skillbench.judge"]["JudgeOptions"][0]),
-                     ("skillbench.report", "write_week_index", "skillbench.report._pages")}
+                     ("skillbench.report", "write_week_index", "skillbench.report._indexes")}
     assert len(_upward(_scan("skillbench.suite.x", source))) == 3, "the example's imports point up"
     sibling = _scan("skillbench.generation.x", "from skillbench.judge import JudgeOptions\n")
     assert _upward(sibling) == [f"{sibling[0]}: judge is its independent sibling"]

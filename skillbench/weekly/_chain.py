@@ -5,7 +5,7 @@ with papermill's Python API on the ``skillbench`` kernel, with ``cwd`` = ``noteb
 relative default paths mean the same in JupyterLab, nbval and the chain; the chain itself passes absolute
 paths). Each stage's executed notebook lands in ``reports/<run_key>/NN_<stage>.ipynb`` beside an HTML copy
 without code; the week's ``index.html`` links them and the rendered scorecard, and ``reports/index.html``
-lists every week (see :mod:`skillbench.report._pages`).
+lists every week (see :mod:`skillbench.report._indexes`).
 
 Contract of the chain:
 
