@@ -23,7 +23,8 @@ and on each model's headline lift; and the largest move there is.
 
 Sizes: one rep and two reps; 26 prompts (qdrant's) and 34 (the bundled suite's) per model; 4 to 8 weeks, drawn per
 history. **Printed:** per reps setting, the average share of the last week's prompt × model moves flagged
-``moved = yes`` with its 95 % interval (t over histories: a history's moves share its earlier weeks), the largest
+``moved = yes`` with its 95 % interval (t over histories: a history's moves share its earlier weeks; its upper end
+is raised to the pooled count's Wilson/exact one when that is higher, as it is when nothing is flagged), the largest
 share in any history, the share of moves that had a test at all; then power (share of edited moves flagged, and
 the family and headline rules' hit rates) and the false-flag share among the other prompts of the same histories,
 and the median threshold (the move a prompt's lift
@@ -47,7 +48,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skillbench.scorecard import paired_week_delta, prompt_scores, rate_interval, t_critical  # noqa: E402
+from skillbench.scorecard import (  # noqa: E402
+    RateInterval,
+    paired_week_delta,
+    prompt_scores,
+    rate_interval,
+    t_critical,
+)
 from skillbench.sim import load_profiles  # noqa: E402
 from skillbench.sim._draws import adjust  # noqa: E402
 from skillbench.suite import load_suite  # noqa: E402
@@ -72,10 +79,10 @@ class History:
 
     reps: int
     prompts: int
-    weeks: int
+    n_weeks: int
     movers: pd.DataFrame
     edited: frozenset[str]
-    weeks: Weeks
+    weeks: Weeks  # the history's per-prompt lifts, as load_weeks reads them
 
 
 def suite_must_counts(suite_dir: Path) -> np.ndarray:
@@ -165,6 +172,10 @@ def _pct(x: float) -> str:
     return f"{100 * x:.2f} %"
 
 
+def _rate(r: RateInterval) -> str:
+    return f"{_pct(r.rate)} [{_pct(r.low)}, {_pct(r.high)}] of {r.n}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--histories", type=int, default=50, help="stationary histories per reps setting (≥ 50)")
@@ -187,12 +198,19 @@ def main(argv: list[str] | None = None) -> int:
         zero = sum(int((h.movers["threshold"] <= 0).sum()) for h in null)
         limits = np.concatenate([h.movers["threshold"].to_numpy(dtype=float) for h in null])
         mean, low, high = mean_interval(flagged)
+        # With no flag at all the t interval has no width: the pooled count's exact interval bounds it instead
+        # (optimistic when a history's moves go together, so the larger upper end is the one judged).
+        pooled = rate_interval(sum(int(h.movers["moved"].eq("yes").sum()) for h in null),
+                               sum(len(h.movers) for h in null))
+        high = max(high, pooled.high)
         met = high <= BOUND
         failed |= not met
         print(f"\n{reps} rep{'s' if reps > 1 else ''}: {args.histories} stationary histories "
               f"({time.perf_counter() - start:.0f} s)")
         print(f"  prompts flagged moved (last week vs the one before): {_pct(mean)} [{_pct(low)}, {_pct(high)}] "
               f"on average — bound ≤ {BOUND:.0%}: {'met' if met else 'NOT MET'}")
+        print(f"  pooled: {pooled.k} of {pooled.n} prompt × model moves flagged, {_pct(pooled.rate)} "
+              f"[{_pct(pooled.low)}, {_pct(pooled.high)}] ({pooled.method})")
         print(f"  most in one history: {_pct(flagged.max())}; histories with any flag: "
               f"{int((flagged > 0).sum())}/{len(null)}; moves with a test: {_pct(tested.mean())}; "
               f"thresholds of 0: {zero}")
@@ -218,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             family = rate_interval(sum(f for f, _ in rules), len(rules))
             heads = rate_interval(sum(sum(m) for _, m in rules), len(rules) * len(MODELS))
             print(f"    the same move, paired week-over-week rule: on the edited prompts of both models "
-                  f"(the demo's family rule) {family.text()}; on a model's headline lift {heads.text()}")
+                  f"(the demo's family rule) {_rate(family)}; on a model's headline lift {_rate(heads)}")
     return 1 if failed else 0
 
 
