@@ -167,14 +167,15 @@ def _avoid_table(d: ScorecardData) -> str:
     rows = [[md_text(r.prompt), md_text(r.model), md_text(r.condition), md_text(r.item_text, ITEM_CHARS),
              md_text(r.evidence_quote, EVIDENCE_CHARS), _shows_harm(r.evidence_quote, r.claim_gap)]
             for r in d.avoid_violations.itertuples(index=False)]
-    return md_table(["prompt", "model", "condition", "violated item", "evidence", "quote shows the harm?"], rows)
+    return md_table(["prompt", "model", "condition", "violated item", "evidence", "evidence check"], rows)
 
 
 def _shows_harm(quote: Any, gap: str) -> str:
-    """The avoid table's evidence check: ``yes``, no quote at all, or the no-claim state with its reason."""
+    """The avoid table's evidence check: ``ok`` (the quote can carry the claim — not that it does), no quote at all,
+    or the no-claim state with its reason."""
     if is_missing(quote) or not str(quote).strip():
         return "no quote"
-    return f"**{EVIDENCE_NO_CLAIM}**: {md_text(gap)}" if gap else "yes"
+    return f"**{EVIDENCE_NO_CLAIM}**: {md_text(gap)}" if gap else "ok"
 
 
 def _ordered_gate(d: ScorecardData) -> pd.DataFrame:

@@ -129,11 +129,11 @@ def test_avoid_violations(week: dict) -> None:
     section = "`avoid` violations (most damaging failures)"
     theirs, ours = tables(week["theirs"][section])[0], tables(week["ours"][section])[0]
     assert len(ours) == len(theirs) == 29
-    check = "quote shows the harm?"
+    check = "evidence check"
     assert [{k: v for k, v in row.items() if k != check} for row in ours] == theirs
     flags = [row[check] for row in ours]
-    assert flags.count("yes") == 28
-    assert [f for f in flags if f != "yes"] == ["**no claim**: 2 content words, none of the item's: too short or "
+    assert flags.count("ok") == 28
+    assert [f for f in flags if f != "ok"] == ["**no claim**: 2 content words, none of the item's: too short or "
                                                 "generic to state the harm"]
     assert bullet(week["ours"]["Run health"], "- avoid violations whose verbatim quote").endswith(": 1")
 
