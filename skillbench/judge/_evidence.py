@@ -77,7 +77,9 @@ def avoid_claim_gaps(rows: pd.DataFrame, quote: str = "evidence_quote") -> pd.Se
     violated = rows["item_type"].eq("avoid") & rows["verdict"].eq(VIOLATED)
     gaps = pd.Series("", index=rows.index, dtype=object)
     for i in rows.index[violated]:
-        gaps[i] = claim_gap(str(rows.at[i, quote] or ""), str(rows.at[i, "item_text"] or ""))
+        text, item = rows.at[i, quote], rows.at[i, "item_text"]
+        # a missing quote (NaN in a typed ledger) is no quote, never the word "nan"
+        gaps[i] = claim_gap("" if pd.isna(text) else str(text), "" if pd.isna(item) else str(item))
     return gaps
 
 

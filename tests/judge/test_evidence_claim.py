@@ -41,4 +41,6 @@ def test_no_claim_quotes_are_counted_per_judge_and_model() -> None:
     qdrant = no_claim_frame(rows.drop(columns="judge_model"))
     assert set(qdrant["judge_model"]) == {""} and int(qdrant["no_claim"].sum()) == 2
     assert no_claim_frame(rows[rows["item_type"].eq("must")]).empty
+    typed = rows.assign(evidence_quote=rows["evidence_quote"].where(rows["evidence_quote"].ne("819.9")))  # NaN
+    assert int(no_claim_frame(typed)["no_claim"].sum()) == 1  # a missing quote is the verbatim check's, not this
     assert EVIDENCE_NO_CLAIM == "no claim"
