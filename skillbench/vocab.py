@@ -34,6 +34,9 @@ ALLOWED_VERDICTS: dict[str, tuple[str, str]] = {
 }
 POSITIVE_VERDICTS = frozenset({"met", "violated"})  # the verdicts that need a verbatim quote
 UNGRADED = "ungraded"  # ours: the judge failed; never a skill loss
+# The evidence state of a violated avoid item whose quote is verbatim but cannot show the harm on its own (a bare
+# number, a short generic fragment: skillbench.judge.claim_gap); the violation keeps its credit, the quote is flagged.
+EVIDENCE_NO_CLAIM = "no claim"
 PARSE_ERROR = "PARSE_ERROR"  # qdrant's judge-failure verdict
 # Verdicts that carry no credit: ours, qdrant's parse failure, and an empty cell.
 UNGRADED_VERDICTS = frozenset({UNGRADED, PARSE_ERROR, ""})

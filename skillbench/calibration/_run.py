@@ -36,7 +36,7 @@ from skillbench.calibration._agreement import (
     self_agreement,
 )
 from skillbench.calibration._bias import week_pairwise_bias
-from skillbench.judge import evidence_counts, evidence_frame
+from skillbench.judge import NO_CLAIM_COLUMNS, evidence_counts, evidence_frame, no_claim_frame
 from skillbench.ledgers import (
     CALIBRATION_FILE,
     CALIBRATION_GRADES_FILE,
@@ -49,7 +49,7 @@ from skillbench.ledgers import (
 )
 from skillbench.markdown import cell_text as _fmt, frame_table as _table, span
 from skillbench.runtime import PassContext
-from skillbench.vocab import UNGRADED
+from skillbench.vocab import EVIDENCE_NO_CLAIM, UNGRADED
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,8 @@ class Calibration:
     evidence: pd.DataFrame
     cost_usd: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # the week ledger's violated avoid items per judge × model, and those whose quote cannot show the harm
+    no_claim: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=NO_CLAIM_COLUMNS))
 
     @property
     def musts_pass(self) -> bool | None:
@@ -124,7 +126,8 @@ def grade_repeats(runs: Sequence[Any], client: Any, samples: Sequence[int], rate
                 rows.append({"run_id": run.run_id, "item_index": index, "item_type": kind, "item_text": text,
                              "prompt": run.prompt, "model": run.model, "condition": run.condition,
                              "rater": f"{rater}#{s}", "verdict": vote.verdict if graded else UNGRADED,
-                             "flagged": bool(graded and vote.flagged), "reason": "" if graded else str(vote)})
+                             "flagged": bool(graded and vote.flagged), "reason": "" if graded else str(vote),
+                             "evidence": vote.evidence if graded else ""})
         return rows, log
 
     if batch is not None:
@@ -132,12 +135,16 @@ def grade_repeats(runs: Sequence[Any], client: Any, samples: Sequence[int], rate
     else:
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             results = list(pool.map(work, runs))
-    grades = pd.DataFrame([r for rows, _ in results for r in rows], columns=[c for c in GRADE_COLUMNS
-                                                                              if c != "positive"])
+    grades = pd.DataFrame([r for rows, _ in results for r in rows], columns=[*(c for c in GRADE_COLUMNS
+                                                                               if c != "positive"), "evidence"])
     grades["positive"] = positive(grades["verdict"])
     calls = [c for _, log in results for c in log.calls]
     reasons = grades.loc[grades["verdict"].eq(UNGRADED), "reason"]
-    evidence = evidence_frame({client.model: evidence_counts(calls, reasons)})
+    # violated avoid items and those whose verified quote cannot show the harm (judge.claim_gap), over every sample
+    verified = grades[~grades["flagged"]]
+    no_claim = no_claim_frame(verified, quote="evidence")
+    evidence = evidence_frame({client.model: evidence_counts(calls, reasons)}).assign(
+        avoid_violations=int(no_claim["avoid_violations"].sum()), no_claim=int(no_claim["no_claim"].sum()))
     cost = sum(c.get("cost_usd", 0.0) for c in calls)
     return grades[GRADE_COLUMNS], evidence, cost
 
@@ -156,6 +163,17 @@ def ledger_grades(run_dir: Path, rater: str) -> pd.DataFrame:
                         "flagged": s["evidence_verified"].eq("0"), "reason": ""})
     out["positive"] = positive(out["verdict"])
     return out[GRADE_COLUMNS]
+
+
+def ledger_no_claim(run_dir: Path) -> pd.DataFrame:
+    """:func:`skillbench.judge.no_claim_frame` of the week's ``scores.csv`` (empty without one)."""
+    path = run_dir / SCORES_FILE
+    if not path.is_file():
+        return pd.DataFrame(columns=NO_CLAIM_COLUMNS)
+    s = read_cells(path)
+    if not {"item_type", "verdict", "item_text", "evidence_quote", "model"} <= set(s.columns):
+        return pd.DataFrame(columns=NO_CLAIM_COLUMNS)
+    return no_claim_frame(s)
 
 
 def calibrate(run_dir: str | Path, options: CalibrationOptions, ctx: PassContext) -> Calibration:
@@ -262,7 +280,8 @@ def calibrate(run_dir: str | Path, options: CalibrationOptions, ctx: PassContext
     grades = pd.concat(frames, ignore_index=True)
     agreement = _typed(pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=AGREEMENT_COLUMNS))
     cal = Calibration(grades, self_table, flips, agreement,
-                      pd.concat(evidence, ignore_index=True) if evidence else pd.DataFrame(), cost, notes)
+                      pd.concat(evidence, ignore_index=True) if evidence else pd.DataFrame(), cost, notes,
+                      no_claim=ledger_no_claim(run_dir))
     write_calibration(run_dir, cal, options, primary)
     if options.batch:
         from skillbench.judge import BatchStore
@@ -409,12 +428,25 @@ def render_markdown(cal: Calibration, options: CalibrationOptions, judge_model: 
                            ["comparison", "reference", "rater", "type", "both +", "false +", "false −", "both −",
                             "false + rate", "false − rate"]), ""]
     if not cal.evidence.empty:
+        claims = "no_claim" in cal.evidence
         out += ["## Evidence", "",
                 "Quotes of met/violated verdicts that are not in the answer (first asks), and those still "
-                "unverified after the one re-ask (scored missing/clean and flagged).", "",
+                "unverified after the one re-ask (scored missing/clean and flagged)"
+                + ("; and of the violated avoid items over every grading, those whose verbatim quote cannot show "
+                   "the harm (`no claim`: a bare number, or fewer than three content words and none of the item's "
+                   "— `skillbench.judge.claim_gap`)." if claims else "."), "",
                 _table(cal.evidence, ["judge_model", "positive_verdicts", "unverified", "hallucinated_evidence_rate",
-                                      "still_unverified", "residual_rate"],
-                       ["judge", "met/violated", "unverified", "rate", "still unverified", "residual rate"]), ""]
+                                      "still_unverified", "residual_rate",
+                                      *(["avoid_violations", "no_claim"] if claims else [])],
+                       ["judge", "met/violated", "unverified", "rate", "still unverified", "residual rate",
+                        *(["violated avoid", EVIDENCE_NO_CLAIM] if claims else [])]), ""]
+    if not cal.no_claim.empty:
+        out += [f"### Avoid quotes that cannot show the harm ({SCORES_FILE})", "",
+                "Per judge and model, the week's violated avoid items and how many of their verbatim quotes cannot "
+                "carry the harmful claim on their own; the violations keep their credit, the scorecard's avoid "
+                "table flags each.", "",
+                _table(cal.no_claim, NO_CLAIM_COLUMNS,
+                       ["judge", "model", "violated avoid", EVIDENCE_NO_CLAIM, "share"]), ""]
     out += bias_section(bias, has_pairs=has_pairs)
     out += ["## Provenance", "", f"- judge model: {judge_model}"]
     if options.other_judge:

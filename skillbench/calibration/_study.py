@@ -50,7 +50,7 @@ MEASURES = ("raw_agreement", "cohen_kappa", "pabak", "false_met_rate", "false_ne
 STUDY_COLUMNS = ["judge_model", "item_type", "reference", "n_runs", "n_units",
                  *[f"{m}{s}" for m in ("unanimity", *MEASURES, "lenient_rate")
                    for s in ("", "_low", "_high", "_method")],
-                 "hallucinated_evidence_rate", "cost_usd", "cost_per_run"]
+                 "hallucinated_evidence_rate", "no_claim", "no_claim_rate", "cost_usd", "cost_per_run"]
 JUDGES_COLUMNS = ["judge_a", "judge_b", "item_type", "n_units", "raw_agreement", "kappa", "kappa_low", "kappa_high",
                   "kappa_method", "kappa_ref_diff", "diff_low", "diff_high", "diff_method"]
 Log = Callable[[str], None]
@@ -228,6 +228,11 @@ def study_tables(plan: StudyPlan, grades: pd.DataFrame, judges: Sequence[str], o
         if kind == "all":
             ev = evidence[evidence["judge_model"].eq(judge)]
             row["hallucinated_evidence_rate"] = ev["hallucinated_evidence_rate"].iloc[0] if len(ev) else np.nan
+            # violated avoid items whose verbatim quote cannot show the harm (skillbench.judge.claim_gap)
+            if len(ev) and "no_claim" in ev:
+                violations = int(ev["avoid_violations"].iloc[0])
+                row["no_claim"] = int(ev["no_claim"].iloc[0])
+                row["no_claim_rate"] = row["no_claim"] / violations if violations else np.nan
         row["cost_usd"] = costs.get(judge, np.nan)
         row["cost_per_run"] = costs.get(judge, np.nan) / (len(runs) * options.repeat) if runs else np.nan
         rows.append(row)

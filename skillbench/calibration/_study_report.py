@@ -171,11 +171,13 @@ def render_study(study: Any) -> str:
                            _ci(r, "kappa")] for _, r in upper.iterrows()]), ""]
     allrows = table[table["item_type"].eq("all")]
     out += ["## Evidence and cost", "", "Hallucinated evidence: met/violated quotes not found in the answer (first "
-            "asks). Cost per graded run: the judge's spend from the usage the endpoint reported, at the list price "
+            "asks). No claim: violated avoid items whose verbatim quote cannot show the harm (a bare number, or "
+            "fewer than three content words and none of the item's), of all its violated avoid items. "
+            "Cost per graded run: the judge's spend from the usage the endpoint reported, at the list price "
             f"(skillbench.prices), divided by runs × gradings ({len(plan.runs)} × {opts.repeat}).", "",
-            md_table(["judge", "hallucinated evidence", "spend", "cost per graded run"],
-                     [[r["judge_model"], cell_text(r["hallucinated_evidence_rate"]), _money(r["cost_usd"]),
-                       _money(r["cost_per_run"])] for _, r in allrows.iterrows()]), ""]
+            md_table(["judge", "hallucinated evidence", "no claim", "spend", "cost per graded run"],
+                     [[r["judge_model"], cell_text(r["hallucinated_evidence_rate"]), _no_claim(r),
+                       _money(r["cost_usd"]), _money(r["cost_per_run"])] for _, r in allrows.iterrows()]), ""]
     if study.inter_human is not None and len(study.inter_human):
         out += ["## Inter-human agreement", "", "The labelers against each other: the ceiling any judge can reach.",
                 "", frame_table(study.inter_human, ["rater_a", "rater_b", "item_type", "n_units", "raw_agreement",
@@ -304,3 +306,11 @@ def execute_study_notebook(run_dir: str | Path, *, kernel_name: str = "skillbenc
     except pm.PapermillExecutionError as exc:
         raise RuntimeError(f"{out}: {exc.ename}: {exc.evalue}") from exc
     return export_notebook_html(out, out.with_name(STUDY_HTML))
+
+
+def _no_claim(row: pd.Series) -> str:
+    """``2 (4 %)``: the judge's no-claim avoid quotes and their share; ``–`` when not counted (an old study)."""
+    count, rate = row.get("no_claim"), row.get("no_claim_rate")
+    if is_missing(count) or pd.isna(count):
+        return "–"
+    return f"{int(count)}" + ("" if is_missing(rate) or pd.isna(rate) else f" ({rate:.0%})")

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from skillbench.commands import add_suite_args, listed, model_names, positive_int
-from skillbench.weekly import DEFAULT_DRIFT, DEFAULT_JUDGE_LENIENCY
+from skillbench.weekly import DEFAULT_DRAFT_GAIN, DEFAULT_DRIFT, DEFAULT_JUDGE_LENIENCY
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,8 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "last week)")
     p.add_argument("--judge-leniency", type=float, default=DEFAULT_JUDGE_LENIENCY, metavar="X",
                    help=f"the judge's added leniency from that week (default {DEFAULT_JUDGE_LENIENCY})")
-    p.add_argument("--draft-gain", type=float, default=0.25, metavar="X",
-                   help="share of the skill's effect the edited family's draft is worth (default 0.25)")
+    p.add_argument("--draft-gain", type=float, default=DEFAULT_DRAFT_GAIN, metavar="X",
+                   help="share of the skill's effect the edited family's draft is worth, -1 to 1 (default "
+                   f"{DEFAULT_DRAFT_GAIN}: a draft whose advice misleads)")
     p.add_argument("--profiles", metavar="FILE",
                    help="the simulated endpoint's profile file the story starts from (default: the shipped one)")
     p.add_argument("--quiet", action="store_true", help="do not relay the notebooks' output")

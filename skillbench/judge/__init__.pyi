@@ -34,9 +34,12 @@ from ._costs import (
     record_judge_cost as record_judge_cost,
 )
 from ._evidence import (
+    NO_CLAIM_COLUMNS as NO_CLAIM_COLUMNS,
+    avoid_claim_gaps as avoid_claim_gaps,
     evidence_counts as evidence_counts,
     evidence_frame as evidence_frame,
     evidence_summary as evidence_summary,
+    no_claim_frame as no_claim_frame,
 )
 from ._pairwise import (
     Pair as Pair,
@@ -67,6 +70,8 @@ from ._protocol import (
     tool_input as tool_input,
 )
 from ._quotes import (
+    MIN_CLAIM_WORDS as MIN_CLAIM_WORDS,
+    claim_gap as claim_gap,
     normalize_quote as normalize_quote,
     quote_in_answer as quote_in_answer,
 )

@@ -4,6 +4,9 @@ A met/violated verdict must quote the answer. From a judge's call records (``pos
 of a first ask, ``unverified`` = those whose quote was not found), the *hallucinated-evidence rate* is
 unverified / positives over first asks (grade and tie-break calls), and the *residual rate* counts what was still
 unverified after the one re-ask — including items left ungraded because the re-ask itself failed.
+
+A verbatim quote of a violated avoid item can still fail to show the harm (:func:`skillbench.judge.claim_gap`):
+:func:`no_claim_frame` counts those per judge and model, from any frame of verdicts with their quotes.
 """
 
 from __future__ import annotations
@@ -14,12 +17,16 @@ from typing import Any
 
 import pandas as pd
 
+from skillbench.judge._quotes import claim_gap
 from skillbench.ledgers import RUN_JUDGE_FILE, LedgerError, read_run_judge
+from skillbench.vocab import ALLOWED_VERDICTS
 
 EVIDENCE_COLUMNS = ["judge_model", "positive_verdicts", "unverified", "hallucinated_evidence_rate",
                     "still_unverified", "residual_rate"]
 FIRST_ASKS = ("grade", "tie-break")
 REASK_FAILED = "evidence re-ask failed"  # the reason an item is ungraded when its re-ask failed
+NO_CLAIM_COLUMNS = ["judge_model", "model", "avoid_violations", "no_claim", "no_claim_rate"]
+VIOLATED = ALLOWED_VERDICTS["avoid"][0]
 
 
 def evidence_counts(calls: Iterable[Mapping[str, Any]], ungraded_reasons: Iterable[str] = ()) -> list[int]:
@@ -62,3 +69,33 @@ def evidence_summary(run_dir: str | Path) -> pd.DataFrame:
         total = totals.setdefault(data.get("judge_model", ""), [0, 0, 0])
         totals[data.get("judge_model", "")] = [a + b for a, b in zip(total, found, strict=True)]
     return evidence_frame(totals)
+
+
+def avoid_claim_gaps(rows: pd.DataFrame, quote: str = "evidence_quote") -> pd.Series:
+    """Per row, :func:`~skillbench.judge._quotes.claim_gap` of a violated avoid item's quote; ``""`` for every
+    other row (rows need ``item_type``, ``verdict``, ``item_text`` and the ``quote`` column)."""
+    violated = rows["item_type"].eq("avoid") & rows["verdict"].eq(VIOLATED)
+    gaps = pd.Series("", index=rows.index, dtype=object)
+    for i in rows.index[violated]:
+        text, item = rows.at[i, quote], rows.at[i, "item_text"]
+        # a missing quote (NaN in a typed ledger) is no quote, never the word "nan"
+        gaps[i] = claim_gap("" if pd.isna(text) else str(text), "" if pd.isna(item) else str(item))
+    return gaps
+
+
+def no_claim_frame(rows: pd.DataFrame, quote: str = "evidence_quote") -> pd.DataFrame:
+    """Per judge model × model: violated avoid items, how many of their quotes cannot show the harm, the share.
+
+    ``rows`` is any frame of verdicts with their quotes (``scores.csv``; a missing ``judge_model`` — qdrant's
+    ledger — reads as ``""``). Returns :data:`NO_CLAIM_COLUMNS`; empty without a violated avoid item.
+    """
+    violated = rows[rows["item_type"].eq("avoid") & rows["verdict"].eq(VIOLATED)]
+    if violated.empty:
+        return pd.DataFrame(columns=NO_CLAIM_COLUMNS)
+    frame = pd.DataFrame({"judge_model": violated.get("judge_model", pd.Series("", index=violated.index)),
+                          "model": violated["model"], "gap": avoid_claim_gaps(violated, quote).ne("")})
+    out = frame.fillna({"judge_model": ""}).groupby(["judge_model", "model"], sort=True)["gap"].agg(
+        avoid_violations="size", no_claim="sum").reset_index()
+    out["no_claim"] = out["no_claim"].astype(int)
+    out["no_claim_rate"] = out["no_claim"] / out["avoid_violations"]
+    return out[NO_CLAIM_COLUMNS]

@@ -71,6 +71,7 @@ from ._noise import (
     band_p_value as band_p_value,
     between_band as between_band,
     between_noise as between_noise,
+    floored_between_noise as floored_between_noise,
     moved as moved,
     paired_week_delta as paired_week_delta,
     threshold as threshold,

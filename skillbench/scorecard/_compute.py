@@ -308,9 +308,14 @@ def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame,
 
 
 def _avoid_violations(scores: pd.DataFrame) -> pd.DataFrame:
+    from skillbench.judge import avoid_claim_gaps
+
     v = scores[scores["item_type"].eq("avoid") & scores["verdict"].eq("violated") & (scores["credit"] > 0)]
     v = v.sort_values(["prompt", "model", "condition", "rep"], kind="stable")
-    return v[["prompt", "model", "condition", "rep", "item_text", "evidence_quote"]].reset_index(drop=True)
+    # claim_gap: why the verbatim quote cannot show the harm ("" when it can); the violation counts either way
+    v = v.assign(claim_gap=avoid_claim_gaps(v) if len(v) else pd.Series(dtype=object))
+    return v[["prompt", "model", "condition", "rep", "item_text", "evidence_quote", "claim_gap"]].reset_index(
+        drop=True)
 
 
 def _spend(manifest: pd.DataFrame, scores: pd.DataFrame, judge_costs: pd.Series, graded_runs: pd.Series
@@ -448,6 +453,8 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | hist.Week
                                 if scores["evidence_verified"].notna().any() else None),
         "pair_errors": int(ledgers.pairs["error"].ne("").sum()) if ledgers.pairs is not None else 0,
     }
+    avoid = _avoid_violations(scores)
+    health["no_claim_evidence"] = int(avoid["claim_gap"].ne("").sum())
     return ScorecardData(
         run_key=run_key, endpoint=endpoint, models=models, reconciliation=recon,
         manifest=manifest, scores=scores, prompt_reps=prompt_reps, prompts=prompts, cells=cells, lift=lift,
@@ -455,7 +462,7 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | hist.Week
         activation=activation_summary(manifest, pair),
         activation_counts=activation_counts(manifest, pair),
         self_served=self_served_baseline(manifest), trigger_health=trigger_health(manifest, pair=pair),
-        avoid_violations=_avoid_violations(scores), gate=gate, coverage=coverage, dropped=dropped,
+        avoid_violations=avoid, gate=gate, coverage=coverage, dropped=dropped,
         spend=_spend(manifest, scores, ledgers.judge_costs, graded_ids), timing=_timing(manifest), health=health,
         provenance=_provenance(manifest, scores, models), site_host=site or ledgers.site_host,
         n_resamples=n_resamples, seed=seed, incomplete_reasons=reasons, objective=objective,

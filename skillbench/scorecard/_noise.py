@@ -72,9 +72,31 @@ def between_band(prior_lifts: Sequence[float] | np.ndarray, df: float,
     return float(t_critical(df, confidence)) * between_noise(prior_lifts) * float(np.sqrt(2.0))
 
 
+def floored_between_noise(sigma: pd.Series, dof: pd.Series, by: str | Sequence[str]) -> pd.Series:
+    """Each lift's between-week σ, never below the pooled σ of its group (``by``: index level(s), e.g. the model).
+
+    A prompt's σ comes from its own few earlier weeks (``dof = k − 1``, one to three), so it is mostly luck: at
+    one rep a lift moves in whole rubric items, and two or three identical earlier lifts give σ = 0 — a band of no
+    width, which would call any move of that prompt a mover. The pooled σ, ``√(Σ dofᵢ·σᵢ² / Σ dofᵢ)`` over the
+    group's lifts with a σ, is the same week-to-week noise read from every prompt at once (dozens of degrees of
+    freedom), so it is the floor: a prompt is allowed to be noisier than its model's prompts are on average,
+    never quieter than its own two or three weeks happen to show. ``NaN`` stays ``NaN`` (fewer than two weeks).
+    """
+    known = sigma.notna() & dof.reindex(sigma.index).gt(0)
+    weight = dof.reindex(sigma.index).where(known)
+    pooled = np.sqrt((weight * sigma ** 2).groupby(level=by).transform("sum")
+                     / weight.groupby(level=by).transform("sum"))
+    return sigma.where(~(sigma < pooled), pooled)
+
+
 def threshold(within: ArrayLike, between: ArrayLike) -> ArrayLike:
-    """The larger of the known noises; ``NaN`` when neither is known."""
+    """The larger of the known noises; ``NaN`` when neither is known.
+
+    A half-width of 0 is not a known noise (every earlier lift equal, or every rep alike): read as a band it would
+    call any move at all beyond noise, so the threshold is never 0 — a band of no width tests nothing.
+    """
     w, b = np.asarray(within, dtype=float), np.asarray(between, dtype=float)
+    w, b = np.where(w > 0, w, np.nan), np.where(b > 0, b, np.nan)
     out = np.where(np.isnan(w), b, np.where(np.isnan(b), w, np.maximum(w, b)))
     return _like(within, out)
 

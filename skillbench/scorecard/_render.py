@@ -38,7 +38,7 @@ from skillbench.scorecard._simulation import FLOOR_ALPHA, JUDGE_ACCURACY_FLOOR
 from skillbench.scorecard._stats import DEFAULT_POWER, ci_flag_text
 from skillbench.scorecard._verdicts import rule_words
 from skillbench.signals import NO_RUBRIC, never_triggered
-from skillbench.vocab import NO_SKILL, PLUGIN, REAL
+from skillbench.vocab import EVIDENCE_NO_CLAIM, NO_SKILL, PLUGIN, REAL
 
 TEMPLATE = "scorecard.md.j2"
 EPS = 1e-9
@@ -166,8 +166,17 @@ def _trigger_health_table(d: ScorecardData) -> str:
 
 def _avoid_table(d: ScorecardData) -> str:
     rows = [[md_text(r.prompt), md_text(r.model), md_text(r.condition), md_text(r.item_text, ITEM_CHARS),
-             md_text(r.evidence_quote, EVIDENCE_CHARS)] for r in d.avoid_violations.itertuples(index=False)]
-    return md_table(["prompt", "model", "condition", "violated item", "evidence"], rows)
+             md_text(r.evidence_quote, EVIDENCE_CHARS), _shows_harm(r.evidence_quote, r.claim_gap)]
+            for r in d.avoid_violations.itertuples(index=False)]
+    return md_table(["prompt", "model", "condition", "violated item", "evidence", "evidence check"], rows)
+
+
+def _shows_harm(quote: Any, gap: str) -> str:
+    """The avoid table's evidence check: ``ok`` (the quote can carry the claim — not that it does), no quote at all,
+    or the no-claim state with its reason."""
+    if is_missing(quote) or not str(quote).strip():
+        return "no quote"
+    return f"**{EVIDENCE_NO_CLAIM}**: {md_text(gap)}" if gap else "ok"
 
 
 def _ordered_gate(d: ScorecardData) -> pd.DataFrame:

@@ -18,7 +18,11 @@ from ._chain import (
     run_weekly as run_weekly,
 )
 from ._demo import DemoOptions as DemoOptions, run_demo as run_demo
-from ._demo_story import DEFAULT_DRIFT as DEFAULT_DRIFT, DEFAULT_JUDGE_LENIENCY as DEFAULT_JUDGE_LENIENCY
+from ._demo_story import (
+    DEFAULT_DRAFT_GAIN as DEFAULT_DRAFT_GAIN,
+    DEFAULT_DRIFT as DEFAULT_DRIFT,
+    DEFAULT_JUDGE_LENIENCY as DEFAULT_JUDGE_LENIENCY,
+)
 from ._endpoint import (
     model_endpoint as model_endpoint,
 )

@@ -20,6 +20,7 @@ from skillbench.scorecard import (
     band_p_value,
     between_noise,
     family_words,
+    floored_between_noise,
     t_critical,
     threshold,
     within_noise,
@@ -230,7 +231,8 @@ def prompt_movers(weeks: Weeks, run_key: str = "", previous: str = "", *, confid
                                          on=["model", "prompt"], suffixes=("", "_prev")).set_index(["model", "prompt"])
     prior_keys = weeks.keys[: weeks.keys.index(now)]
     prior = p[p["run_key"].isin(prior_keys)].groupby(["model", "prompt"])["d"]
-    sigma = prior.agg(between_noise)
+    # a prompt's σ is floored at its model's pooled σ, so no band is 0 wide (scorecard._noise.floored_between_noise)
+    sigma = floored_between_noise(prior.agg(between_noise), prior.count() - 1, "model")
     # σ is estimated from the prompt's k earlier weekly lifts, so its band's t has k − 1 degrees of freedom — not
     # the reps' (a one-rep week has no rep noise at all, and its moves are still read against the earlier weeks)
     between_df = (prior.count() - 1).reindex(both.index).astype(float)

@@ -29,6 +29,7 @@ from skillbench.ledgers import GOLD_DIR, HISTORY_FILE, SKILL_FILE, WEEKLY_DIR, a
 from skillbench.markdown import md_table, signed
 from skillbench.suite import SuiteOverrides
 from skillbench.weekly._demo_story import (
+    DEFAULT_DRAFT_GAIN,
     DEFAULT_DRIFT,
     DEFAULT_JUDGE_LENIENCY,
     JUDGE_DRIFT,
@@ -44,8 +45,13 @@ STORY_FILE, PAGE_FILE = "demo-story.json", "demo.md"
 WEEK_KEY = "demo-w{week:02d}"
 WEEK_COLUMNS = ["week", "run_key", "model", "must_lift", "true_lift", "reps", "delta", "threshold", "actionable",
                 "sentinel", "moves"]
-CAUGHT_COLUMNS = ["week", "move", "target", "model", "expected", "delta", "true_delta", "threshold", "reps_to_see",
-                  "rule", "caught"]
+CAUGHT_COLUMNS = ["week", "move", "target", "by", "model", "expected", "delta", "true_delta", "threshold",
+                  "reps_to_see", "rule", "caught"]
+# The rules a scripted move is read by (the ``by`` column): the headline lift's week-over-week rule per model, the
+# same paired rule on the edited family's prompts alone (every model's), the per-prompt movers, the drift sentinel.
+HEADLINE, FAMILY_RULE, MOVERS, SENTINEL = ("headline lift, week over week", "family lift, paired week over week",
+                                           "per-prompt movers", "drift sentinel")
+ALL_MODELS = "(all models)"
 SUITE_PARTS = ("skillbench.toml", "test-prompts", "fixtures", "solutions", GOLD_DIR)
 
 
@@ -60,7 +66,7 @@ class DemoOptions:
     drift_week: int | None = None
     edit_family: str = ""
     drift_model: str = ""
-    before_gain: float = 0.25
+    before_gain: float = DEFAULT_DRAFT_GAIN
     drift: float = DEFAULT_DRIFT
     judge_week: int | None = None
     judge_leniency: float = DEFAULT_JUDGE_LENIENCY
@@ -241,11 +247,15 @@ def evaluate(story: DemoStory, weekly_dir: Path) -> tuple[pd.DataFrame, pd.DataF
                          "sentinel": str(sentinel.get("flag") or "not run"),
                          "moves": "; ".join(f"{m.kind} ({m.target})" for m in story.moves if m.week == week)})
     weeks = pd.DataFrame(rows, columns=WEEK_COLUMNS)
+    across = _prompt_lifts(weekly_dir)
     caught = []
     for move in story.moves:
         if move.kind == JUDGE_DRIFT:
             caught.append(_sentinel_caught(move, weeks))
             continue
+        if move.kind == SKILL_EDIT:
+            caught.append(_family_caught(move, across))
+        caught.append(_movers_caught(move, across))
         for model in move.models:
             mine = weeks[weeks["model"] == model].set_index("week")
             rec = mine.loc[move.week] if move.week in mine.index else None
@@ -254,7 +264,8 @@ def evaluate(story: DemoStory, weekly_dir: Path) -> tuple[pd.DataFrame, pd.DataF
             true_delta = (float(rec["true_lift"]) - float(mine.loc[move.week - 1, "true_lift"])
                           if rec is not None and move.week - 1 in mine.index else float("nan"))
             hit = verdict == "yes" and direction == move.expected
-            caught.append({"week": move.week, "move": move.kind, "target": move.target, "model": model,
+            caught.append({"week": move.week, "move": move.kind, "target": move.target, "by": HEADLINE,
+                           "model": model,
                            "expected": move.expected, "delta": rec["delta"] if rec is not None else float("nan"),
                            "true_delta": true_delta,
                            "threshold": rec["threshold"] if rec is not None else float("nan"),
@@ -270,9 +281,79 @@ def _sentinel_caught(move: Any, weeks: pd.DataFrame) -> dict[str, Any]:
 
     hit = weeks[weeks["week"] == move.week]
     flag = str(hit["sentinel"].iloc[0]) if len(hit) else "week not run"
-    return {"week": move.week, "move": move.kind, "target": move.target, "model": "(the judge)",
+    return {"week": move.week, "move": move.kind, "target": move.target, "by": SENTINEL, "model": "(the judge)",
             "expected": move.expected, "delta": float("nan"), "true_delta": float("nan"), "threshold": float("nan"),
             "reps_to_see": float("nan"), "rule": f"sentinel: {flag}", "caught": flag in (DRIFT, JUDGE_CHANGED)}
+
+
+def _prompt_lifts(weekly_dir: Path) -> Any:
+    """Every demo week's per-prompt lifts (:func:`skillbench.weekly.load_weeks`), with each prompt's skill family."""
+    from skillbench.weekly._across import load_weeks
+
+    weeks = load_weeks(weekly_dir)
+    weeks.keys = [k for k in weeks.keys if k.startswith("demo-w")]
+    return weeks
+
+
+def _not_read(move: Any, by: str, model: str, why: str) -> dict[str, Any]:
+    nan = float("nan")
+    return {"week": move.week, "move": move.kind, "target": move.target, "by": by, "model": model,
+            "expected": move.expected, "delta": nan, "true_delta": nan, "threshold": nan, "reps_to_see": nan,
+            "rule": why, "caught": False}
+
+
+def _family_of(weeks: Any) -> pd.Series:
+    runs = weeks.runs
+    if runs.empty or "skill_family" not in runs:
+        return pd.Series(dtype=str)
+    return runs.drop_duplicates("prompt").set_index("prompt")["skill_family"]
+
+
+def _family_caught(move: Any, weeks: Any) -> dict[str, Any]:
+    """The edited family's lift, read by the headline's paired rule (:func:`skillbench.scorecard.paired_week_delta`)
+    on the family's prompt × model lifts alone: one family's edit is a small share of a model's headline (a sixth of
+    the bundled suite's prompts), but all of the family's own lift."""
+    from skillbench.scorecard import paired_week_delta
+
+    key = WEEK_KEY.format(week=move.week)
+    if key not in weeks.keys or weeks.keys.index(key) == 0 or weeks.paired.empty:
+        return _not_read(move, FAMILY_RULE, ALL_MODELS, "week not run" if key not in weeks.keys else "no week before")
+    family = _family_of(weeks)
+    p = weeks.paired[weeks.paired["prompt"].map(family).eq(move.target)]
+    lift = p.assign(unit=p["model"] + "/" + p["prompt"]).set_index("unit")
+    at = weeks.keys.index(key)
+
+    def week(k: str) -> pd.Series:
+        return lift.loc[lift["run_key"].eq(k), "d"]
+
+    prior = [float(week(k).mean()) for k in weeks.keys[:at]]
+    got = paired_week_delta(week(key), week(weeks.keys[at - 1]), prior_lifts=prior)
+    hit = got.verdict == "yes" and (got.delta > 0) == (move.expected == UP)
+    return {"week": move.week, "move": move.kind, "target": move.target, "by": FAMILY_RULE, "model": ALL_MODELS,
+            "expected": move.expected, "delta": got.delta, "true_delta": float("nan"), "threshold": got.threshold,
+            "reps_to_see": float("nan"), "rule": f"{got.verdict} ({got.n} prompt × model moves)", "caught": hit}
+
+
+def _movers_caught(move: Any, weeks: Any) -> dict[str, Any]:
+    """The per-prompt movers (:func:`skillbench.weekly.prompt_movers`) of the move's week: how many of the moved
+    prompts (the edited family's, or the drifting model's) were flagged in the expected direction."""
+    from skillbench.weekly._across import prompt_movers
+
+    key = WEEK_KEY.format(week=move.week)
+    if key not in weeks.keys or weeks.keys.index(key) == 0:
+        return _not_read(move, MOVERS, ALL_MODELS, "week not run" if key not in weeks.keys else "no week before")
+    movers = prompt_movers(weeks, key)
+    family = _family_of(weeks)
+    mine = (movers[movers["prompt"].map(family).eq(move.target)] if move.kind == SKILL_EDIT
+            else movers[movers["model"].eq(move.target)])
+    right = (mine["delta"] > 0) == (move.expected == UP)
+    flagged = int((mine["moved"].eq("yes") & right).sum())
+    tested = int(mine["p_value"].notna().sum())
+    return {"week": move.week, "move": move.kind, "target": move.target, "by": MOVERS,
+            "model": ALL_MODELS if move.kind == SKILL_EDIT else move.target, "expected": move.expected,
+            "delta": float(mine["delta"].mean()) if len(mine) else float("nan"), "true_delta": float("nan"),
+            "threshold": float(mine["threshold"].median()) if tested else float("nan"), "reps_to_see": float("nan"),
+            "rule": f"{flagged} of {len(mine)} flagged ({tested} tested)", "caught": flagged > 0}
 
 
 def reps_to_see(true_delta: float, threshold: float, reps: int) -> float:
@@ -306,14 +387,25 @@ def render_demo(story: DemoStory, weeks: pd.DataFrame, caught: pd.DataFrame, *, 
     if story.left_out:
         lines.append("")
     lines += ["## Did the measurement catch them?", "",
-              "The week-over-week rule compares a week's lift with the previous week's against the larger of the "
-              "within-week noise and the spread of the earlier weeks; it needs four weeks of history. A judge drift "
-              "is the drift sentinel's to catch: it re-grades the suite's frozen gold set every week and flags a move "
-              "beyond its own noise band (a lift read in a flagged week says \"re-certify\" on its scorecard).", ""]
-    rows = [[r.week, r.move, r.target, r.model, r.expected, signed(r.delta), signed(r.true_delta),
+              "Each move is read by the rules that could see it. The **headline** week-over-week rule compares a "
+              "model's lift with the previous week's against the larger of the within-week noise and the spread of "
+              "the earlier weeks; it needs four weeks of history. The **family** rule is the same paired rule on "
+              "the edited family's prompts alone (every model's): a one-family edit is a small share of the "
+              "headline but all of the family's lift. The **per-prompt movers** test each prompt's move, "
+              "Benjamini–Hochberg across the week's prompts (explore_weeks' table). A judge drift is the drift "
+              "sentinel's to catch: it re-grades the suite's frozen gold set every week and flags a move beyond its "
+              "own noise band (a lift read in a flagged week says \"re-certify\" on its scorecard).", ""]
+    for move in story.moves:
+        mine = caught[(caught["week"] == move.week) & (caught["move"] == move.kind)]
+        by = list(dict.fromkeys(mine.loc[mine["caught"], "by"]))
+        lines.append(f"- **{move.kind}** ({move.target}, week {move.week}): "
+                     + (f"caught by the {' and the '.join(by)}" if by else "missed by every rule"))
+    if story.moves:
+        lines.append("")
+    rows = [[r.week, r.move, r.target, r.by, r.model, r.expected, signed(r.delta), signed(r.true_delta),
              _num(r.threshold), r.rule, "caught" if r.caught else "missed" + _power(r)]
             for r in caught.itertuples(index=False)]
-    lines += [md_table(["week", "move", "target", "model", "expected", "Δ lift", "true Δ", "threshold",
+    lines += [md_table(["week", "move", "target", "rule", "model", "expected", "Δ lift", "true Δ", "threshold",
                         "rule said", "verdict"], rows) if rows else "No scripted move fell inside the demo's weeks.",
               ""]
     if (~caught["caught"]).any():

@@ -159,6 +159,13 @@ def test_self_agreement_and_kappa_match_the_flip_rate(sim_week: Path) -> None:
     assert "**FAIL**" in md and "Landis–Koch" in md and "Krippendorff" in md and "Flipping items" in md
     grades = pd.read_csv(sim_week / "calibration-grades.csv")
     assert len(grades) == n * (repeat + 1)
+    # Each judge's violated avoid items with a verified quote, and how many quotes cannot show the harm (point 8).
+    violated = cal.grades[cal.grades["item_type"].eq("avoid") & cal.grades["verdict"].eq("violated")
+                          & ~cal.grades["flagged"]]
+    by_judge = violated["rater"].str.split("#").str[0].value_counts()
+    assert cal.evidence.set_index("judge_model")["avoid_violations"].to_dict() == by_judge.to_dict()
+    assert (cal.evidence["no_claim"] <= cal.evidence["avoid_violations"]).all()
+    assert "| violated avoid | no claim |" in md
 
 
 def test_a_stable_judge_on_six_runs_does_not_show_the_must_bar(sim_week: Path, capsys) -> None:
@@ -223,6 +230,11 @@ def test_labels_export_and_judge_vs_human(sim_week: Path) -> None:
     assert ann["cohen_kappa"] == pytest.approx(cohen_kappa(list(human), list(judged))[0])
     assert "judge + humans" in set(cal.agreement["comparison"])
     assert "judge vs human" in (sim_week / "calibration.md").read_text()
+    # The ledger's violated avoid items per judge × model, with the quotes that cannot show the harm (point 8).
+    ledger = pd.read_csv(sim_week / "scores.csv", dtype=str, keep_default_na=False)
+    violated = ledger[ledger["item_type"].eq("avoid") & ledger["verdict"].eq("violated")]
+    assert cal.no_claim.set_index("model")["avoid_violations"].to_dict() == violated["model"].value_counts().to_dict()
+    assert "Avoid quotes that cannot show the harm (scores.csv)" in (sim_week / "calibration.md").read_text()
 
 
 def test_read_labels_rejects_a_verdict_of_the_wrong_type(tmp_path: Path) -> None:

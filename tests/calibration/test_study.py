@@ -186,6 +186,8 @@ def test_cli_writes_the_study_page_and_recommends_the_cheaper_equal_judge(sim_we
             OPUS: True, SONNET: True, HAIKU: False}
         table = pd.read_csv(folder / "study.csv")
         assert len(table) == 12 and table["cohen_kappa_low"].notna().all()
+        # each judge's violated avoid quotes that cannot show the harm are counted (issue 32 point 8)
+        assert table.loc[table["item_type"].eq("all"), "no_claim"].notna().all() and "| no claim |" in md
         grades = pd.read_csv(folder / "study-grades.csv")
         assert grades["rater"].str.contains("#").all() and grades["run_id"].nunique() == 24
         html = (folder / "study.html").read_text()

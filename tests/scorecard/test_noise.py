@@ -70,6 +70,8 @@ def test_within_noise_is_t_times_the_combined_se():
 
 @pytest.mark.parametrize(("within", "between", "expected"), [
     (0.1, 0.2, 0.2), (0.3, 0.2, 0.3), (0.1, math.nan, 0.1), (math.nan, 0.2, 0.2), (math.nan, math.nan, math.nan),
+    # a band of no width is no known noise (issue 32: a threshold of 0 called every move of a prompt a mover)
+    (0.0, math.nan, math.nan), (math.nan, 0.0, math.nan), (0.0, 0.2, 0.2), (0.1, 0.0, 0.1), (0.0, 0.0, math.nan),
 ])
 def test_threshold_is_the_larger_known_noise(within, between, expected):
     got = noise.threshold(within, between)
@@ -82,6 +84,22 @@ def test_threshold_is_the_larger_known_noise(within, between, expected):
 ])
 def test_moved(delta, limit, verdict):
     assert noise.moved(delta, limit) == verdict
+
+
+def test_a_prompts_between_week_sigma_is_floored_at_its_models_pooled_sigma():
+    """σ pooled with the degrees of freedom as weights, per model: a σ of 0 (identical earlier lifts) and a σ below
+    the pool are raised to it, a larger one is kept, an unknown one stays unknown, and models do not mix."""
+    idx = pd.MultiIndex.from_tuples([("m", "p1"), ("m", "p2"), ("m", "p3"), ("m", "p4"), ("n", "p1")],
+                                    names=["model", "prompt"])
+    sigma = pd.Series([0.3, 0.0, 0.1, math.nan, 0.0], idx)
+    dof = pd.Series([2, 1, 3, 0, 2], idx)
+    pooled_m = math.sqrt((2 * 0.09 + 1 * 0.0 + 3 * 0.01) / 6)  # 0.187
+    got = noise.floored_between_noise(sigma, dof, "model")
+    assert got[("m", "p1")] == pytest.approx(0.3)
+    assert got[("m", "p2")] == pytest.approx(pooled_m) and got[("m", "p3")] == pytest.approx(pooled_m)
+    assert math.isnan(got[("m", "p4")])
+    assert got[("n", "p1")] == 0.0  # every lift of the model alike: the pool is 0 too, and threshold() tests nothing
+    assert math.isnan(noise.threshold(math.nan, got[("n", "p1")]))
 
 
 def test_series_in_series_out_with_the_index_kept():

@@ -133,9 +133,18 @@ def test_caveat_count(week: dict) -> None:
 
 
 def test_avoid_violations(week: dict) -> None:
+    """qdrant's table cell by cell, plus our evidence check's column (issue 32 point 8): of their 29 verbatim
+    quotes, exactly one — a two-word lead-in sharing no word with its item — cannot show the harm."""
     section = "`avoid` violations (most damaging failures)"
-    assert len(tables(week["ours"][section])[0]) == len(tables(week["theirs"][section])[0]) == 29
-    _same_table(week, section)
+    theirs, ours = tables(week["theirs"][section])[0], tables(week["ours"][section])[0]
+    assert len(ours) == len(theirs) == 29
+    check = "evidence check"
+    assert [{k: v for k, v in row.items() if k != check} for row in ours] == theirs
+    flags = [row[check] for row in ours]
+    assert flags.count("ok") == 28
+    assert [f for f in flags if f != "ok"] == ["**no claim**: 2 content words, none of the item's: too short or "
+                                                "generic to state the harm"]
+    assert bullet(week["ours"]["Run health"], "- avoid violations whose verbatim quote").endswith(": 1")
 
 
 def test_coverage(week: dict) -> None:

@@ -150,6 +150,11 @@ def test_incomplete_simulated_week_renders_every_section(weekly: Path, capsys: p
     assert "⚠ never triggered" in sections["Activation / trigger misses"]
     assert "≥ $" in sections["Cost & time"]
     assert "- judge evidence quotes not found in the answer (scored missing/clean): 2" in sections["Run health"]
+    # Every violation here quotes "quoted | span": two words, none of the item's — verbatim, yet no claim (point 8).
+    violations = sections["`avoid` violations (most damaging failures)"].count("| **no claim**: 2 content words")
+    assert violations > 0 and "| ok |" not in sections["`avoid` violations (most damaging failures)"]
+    assert ("- avoid violations whose verbatim quote cannot show the harm (a bare number, a short generic fragment; "
+            f"counted, flagged in the avoid table): {violations}") in sections["Run health"]
     assert "- endpoint: `simulated`" in sections["Provenance"]
     assert "| plugin " in sections["Per-cell metrics"]
     history = (weekly / "scorecard-history.csv").read_text().splitlines()

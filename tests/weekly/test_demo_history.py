@@ -16,6 +16,7 @@ import pytest
 
 from skillbench.cli import main
 from skillbench.weekly import DemoOptions, WeeklyOptions, run_demo
+from skillbench.weekly._demo import FAMILY_RULE, HEADLINE, MOVERS
 from skillbench.weekly._demo_story import DRAFT_SUFFIX, SKILL_EDIT, draft_text
 from tests.helpers.sim import forced, require_cli, write_profiles
 from tests.helpers.weekly import require_kernel
@@ -72,12 +73,20 @@ def test_the_edit_is_in_the_runs_and_the_rule_catches_it(demo):
     assert trees(1) == trees(2) == trees(3) and trees(3) != trees(4)  # the draft, then the real skill
     lifts = result.weeks.set_index("week")["must_lift"]
     assert lifts[4] > lifts[[1, 2, 3]].max()
-    [move] = result.caught.to_dict("records")
+    # The edit is read by the headline rule (haiku), the family's paired rule and the per-prompt movers.
+    rows = result.caught.set_index("by")
+    assert sorted(rows.index) == sorted([HEADLINE, FAMILY_RULE, MOVERS])
+    move = rows.loc[HEADLINE].to_dict()
     assert move["week"] == 4 and move["expected"] == "up" and move["delta"] > 0
     assert move["rule"] == "yes" and move["caught"], move
+    # A decided world: every edited prompt's lift goes from 0 to exactly 1 — no spread, so no noise band to read
+    # the family's or a prompt's move against (n/a, never a band of width 0).
+    assert rows.loc[FAMILY_RULE, "delta"] == 1.0 and rows.loc[FAMILY_RULE, "rule"].startswith("n/a")
+    assert rows.loc[MOVERS, "rule"].startswith("0 of ") and not rows.loc[MOVERS, "caught"]
     assert (result.weeks[result.weeks["week"] < 4]["actionable"] == "not ready").all()
     page = result.page.read_text()
     assert "## Did the measurement catch them?" in page and "| caught" in page
+    assert f"- **{SKILL_EDIT}** ({EDITED}, week 4): caught by the {HEADLINE}" in page
     assert (result.out_dir / "demo.html").is_file() and (result.out_dir / "explore_weeks.html").is_file()
 
 

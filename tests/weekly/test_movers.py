@@ -52,22 +52,28 @@ def test_a_move_without_a_noise_band_is_not_tested() -> None:
 def test_one_rep_weeks_are_read_against_the_prompts_earlier_weeks() -> None:
     """One rep per arm: no rep noise (se and df unknown), so the band is the between-week one, t at k − 1 degrees of
     freedom (σ from the prompt's k earlier weeks), and the p-value reads that band (issue 32's over-flagged movers:
-    a one-rep week used to have no band or a threshold of 0)."""
+    a one-rep week used to have no band or a threshold of 0). A prompt whose earlier lifts were all equal (σ = 0)
+    is read against its model's pooled σ, never against a band of no width."""
     from scipy import stats
 
-    lifts = {"p1": [0.1, 0.2, 0.3, 1.0], "p2": [0.5, 0.5, 0.5, 0.6]}  # p2: σ = 0, a band of no width
+    lifts = {"p1": [0.0, 0.05, 0.1, 1.0], "p2": [0.5, 0.5, 0.5, 0.6]}  # p2: σ = 0 on its own
     frames = [pd.DataFrame({"model": "m", "prompt": list(lifts), "skill": "s", "d": [v[w] for v in lifts.values()],
                             "se": np.nan, "df": np.nan, "run_key": f"w{w + 1}"}) for w in range(4)]
     empty = pd.DataFrame()
     weeks = Weeks(keys=["w1", "w2", "w3", "w4"], runs=empty, prompts=empty,
                   paired=pd.concat(frames, ignore_index=True), history=empty)
     movers = weekly.prompt_movers(weeks).set_index("prompt")
-    sigma = np.std([0.1, 0.2, 0.3], ddof=1)  # 0.1, from three earlier weeks: df 2
-    assert movers.at["p1", "between"] == pytest.approx(stats.t.ppf(0.975, 2) * sigma * np.sqrt(2))
-    assert movers.at["p1", "p_value"] == pytest.approx(2 * stats.t.sf(0.7 / (sigma * np.sqrt(2)), 2))
-    assert movers.at["p1", "p_value"] < 0.05 and movers.at["p1", "moved"] == "yes"
-    assert np.isnan(movers.at["p2", "p_value"]) and movers.at["p2", "moved"] == "n/a"  # a zero band tests nothing
+    sigma = np.std([0.0, 0.05, 0.1], ddof=1)  # 0.05, from three earlier weeks: df 2
+    t2 = stats.t.ppf(0.975, 2)
+    assert movers.at["p1", "between"] == pytest.approx(t2 * sigma * np.sqrt(2))
+    assert movers.at["p1", "p_value"] == pytest.approx(2 * stats.t.sf(0.9 / (sigma * np.sqrt(2)), 2))
+    assert movers.at["p1", "p_adjusted"] <= 0.05 and movers.at["p1", "moved"] == "yes"
+    pooled = np.sqrt((2 * sigma ** 2 + 2 * 0.0) / 4)  # p2's floor: the model's σ pooled over its prompts
+    assert movers.at["p2", "between"] == pytest.approx(t2 * pooled * np.sqrt(2))
+    assert (movers["threshold"] > 0).all()
+    assert movers.at["p2", "p_value"] == pytest.approx(2 * stats.t.sf(0.1 / (pooled * np.sqrt(2)), 2))
+    assert movers.at["p2", "moved"] == "no (within noise)"
     line = weekly.movers_correction(movers.reset_index())
-    assert "across the 1 prompt × model move with a test" in line
+    assert "across the 2 prompt × model moves with a test" in line
     assert "Of the 1 flagged, at most 0.1 are expected to be noise on average (5%)." in line
     assert "No within-week noise is known (one rep per arm)" in line
