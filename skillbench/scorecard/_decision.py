@@ -280,6 +280,12 @@ def trust_flags(d: ScorecardData, calibration: pd.DataFrame | None = None) -> li
         flags.append(TrustFlag("unverified_evidence", AMBER, f"{unverified} judge verdict"
                                f"{'s' if unverified != 1 else ''} quoted evidence that is not in the answer",
                                f"{page}#{section_anchor('Run health')}"))
+    no_claim = d.health.get("no_claim_evidence")
+    if no_claim:
+        flags.append(TrustFlag("no_claim_evidence", AMBER, f"{no_claim} avoid violation{'s' if no_claim != 1 else ''} "
+                               "quote evidence that cannot show the harm (a bare number or a short fragment): "
+                               "read those violations in their answers",
+                               f"{page}#{section_anchor('`avoid` violations (most damaging failures)')}"))
     if d.keeps_history and calibration is None and not d.extras.get("calibration_error"):
         flags.append(TrustFlag("not_calibrated", AMBER, "The judge was not calibrated this week (no calibration.csv): "
                                "how stable its grades are is unknown — `skillbench calibrate RUN_DIR` measures it",

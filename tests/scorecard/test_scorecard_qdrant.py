@@ -91,11 +91,13 @@ def test_title_and_section_order(week: dict) -> None:
 
 
 def test_the_decision_block_says_what_their_judge_never_measured(week: dict) -> None:
-    """qdrant's week has no calibration and no evidence check: the block is amber and says both (issue 32)."""
+    """qdrant's week has no calibration and no evidence check, and one avoid quote that cannot show its harm: the
+    block is amber and says all three (issue 32)."""
     from skillbench.ledgers import read_decision
 
     dec = read_decision(week["run_dir"])
-    assert dec["level"] == "amber" and [f["key"] for f in dec["flags"]] == ["not_calibrated", "evidence_unchecked"]
+    assert dec["level"] == "amber" and [f["key"] for f in dec["flags"]] == ["no_claim_evidence", "not_calibrated",
+                                                                    "evidence_unchecked"]
     assert [m["model"] for m in dec["models"]] == ["sonnet", "haiku"] and dec["families"] == []
 
 
