@@ -34,7 +34,7 @@ from skillbench.compare._results import Arms, ChangeSet, CompareResults, FamilyV
 from skillbench.compare._verdicts import commit_mismatches, compare_verdicts, exit_code
 from skillbench.ledgers import COMPARE_COMMENT_FILE, VERSIONS_DIR, atomic_write_text
 from skillbench.scorecard import StimulusTables, stimulus_tables
-from skillbench.suite import HEAD, SuiteOverrides, SuiteRepo, VersionError
+from skillbench.suite import HEAD, Ownership, SuiteOverrides, SuiteRepo, VersionError, rubric_ownership
 
 if TYPE_CHECKING:
     from skillbench.weekly import StageRuntime
@@ -311,6 +311,16 @@ def _tables(cards: Cards) -> StimulusTables | None:
                           pd.concat([t.dormancy for t in each], ignore_index=True), each[0].pair)
 
 
+def changed_ownership(comp: Comparison) -> Ownership:
+    """Who wrote the changed families' skills and rubrics, in the history up to the head's commit (its suite may
+    be a copy materialized at that commit: the copy's top stands for the repository's)."""
+    top = Path(comp.repo.suite_dir)
+    for _ in Path(comp.repo.rel).parts:  # "." has none
+        top = top.parent
+    return rubric_ownership(comp.suite, comp.changes.families, repo=comp.repo.repo, commit=comp.head.commit or HEAD,
+                            checkout=top)
+
+
 def write_outcome(comp: Comparison, run_dir: Path, cards: Cards, *, fail_on: str | None,
                   models: Sequence[str] = ()) -> CompareOutcome:
     """Write ``results.json``, ``compare.md`` and ``compare-comment.md`` (each atomically) and say where they are."""
@@ -319,8 +329,9 @@ def write_outcome(comp: Comparison, run_dir: Path, cards: Cards, *, fail_on: str
     atomic_write_text(results_path, results.model_dump_json(indent=2) + "\n")
     scorecard = next((card.path for _, card in cards if card.path), "")
     tables = _tables(cards)
+    owners = changed_ownership(comp)
     atomic_write_text(report_path, render_compare(results, tables=tables, scorecard_path=str(scorecard),
-                                                  results_path=str(results_path)))
+                                                  results_path=str(results_path), ownership=owners))
     atomic_write_text(run_dir / COMPARE_COMMENT_FILE,
-                      render_compare_comment(results, tables=tables, full_report=COMPARE_REPORT_FILE))
+                      render_compare_comment(results, tables=tables, full_report=COMPARE_REPORT_FILE, ownership=owners))
     return CompareOutcome(results=results, run_dir=run_dir, report_path=report_path, results_path=results_path)
