@@ -201,3 +201,19 @@ def test_the_merge_report_says_it_under_the_verdicts_and_escapes_names() -> None
     assert "### Rubric ownership" in comment and "wrote both the skill" in comment and "of 1 families" not in comment
     assert "Rubric ownership" not in render_compare_comment(results, full_report="compare.md",
                                                             ownership=Ownership(asked=("x",), families=("x",)))
+
+
+@pytest.mark.parametrize("head", ["HEAD", "HEAD~1"])
+def test_a_comparison_reads_the_changed_families_history_at_its_head(repo: Path, tmp_path: Path, head: str) -> None:
+    """What ``compare`` writes under its verdicts: the changed families only (delta's prompts were renamed and
+    added, gamma's touched by the bot), read at the head — the working tree, or a commit materialized apart."""
+    from skillbench.compare import plan_comparison
+    from skillbench.compare._run import changed_ownership
+
+    suite = _report(repo / "evals").suite
+    comp = plan_comparison(suite, "HEAD~3", head, cache_dir=tmp_path / "versions")
+    got = changed_ownership(comp)
+    assert comp.changes.families == (["delta", "gamma"] if head == "HEAD" else ["delta"])
+    assert [(o.family, o.author) for o in got.overlaps] == [("delta", "Fay")]
+    # the commits that touched the families' folders or the prompts' folder, up to the head (the bot's last)
+    assert got.commits == {"HEAD": 9, "HEAD~1": 8}[head]
