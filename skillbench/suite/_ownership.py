@@ -100,6 +100,12 @@ class Ownership:
         return [f"warning: {o}" for o in self.overlaps] + [f"note: {self.note()}"]
 
 
+def _printable(text: str) -> str:
+    """``text`` with its control characters escaped: a name or a path from history (a pull request's) stays on one
+    line and cannot drive a terminal (``\\n``, ``\\x1b``)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _named(files: tuple[str, ...]) -> str:
     more = len(files) - MAX_FILES_NAMED
     return ", ".join(files[:MAX_FILES_NAMED]) + (f" and {more} more" if more > 0 else "")
@@ -146,8 +152,9 @@ def rubric_ownership(suite: Suite, families: Iterable[str] | None = None, *, rep
     where = repo if repo is not None else suite.suite_dir
     try:
         top, shallow = _git(where, "rev-parse", "--show-toplevel", "--is-shallow-repository").splitlines()[:2]
-    except (_GitFailed, ValueError):
-        return Ownership(unread=f"{_shown(suite.suite_dir)} is not inside a git repository", asked=asked)
+    except (_GitFailed, ValueError) as exc:  # e.g. a repository owned by another user (git's safe.directory)
+        return Ownership(unread=f"git cannot read the repository of {_shown(suite.suite_dir)}: "
+                                f"{_printable(str(exc)) or 'no output'}", asked=asked)
     if shallow.strip() == "true":
         return Ownership(unread=f"{_shown(Path(top))} is a shallow clone, so its history is incomplete (its oldest "
                                 "commit seems to add every file) — `git fetch --unshallow` to read who wrote what",
@@ -162,7 +169,7 @@ def rubric_ownership(suite: Suite, families: Iterable[str] | None = None, *, rep
         out = _git(Path(top), "log", "--use-mailmap", "-M", "--name-status", "-z",
                    f"--format={_RECORD}%aN{_UNIT}%aE", commit, "--", *specs)
     except _GitFailed as exc:
-        return Ownership(unread=f"git log: {exc}")
+        return Ownership(unread=f"git log: {_printable(str(exc))}", asked=asked)
     return dataclasses.replace(_overlaps(_parse_log(out), sides, root), asked=asked)
 
 
@@ -294,9 +301,9 @@ def _overlaps(commits: list[_Commit], sides: dict[str, _Sides], root: Path) -> O
     overlaps = []
     for family in sorted(people):
         for person in people[family]["skill"] & people[family]["rubric"]:
-            overlaps.append(Overlap(family, names[person].most_common(1)[0][0],
-                                    tuple(sorted(touched[family, "skill", person])),
-                                    tuple(sorted(touched[family, "rubric", person]))))
+            overlaps.append(Overlap(family, _printable(names[person].most_common(1)[0][0]),
+                                    tuple(sorted(_printable(f) for f in touched[family, "skill", person])),
+                                    tuple(sorted(_printable(f) for f in touched[family, "rubric", person]))))
     both = tuple(f for f in sorted(people) if people[f]["skill"] and people[f]["rubric"])
     overlaps.sort(key=lambda o: (o.family, o.author.lower()))
     return Ownership(tuple(overlaps), commits=len(commits), families=both)

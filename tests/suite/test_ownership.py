@@ -217,3 +217,17 @@ def test_a_comparison_reads_the_changed_families_history_at_its_head(repo: Path,
     assert [(o.family, o.author) for o in got.overlaps] == [("delta", "Fay")]
     # the commits that touched the families' folders or the prompts' folder, up to the head (the bot's last)
     assert got.commits == {"HEAD": 9, "HEAD~1": 8}[head]
+
+
+def test_a_hostile_name_or_path_from_history_stays_on_one_line(tmp_path: Path) -> None:
+    from skillbench.suite._ownership import _Commit, _overlaps, _Sides
+
+    odd = "evals/p\n\x1b[2Jx.json"
+    for rel in ("skills/a/SKILL.md", odd):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    got = _overlaps([_Commit("Eve\x1b]0;owned\x07", "e@x", ["skills/a/SKILL.md", odd])],
+                    {"a": _Sides("skills/a", frozenset({odd}))}, tmp_path)
+    [line] = got.overlaps
+    assert "\n" not in str(line) and "\x1b" not in str(line) and "\x07" not in str(line)
+    assert "Eve\\x1b]0;owned\\x07 wrote both" in str(line) and "evals/p\\n\\x1b[2Jx.json" in str(line)
