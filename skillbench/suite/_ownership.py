@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillbench.suite._defects import display_path
 from skillbench.suite._format import Suite
 
 GIT_TIMEOUT_S = 30.0
@@ -166,8 +167,9 @@ def rubric_ownership(suite: Suite, families: Iterable[str] | None = None, *, rep
     specs = sorted({s.folder for s in sides.values()} | {str(Path(r).parent.as_posix()) for s in sides.values()
                                                           for r in s.rubrics})
     try:
-        out = _git(Path(top), "log", "--use-mailmap", "-M", "--name-status", "-z",
-                   f"--format={_RECORD}%aN{_UNIT}%aE", commit, "--", *specs)
+        # --no-show-signature and --no-color: a user's log.showSignature or color.ui=always would mix lines in
+        out = _git(Path(top), "log", "--use-mailmap", "-M", "--name-status", "-z", "--no-show-signature",
+                   "--no-color", f"--format={_RECORD}%aN{_UNIT}%aE", commit, "--", *specs)
     except _GitFailed as exc:
         return Ownership(unread=f"git log: {_printable(str(exc))}", asked=asked)
     return dataclasses.replace(_overlaps(_parse_log(out), sides, root), asked=asked)
@@ -180,9 +182,7 @@ def _has_git_above(folder: Path) -> bool:
 
 
 def _shown(path: Path) -> str:
-    from skillbench.suite._defects import display_path
-
-    return display_path(path)
+    return _printable(display_path(path))
 
 
 class _GitFailed(Exception):
