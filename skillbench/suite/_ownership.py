@@ -32,6 +32,7 @@ import subprocess
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from skillbench.suite._defects import display_path
@@ -119,12 +120,23 @@ class _Sides:
     folder: str
     rubrics: frozenset[str]
 
+    @cached_property
+    def eval_dirs(self) -> tuple[str, ...]:
+        """The folders of the rubric files inside the skill's folder (a skill-creator skill's ``evals/``): what else
+        is there (``evals/files/``) is eval material, neither the skill nor a rubric."""
+        parents = {r.rsplit("/", 1)[0] if "/" in r else "" for r in self.rubrics}
+        return tuple(sorted(p for p in parents if p != self.folder and _under(p, self.folder)))
+
     def side(self, path: str) -> str | None:
         if path in self.rubrics:
             return "rubric"
-        if self.folder in ("", ".") or path.startswith(self.folder + "/"):
+        if _under(path, self.folder) and not any(_under(path, d) for d in self.eval_dirs):
             return "skill"
         return None
+
+
+def _under(path: str, folder: str) -> bool:
+    return folder in ("", ".") or path.startswith(folder + "/")
 
 
 def rubric_ownership(suite: Suite, families: Iterable[str] | None = None, *, repo: Path | None = None,

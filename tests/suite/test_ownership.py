@@ -231,3 +231,23 @@ def test_a_hostile_name_or_path_from_history_stays_on_one_line(tmp_path: Path) -
     [line] = got.overlaps
     assert "\n" not in str(line) and "\x1b" not in str(line) and "\x07" not in str(line)
     assert "Eve\\x1b]0;owned\\x07 wrote both" in str(line) and "evals/p\\n\\x1b[2Jx.json" in str(line)
+
+
+# (layout, the family's folder, its rubric files, a path, the side it is on: skill, rubric or neither)
+SIDE_CASES = [
+    ("qdrant", "skills/a", ["evals/test-prompts/a-q0.json"], "skills/a/sub/SKILL.md", "skill"),
+    ("qdrant", "skills/a", ["evals/test-prompts/a-q0.json"], "skills/ab/SKILL.md", None),
+    ("dotnet", "plugins/p/skills/s", ["tests/p/s/eval.yaml"], "tests/p/s/eval.yaml", "rubric"),
+    ("dotnet", "plugins/p/skills/s", ["tests/p/s/eval.yaml"], "tests/p/s/fixture.cs", None),
+    ("skill-creator", "s", ["s/evals/evals.json"], "s/evals/files/orders.csv", None),
+    ("skill-creator", "s", ["s/evals/evals.json"], "s/references/api.md", "skill"),
+    ("skill-creator at the top", ".", ["evals/evals.json"], "SKILL.md", "skill"),
+]
+
+
+@pytest.mark.parametrize(("folder", "rubrics", "path", "side"), [c[1:] for c in SIDE_CASES],
+                         ids=[f"{c[0]}:{c[3]}" for c in SIDE_CASES])
+def test_a_file_is_on_the_skill_side_the_rubric_side_or_neither(folder, rubrics, path, side) -> None:
+    from skillbench.suite._ownership import _Sides
+
+    assert _Sides(folder, frozenset(rubrics)).side(path) == side
