@@ -9,7 +9,8 @@ What is read: one ``git log`` per suite over the families' folders and the folde
 (the loaded :class:`~skillbench.suite._format.Suite` says which files those are, for every layout), each commit's
 author after ``.mailmap`` (``%aN``/``%aE``) and the files it touched, parsed once. A family's *rubric files* are
 the files its prompts were loaded from (qdrant's ``test-prompts/<name>.json``, a dotnet ``eval.yaml``, a
-skill-creator ``evals/evals.json``); its *skill files* are the rest of its folder. People are merged by e-mail
+skill-creator ``evals/evals.json``); its *skill files* are the rest of its folder (eval material kept inside it,
+a skill-creator skill's ``evals/``, is on neither side). People are merged by e-mail
 address, compared case-insensitively, after the mailmap (one address under two names is one person). Only files
 that exist in the suite as read count, so a deleted prompt's authors do not own today's rubrics.
 
