@@ -170,9 +170,9 @@ def rubric_ownership(suite: Suite, families: Iterable[str] | None = None, *, rep
         return Ownership(unread=f"git cannot read the repository of {_shown(suite.suite_dir)}: "
                                 f"{_printable(str(exc)) or 'no output'}", asked=asked)
     if shallow.strip() == "true":
-        return Ownership(unread=f"{_shown(Path(top))} is a shallow clone, so its history is incomplete (its oldest "
-                                "commit seems to add every file) — `git fetch --unshallow` to read who wrote what",
-                         asked=asked)
+        return Ownership(unread=f"the repository at {_printable(top)} is a shallow clone, so its history is "
+                                "incomplete (its oldest commit seems to add every file) — `git fetch --unshallow` "
+                                "to read who wrote what", asked=asked)
     root = Path(checkout or top).resolve()
     sides = _family_sides(suite, rubrics, root)
     if not sides:
