@@ -63,6 +63,7 @@ SUITE_PACKAGE_EXCEPTIONS = {
     "--trigger-set": "validate's flag, named in the skill-creator layout's row of the docs' table (no message)",
     "--strict": "an argument of the eval's own command in a Vally spec's example (args: [validate.js, --strict])",
     "--eval-set": "skill-creator's run_eval.py flag, naming where its trigger sets come from",
+    "--unshallow": "git's own flag (git fetch --unshallow), for a shallow clone's rubric-ownership line",
 }
 
 

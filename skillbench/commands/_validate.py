@@ -38,5 +38,7 @@ def run(args: argparse.Namespace) -> int:
     for defect in report.errors + report.warnings:
         label = "error" if defect.severity == "error" else "warning"
         print(f"{label}: {defect}", file=sys.stdout)
+    if not report.stopped:  # report-only: who wrote what never changes the exit code, not even with --strict
+        print("\n".join(report.ownership.lines()))
     print(report.summary())
     return 0 if report.ok(strict=args.strict) else 1

@@ -13,6 +13,8 @@ page through :func:`skillbench.markdown.md_text` or :func:`~skillbench.markdown.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from skillbench.compare._results import CompareResults, FamilyVerdict
@@ -32,6 +34,9 @@ from skillbench.scorecard import (
     with_icon,
 )
 from skillbench.vocab import MIN_STIMULI, SIMULATED
+
+if TYPE_CHECKING:
+    from skillbench.suite import Ownership
 
 MAX_FILES_LISTED = 20
 NEW_FAMILY = "new: head vs no-skill"
@@ -118,10 +123,23 @@ def noise_floor_lines(results: CompareResults) -> list[str]:
             + ".", ""]
 
 
+def ownership_lines(ownership: Ownership | None, *, level: str = "##", note: bool = True) -> list[str]:
+    """The changed families' rubric-ownership warnings (:mod:`skillbench.suite._ownership`), report-only: a
+    section under the verdicts, which stand as they are; ``note``: also the one line of what the history said
+    (why it was not read, or how many families overlap)."""
+    if ownership is None or not (ownership.overlaps or note):
+        return []
+    lines = [f"{level} Rubric ownership", "",
+             "Report-only, the verdicts stand: a rubric written by the skill's own author tends to measure conformity "
+             "to the skill, its mistakes included — have someone else write or review these rubrics.", ""]
+    lines += [f"- **{md_text(o.family)}**: {md_text(o.problem)}" for o in ownership.overlaps]
+    return lines + ([f"- {md_text(ownership.note())}"] if note else []) + [""]
+
+
 def render_compare(results: CompareResults, *, tables: StimulusTables | None = None, scorecard_path: str = "",
-                   results_path: str = "") -> str:
+                   results_path: str = "", ownership: Ownership | None = None) -> str:
     """The whole ``compare.md``; ``tables``: the comparison's per-stimulus votes and dormancy contracts (None: a
-    comparison that ran nothing)."""
+    comparison that ran nothing); ``ownership``: who wrote the changed families' skills and rubrics."""
     a = results.arms
     lines = [_title(results), "", *_decision(results)]
     if results.verdicts:
@@ -133,6 +151,7 @@ def render_compare(results: CompareResults, *, tables: StimulusTables | None = N
         lines += ["## Verdicts", "", versus, "", md_table(headers, rows), ""]
         lines += [part for line in error_control_lines(results) for part in (line, "")]
         lines += noise_floor_lines(results)
+    lines += ownership_lines(ownership)
     if results.notes:  # said before any run: where the config came from, which family can never pass
         lines += ["## Before the runs", "", *(f"- {md_text(note)}" for note in results.notes), ""]
     lines += health_section(results)
@@ -177,9 +196,9 @@ def stimuli_sections(results: CompareResults, tables: StimulusTables | None) -> 
 
 
 def render_compare_comment(results: CompareResults, *, full_report: str, tables: StimulusTables | None = None,
-                           ) -> str:
+                           ownership: Ownership | None = None) -> str:
     """``compare-comment.md``: the decision lines, then only what does not pass — verdicts, stimuli, dormancy
-    contracts, health problems — under GitHub's comment limit, a cut always said
+    contracts, health problems, rubric-ownership warnings — under GitHub's comment limit, a cut always said
     (:func:`skillbench.markdown.capped_page`)."""
     parts: list[str | CutTable] = [_title(results), "", *_decision(results)]
     parts += [part for line in error_control_lines(results) for part in (line, "")]
@@ -204,6 +223,7 @@ def render_compare_comment(results: CompareResults, *, full_report: str, tables:
                 parts.append(CutTable(title, heads, body))
     if results.verdicts and not rows:
         parts += ["Every changed family × model Improved.", ""]
+    parts += ownership_lines(ownership, level="###", note=False)
     c = results.changes
     if c.added:
         parts += [f"New at the head ({NEW_FAMILY}): {', '.join(md_text(f) for f in c.added)}", ""]

@@ -34,7 +34,7 @@ from skillbench.compare._results import Arms, ChangeSet, CompareResults, FamilyV
 from skillbench.compare._verdicts import commit_mismatches, compare_verdicts, exit_code
 from skillbench.ledgers import COMPARE_COMMENT_FILE, VERSIONS_DIR, atomic_write_text
 from skillbench.scorecard import StimulusTables, stimulus_tables
-from skillbench.suite import HEAD, SuiteOverrides, SuiteRepo, VersionError
+from skillbench.suite import HEAD, Ownership, SuiteOverrides, SuiteRepo, VersionError, rubric_ownership
 
 if TYPE_CHECKING:
     from skillbench.weekly import StageRuntime
@@ -136,19 +136,22 @@ def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntim
                            overrides=o.suite)
     for note in comp.notes:  # before any run: where the config came from, which family can never pass
         log(f"compare: {note}")
+    ownership = changed_ownership(comp)  # report-only: said here and under the verdicts, never a verdict
+    for overlap in ownership.overlaps:
+        log(f"compare: {overlap}")
     run_dir.mkdir(parents=True, exist_ok=True)
     models = list(o.models) or list(comp.suite.config.run.models)
     weeks = comp.weeks(run_dir)
     if not comp.changes.families:
         log(f"compare: no skill family or prompt differs between {o.base} and {o.head}: nothing to run")
-        return write_outcome(comp, run_dir, [], fail_on=o.fail_on, models=models)
+        return write_outcome(comp, run_dir, [], fail_on=o.fail_on, models=models, ownership=ownership)
     new = set(comp.changes.added)
     log(f"compare: {', '.join(f + (' (new)' if f in new else '') for f in comp.changes.families)} changed between "
         f"{o.base} ({comp.base.commit[:12]}) and {o.head} ({comp.head.commit[:12]})"
         + "".join(f"; {', '.join(w.families)}: arms {', '.join(w.conditions)}" for w in weeks))
     if not weeks:
         log("compare: no changed family has a preference-eligible prompt: nothing to run")
-        return write_outcome(comp, run_dir, [], fail_on=o.fail_on, models=models)
+        return write_outcome(comp, run_dir, [], fail_on=o.fail_on, models=models, ownership=ownership)
     with shared_endpoint(backend, runtime.endpoint, comp.suite, o.seed) as url:
         # one endpoint for every stage; the lock names the comparison
         shared = dataclasses.replace(runtime, backend=backend, endpoint=url, holder="skillbench compare")
@@ -160,7 +163,7 @@ def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntim
 
     ctx = PassContext(wait=runtime.wait, holder="skillbench compare")
     cards = [(week, scorecard_week(week.run_dir, write=True, ctx=ctx)) for week in weeks]
-    return write_outcome(comp, run_dir, cards, fail_on=o.fail_on, models=models)
+    return write_outcome(comp, run_dir, cards, fail_on=o.fail_on, models=models, ownership=ownership)
 
 
 def _working_tree(suite_dir: str | Path, o: CompareOptions) -> Any:
@@ -311,16 +314,28 @@ def _tables(cards: Cards) -> StimulusTables | None:
                           pd.concat([t.dormancy for t in each], ignore_index=True), each[0].pair)
 
 
+def changed_ownership(comp: Comparison) -> Ownership:
+    """Who wrote the changed families' skills and rubrics, in the history up to the head's commit (its suite may
+    be a copy materialized at that commit: the copy's top stands for the repository's)."""
+    top = Path(comp.repo.suite_dir)
+    for _ in Path(comp.repo.rel).parts:  # "." has none
+        top = top.parent
+    return rubric_ownership(comp.suite, comp.changes.families, repo=comp.repo.repo, commit=comp.head.commit or HEAD,
+                            checkout=top)
+
+
 def write_outcome(comp: Comparison, run_dir: Path, cards: Cards, *, fail_on: str | None,
-                  models: Sequence[str] = ()) -> CompareOutcome:
-    """Write ``results.json``, ``compare.md`` and ``compare-comment.md`` (each atomically) and say where they are."""
+                  models: Sequence[str] = (), ownership: Ownership | None = None) -> CompareOutcome:
+    """Write ``results.json``, ``compare.md`` and ``compare-comment.md`` (each atomically) and say where they are;
+    ``ownership``: the changed families' rubric ownership, said under the verdicts (report-only)."""
     results = build_results(comp, run_dir, cards, fail_on=fail_on, models=models)
     results_path, report_path = run_dir / RESULTS_FILE, run_dir / COMPARE_REPORT_FILE
     atomic_write_text(results_path, results.model_dump_json(indent=2) + "\n")
     scorecard = next((card.path for _, card in cards if card.path), "")
     tables = _tables(cards)
     atomic_write_text(report_path, render_compare(results, tables=tables, scorecard_path=str(scorecard),
-                                                  results_path=str(results_path)))
+                                                  results_path=str(results_path), ownership=ownership))
     atomic_write_text(run_dir / COMPARE_COMMENT_FILE,
-                      render_compare_comment(results, tables=tables, full_report=COMPARE_REPORT_FILE))
+                      render_compare_comment(results, tables=tables, full_report=COMPARE_REPORT_FILE,
+                                             ownership=ownership))
     return CompareOutcome(results=results, run_dir=run_dir, report_path=report_path, results_path=results_path)

@@ -62,6 +62,7 @@ from ._layouts import (
     register_layout as register_layout,
     registered_layouts as registered_layouts,
 )
+from ._ownership import Overlap as Overlap, Ownership as Ownership, rubric_ownership as rubric_ownership
 from ._placebo import carries_placebo as carries_placebo, materialize_placebo as materialize_placebo
 from ._task import WorkspaceFile as WorkspaceFile
 from ._task_checks import source_entries as source_entries

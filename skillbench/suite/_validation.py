@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from skillbench.suite._format import Suite
 
 if TYPE_CHECKING:
     from skillbench.suite._config import ConfigError, SuiteConfig
+    from skillbench.suite._ownership import Ownership
 
 
 @dataclass
@@ -58,11 +60,32 @@ class PreflightReport:
             f"{len(self.errors)} errors, {len(self.warnings)} warnings"
         )
 
+    @cached_property
+    def ownership(self) -> Ownership:
+        """Who wrote each family's skill and its rubrics, from git history (:mod:`skillbench.suite._ownership`).
+
+        Read when first asked (``validate``, the preflight page), not by every command that loads a suite: it is a
+        git call, and its warnings never stop anything — not even with ``--strict``, since the history cannot be
+        fixed by editing the suite.
+        """
+        from skillbench.suite._ownership import Ownership, rubric_ownership
+
+        if self.stopped:
+            return Ownership(unread=f"the suite was not read ({self.stopped})")
+        return rubric_ownership(self.suite)
+
     def defects_df(self):
-        """Tidy table of defects (severity, path, field, problem, fix) for notebooks."""
+        """Tidy table of defects (severity, path, field, problem, fix) for notebooks, then the rubric-ownership
+        warnings (:attr:`ownership`), one row per family and person."""
         import pandas as pd
 
-        return pd.DataFrame([d.__dict__ for d in self.defects], columns=["severity", "path", "field", "problem", "fix"])
+        from skillbench.suite._defects import display_path
+        from skillbench.suite._ownership import FIX
+
+        rows = [d.__dict__ for d in self.defects]
+        rows += [{"severity": "warning", "path": display_path(self.suite.family_dir(o.family)),
+                  "field": "rubric ownership", "problem": o.problem, "fix": FIX} for o in self.ownership.overlaps]
+        return pd.DataFrame(rows, columns=["severity", "path", "field", "problem", "fix"])
 
 
 class SuiteError(ValueError):
