@@ -8,6 +8,30 @@ the report, which draws the scorecard's frames, sits above the scorecard.
 The report is control plane and what a pull request wrote is data: an answer, a quote, a rubric item, a skill or
 prompt name, a check's detail enters a page through :func:`md_text` (or :func:`md_code`), which cannot make a link,
 an image, raw HTML or a line of its own, and every table through :func:`md_table`, which no cell can reshape.
+
+**One number formatter.** Each kind of number has one printed form, whatever page shows it:
+
+==========================================  ====================  ==============================================
+kind                                        function              example
+==========================================  ====================  ==============================================
+rate, coverage, share, lift, F1, κ, SE      :func:`fmt`           ``0.590`` (:data:`RATE_DIGITS` = 3 decimals)
+a change of one of those (a delta, a lift)  :func:`signed`        ``+0.319``, ``-0.125`` (always a sign)
+its interval                                :func:`span`          ``[0.410, 0.790]`` (the value's decimals)
+p-value                                     :func:`p_value`       ``0.0156``, ``0.00391``, ``1.00`` (3 significant
+                                                                  figures), ``< 0.001`` below
+money (a week's spend)                      :func:`money`         ``$11.15``
+money per run, and its change               :func:`money`,        ``$0.0798``, ``+$0.0265`` (:data:`COST_DIGITS`)
+                                            :func:`signed_money`
+count                                       ``str(int)``          ``26``
+missing                                     —                     ``n/a`` in text, ``–`` in a table cell
+==========================================  ====================  ==============================================
+
+qdrant's own tables (lift, per-cell, per-prompt) keep the decimals of qdrant's published page, which the
+reproduction test pins: mean avoid violations per run at 2 decimals, turns at 1, cost per run at 4 (its header
+says ``($)``).
+
+**Cut text** (:func:`md_text` with a ``limit``) ends in ``…`` and carries its full text as the title of a link to
+:data:`CUT_TARGET`: GitHub shows it on hover, and the report's pages turn that link into a plain ``<span title>``.
 """
 
 from __future__ import annotations
@@ -26,30 +50,54 @@ def is_missing(x: Any) -> bool:
     return x is None or x is pd.NA or (isinstance(x, float | np.floating) and not np.isfinite(x))
 
 
-def fmt(x: Any, nd: int = 3) -> str:
+RATE_DIGITS = 3  # rates, coverages, lifts, F1, κ, their SEs and intervals
+COST_DIGITS = 4  # a cost per run (cents matter: a run costs $0.01–$0.20)
+P_FIGURES = 3  # significant figures of a p-value
+P_FLOOR = 0.001  # below it a p-value prints as "< 0.001"
+
+
+def fmt(x: Any, nd: int = RATE_DIGITS) -> str:
     """``0.590``; ``n/a`` when missing."""
     return "n/a" if is_missing(x) else f"{float(x):.{nd}f}"
 
 
-def span(low: Any, high: Any, nd: int = 2) -> str:
-    """An interval as every page prints it: ``[0.41, 0.79]``; ``""`` when either end is missing."""
+def span(low: Any, high: Any, nd: int = RATE_DIGITS) -> str:
+    """An interval as every page prints it: ``[0.410, 0.790]``; ``""`` when either end is missing."""
     return "" if is_missing(low) or is_missing(high) else f"[{float(low):.{nd}f}, {float(high):.{nd}f}]"
 
 
-def with_span(text: str, low: Any, high: Any, nd: int = 2) -> str:
-    """A value's text and its interval, ``0.62 [0.41, 0.79]``; the text alone when there is no interval."""
+def with_span(text: str, low: Any, high: Any, nd: int = RATE_DIGITS) -> str:
+    """A value's text and its interval, ``0.620 [0.410, 0.790]``; the text alone when there is no interval."""
     interval = span(low, high, nd)
     return f"{text} {interval}" if interval else text
 
 
-def signed(x: Any, nd: int = 3) -> str:
+def signed(x: Any, nd: int = RATE_DIGITS) -> str:
     """``+0.319``; ``n/a`` when missing."""
     return "n/a" if is_missing(x) else f"{float(x):+.{nd}f}"
 
 
-def money(x: float) -> str:
-    """``$11.15``."""
-    return f"${x:.2f}"
+def money(x: Any, nd: int = 2) -> str:
+    """``$11.15`` (``nd=COST_DIGITS`` for a cost per run: ``$0.0798``); ``n/a`` when missing."""
+    return "n/a" if is_missing(x) else f"${float(x):.{nd}f}"
+
+
+def signed_money(x: Any, nd: int = COST_DIGITS) -> str:
+    """A change of cost: ``+$0.0265``, ``-$0.0012``; ``n/a`` when missing."""
+    if is_missing(x):
+        return "n/a"
+    return f"{'-' if float(x) < 0 else '+'}${abs(float(x)):.{nd}f}"
+
+
+def p_value(p: Any) -> str:
+    """A p-value as every page prints it: 3 significant figures (``0.0156``, ``0.00391``, ``1.00``), ``< 0.001``
+    below :data:`P_FLOOR`; ``–`` when no test was read."""
+    if is_missing(p):
+        return "–"
+    value = float(p)
+    if value < P_FLOOR:
+        return f"< {P_FLOOR:g}"
+    return np.format_float_positional(value, precision=P_FIGURES, unique=False, fractional=False, trim="k")
 
 
 def format_seconds(value: float | None) -> str:
@@ -93,9 +141,18 @@ def _escape_active(text: str) -> str:
     return _ACTIVE_MARKUP.sub(lambda m: "\\" + m.group(), text)
 
 
+ELLIPSIS = "…"
+CUT_TARGET = "#cut"  # the link of a cut text, whose title is the full text; no page has that anchor
+CUT_TITLE_CHARS = 1000  # the most of a cut text its title carries (a page quotes, it does not archive)
+_CUT_MARK = f"]({CUT_TARGET} \""
+
+
 def md_text(x: Any, limit: int | None = None) -> str:
     """Text from content under evaluation (an answer, a quote, a name, a rubric item, a check's detail) as inline
     markdown on one line, cut to ``limit`` characters first, that can make no link, image, raw HTML or table cell.
+
+    Text longer than ``limit`` is cut to its first ``limit`` characters and ``…`` and wrapped in a link to
+    :data:`CUT_TARGET` whose title is the full text (:func:`_cut`), so the whole is a hover away.
 
     Every page renders markdown to HTML, so text that came from a pull request must not be read as markup: a line
     break (which would end a table row or start a heading) becomes a space, and outside code spans the characters
@@ -103,7 +160,26 @@ def md_text(x: Any, limit: int | None = None) -> str:
     them) is kept as written: markdown shows its content literally, so an answer's ``List<T>`` in backticks gains no
     backslash. Safe in a table cell and in running text.
     """
-    text = _one_line(str(x))[:limit]
+    full = _one_line(str(x))
+    if limit is not None and len(full) > limit:
+        return _cut(_inline(full[:limit]) + ELLIPSIS, full)
+    return _inline(full)
+
+
+def _cut(shown: str, full: str) -> str:
+    """``[shown…](#cut "full text")``. In the title every ASCII punctuation character is escaped with a backslash
+    (CommonMark lets any be, and reads the escape as the character), so no quote ends the title early and no
+    backtick or ``<`` there opens a code span or a tag that would outrank the link; ``shown`` is already
+    :func:`_inline` text, its brackets escaped too, so it can end the link text nowhere but where we end it."""
+    title = _PUNCTUATION.sub(lambda m: "\\" + m.group(), full[:CUT_TITLE_CHARS])
+    text = re.sub(r"(?<!\\)((?:\\\\)*)([\[\]])", lambda m: m.group(1) + "\\" + m.group(2), shown)
+    return f'[{text}]({CUT_TARGET} "{title}")'
+
+
+_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
+
+
+def _inline(text: str) -> str:
     out, pos = [], 0
     while (opening := _BACKTICKS.search(text, pos)) is not None:
         out.append(_escape_active(text[pos:opening.start()]))
@@ -125,15 +201,22 @@ def md_code(x: Any) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+NONE = "_none_"  # a table without rows: said, not printed as bare headers
+
+
 def md_table(headers: list[str], rows: list[list[Any]]) -> str:
-    """A GitHub-markdown table with columns padded to their widest cell, readable as raw text.
+    """A GitHub-markdown table with columns padded to their widest cell, readable as raw text; :data:`NONE` when
+    there are no rows (headers over nothing read as a table that failed to fill).
 
     Whatever a cell holds, the table keeps its shape: a line break becomes a space and a pipe not already escaped
     is escaped, so no cell can end its row or add a column. Cells of content under evaluation go through
     :func:`md_text` first, which also keeps them from being read as markup.
     """
+    if not rows:
+        return NONE
     cells = [[_table_cell(c) for c in r] for r in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    # a cut cell carries its full text as a link title: padding every row to it would bury the table
+    widths = [max([len(h)] + [len(r[i]) for r in cells if _CUT_MARK not in r[i]]) for i, h in enumerate(headers)]
 
     def line(values: list[str]) -> str:
         return "| " + " | ".join(v.ljust(widths[i]) for i, v in enumerate(values)) + " |"
@@ -150,6 +233,12 @@ def frame_table(frame: pd.DataFrame, columns: Sequence[str], headers: Sequence[s
     """``md_table`` of a DataFrame's ``columns``, each cell through :func:`cell_text`."""
     rows = [[md_text(cell_text(row[c])) for c in columns] for _, row in frame.iterrows()]
     return md_table(list(headers or columns), rows)
+
+
+def heading_anchor(title: str) -> str:
+    """A heading's anchor as GitHub and the report pages name it: lower case, punctuation dropped, spaces → ``-``
+    (``Lift per model (with-skill − no-skill)`` → ``lift-per-model-with-skill--no-skill``)."""
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
 
 
 def markdown_sections(markdown: str, *titles: str, level: int = 4) -> str:

@@ -7,7 +7,10 @@ from ._pages import (
     export_notebook_html as export_notebook_html,
     format_seconds as format_seconds,
     markdown_to_html as markdown_to_html,
+    notebook_figures as notebook_figures,
     read_state as read_state,
+    table_script as table_script,
+    table_script_hash as table_script_hash,
     write_markdown_page as write_markdown_page,
     write_state as write_state,
 )

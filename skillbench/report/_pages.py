@@ -25,27 +25,49 @@ Layout (``reports/`` is git-ignored)::
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
+import html
 import json
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import jinja2
+from markupsafe import Markup
 
 from skillbench.ledgers import (
     INDEX_FILE,
     STATE_FILE,
     atomic_write_text,
 )
-from skillbench.markdown import format_seconds
+from skillbench.markdown import CUT_TARGET, format_seconds, heading_anchor
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 NOTEBOOK_TEMPLATE = "notebook.html.j2"
 # The output types a notebook page shows, best first: nbconvert's own order without JavaScript and widget views,
 # which would put a <script> of an output into the page (the pages run no script; none of ours draws with one).
 OUTPUT_TYPES = ["text/html", "text/markdown", "image/svg+xml", "text/latex", "image/png", "image/jpeg", "text/plain"]
+TABLE_SCRIPT = "_tables.js"
+
+
+@functools.cache
+def table_script() -> str:
+    """The report's one script (``templates/_tables.js``: sortable, filterable tables), as every page inlines it."""
+    return (TEMPLATES / TABLE_SCRIPT).read_text(encoding="utf-8")
+
+
+def table_script_hash() -> str:
+    """``sha256-…`` of :func:`table_script`: the one source the pages' CSP allows. Computed from the text each time
+    a page renders, so an edit of the script can never leave a page with a stale hash (the script would not run)."""
+    return "sha256-" + base64.b64encode(hashlib.sha256(table_script().encode("utf-8")).digest()).decode("ascii")
+
+
+def _script_globals() -> dict[str, Any]:
+    return {"table_script": Markup(table_script()), "table_script_sha256": table_script_hash()}
 
 
 def _jinja() -> jinja2.Environment:
@@ -54,6 +76,7 @@ def _jinja() -> jinja2.Environment:
     env.filters["seconds"] = format_seconds
     env.filters["link"] = _relative_link
     env.filters["signed"] = lambda x, nd=3: "–" if x is None else f"{x:+.{nd}f}"
+    env.globals.update(_script_globals())
     return env
 
 
@@ -75,6 +98,13 @@ class _InlineImagesOnly:
         if url.strip().lower().startswith("data:image/"):
             return str(super().image(text, url, title))  # type: ignore[misc]  # the renderer it is mixed into
         return text
+
+    def link(self, text: str, url: str, title: str | None = None) -> str:
+        """A text :func:`skillbench.markdown.md_text` cut (a link to ``#cut``): the shown part with the full text
+        on hover, not a link that goes nowhere. The title arrives unescaped; it is content, so it is escaped here."""
+        if url == CUT_TARGET:
+            return f'<span class="cut" title="{html.escape(title or "", quote=True)}">{text}</span>'
+        return str(super().link(text, url, title))  # type: ignore[misc]  # the renderer it is mixed into
 
 
 @functools.cache
@@ -144,6 +174,7 @@ def export_notebook_html(notebook: str | Path, html: str | Path, *, show_code: b
                             exclude_input_prompt=True, exclude_output_prompt=True,
                             filters={"markdown2html": _notebook_markdown},
                             config=Config({"NbConvertBase": {"display_data_priority": OUTPUT_TYPES}}))
+    exporter.environment.globals.update(_script_globals())
     nb = nbformat.read(str(notebook), as_version=4)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": Path(notebook).stem}})
     out = Path(html)
@@ -151,12 +182,103 @@ def export_notebook_html(notebook: str | Path, html: str | Path, *, show_code: b
     return out
 
 
-def write_markdown_page(markdown_file: str | Path, html: str | Path, *, title: str, back: str = INDEX_FILE) -> Path:
-    """Render a markdown ledger (``scorecard.md``, ``calibration.md``) as a report page."""
+def write_markdown_page(markdown_file: str | Path, html: str | Path, *, title: str, back: str = INDEX_FILE,
+                        figures: Mapping[str, Sequence[str]] | None = None) -> Path:
+    """Render a markdown ledger (``scorecard.md``, ``calibration.md``) as a report page: every ``##``/``###``
+    heading gets its anchor (:func:`skillbench.markdown.heading_anchor`, as GitHub names it), a page of more than
+    two sections a table of contents (after the decision block when the page opens with one), and ``figures``
+    (section title prefix → PNG images as base64, :func:`notebook_figures`) go under the heading of the first
+    section whose title starts with that prefix, so each plot sits beside its table."""
     text = Path(markdown_file).read_text(encoding="utf-8")
-    page = _jinja().get_template("markdown_page.html.j2").render(title=title, body=markdown_to_html(text), back=back)
+    body = _with_figures(_with_anchors(markdown_to_html(text)), figures or {})
+    page = _jinja().get_template("markdown_page.html.j2").render(title=title, body=_with_contents(body), back=back)
     out = Path(html)
     out.write_text(page, encoding="utf-8")
+    return out
+
+
+# A heading as the page renders it: our markdown's own (content cannot make one: md_text keeps it on one line of
+# running text, and raw HTML is escaped), so a pattern over the rendered page finds exactly the page's sections.
+_HEADING = re.compile(r"<h([23])>(.*?)</h\1>", re.S)
+_TAG = re.compile(r"<[^>]+>")
+# The sections the table of contents comes after: the decision block, which answers before any contents
+CONTENTS_AFTER = ("decision",)
+MIN_CONTENTS = 3  # fewer sections than this need no table of contents
+
+
+def _heading_text(inner: str) -> str:
+    return html.unescape(_TAG.sub("", inner)).strip()
+
+
+def _with_anchors(body: str) -> str:
+    seen: dict[str, int] = {}
+
+    def anchored(m: re.Match[str]) -> str:
+        anchor = heading_anchor(_heading_text(m.group(2)))
+        n = seen.get(anchor, 0)
+        seen[anchor] = n + 1
+        unique = f"{anchor}-{n}" if n else anchor  # GitHub's rule for a repeated heading
+        return f'<h{m.group(1)} id="{html.escape(unique)}">{m.group(2)}</h{m.group(1)}>'
+
+    return _HEADING.sub(anchored, body)
+
+
+_H2 = re.compile(r'<h2 id="([^"]*)">(.*?)</h2>', re.S)
+
+
+def _with_contents(body: str) -> str:
+    """A list of the page's ``##`` sections, linked, before the first one that is not the decision block."""
+    sections = list(_H2.finditer(body))
+    if len(sections) < MIN_CONTENTS:
+        return body
+    at = next((m for m in sections if m.group(1) not in CONTENTS_AFTER), None)
+    if at is None:
+        return body
+    items = "".join(f'<li><a href="#{m.group(1)}">{m.group(2)}</a></li>' for m in sections)
+    return body[:at.start()] + f'<nav class="contents"><b>Contents</b><ol>{items}</ol></nav>\n' + body[at.start():]
+
+
+def _with_figures(body: str, figures: Mapping[str, Sequence[str]]) -> str:
+    for prefix, images in figures.items():
+        match = next((m for m in _H2.finditer(body) if _heading_text(m.group(2)).startswith(prefix)), None)
+        if match is None or not images:
+            continue
+        imgs = "".join(f'<img alt="{html.escape(prefix)}" src="data:image/png;base64,{_base64(png)}">'
+                       for png in images)
+        body = body[:match.end()] + f'\n<figure class="plots">{imgs}</figure>' + body[match.end():]
+    return body
+
+
+def _base64(png: str) -> str:
+    """A notebook's PNG output, checked to be base64 and nothing else (it goes into an attribute)."""
+    text = "".join(png.split())
+    if not re.fullmatch(r"[A-Za-z0-9+/]*={0,2}", text):
+        raise ValueError("a figure is not base64 PNG data")
+    return text
+
+
+FIGURE_SECTION = "scorecard_section"  # a notebook cell's metadata key: the scorecard section its figures illustrate
+
+
+def notebook_figures(notebook: str | Path) -> dict[str, list[str]]:
+    """The PNG figures of an executed notebook's cells that name a scorecard section (their metadata
+    :data:`FIGURE_SECTION`), by that section's title prefix; {} when the notebook is missing or unreadable (a page
+    without its plots still shows every number)."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(str(notebook), as_version=4)
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, list[str]] = {}
+    for cell in nb.cells:
+        section = cell.get("metadata", {}).get(FIGURE_SECTION)
+        if cell.cell_type != "code" or not isinstance(section, str):
+            continue
+        pngs = [o["data"]["image/png"] for o in cell.get("outputs", [])
+                if isinstance(o.get("data"), Mapping) and isinstance(o["data"].get("image/png"), str)]
+        if pngs:
+            out.setdefault(section, []).extend(pngs)
     return out
 
 

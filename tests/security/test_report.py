@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 import pytest
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, Tag
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from skillbench.cli import main
@@ -28,6 +28,8 @@ from skillbench.markdown import frame_table, markdown_sections, md_code, md_tabl
 from skillbench.report import (
     export_notebook_html,
     markdown_to_html,
+    table_script,
+    table_script_hash,
     write_markdown_page,
     write_reports_index,
     write_week_index,
@@ -104,7 +106,9 @@ def _soup(html: str) -> BeautifulSoup:
 def assert_inert(html: str) -> BeautifulSoup:
     """No live element or attribute came from the content, and the page carries the report's CSP."""
     soup = _soup(html)
-    assert not soup.find_all(["script", "iframe", "object", "embed", "svg", "base", "form"]), "a live element"
+    ours = _only_our_script(soup)
+    assert not [t for t in soup.find_all(["script", "iframe", "object", "embed", "svg", "base", "form"])
+                if t is not ours], "a live element"
     for tag in soup.find_all(True):
         handlers = [name for name in tag.attrs if name.lower().startswith("on")]
         assert not handlers, f"<{tag.name}> has {handlers}"
@@ -117,12 +121,21 @@ def assert_inert(html: str) -> BeautifulSoup:
     csp = soup.find("meta", attrs={"http-equiv": "Content-Security-Policy"})
     assert csp is not None and csp.find_parent("head") is not None
     policy = dict(part.strip().split(" ", 1) for part in csp["content"].split(";"))
-    assert policy["default-src"] == "'none'" and policy["img-src"] == "data:" and "script-src" not in policy
+    assert policy["default-src"] == "'none'" and policy["img-src"] == "data:"
+    assert policy["script-src"] == f"'{table_script_hash()}'", "the policy allows more than the table script"
     assert not [h for h in soup.find_all(["h1", "h2", "h3"]) if "Forged" in h.get_text()], "a forged heading"
     for table in soup.find_all("table"):
         widths = {len(tr.find_all(["th", "td"], recursive=False)) for tr in table.find_all("tr")}
         assert len(widths) == 1, f"a table lost its shape: {widths}"
     return soup
+
+
+def _only_our_script(soup: BeautifulSoup) -> Tag:
+    """The page's one script: in the head, exactly the report's table script, whose sha256 the policy names."""
+    scripts = soup.find_all("script")
+    assert len(scripts) == 1, f"{len(scripts)} scripts"
+    assert scripts[0].find_parent("head") is not None and scripts[0].string == table_script()
+    return scripts[0]
 
 
 def _text(soup: BeautifulSoup) -> str:
