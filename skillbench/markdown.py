@@ -97,7 +97,7 @@ def p_value(p: Any) -> str:
     value = float(p)
     if value < P_FLOOR:
         return f"< {P_FLOOR:g}"
-    return np.format_float_positional(value, precision=P_FIGURES, unique=False, fractional=False, trim="k")
+    return f"{value:#.{P_FIGURES}g}"  # '#' keeps the trailing zeros: 0.500, 1.00; no exponent above 1e-4
 
 
 def format_seconds(value: float | None) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from skillbench.markdown import with_span
+from skillbench.markdown import RATE_DIGITS, with_span
 
 DEFAULT_LEVEL = 0.95
 EXACT_BELOW = 20  # fewer trials than this: Clopper–Pearson (Wilson's coverage dips below nominal at small n)
@@ -50,8 +50,8 @@ class RateInterval:
     def rate(self) -> float:
         return self.k / self.n if self.n else float("nan")
 
-    def text(self, digits: int = 2) -> str:
-        """``0.62 [0.41, 0.79]``, or ``n/a`` without trials."""
+    def text(self, digits: int = RATE_DIGITS) -> str:
+        """``0.620 [0.410, 0.790]``, or ``n/a`` without trials."""
         return with_span(f"{self.rate:.{digits}f}", self.low, self.high, digits) if self.n else "n/a"
 
 
@@ -115,8 +115,8 @@ class F1Interval:
     high: float
     method: str
 
-    def text(self, digits: int = 2) -> str:
-        """``0.80 [0.41, 1.00]``; ``n/a`` when F1 is undefined."""
+    def text(self, digits: int = RATE_DIGITS) -> str:
+        """``0.800 [0.410, 1.000]``; ``n/a`` when F1 is undefined."""
         if not np.isfinite(self.estimate):
             return "n/a"
         return with_span(f"{self.estimate:.{digits}f}", self.low, self.high, digits)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from skillbench.arms import ArmPair
-from skillbench.markdown import md_code, md_table, md_text
+from skillbench.markdown import fmt, md_code, md_table, md_text, p_value
 from skillbench.scorecard._compute import ScorecardData
 from skillbench.scorecard._gate import collapse_votes, dormancy_activations
 from skillbench.scorecard._verdicts import (
@@ -135,7 +135,7 @@ def _has_counts(counts: object) -> bool:
 def _rate(counts: tuple[int, int] | None) -> str:
     if not _has_counts(counts) or not counts[1]:
         return "–"
-    return f"{counts[0] / counts[1]:.2f} ({counts[0]}/{counts[1]})"
+    return f"{fmt(counts[0] / counts[1])} ({counts[0]}/{counts[1]})"
 
 
 def stimulus_rows(tables: StimulusTables, *, failing_only: bool = False) -> tuple[list[str], list[list[str]]]:
@@ -227,7 +227,7 @@ def p_cell(r: object) -> str:
     raw, adjusted = getattr(r, "p_value", float("nan")), getattr(r, "p_adjusted", float("nan"))
     if adjusted is None or pd.isna(adjusted):
         return "–"
-    return f"{raw:.4g} → {adjusted:.4g}"
+    return f"{p_value(raw)} → {p_value(adjusted)}"
 
 
 def gate_rows(gate: pd.DataFrame, *, failing_only: bool = False) -> tuple[list[str], list[list[str]]]:

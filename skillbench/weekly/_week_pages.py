@@ -16,7 +16,7 @@ from skillbench.ledgers import (
     read_cells,
     read_decision,
 )
-from skillbench.report import write_markdown_page, write_report_run_pages
+from skillbench.report import notebook_figures, write_markdown_page, write_report_run_pages
 
 
 def finish_pages(state: dict[str, Any], run_dir: Path, report_dir: Path) -> None:
@@ -27,7 +27,8 @@ def finish_pages(state: dict[str, Any], run_dir: Path, report_dir: Path) -> None
         state["scorecard_title"] = title
         state["week_incomplete"] = "INCOMPLETE" in title
         state["week_subset"] = next((part for part in title.split(" — ") if part.startswith("subset: ")), "")
-        write_markdown_page(run_dir / SCORECARD_FILE, report_dir / SCORECARD_HTML, title=title)
+        write_markdown_page(run_dir / SCORECARD_FILE, report_dir / SCORECARD_HTML, title=title,
+                            figures=notebook_figures(report_dir / "05_scorecard.ipynb"))  # its plots beside tables
         state["decision"] = read_decision(run_dir)  # the pages' decision block (None: unreadable, none shown)
     if "04_calibration" in done and (run_dir / CALIBRATION_MD).is_file():
         write_markdown_page(run_dir / CALIBRATION_MD, report_dir / CALIBRATION_HTML,

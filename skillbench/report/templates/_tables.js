@@ -1,7 +1,7 @@
 /* The report's one script: sortable, filterable tables. Every page's Content-Security-Policy allows exactly this
    text by its sha256 (skillbench.report._pages.table_script_hash), so no other script on a page can run. It reads
-   cells' textContent and moves rows; it never parses or writes HTML (no innerHTML), so a cell of content under
-   evaluation stays the escaped text it was rendered as. */
+   cells' textContent and moves rows; it never parses or writes markup (nothing is assigned as HTML), so a cell
+   of content under evaluation stays the escaped text it was rendered as. */
 (function () {
   "use strict";
   var MISSING = ["", "–", "—", "-", "n/a", "none", "unknown"];
