@@ -40,7 +40,7 @@ def test_f1_interval_case(case: dict) -> None:
             assert (np.isnan(getattr(iv, end)) if want[end] is None else
                     getattr(iv, end) == pytest.approx(want[end], abs=1e-6)), (end, iv)
     if "low_below" in want:
-        assert iv.low < want["low_below"] and "[0.33, 1.00]" in iv.text()
+        assert iv.low < want["low_below"] and "[0.334, 1.000]" in iv.text()
     if want.get("narrower_than_exact"):
         exact = exact_f1_interval(int(pos[:, 0].sum()), int(pos[:, 1].sum()), int(neg[:, 0].sum()),
                                   int(neg[:, 1].sum()))

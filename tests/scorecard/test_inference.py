@@ -52,7 +52,7 @@ def test_holm_by_hand_agrees_with_statsmodels() -> None:
 def test_every_page_prints_an_interval_one_way() -> None:
     from skillbench.markdown import span, with_span
 
-    assert span(0.41, 0.789) == "[0.41, 0.79]" and span(0.41, None) == "" and span(float("nan"), 1.0) == ""
-    assert with_span("0.62", 0.41, 0.79) == "0.62 [0.41, 0.79]" and with_span("0.62", None, None) == "0.62"
-    assert rate_interval(3, 10).text() == with_span("0.30", *[round(v, 2) for v in (0.0667, 0.6525)])
+    assert span(0.41, 0.789) == "[0.410, 0.789]" and span(0.41, None) == "" and span(float("nan"), 1.0) == ""
+    assert with_span("0.620", 0.41, 0.79) == "0.620 [0.410, 0.790]" and with_span("0.62", None, None) == "0.62"
+    assert rate_interval(3, 10).text() == "0.300 [0.067, 0.652]"  # Clopper–Pearson 0.0667, 0.6525
     assert rate_interval(0, 0).text() == "n/a"
