@@ -19,7 +19,10 @@ from typing import Any
 import pandas as pd
 
 from skillbench.ledgers import MANIFEST_FILE, RECONCILIATION_FILE, WEEKLY_DIR, read_json_object
-from skillbench.markdown import markdown_sections  # noqa: F401 - the notebooks read sections through here
+from skillbench.markdown import (
+    RATE_DIGITS,
+    markdown_sections,  # noqa: F401 - the notebooks read sections through here
+)
 
 
 class StageError(RuntimeError):
@@ -45,10 +48,20 @@ def notebook_setup() -> None:
 
             # skillbench.report.figures builds Figures without pyplot: register their PNG display explicitly.
             set_matplotlib_formats("png")
+            # an empty table says so (the report's pages print "none", never headers over nothing)
+            get_ipython().display_formatter.formatters["text/html"].for_type(pd.DataFrame, _frame_html)
     pd.set_option("display.max_columns", 40)
     pd.set_option("display.width", 180)
     pd.set_option("display.max_colwidth", 90)
-    pd.set_option("display.precision", 3)
+    # every float at the report's rate decimals (skillbench.markdown.RATE_DIGITS): 0.500 beside 0.875, not 0.5
+    pd.set_option("display.float_format", f"{{:.{RATE_DIGITS}f}}".format)
+
+
+def _frame_html(frame: pd.DataFrame) -> str:
+    """A DataFrame as a notebook page shows it: pandas' own table, or "none" when it has no rows."""
+    if frame.empty:
+        return f"<p><em>none</em> <small>({len(frame.columns)} columns, no rows)</small></p>"
+    return str(frame._repr_html_())
 
 
 PROGRESS_ENV = "SKILLBENCH_PROGRESS_FILE"  # set by the weekly chain for each stage's kernel

@@ -53,6 +53,17 @@ STAGES: tuple[Stage, ...] = (
 )
 
 
+def kernel_config() -> Any:
+    """The kernel's transport: ipykernel warns on every start that a TCP kernel without CurveZMQ keys talks in plain
+    text. The skillbench kernelspec declares curve support, so jupyter_client provisions keys ("auto") and the
+    warning's cause is gone; the kernel's log level stays as it is, so any other warning still shows. A pyzmq built
+    without curve cannot encrypt (jupyter_client refuses "auto" then): the kernel starts as before."""
+    import zmq
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport_encryption": "auto"}} if zmq.has("curve") else {})
+
+
 @dataclass
 class StageResult:
     """What one stage did; serialized into ``weekly.json``."""
@@ -139,7 +150,7 @@ def execute_stage(stage: Stage, params: Mapping[str, Any], opts: WeeklyOptions, 
             pm.execute_notebook(str(source), str(out), parameters=values, kernel_name=opts.kernel_name,
                                 cwd=str(opts.notebooks_dir), progress_bar=False, log_output=False,
                                 stdout_file=opts.stream, stderr_file=None, start_timeout=opts.start_timeout,
-                                extra_arguments=["--IPKernelApp.log_level=ERROR"])  # no start-up chatter
+                                config=kernel_config())
         result.status = "ok"
     except pm.PapermillExecutionError as exc:
         result.status = "failed"

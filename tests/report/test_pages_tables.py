@@ -79,3 +79,16 @@ def test_the_script_runs_under_the_policy_in_chromium(tmp_path: Path) -> None:
     dom = BeautifulSoup(subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout, "html.parser")
     assert dom.find(id="p").get_text() == "static"
     assert "sb-sortable" in dom.find("table")["class"] and dom.find("input", attrs={"type": "search"}) is not None
+
+
+def test_a_legend_sits_beside_its_bars_not_over_them() -> None:
+    import pandas as pd
+
+    from skillbench.report.figures import pair_outcomes
+
+    fig = pair_outcomes(pd.DataFrame({"skill_family": ["a", "b"], "model": ["haiku", "haiku"], "W": [5, 0],
+                                      "T": [0, 0], "L": [0, 5]}))
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    legend, plot = ax.get_legend().get_window_extent(), ax.get_window_extent()
+    assert legend.x0 >= plot.x1  # the bars fill the axes' whole width: a legend inside would cover them

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import seaborn as sns
@@ -60,6 +61,13 @@ def _figure(width: float, height: float, ncols: int = 1, nrows: int = 1, **kw) -
     fig = Figure(figsize=(width, height), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False, **kw)
     return fig, axes
+
+
+def outside_legend(ax: Any, **kw: Any) -> None:
+    """The axes' legend to the right of its plot, never over it: stacked shares reach the axes' edge and dots sit
+    anywhere, so a legend inside covers some (the constrained layout makes room beside the axes)."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False,
+              **{"fontsize": 8, **kw})
 
 
 def _empty(title: str, message: str) -> Figure:

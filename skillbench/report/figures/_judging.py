@@ -12,6 +12,7 @@ from skillbench.report.figures._base import (
     OUTCOME_COLORS,
     _empty,
     _figure,
+    outside_legend,
 )
 from skillbench.scorecard import arm_names
 from skillbench.vocab import ITEM_TYPES
@@ -40,7 +41,7 @@ def verdict_breakdown(scores: pd.DataFrame) -> Figure:
         ax.set_xlim(0, 1)
         ax.set_xlabel("share of items")
         ax.invert_yaxis()
-        ax.legend(fontsize=8, loc="lower right")
+        outside_legend(ax)
     return fig
 
 
@@ -65,7 +66,7 @@ def pair_outcomes(outcomes: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> Figur
         left += outcomes[k].to_numpy()
     ax.invert_yaxis()
     ax.set_xlabel("pairs (prompt × rep)")
-    ax.legend(fontsize=8, loc="lower right")
+    outside_legend(ax)
     ax.set_title(f"Pairwise judge — {names.versus}, a win only when both orders agree", loc="left", fontsize=11)
     return fig
 

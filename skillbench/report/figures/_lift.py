@@ -16,6 +16,7 @@ from skillbench.report.figures._base import (
     _empty,
     _figure,
     _palette,
+    outside_legend,
 )
 from skillbench.scorecard import arm_names, between_band, threshold, within_noise
 
@@ -86,7 +87,7 @@ def prompt_lift_dots(paired: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> Figu
     ax.set_xlabel("must-coverage lift per prompt")
     ax.set_ylabel("")
     ax.set_title(f"Per-prompt lift (right of the line: {helped})", loc="left", fontsize=11)
-    ax.legend(title="model", loc="lower right", fontsize=8)
+    outside_legend(ax, title="model")
     return fig
 
 
@@ -194,7 +195,7 @@ def lift_trend(history: pd.DataFrame, wow: pd.DataFrame | None = None, endpoint:
         ax.set_xticks(x, b["run_key"], rotation=30, ha="right", fontsize=8)
         ax.set_title(model, loc="left", fontsize=11)
         ax.set_ylim(-1.05, 1.05)
-        ax.legend(fontsize=8, loc="lower left")
+    outside_legend(axes[0, -1])  # one legend beside the last panel: the marks mean the same in every panel
     axes[0, 0].set_ylabel("must-coverage lift")
     fig.suptitle("Week-over-week lift — inside the grey band: within noise, don't act", x=0.01, ha="left",
                  fontsize=11)

@@ -12,6 +12,7 @@ from skillbench.report.figures._base import (
     _empty,
     _figure,
     arm_colors,
+    outside_legend,
 )
 from skillbench.scorecard import arm_order
 
@@ -32,7 +33,7 @@ def suite_composition(prompts: pd.DataFrame) -> Figure:
     ax.axvline(5, color="#c8553d", lw=1, ls=":", label="5 (the paired gate's minimum)")
     ax.invert_yaxis()
     ax.set_xlabel("prompts")
-    ax.legend(fontsize=8, loc="lower right")
+    outside_legend(ax)
     ax.set_title("Prompts per skill family", loc="left", fontsize=11)
     return fig
 
@@ -50,6 +51,6 @@ def run_durations(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> Figur
                       palette=arm_colors(conditions, pair), ax=ax, alpha=0.8)
         ax.set_ylabel(label)
         ax.set_xlabel("")
-        ax.legend(fontsize=8, title=None)
+        outside_legend(ax, title=None)
     axes[0, 0].set_title("Per-run duration and cost", loc="left", fontsize=11)
     return fig

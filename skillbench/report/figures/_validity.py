@@ -13,7 +13,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
-from skillbench.report.figures._base import _empty, _figure, _palette
+from skillbench.report.figures._base import _empty, _figure, _palette, outside_legend
 from skillbench.scorecard import JUDGE_ACCURACY_FLOOR, arm_names
 
 TRUTH_COLOR = "#c8553d"
@@ -68,7 +68,7 @@ def _lift_axis(ax, rows: pd.DataFrame, pair: ArmPair) -> None:
     ax.set_ylim(y.min() - 0.6, y.max() + 0.6)
     ax.set_xlabel(f"must-coverage lift ({arm_names(pair).lift})")
     ax.set_title("Lift: line 95 % t interval, band bootstrap CI, × truth", loc="left", fontsize=10)
-    ax.legend(loc="lower right", frameon=False, fontsize="small")
+    outside_legend(ax, fontsize="small")
 
 
 def _judge_axis(ax, judge: pd.DataFrame) -> None:
