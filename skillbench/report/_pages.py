@@ -9,8 +9,11 @@ The report is control plane; what it shows of content under evaluation (answers,
 details, skill and prompt names) is data. Three layers keep that data inert: ``markdown.md_text`` writes it into
 markdown as literal text and ``markdown.md_table`` keeps every table's shape; every markdown → HTML step here
 escapes raw HTML and drops unsafe link targets (:func:`markdown_to_html`, :func:`_notebook_markdown`), and the
-Jinja pages autoescape; and every page carries ``templates/_csp.html.j2``, a Content-Security-Policy that runs no
-script and loads nothing but ``data:`` images.
+Jinja pages autoescape; and every page carries ``templates/_csp.html.j2``, a Content-Security-Policy that loads
+nothing but ``data:`` images and runs one script: ours, ``templates/_tables.js`` (click a header to sort, type to
+filter rows), allowed by the sha256 of its text (:func:`table_script_hash`). It reads cells' text and moves rows,
+never writing markup, so a cell stays the escaped text it was rendered as; any other script that got into a page
+has another hash and does not run.
 
 Layout (``reports/`` is git-ignored)::
 
