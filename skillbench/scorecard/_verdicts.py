@@ -12,7 +12,7 @@ The rule itself is dotnet/skills' adapter policy: one vote per stimulus, an exac
 against losses (``scipy.stats.binomtest``; ties leave the test only) at ``p ≤ 0.05`` in the positive direction, a
 net-win floor ``(W − L)/n ≥ 0.20`` and an eligibility floor ``n ≥ 5``; the objective record mirrors it for losses.
 Evidence reads ``n=5; 4W/1T/0L; p=0.0625; net +80.0%``; a record with checks adds
-``; objective n=6; 0W/0T/6L; p(loss)=0.01562; net loss +100.0%``.
+``; objective n=6; 0W/0T/6L; p(loss)=0.0156; net loss +100.0%``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Generic, TypeVar
 import numpy as np
 from scipy.stats import binomtest
 
+from skillbench.markdown import p_value
 from skillbench.vocab import (
     ACTIVATION_CONTRACT_FAILED,
     COMMIT_MISMATCH,
@@ -163,7 +164,7 @@ class ObjectiveRecord:
 
     @property
     def evidence(self) -> str:
-        """``objective n=6; 0W/0T/6L; p(loss)=0.01562; completion drops 100.0 points`` — the change said in words
+        """``objective n=6; 0W/0T/6L; p(loss)=0.0156; completion drops 100.0 points`` — the change said in words
         ("drops", "rises", "unchanged"): a signed "net loss -33.3%" beside a win read as a loss."""
         if not self.n or not np.isfinite(self.net_loss):
             change = "completion n/a"
@@ -171,7 +172,7 @@ class ObjectiveRecord:
             change = "completion unchanged"
         else:
             change = f"completion {'drops' if self.net_loss > 0 else 'rises'} {abs(self.net_loss) * 100:.1f} points"
-        return (f"objective n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p(loss)={self.p_value:.4g}; "
+        return (f"objective n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p(loss)={p_value(self.p_value)}; "
                 f"{change}")
 
 
@@ -381,13 +382,13 @@ class GateDecision:
 
     @property
     def evidence(self) -> str:
-        """``n=5; 4W/1T/0L; p=0.0625; net +80.0%`` (``; p(Holm)=0.25`` when Holm changed the p), then
+        """``n=5; 4W/1T/0L; p=0.0625; net +80.0%`` (``; p(Holm)=0.250`` when Holm changed the p), then
         ``; objective …`` for a record with checks."""
         net = f"{self.net_win * 100:+.1f}%" if np.isfinite(self.net_win) else "n/a"
-        text = f"n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p={self.p_value:.4g}"
+        text = f"n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p={p_value(self.p_value)}"
         # a family of one (or a p Holm leaves as it is) prints nothing more: the page's columns show both anyway
         corrected = self.tested and not np.isclose(self.p_adjusted, self.p_value, rtol=0, atol=1e-12)
-        text += (f"; p(Holm)={self.p_adjusted:.4g}" if corrected else "") + f"; net {net}"
+        text += (f"; p(Holm)={p_value(self.p_adjusted)}" if corrected else "") + f"; net {net}"
         return text if self.objective is None else f"{text}; {self.objective.evidence}"
 
 

@@ -98,12 +98,12 @@ def test_gate_on_pairs_and_manifest() -> None:
     pairs = _pairs({p: ["W", "W"] for p in prompts})
     ok = preference_gate(pairs, _manifest({**prompts, "quiet": True}))
     assert ok[["state", "n", "wins"]].values.tolist() == [[VALID_PASS, 6, 6]]
-    assert ok["evidence"].iloc[0] == "n=6; 6W/0T/0L; p=0.01562; net +100.0%"
+    assert ok["evidence"].iloc[0] == "n=6; 6W/0T/0L; p=0.0156; net +100.0%"
 
     fired = preference_gate(pairs, _manifest({**prompts, "quiet": True}, activation="skill_tool"))
     assert fired["verdict"].iloc[0] == "VALID_NO_CHANGE (activation_contract_failed)"
     # the verdict names its cause (issue 32): which dormancy prompt the skill fired on, in how many of its runs
-    assert fired["evidence"].iloc[0] == "n=6; 6W/0T/0L; p=0.01562; net +100.0%; activated on quiet in 2/2 runs"
+    assert fired["evidence"].iloc[0] == "n=6; 6W/0T/0L; p=0.0156; net +100.0%; activated on quiet in 2/2 runs"
 
     broken = _pairs({p: ["W", "W"] for p in prompts}, error={("p0", 1): "timeout after retries"})
     assert preference_gate(broken, _manifest(prompts))["verdict"].iloc[0] == "INVALID_INCONCLUSIVE (judge_errors)"

@@ -122,7 +122,7 @@ def test_a_week_without_checks_keeps_the_gate_table_as_it_was() -> None:
                                        "losses", "p_value", "p_adjusted", "net_win", "judge_errors",
                                        "dormancy_activations", "evidence"]
         assert plain[["verdict", "evidence"]].values.tolist() == [
-            [VALID_PASS, "n=6; 6W/0T/0L; p=0.01562; net +100.0%"]]
+            [VALID_PASS, "n=6; 6W/0T/0L; p=0.0156; net +100.0%"]]
 
 
 def test_a_family_without_checks_beside_one_with_checks() -> None:

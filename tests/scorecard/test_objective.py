@@ -147,7 +147,7 @@ def test_the_gate_table_carries_the_objective_record():
     assert gate["verdict"] == "VALID_REGRESSION (objective_loss)"
     record = ["objective_n", "objective_wins", "objective_ties", "objective_losses"]
     assert gate[record].tolist() == [6, 0, 0, 6]
-    assert gate["evidence"] == ("n=6; 6W/0T/0L; p=0.01562; net +100.0%; "
-                                "objective n=6; 0W/0T/6L; p(loss)=0.01562; completion drops 100.0 points")
+    assert gate["evidence"] == ("n=6; 6W/0T/0L; p=0.0156; net +100.0%; "
+                                "objective n=6; 0W/0T/6L; p(loss)=0.0156; completion drops 100.0 points")
     plain = preference_gate(pairs, manifest)
     assert plain.iloc[0]["verdict"] == VALID_PASS and "objective_n" not in plain.columns

@@ -80,8 +80,8 @@ def test_the_objective_section_sits_beside_the_rubric(week: Path) -> None:
     # Every fam-a stimulus is baseline-only; sonnet's errored rep is left out and its other rep decides.
     # The loss test reads every known run: 2 completions of 4 runs all in the control has chance 1/C(4, 2) = 1/6
     # per stimulus, (1/6)^6 on haiku; sonnet's stimulus with 1 known treatment run against 2 has chance 1/3.
-    assert "objective n=6; 0W/0T/6L; p(loss)=2.143e-05; completion drops 100.0 points" in gate  # haiku
-    assert "objective n=6; 0W/0T/6L; p(loss)=4.287e-05; completion drops 100.0 points" in gate  # sonnet
+    assert "objective n=6; 0W/0T/6L; p(loss)=< 0.001; completion drops 100.0 points" in gate  # haiku
+    assert "objective n=6; 0W/0T/6L; p(loss)=< 0.001; completion drops 100.0 points" in gate  # sonnet
     # b1 on haiku: the forbidden tool fails one of two with-skill reps, an even split, so not completing.
     assert "objective n=2; 0W/1T/1L" in gate
     coverage = sections["Coverage"]

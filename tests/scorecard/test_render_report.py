@@ -88,7 +88,7 @@ def test_the_page_says_which_passes_survive_holm() -> None:
                  ("fam-c", "haiku", "INVALID_INCONCLUSIVE", "underpowered", "n=3"))
     gate = gate.assign(wins=[9, 5, 3], p_value=[1 / 512, 1 / 32, 1 / 8], p_adjusted=[2 / 512, 2 / 32, float("nan")])
     _, rows = gate_rows(gate)
-    assert [r[4] for r in rows] == ["0.001953 → 0.003906", "0.03125 → 0.0625", "–"]
+    assert [r[4] for r in rows] == ["0.00195 → 0.00391", "0.0312 → 0.0625", "–"]
     assert error_control_line(gate, "this week") == (
         "Error control: Holm (family-wise error ≤ 5 %) across the 2 records with a test in this week; 2 passes "
         "alone, 1 survives; 1 pass alone but not after the correction (fam-b × haiku). Among 2 records even a "
@@ -153,7 +153,7 @@ def test_each_stimulus_shows_its_reps_vote_and_check_rates_per_arm() -> None:
     assert not s["passing"].any()
     headers, rows = stimulus_rows(tables)
     assert headers[-2:] == ["checks with-skill@main", "checks with-skill@HEAD"]
-    assert rows[0][-2:] == ["1.00 (2/2)", "0.50 (1/2)"] and rows[2][-2:] == ["–", "1.00 (3/3)"]
+    assert rows[0][-2:] == ["1.000 (2/2)", "0.500 (1/2)"] and rows[2][-2:] == ["–", "1.000 (3/3)"]
     assert "quiet" not in set(tables.stimuli["prompt"]), "a dormancy prompt never votes"
 
 

@@ -137,7 +137,7 @@ def test_pinned_judge_accuracy_activation_and_gate(committed) -> None:
     assert gate["agrees"].all() and len(gate) == 4
     assert gate.at[("dates", "sonnet"), "truth"] == "VALID_NO_CHANGE (activation_contract_failed)"
     assert gate.at[("csv-io", "haiku"), "truth"] == "INVALID_INCONCLUSIVE (underpowered)"
-    assert gate["truth_evidence"].eq("n=1; 1W/0T/0L; p=0.5; net +100.0%").all()
+    assert gate["truth_evidence"].eq("n=1; 1W/0T/0L; p=0.500; net +100.0%").all()
     assert sim.reasons == [] and not data.disagrees_with_truth
 
 
