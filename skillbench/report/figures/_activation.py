@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
-from skillbench.markdown import span
+from skillbench.markdown import fmt, span
 from skillbench.report.figures._base import (
     ROUTE_COLORS,
     ROUTES,
@@ -23,6 +23,8 @@ from skillbench.report.figures._base import (
 from skillbench.scorecard import arm_names
 from skillbench.signals import false_trigger_arms
 from skillbench.vocab import PLUGIN
+
+HEATMAP_DIGITS = 2  # a heatmap cell holds a few characters: its rate and interval at 2 decimals
 
 
 def activation_breakdown(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> Figure:
@@ -77,10 +79,12 @@ def activation_by_week_heatmap(table: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR
         return _empty("Activation by week", f"No {treatment} runs.")
     keys = list(dict.fromkeys(table["run_key"]))
     grid = table.pivot(index="skill_family", columns="run_key", values="rate").reindex(columns=keys)
-    # each cell: the rate over its 95 % interval (a table from before the interval columns shows the rate alone)
-    labels = grid.map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    # each cell: the rate over its 95 % interval (a table from before the interval columns shows the rate alone),
+    # both at 2 decimals: a heatmap cell is a few characters wide; the pages' tables print the 3-decimal values
+    labels = grid.map(lambda v: "" if pd.isna(v) else fmt(v, HEATMAP_DIGITS))
     if {"low", "high"} <= set(table.columns):
-        text = table.assign(_t=["" if pd.isna(r) else f"{r:.2f}\n{span(lo, hi)}".strip()
+        nd = HEATMAP_DIGITS
+        text = table.assign(_t=["" if pd.isna(r) else f"{fmt(r, nd)}\n{span(lo, hi, nd)}".strip()
                                 for r, lo, hi in zip(table["rate"], table["low"], table["high"], strict=True)])
         labels = text.pivot(index="skill_family", columns="run_key", values="_t").reindex(index=grid.index,
                                                                                           columns=keys).fillna("")
