@@ -235,12 +235,6 @@ def frame_table(frame: pd.DataFrame, columns: Sequence[str], headers: Sequence[s
     return md_table(list(headers or columns), rows)
 
 
-def heading_anchor(title: str) -> str:
-    """A heading's anchor as GitHub and the report pages name it: lower case, punctuation dropped, spaces → ``-``
-    (``Lift per model (with-skill − no-skill)`` → ``lift-per-model-with-skill--no-skill``)."""
-    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
-
-
 def markdown_sections(markdown: str, *titles: str, level: int = 4) -> str:
     """The named ``## `` sections of a markdown document, their headings moved to ``level``.
 

@@ -47,7 +47,7 @@ from skillbench.ledgers import (
     STATE_FILE,
     atomic_write_text,
 )
-from skillbench.markdown import CUT_TARGET, format_seconds, heading_anchor
+from skillbench.markdown import CUT_TARGET, format_seconds
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 NOTEBOOK_TEMPLATE = "notebook.html.j2"
@@ -188,7 +188,7 @@ def export_notebook_html(notebook: str | Path, html: str | Path, *, show_code: b
 def write_markdown_page(markdown_file: str | Path, html: str | Path, *, title: str, back: str = INDEX_FILE,
                         figures: Mapping[str, Sequence[str]] | None = None) -> Path:
     """Render a markdown ledger (``scorecard.md``, ``calibration.md``) as a report page: every ``##``/``###``
-    heading gets its anchor (:func:`skillbench.markdown.heading_anchor`, as GitHub names it), a page of more than
+    heading gets its anchor (:func:`skillbench.scorecard.section_anchor`, as GitHub names it), a page of more than
     two sections a table of contents (after the decision block when the page opens with one), and ``figures``
     (section title prefix → PNG images as base64, :func:`notebook_figures`) go under the heading of the first
     section whose title starts with that prefix, so each plot sits beside its table."""
@@ -214,10 +214,12 @@ def _heading_text(inner: str) -> str:
 
 
 def _with_anchors(body: str) -> str:
+    from skillbench.scorecard import section_anchor  # the decision block's links name sections by it
+
     seen: dict[str, int] = {}
 
     def anchored(m: re.Match[str]) -> str:
-        anchor = heading_anchor(_heading_text(m.group(2)))
+        anchor = section_anchor(_heading_text(m.group(2)))
         n = seen.get(anchor, 0)
         seen[anchor] = n + 1
         unique = f"{anchor}-{n}" if n else anchor  # GitHub's rule for a repeated heading
