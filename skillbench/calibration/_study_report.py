@@ -296,13 +296,12 @@ def execute_study_notebook(run_dir: str | Path, *, kernel_name: str = "skillbenc
     import papermill as pm
 
     from skillbench.paths import NOTEBOOKS_DIR
-    from skillbench.report import export_notebook_html
+    from skillbench.report import execute_notebook, export_notebook_html
 
     out = study_dir(run_dir) / STUDY_NOTEBOOK
     try:
-        pm.execute_notebook(str(NOTEBOOKS_DIR / STUDY_NOTEBOOK), str(out),
-                            parameters={"run_dir": str(Path(run_dir).resolve())}, kernel_name=kernel_name,
-                            cwd=str(NOTEBOOKS_DIR), progress_bar=False, log_output=False)
+        execute_notebook(NOTEBOOKS_DIR / STUDY_NOTEBOOK, out, parameters={"run_dir": str(Path(run_dir).resolve())},
+                         kernel_name=kernel_name)
     except pm.PapermillExecutionError as exc:
         raise RuntimeError(f"{out}: {exc.ename}: {exc.evalue}") from exc
     return export_notebook_html(out, out.with_name(STUDY_HTML))

@@ -77,14 +77,13 @@ def execute_compare_notebook(outcome: CompareOutcome, *, suite_dir: str | Path, 
     """
     import papermill as pm
 
-    from skillbench.report import export_notebook_html, write_report_run_pages
+    from skillbench.report import execute_notebook, export_notebook_html, write_report_run_pages
 
     out = outcome.run_dir / NOTEBOOK
     params = {"suite_dir": str(Path(suite_dir).resolve()), "base": base, "head": head,
               "run_dir": str(outcome.run_dir.resolve())}
     try:
-        pm.execute_notebook(str(NOTEBOOKS_DIR / NOTEBOOK), str(out), parameters=params, kernel_name=kernel_name,
-                            cwd=str(NOTEBOOKS_DIR), progress_bar=False, log_output=False)
+        execute_notebook(NOTEBOOKS_DIR / NOTEBOOK, out, parameters=params, kernel_name=kernel_name)
     except pm.PapermillExecutionError as exc:
         raise RuntimeError(f"{out}: {exc.ename}: {exc.evalue}") from exc
     page = export_notebook_html(out, out.with_suffix(".html"))

@@ -1,3 +1,4 @@
+from ._execute import execute_notebook as execute_notebook, kernel_config as kernel_config
 from ._indexes import (
     week_block as week_block,
     write_reports_index as write_reports_index,

@@ -452,13 +452,11 @@ def _num(x: Any) -> str:
 
 def _explore(out: Path, weekly_dir: Path, kernel_name: str) -> None:
     """Execute ``explore_weeks`` on the demo's weeks into ``OUT/explore_weeks.ipynb`` and its HTML."""
-    import papermill as pm
 
     from skillbench.paths import NOTEBOOKS_DIR
-    from skillbench.report import export_notebook_html
+    from skillbench.report import execute_notebook, export_notebook_html
 
     nb = out / "explore_weeks.ipynb"
-    pm.execute_notebook(str(NOTEBOOKS_DIR / "explore_weeks.ipynb"), str(nb),
-                        parameters={"weekly_dir": str(weekly_dir.resolve())}, kernel_name=kernel_name,
-                        cwd=str(NOTEBOOKS_DIR), progress_bar=False, log_output=False)
+    execute_notebook(NOTEBOOKS_DIR / "explore_weeks.ipynb", nb, parameters={"weekly_dir": str(weekly_dir.resolve())},
+                     kernel_name=kernel_name)
     export_notebook_html(nb, nb.with_suffix(".html"))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillbench.ledgers import PROGRESS_FILE
-from skillbench.report import export_notebook_html
+from skillbench.report import execute_notebook, export_notebook_html
 from skillbench.weekly._progress import ProgressRelay, _stage_environment
 
 if TYPE_CHECKING:
@@ -51,17 +51,6 @@ STAGES: tuple[Stage, ...] = (
     Stage("04", "calibration", "Judge calibration"),
     Stage("05", "scorecard", "Scorecard"),
 )
-
-
-def kernel_config() -> Any:
-    """The kernel's transport: ipykernel warns on every start that a TCP kernel without CurveZMQ keys talks in plain
-    text. The skillbench kernelspec declares curve support, so jupyter_client provisions keys ("auto") and the
-    warning's cause is gone; the kernel's log level stays as it is, so any other warning still shows. A pyzmq built
-    without curve cannot encrypt (jupyter_client refuses "auto" then): the kernel starts as before."""
-    import zmq
-    from traitlets.config import Config
-
-    return Config({"KernelManager": {"transport_encryption": "auto"}} if zmq.has("curve") else {})
 
 
 @dataclass
@@ -147,10 +136,9 @@ def execute_stage(stage: Stage, params: Mapping[str, Any], opts: WeeklyOptions, 
     t0 = time.perf_counter()
     try:
         with _stage_environment(**{PROGRESS_ENV: str(progress_file)}), relay:
-            pm.execute_notebook(str(source), str(out), parameters=values, kernel_name=opts.kernel_name,
-                                cwd=str(opts.notebooks_dir), progress_bar=False, log_output=False,
-                                stdout_file=opts.stream, stderr_file=None, start_timeout=opts.start_timeout,
-                                config=kernel_config())
+            execute_notebook(source, out, parameters=values, kernel_name=opts.kernel_name,
+                             cwd=opts.notebooks_dir, stdout_file=opts.stream, stderr_file=None,
+                             start_timeout=opts.start_timeout)
         result.status = "ok"
     except pm.PapermillExecutionError as exc:
         result.status = "failed"
