@@ -57,15 +57,8 @@ class PreflightReport:
         return (
             f"Checked {len(files)} prompts ({len(files) - heldout} scored, {heldout} held-out, "
             f"{dormancy} dormancy) in {len(self.suite.families)} skill families: "
-            f"{len(self.errors)} errors, {len(self.warnings)} warnings{self._ownership_count()}"
+            f"{len(self.errors)} errors, {len(self.warnings)} warnings"
         )
-
-    def _ownership_count(self) -> str:
-        """The rubric-ownership warnings beside the count, once they were read (they never count toward
-        ``--strict``, so they are named apart rather than left out of a total the lines above disagree with)."""
-        owned = self.__dict__.get("ownership")  # the cached property, only when something asked for it
-        n = len(owned.overlaps) if owned is not None else 0
-        return f" (and {n} rubric-ownership warning{'' if n == 1 else 's'}, report-only)" if n else ""
 
     @cached_property
     def ownership(self) -> Ownership:

@@ -152,7 +152,7 @@ def test_the_aa_verdict_comes_from_the_rubric_votes(week: Path) -> None:
     gate = data.controls.gate
     assert gate["comparison"].eq("aa vs no-skill").all() and len(gate) == 4
     assert gate["verdict"].eq("INVALID_INCONCLUSIVE (underpowered)").all()  # no activation contract for A/A
-    assert gate["evidence"].eq("n=1; 0W/1T/0L; p=1; net +0.0%").all() and gate["dormancy_activations"].eq(0).all()
+    assert gate["evidence"].eq("n=1; 0W/1T/0L; p=1.00; net +0.0%").all() and gate["dormancy_activations"].eq(0).all()
     assert data.controls.arms == ("aa",)
     section = _section(md)
     assert "`aa vs no-skill`: two arms with no skill" in section and "`with-skill vs placebo`" not in section
@@ -193,7 +193,7 @@ def test_a_placebo_as_good_as_the_skill_has_no_lift(week: Path) -> None:
     gate = data.controls.gate.set_index(["skill_family", "model"])
     # The placebo's verdict keeps the activation contract: with-skill's dormancy run still fired on dates × sonnet.
     assert gate.at[("dates", "sonnet"), "verdict"] == "VALID_NO_CHANGE (activation_contract_failed)"
-    assert gate.at[("csv-io", "haiku"), "evidence"] == "n=1; 0W/1T/0L; p=1; net +0.0%"
+    assert gate.at[("csv-io", "haiku"), "evidence"] == "n=1; 0W/1T/0L; p=1.00; net +0.0%"
     assert "`with-skill vs placebo`: what the skill's content adds" in _section(md)
 
 
