@@ -21,11 +21,13 @@ from typing import Any
 
 import pandas as pd
 
-from skillbench.markdown import fmt, is_missing, md_table, md_text, signed, span
+from skillbench.markdown import fmt, is_missing, md_table, md_text, p_value, signed, span
 from skillbench.scorecard._compute import ScorecardData
+from skillbench.scorecard._labels import arm_names
 from skillbench.scorecard._noise import MOVED, WITHIN_NOISE
 from skillbench.scorecard._render_stimuli import record_label, with_icon
 from skillbench.scorecard._stats import ci_flag_text
+from skillbench.scorecard._verdicts import Wording, gate_rule
 from skillbench.vocab import (
     ACTIVATION_CONTRACT_FAILED,
     BAR_FAIL,
@@ -162,19 +164,16 @@ def _votes(r: Any) -> str:
     return f"{int(r.wins)}W/{int(r.ties)}T/{int(r.losses)}L"
 
 
-def _p(x: Any) -> str:
-    return "–" if is_missing(x) else f"{float(x):.3g}"
-
-
-def family_cause(r: Any) -> str:
-    """Why a gate record reads as it does, in one line a reader acts on (the gate row's columns)."""
+def family_cause(r: Any, wording: Wording | None = None) -> str:
+    """Why a gate record reads as it does, in one line a reader acts on (the gate row's columns; ``wording``: the
+    arms' names the rule's words use, default the neutral ones)."""
     reason = str(r.reason or "")
     evidence = str(r.evidence or "")
     if reason == ACTIVATION_CONTRACT_FAILED:
         fired = next((part.strip() for part in evidence.split(";") if part.strip().startswith("activated on ")), "")
         fired = fired.replace("activated on ", "fired on ", 1) if fired else \
             f"fired on a dormancy prompt in {int(r.dormancy_activations)} run(s)"
-        return (f"{fired}; where it should help it voted {_votes(r)} (p {_p(r.p_value)}) — narrow its description "
+        return (f"{fired}; where it should help it voted {_votes(r)} (p {p_value(r.p_value)}) — narrow its description "
                 "before reading that as a win")
     if reason in (INVALID_SPEC, INCOMPLETE_RECONCILIATION):
         return evidence.split(";")[0] if evidence else reason.replace("_", " ")
@@ -186,13 +185,13 @@ def family_cause(r: Any) -> str:
         n, losses = getattr(r, "objective_n", None), getattr(r, "objective_losses", None)
         lost = f"{int(losses)} of {int(n)} stimuli" if not is_missing(n) and not is_missing(losses) else "stimuli"
         return (f"deterministic checks fail more often with the skill ({lost} lost, p(loss) "
-                f"{_p(getattr(r, 'objective_p', None))})")
+                f"{p_value(getattr(r, 'objective_p', None))})")
     if reason == NOT_SIGNIFICANT_ADJUSTED:
-        return (f"{_votes(r)}, p {_p(r.p_value)} alone but {_p(r.p_adjusted)} after Holm across the week's "
+        return (f"{_votes(r)}, p {p_value(r.p_value)} alone but {p_value(r.p_adjusted)} after Holm across the week's "
                 "records")
-    if reason in (NOT_SIGNIFICANT, NO_POSITIVE_DIRECTION, NET_WIN_BELOW_FLOOR):
-        return f"{_votes(r)}, p {_p(r.p_value)}: no credible difference"
-    return f"{_votes(r)}, p {_p(r.p_value)} (Holm {_p(r.p_adjusted)})"
+    if reason in (NOT_SIGNIFICANT, NO_POSITIVE_DIRECTION, NET_WIN_BELOW_FLOOR):  # the rule's own words
+        return f"{_votes(r)}, p {p_value(r.p_value)}: {gate_rule(reason).what_to_do(wording)}"
+    return f"{_votes(r)}, p {p_value(r.p_value)} (Holm {p_value(r.p_adjusted)})"
 
 
 def _family_calls(d: ScorecardData) -> list[FamilyCall]:
@@ -201,8 +200,11 @@ def _family_calls(d: ScorecardData) -> list[FamilyCall]:
     rank = {m: i for i, m in enumerate(d.models)}
     gate = d.gate.assign(_rank=d.gate["model"].map(rank).fillna(len(rank)))
     gate = gate.sort_values(["skill_family", "_rank", "model"], kind="stable")
+    names = arm_names(d.pair)
+    wording = Wording(treatment=names.treatment, control=names.control, arms=f"{names.treatment} and {names.control}",
+                      command="week")
     return [FamilyCall(skill_family=str(r.skill_family), model=str(r.model), label=record_label(r),
-                       state=str(r.state), reason=str(r.reason or ""), cause=family_cause(r))
+                       state=str(r.state), reason=str(r.reason or ""), cause=family_cause(r, wording))
             for r in gate.itertuples(index=False)]
 
 

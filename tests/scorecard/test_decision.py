@@ -142,10 +142,13 @@ def _record(**kw: object) -> SimpleNamespace:
 @pytest.mark.parametrize(("record", "expected"), [
     (_record(), "6W/0T/0L, p 0.0156 (Holm 0.0312)"),
     (_record(reason=UNDERPOWERED, n=1, wins=1), "only 1 stimulus voted (1W/0T/0L): too few to call"),
+    # the rest read their rule's own action from the verdict specification
+    (_record(reason="no_positive_direction", wins=1, losses=3, p_value=0.94),
+     "1W/0T/3L, p 0.940: the treatment does not win more often than the control"),
     (_record(reason=NOT_SIGNIFICANT_ADJUSTED, p_adjusted=0.25),
-     "6W/0T/0L, p 0.0156 alone but 0.25 after Holm across the week's records"),
+     "6W/0T/0L, p 0.0156 alone but 0.250 after Holm across the week's records"),
     (_record(reason=OBJECTIVE_LOSS, objective_n=8, objective_losses=5, objective_p=0.031),
-     "deterministic checks fail more often with the skill (5 of 8 stimuli lost, p(loss) 0.031)"),
+     "deterministic checks fail more often with the skill (5 of 8 stimuli lost, p(loss) 0.0310)"),
     # the real report's misleading case: 6W/0T/0L, p = 0.016, yet "no change" — the cause says what happened
     (_record(reason=ACTIVATION_CONTRACT_FAILED, dormancy_activations=4,
              evidence="6W/0T/0L; p=0.016; activated on dormancy-debug-rename-exports in 4/8 runs"),
