@@ -22,7 +22,14 @@ fi
 if [ ! -f "$VENV/.installed" ] || [ pyproject.toml -nt "$VENV/.installed" ]; then
   say "installing skillbench with its test extra into $VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-  "$VENV/bin/python" -m pip install -q -e '.[test]' || { say "pip install failed"; exit 1; }
+  # uv (a PyPI package) installs the same pins in a third of pip's time, bytecode compiled on both cores: CI sets up
+  # a fresh clone on every run. pip stays the fallback when uv cannot be installed.
+  if "$VENV/bin/python" -m pip install -q uv >/dev/null 2>&1; then
+    "$VENV/bin/python" -m uv pip install -q --python "$VENV/bin/python" --compile-bytecode -e '.[test]' \
+      || { say "uv pip install failed"; exit 1; }
+  else
+    "$VENV/bin/python" -m pip install -q -e '.[test]' || { say "pip install failed"; exit 1; }
+  fi
   touch "$VENV/.installed"
 fi
 
