@@ -484,8 +484,7 @@ def read_run_links(report_dir: str | Path) -> RunLinks | None:
 def run_href(target: str) -> str:
     """A link to a run page or an anchor of the runs index, as every page writes one: the path through the report's
     one link filter (percent-encoded, so no ``javascript:`` or ``../`` survives) and the anchor likewise."""
-    path, _, anchor = target.partition("#")
-    return _relative_link(path) + (f"#{_relative_link(anchor)}" if anchor else "")
+    return _relative_link(target)  # the report's one link filter keeps an anchor an anchor
 
 
 _LINK_CLASS = 'class="run-link"'
