@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillbench.ledgers import CALIBRATION_HTML, INDEX_FILE, RUN_PAGES_DIR, SCORECARD_HTML
+from skillbench.ledgers import CALIBRATION_HTML, DECISION_FILE, INDEX_FILE, RUN_PAGES_DIR, SCORECARD_HTML
 from skillbench.report._pages import _jinja, read_state
 from skillbench.report._run_pages import read_run_links
-from skillbench.scorecard import LEVEL_WORDS, RED, level_of, section_anchor
+from skillbench.scorecard import LEVEL_WORDS, RED, TrustFlag, WeekDecision, level_of, section_anchor
 
 
 def week_block(state: Mapping[str, Any], report_dir: str | Path | None = None) -> dict[str, Any] | None:
@@ -24,10 +24,15 @@ def week_block(state: Mapping[str, Any], report_dir: str | Path | None = None) -
     Each family × model links to its family on the run pages' index when the week has run pages
     (``report_dir``'s ``runs/``), else to the scorecard's preference gate.
     """
-    dec = state.get("decision")
-    if not isinstance(dec, Mapping):
+    if state.get("decision") is None:
         return None
-    flags = [dict(f) for f in dec.get("flags") or [] if isinstance(f, Mapping)]
+    try:
+        dec = WeekDecision.from_json(state["decision"]).to_json()
+    except ValueError as exc:  # a damaged decision.json never reads as a clean week, nor stops the page
+        dec = WeekDecision(run_key=str(state.get("run_key", "")), endpoint="", level=RED, flags=[TrustFlag(
+            "decision_unreadable", RED, f"The week's {DECISION_FILE} is unreadable ({exc}): rerun its scorecard "
+            "(`skillbench scorecard RUN_DIR`)", SCORECARD_HTML)]).to_json()
+    flags = list(dec["flags"])
     if state.get("failed_stage"):
         flags.insert(0, {"key": "stage_failed", "level": RED, "link": f"{state['failed_stage']}.html",
                          "text": f"Stage {state['failed_stage']} failed: the numbers below are from an earlier "
@@ -36,7 +41,7 @@ def week_block(state: Mapping[str, Any], report_dir: str | Path | None = None) -
     gate = f"{SCORECARD_HTML}#{section_anchor('Preference gate (paired, per skill family × model)')}"
     families = [{**f, "href": f"{RUN_PAGES_DIR}/{links.families[f['skill_family']]}"
                  if links is not None and f.get("skill_family") in links.families else gate}
-                for f in dec.get("families") or [] if isinstance(f, Mapping)]
+                for f in dec["families"]]
     return {**dec, "flags": flags, "families": families, "level": level_of(flags)}
 
 

@@ -116,6 +116,21 @@ class WeekDecision:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_json(cls, data: Any) -> WeekDecision:
+        """A decision read back from ``decision.json``.
+
+        Raises:
+            ValueError: the file does not hold a decision (hand-edited or written by another version).
+        """
+        try:
+            return cls(run_key=str(data["run_key"]), endpoint=str(data["endpoint"]), level=str(data["level"]),
+                       models=[ModelCall(**m) for m in data["models"]],
+                       families=[FamilyCall(**f) for f in data["families"]],
+                       flags=[TrustFlag(**f) for f in data["flags"]])
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a decision block ({type(exc).__name__}: {exc})") from exc
+
 
 def section_anchor(title: str) -> str:
     """A section's anchor as GitHub and the report pages name it: lower case, punctuation dropped, spaces → ``-``."""

@@ -196,3 +196,12 @@ def test_a_tampered_run_is_a_red_flag(tmp_path: Path) -> None:
     write_scorecard(root / FIRST, n_resamples=50)
     flag = read_decision(root / FIRST)["flags"][0]
     assert flag["key"] == "tampered" and flag["level"] == RED and flag["text"].startswith("1 run tampered")
+
+
+def test_a_damaged_decision_file_reads_red_and_never_stops_the_page(failed_week: Path, tmp_path: Path) -> None:
+    report = tmp_path / "reports" / FIRST
+    report.mkdir(parents=True)
+    state = _state(failed_week, report)
+    state["decision"] = {**state["decision"], "models": [{"model": "haiku"}]}  # hand-edited: fields missing
+    block = BeautifulSoup(write_week_index(report, state).read_text(), "html.parser").select_one("section.decision")
+    assert "red" in block["class"] and "decision.json is unreadable" in block.get_text()
