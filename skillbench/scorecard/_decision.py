@@ -23,6 +23,7 @@ import pandas as pd
 
 from skillbench.markdown import fmt, is_missing, md_table, md_text, p_value, signed, span
 from skillbench.scorecard._compute import ScorecardData
+from skillbench.scorecard._gate import dormancy_causes
 from skillbench.scorecard._labels import arm_names
 from skillbench.scorecard._noise import MOVED, WITHIN_NOISE
 from skillbench.scorecard._render_stimuli import record_label, with_icon
@@ -179,16 +180,16 @@ def _votes(r: Any) -> str:
     return f"{int(r.wins)}W/{int(r.ties)}T/{int(r.losses)}L"
 
 
-def family_cause(r: Any, wording: Wording | None = None) -> str:
+def family_cause(r: Any, wording: Wording | None = None, fired: str = "") -> str:
     """Why a gate record reads as it does, in one line a reader acts on (the gate row's columns; ``wording``: the
-    arms' names the rule's words use, default the neutral ones)."""
+    arms' names the rule's words use, default the neutral ones; ``fired``: for a failed activation contract, where
+    the skill fired, as :func:`~skillbench.scorecard._gate.dormancy_causes` says it)."""
     reason = str(r.reason or "")
     evidence = str(r.evidence or "")
     if reason == ACTIVATION_CONTRACT_FAILED:
-        fired = next((part.strip() for part in evidence.split(";") if part.strip().startswith("activated on ")), "")
-        fired = fired.replace("activated on ", "fired on ", 1) if fired else \
-            f"fired on a dormancy prompt in {int(r.dormancy_activations)} run(s)"
-        return (f"{fired}; where it should help it voted {_votes(r)} (p {p_value(r.p_value)}) — narrow its description "
+        where = (fired.replace("activated on ", "fired on ", 1) if fired
+                 else f"fired on a dormancy prompt in {int(r.dormancy_activations)} run(s)")
+        return (f"{where}; where it should help it voted {_votes(r)} (p {p_value(r.p_value)}) — narrow its description "
                 "before reading that as a win")
     if reason in (INVALID_SPEC, INCOMPLETE_RECONCILIATION):
         return evidence.split(";")[0] if evidence else reason.replace("_", " ")
@@ -218,8 +219,10 @@ def _family_calls(d: ScorecardData) -> list[FamilyCall]:
     names = arm_names(d.pair)
     wording = Wording(treatment=names.treatment, control=names.control, arms=f"{names.treatment} and {names.control}",
                       command="week")
+    fired = dormancy_causes(d.manifest, d.pair)  # the gate's own account of where a skill fired, not its text parsed
     return [FamilyCall(skill_family=str(r.skill_family), model=str(r.model), label=record_label(r),
-                       state=str(r.state), reason=str(r.reason or ""), cause=family_cause(r, wording))
+                       state=str(r.state), reason=str(r.reason or ""),
+                       cause=family_cause(r, wording, fired.get((str(r.skill_family), str(r.model)), "")))
             for r in gate.itertuples(index=False)]
 
 
@@ -241,6 +244,13 @@ def _calibration_flag(calibration: pd.DataFrame | None) -> TrustFlag | None:
     n = int(r["n_units"]) if not is_missing(r["n_units"]) else 0
     interval = span(r.get("unanimity_low", float("nan")), r.get("unanimity_high", float("nan")), 3)
     bar = f"{UNANIMOUS_MUSTS_BAR * 100:g} %"
+    high = r.get("unanimity_high", float("nan"))
+    if state == BAR_FAIL and not is_missing(high) and float(high) >= UNANIMOUS_MUSTS_BAR:
+        # below the bar, but on too few musts to tell (18 musts: [0.727, 0.999]): a caveat, not a stop
+        return TrustFlag("calibration_failed", AMBER,
+                         f"Judge calibration bar failed on too few musts to tell: {share} of {n:,} unanimous, 95 % "
+                         f"interval {interval} still reaches {bar} — grade more musts before trusting small lifts",
+                         "calibration.html")
     if state == BAR_FAIL:
         return TrustFlag("calibration_failed", RED,
                          f"Judge calibration bar failed: {share} of {n:,} musts unanimous"

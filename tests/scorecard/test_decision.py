@@ -61,6 +61,19 @@ def test_a_failed_calibration_turns_the_block_red_with_its_flag_first(failed_wee
     assert {f["key"] for f in dec["flags"]} >= {"calibration_failed", "simulated"}
 
 
+def test_a_failed_bar_on_too_few_musts_to_tell_is_amber_not_red(tmp_path: Path) -> None:
+    """Seen on dotnet's tree in the tiny chain: 94.4 % of 18 musts, [0.727, 0.999] — below the bar, but the interval
+    still reaches it, so the block says "grade more" rather than "do not act"."""
+    from skillbench.scorecard._decision import _calibration_flag
+
+    cal = pd.DataFrame([{"comparison": "self-agreement", "item_type": "must", "unanimity": 0.944, "n_units": 18,
+                         "unanimity_low": 0.727, "unanimity_high": 0.999, "bar_state": "FAIL"}])
+    flag = _calibration_flag(cal)
+    assert flag.level == AMBER and "too few musts to tell" in flag.text
+    cal.loc[0, "unanimity_high"] = 0.921  # the interval misses the bar: red
+    assert _calibration_flag(cal).level == RED
+
+
 def test_the_block_opens_the_scorecard_before_any_table(failed_week: Path) -> None:
     page = (failed_week / "scorecard.md").read_text()
     assert page.index("## Decision") < page.index("## Lift per model")
@@ -151,12 +164,12 @@ def _record(**kw: object) -> SimpleNamespace:
      "deterministic checks fail more often with the skill (5 of 8 stimuli lost, p(loss) 0.0310)"),
     # the real report's misleading case: 6W/0T/0L, p = 0.016, yet "no change" — the cause says what happened
     (_record(reason=ACTIVATION_CONTRACT_FAILED, dormancy_activations=4,
-             evidence="6W/0T/0L; p=0.016; activated on dormancy-debug-rename-exports in 4/8 runs"),
+             fired="activated on dormancy-debug-rename-exports in 4/8 runs"),
      "fired on dormancy-debug-rename-exports in 4/8 runs; where it should help it voted 6W/0T/0L (p 0.0156) — "
      "narrow its description before reading that as a win"),
 ])
 def test_each_family_verdict_has_its_cause_in_one_line(record: SimpleNamespace, expected: str) -> None:
-    assert family_cause(record) == expected
+    assert family_cause(record, fired=getattr(record, "fired", "")) == expected
 
 
 def test_chromium_draws_the_block_red(failed_week: Path, tmp_path: Path) -> None:
