@@ -21,7 +21,8 @@ class Identifier:
     """One identifier an answer uses, and what the declared surfaces say of it."""
 
     text: str  # as the answer wrote it, shortened to the identifier: "pd.merge_asof", "rolling(closed=...)"
-    target: str  # the fully qualified name it was checked as ("pandas.merge_asof", "pandas.DataFrame.rolling(closed)"); "" if unchecked
+    # the fully qualified name it was checked as ("pandas.DataFrame.rolling(closed)"); "" when unchecked
+    target: str
     kind: str  # one of IDENTIFIER_KINDS
     language: str  # the code block's language ("python", "json", "http", "bash", … or "" for inline code)
     status: str  # one of IDENTIFIER_STATUSES
