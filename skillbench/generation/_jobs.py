@@ -98,26 +98,48 @@ def _affinity() -> int | None:
         return os.cpu_count()
 
 
-def cgroup_quota(root: Path = CGROUP_ROOT) -> float | None:
+def cgroup_quota(root: Path = CGROUP_ROOT, membership: Path = Path("/proc/self/cgroup")) -> float | None:
     """This process's cgroup CPU quota in CPUs, or None when there is none (or it cannot be read).
 
-    cgroup v2: ``cpu.max`` of this process's cgroup (``max 100000`` means none); v1: ``cpu.cfs_quota_us`` ÷
-    ``cpu.cfs_period_us`` of its ``cpu`` hierarchy (-1 means none).
+    The smallest quota on the way from the process's cgroup up to the root (a pod's quota holds for its children):
+    cgroup v2 ``cpu.max`` (``max 100000`` means none); v1 ``cpu.cfs_quota_us`` ÷ ``cpu.cfs_period_us`` of the
+    ``cpu`` hierarchy (-1 means none). ``membership``: which cgroups the process is in.
     """
     try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        lines = membership.read_text().splitlines()
     except OSError:
         return None
+    quotas: list[float] = []
     for line in lines:
+        if line.count(":") < 2:
+            continue
         _, controllers, path = line.split(":", 2)
-        rel = path.lstrip("/")
-        if controllers == "" and (root / rel / "cpu.max").exists():  # v2
-            return _quota_v2((root / rel / "cpu.max").read_text())
-        if "cpu" in controllers.split(","):
-            folder = next((root / name / rel for name in (controllers, "cpu", "cpu,cpuacct")
-                           if (root / name / rel / "cpu.cfs_quota_us").exists()), None)
-            if folder is not None:
-                return _quota_v1((folder / "cpu.cfs_quota_us").read_text(), (folder / "cpu.cfs_period_us").read_text())
+        if controllers == "":  # v2 (the unified hierarchy, mounted at the root)
+            mounts = [root] if (root / "cgroup.controllers").is_file() else []
+        elif "cpu" in controllers.split(","):
+            mounts = [root / name for name in (controllers, "cpu", "cpu,cpuacct") if (root / name).is_dir()][:1]
+        else:
+            continue
+        for mount in mounts:
+            folder = mount / path.lstrip("/")
+            while True:
+                quota = _quota_of(folder)
+                if quota is not None:
+                    quotas.append(quota)
+                if folder == mount or mount not in folder.parents:
+                    break
+                folder = folder.parent
+    return min(quotas) if quotas else None
+
+
+def _quota_of(folder: Path) -> float | None:
+    try:
+        if (folder / "cpu.max").is_file():
+            return _quota_v2((folder / "cpu.max").read_text())
+        if (folder / "cpu.cfs_quota_us").is_file():
+            return _quota_v1((folder / "cpu.cfs_quota_us").read_text(), (folder / "cpu.cfs_period_us").read_text())
+    except OSError:
+        return None
     return None
 
 
