@@ -121,7 +121,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     terminal = TerminalLines()
     jobs, why = weekly_jobs(args.jobs, args.executor, args.sandbox, DEFAULT_JOBS)
-    terminal.line(f"weekly: {jobs} run{'s' if jobs != 1 else ''} and judge calls at once ({why})")
+    first = [f"weekly: {jobs} run{'s' if jobs != 1 else ''} and judge calls at once ({why})"]
+
+    def log(text: str) -> None:
+        """The chain's lines, after the jobs line (said once the chain runs: a refusal stays one line)."""
+        while first:
+            terminal.line(first.pop())
+        terminal.line(text)
     opts = WeeklyOptions(
         suite_dir=Path(args.suite) if args.suite else DEFAULT_SUITE, run_key=args.run_key or utc_run_key(),
         backend=args.backend, models=listed(args.models), reps=args.reps, prompts=listed(args.prompts),
@@ -134,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     # SIGTERM unwinds like Ctrl-C: the simulated endpoint, the kernel and the report's state are cleaned up.
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
-        result = run_weekly(opts, log=terminal.line, progress=terminal.progress)
+        result = run_weekly(opts, log=log, progress=terminal.progress)
     except WeeklyError as exc:
         raise UsageError(str(exc)) from exc
     finally:

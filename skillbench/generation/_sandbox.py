@@ -402,7 +402,6 @@ class DockerSandbox:
         """
         from skillbench.generation._task_container import (
             account,
-            exec_in,
             handover,
             prepare,
             prepare_and_run,
@@ -437,7 +436,9 @@ class DockerSandbox:
                     setup = SetupOutcome(False, f"{setup.detail} (hit the container's {' and '.join(hit)} limit)")
                 return SandboxResult(SETUP_FAILED_EXIT, False, b"", setup_logs, started, time.time(),
                                      self.image.id, setup=setup, confinement=record)
-            cli = exec_in(container, command, env=env, timeout_s=timeout, caps=caps)
+            why, cli = prepare_and_run(container, None, command, env=env, timeout_s=timeout, caps=caps)
+            if why:
+                raise SandboxFailure(why)
         if cli.error:
             raise SandboxFailure(f"the CLI could not run: {cli.error}")
         ended = time.time()

@@ -65,13 +65,14 @@ chmod 0700 {SETUP_HOME}
 chown -hR "$1:$1" {WORKSPACE}
 """
 
-# The prepare step and the CLI in one exec, for a run with no setup commands (most runs): root unpacks the tar
-# (PREPARE_SCRIPT, in its own shell so its ``set -e`` holds; what it prints is kept only when it fails), says so
-# on stderr — the first bytes there, before anything the command can print, so nothing the agent does can fake
-# it — and becomes the runner for the command, with nothing on stdin. One runtime exec less per run (tens of
-# milliseconds of wall, and of CPU on the engine's side). setpriv gives the identity docker's exec as the runner
-# gives: its uid, gid and groups (``id`` prints the same), no capabilities (a uid change from root clears them;
-# no-new-privileges holds in the container).
+# The CLI's exec, started by root (for a run with no setup commands, most runs, the prepare step is in it too): root
+# unpacks the tar (PREPARE_SCRIPT, in its own shell so its ``set -e`` holds; what it prints is kept only when it
+# fails), says so on stderr — the first bytes there, before anything the command can print, so nothing the agent
+# does can fake it — and becomes the runner for the command, with nothing on stdin. That saves a runtime exec per
+# run (tens of milliseconds of wall, and of CPU on the engine's side), and the exec's pipes are root's: a process of
+# the runner cannot reopen the CLI's stdout through /proc to write into its transcript (its own inherited pipes are
+# the CLI's to give). setpriv gives the identity docker's exec as the runner gives: its uid, gid and groups (``id``
+# prints the same), no capabilities (a uid change from root clears them; no-new-privileges holds).
 PREPARED = b"skillbench: prepared\n"
 PREPARED_RUN = f"""\
 prepare=$1; shift
@@ -82,6 +83,7 @@ fi
 printf 'skillbench: prepared\\n' >&2
 exec setpriv --reuid={RUNNER_UID} --regid={RUNNER_UID} --init-groups --inh-caps=-all -- "$@" </dev/null
 """
+NOTHING_TO_PREPARE = ":"  # the prepare step of a run whose tar went in before its setup
 
 # The handover (root): end every process of uid $1, check none is left, empty /tmp (and the setup user's HOME
 # when $3 says so), give the workspace to uid $2. kill(-1) from a process of that uid signals all of its
@@ -247,17 +249,20 @@ def prepare(container: Any, tar: bytes, first_owner: int) -> str:
     return _failed("preparing the container", out)
 
 
-def prepare_and_run(container: Any, tar: bytes, argv: Sequence[str], *, env: Mapping[str, str], timeout_s: float,
-                    caps: tuple[int, int]) -> tuple[str, ExecOutcome]:
-    """:func:`prepare`, then ``argv`` as the runner, in one exec: a run whose workspace needs no setup.
+def prepare_and_run(container: Any, tar: bytes | None, argv: Sequence[str], *, env: Mapping[str, str],
+                    timeout_s: float, caps: tuple[int, int]) -> tuple[str, ExecOutcome]:
+    """:func:`prepare` (unless ``tar`` is None: unpacked already), then ``argv`` as the runner, in one exec.
 
     Returns why the prepare step failed ("" when it did not; the command then never ran) and the command's outcome.
     """
-    out = exec_in(container, ["sh", "-c", PREPARED_RUN, "skillbench", PREPARE_SCRIPT, *argv], env=env,
+    script = PREPARE_SCRIPT if tar is not None else NOTHING_TO_PREPARE
+    out = exec_in(container, ["sh", "-c", PREPARED_RUN, "skillbench", script, *argv], env=env,
                   timeout_s=timeout_s, user=ROOT, caps=(caps[0], caps[1] + len(PREPARED)), stdin=tar)
-    if out.error or not out.stderr.startswith(PREPARED):
-        return _failed("preparing the container", out) or "preparing the container failed", out
-    return "", dataclasses.replace(out, stderr=out.stderr[len(PREPARED):])
+    if out.stderr.startswith(PREPARED):
+        return "", dataclasses.replace(out, stderr=out.stderr[len(PREPARED):])
+    if out.error:  # the exec never ran (the container is gone): the caller says the CLI could not run
+        return "", out
+    return _failed("preparing the container", out) or "preparing the container failed", out
 
 
 def sweep(container: Any, uid: int) -> None:

@@ -125,12 +125,14 @@ echo "container=$(hostname)"
 echo "found=$(ls -A "$HOME" . /tmp | tr '\\n' ,)"
 echo "environment=$(env | tr '\\n' ,)"
 for d in "$HOME" . /tmp; do echo left > "$d/left-by-$RUN"; done
+( printf 'FORGED\\n' > "/proc/$$/fd/1" ) 2>/dev/null && echo "reopened=yes" || echo "reopened=no"
 """
 
 
 def test_every_docker_run_gets_a_fresh_container_without_a_previous_runs_files_or_a_key(tmp_path):
     """Three runs through the warm pool, as generate makes them: three containers, each clean, and none holding the
-    endpoint's key (the run's own token only in the CLI's environment, never in a container's)."""
+    endpoint's key (the run's own token only in the CLI's environment, never in a container's); the CLI's output
+    cannot be reopened by the runner's processes."""
     require_docker()
     import docker
 
@@ -146,7 +148,8 @@ def test_every_docker_run_gets_a_fresh_container_without_a_previous_runs_files_o
             result = sandbox.run(["claude"], {"HOME": "/home/runner", "RUN": str(n)}, [], 60, f"run-{n}", relay=relay)
             assert result.exit_code == 0, result.stderr
             out = result.stdout.decode()
-            seen.append(dict(line.split("=", 1) for line in out.splitlines() if "=" in line.split(" ")[0]))
+            seen.append({**dict(line.split("=", 1) for line in out.splitlines() if "=" in line.split(" ")[0]),
+                         "stdout": out})
         spares = docker.from_env().containers.list(filters={"label": f"{LABEL}={tmp_path.resolve()}"})
         for spare in spares:  # made ahead for a run that never comes: nothing of any run is in it
             assert not any(key in e or "sk-skillbench-run-" in e for e in spare.attrs["Config"]["Env"])
@@ -157,4 +160,6 @@ def test_every_docker_run_gets_a_fresh_container_without_a_previous_runs_files_o
         assert "left-by-" not in s["found"], (n, s["found"])  # nothing of a previous run
         assert key not in s["environment"]  # the endpoint's key is the relay's alone
         assert tokens[n] in s["environment"] and not any(t in s["environment"] for t in tokens[:n])
+        # the CLI's stdout is root's pipe: a process of the runner cannot reopen it to forge the transcript
+        assert s["reopened"] == "no" and "FORGED" not in s["stdout"]
     assert not docker.from_env().containers.list(all=True, filters={"label": f"{LABEL}={tmp_path.resolve()}"})
