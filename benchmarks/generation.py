@@ -13,7 +13,8 @@ per-run part, so the CLI's own work is the same in every case; the shipped multi
   processes (bare, local), the containers' cgroups and their containerd shims with the runc processes they waited
   for (read just before each container is removed), and the engine's daemons (dockerd, containerd: shared, so
   another user's containers leak in there). The kernel's own threads (a namespace's teardown) are not counted;
-  ``machine`` is ``/proc/stat`` less the idle rate measured before the series, meaningful only on a quiet machine.
+  the JSON's ``machine`` is ``/proc/stat`` less the idle rate measured before the series, meaningful only on a quiet
+  machine.
   Targets: docker overhead ≤ 0.15 s wall per run over the bare CLI, with its CPU-s beside.
 * **Breakdown** of a warm run's wall, on its path (taking the container, the relay's start, the one exec that
   unpacks the skills and runs the CLI, the relay's stop) and off it (making the next container, removing this one).
@@ -166,12 +167,20 @@ def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+READY: dict[str, float] = {}  # a container's cgroup CPU when it was ready, before any exec
+
+
 def count_container(container_id: str) -> None:
-    """Add a container's CPU and its shim's to the ledger (just before it is removed: both go with it)."""
-    used, shim = container_cpu(container_id), shim_cpu(container_id)
+    """Add a container's CPU and its shim's to the ledger (just before it is removed: both go with it).
+
+    The shim is the subreaper of every process an exec starts, so the CLI's CPU reaches the shim's waited-for
+    children too: what the container's cgroup used after it was ready is taken off the shim's count.
+    """
+    used, shim = container_cpu(container_id) or 0.0, shim_cpu(container_id)
+    ready = READY.pop(container_id, used)
     with LEDGER.lock:
-        LEDGER.containers += used or 0.0
-        LEDGER.shims += shim
+        LEDGER.containers += used
+        LEDGER.shims += max(0.0, shim - (used - ready))
 
 
 def instrument() -> None:
@@ -199,8 +208,14 @@ def instrument() -> None:
         return out
 
     task_container.prepare_and_run = exec_counted
-    sandbox_module.DockerSandbox._warm_up = timed("off path: create, start, seal the next container",
-                                                  sandbox_module.DockerSandbox._warm_up)
+    warm_up = timed("off path: create, start, seal the next container", sandbox_module.DockerSandbox._warm_up)
+
+    def warm_up_counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        warm = warm_up(self, *args, **kwargs)
+        READY[warm.container.id] = container_cpu(warm.container.id) or 0.0
+        return warm
+
+    sandbox_module.DockerSandbox._warm_up = warm_up_counted
     relay_module.Relay.start = timed("on path: the relay starts", relay_module.Relay.start)
     relay_module.Relay.stop = timed("on path: the relay stops", relay_module.Relay.stop)
     warm_module.WarmPool.take = timed("on path: take a warm container", warm_module.WarmPool.take)
@@ -255,10 +270,13 @@ def series(name: str, fn: Callable[[], None], n: int, results: dict[str, Any], a
 
 
 def run_true(client: Any, tag: str) -> None:
-    """``docker run --rm --network none IMAGE true`` through the engine's API (so its cgroup and shim can be read)."""
-    container = client.containers.create(tag, entrypoint=["true"], network_mode="none")
+    """``docker run --rm --network none IMAGE true`` through the engine's API: create, start, remove.
+
+    Its command is ``sleep`` killed by the removal rather than ``true``: a container that exits takes its shim and
+    cgroup with it before they can be read.
+    """
+    container = client.containers.create(tag, entrypoint=["sleep", "infinity"], network_mode="none")
     container.start()
-    container.wait()
     count_container(container.id)
     container.remove(force=True)
 
@@ -267,13 +285,13 @@ def print_per_run(results: dict[str, Any], runs: int) -> None:
     bare = results["bare CLI"]
     print(f"\nper run, {runs} runs each (wall: median; CPU-s: per run over the series; overhead: minus the bare CLI)")
     head = (f"{'':16}{'wall s':>8}{'p90 s':>8}{'+wall s':>9}{'CPU-s':>8}{'+CPU-s':>8}{'self':>7}{'CLI':>7}"
-            f"{'contnr':>8}{'shims':>7}{'engine':>8}{'machine':>9}")
+            f"{'contnr':>8}{'shims':>7}{'engine':>8}")
     print(head)
     for name, r in results.items():
         c = r["cpu"]
         print(f"{name:16}{r['wall']:8.3f}{r['p90']:8.3f}{r['wall'] - bare['wall']:+9.3f}{c['cpu']:8.3f}"
               f"{c['cpu'] - bare['cpu']['cpu']:+8.3f}{c['self']:7.3f}{c['children']:7.3f}"
-              f"{c['containers']:8.3f}{c['shims']:7.3f}{c['engine']:8.3f}{c['machine']:9.3f}")
+              f"{c['containers']:8.3f}{c['shims']:7.3f}{c['engine']:8.3f}")
     warm, true = results.get("docker, warm"), results.get("docker run true")
     if warm:
         over = warm["wall"] - bare["wall"]

@@ -90,3 +90,17 @@ def test_this_machines_facts_are_read():
     facts = machine_facts("local")
     assert facts.affinity and facts.affinity >= 1 and facts.engine_cpus is None
     assert default_jobs(facts).jobs >= 1
+
+
+def test_generate_takes_jobs_given_else_the_machines_and_says_which():
+    from types import SimpleNamespace
+
+    from skillbench.generation import LocalExecutor
+    from skillbench.generation._run import pass_jobs
+
+    local = SimpleNamespace(name="local")
+    assert pass_jobs(3, LocalExecutor(print), local).why == "--jobs 3"
+    choice = pass_jobs(0, LocalExecutor(print), local)
+    assert choice.jobs == default_jobs(machine_facts("local")).jobs and "CPUs" in choice.why
+    cluster = SimpleNamespace(kind="dask", width=lambda jobs: jobs or 6)
+    assert pass_jobs(0, cluster, local).jobs == 6
