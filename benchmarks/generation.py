@@ -327,7 +327,8 @@ def jobs_section(suite: Any, reps: int, results: dict[str, Any]) -> None:
                 "sim", suite_dir=SUITE)))
             cpu = per_run(before, snapshot(), 1, idle)
             n = len(LEDGER.cli_cpu)
-            out[jobs] = {"runs": n, "wall": cpu["wall"], "cpu": cpu["cpu"], "cli_cpu": sum(LEDGER.cli_cpu),
+            out[jobs] = {"runs": n, "wall": cpu["wall"], "cpu": cpu["cpu"], "engine": cpu["engine"],
+                         "cli_cpu": sum(LEDGER.cli_cpu),
                          "load": os.getloadavg()[0], "complete": report.get("complete")}
             print(f"  --jobs {jobs}: {n} runs, {cpu['wall']:.1f} s (load {os.getloadavg()[0]:.2f})", file=sys.stderr,
                   flush=True)
@@ -335,9 +336,11 @@ def jobs_section(suite: Any, reps: int, results: dict[str, Any]) -> None:
     print(f"\ngenerate, {out[1]['runs']} runs of the tiny suite (haiku × no-skill, with-skill × {reps} reps, the "
           f"shipped sim profile, Docker) on {cores} cores; CLI floor = Σ per-run CLI CPU at --jobs 1 "
           f"({out[1]['cli_cpu']:.1f} CPU-s) ÷ {cores} = {floor:.1f} s")
-    print(f"{'':10}{'wall s':>8}{'× floor':>9}{'CPU-s':>8}{'CPU-s/run':>11}{'speedup':>9}{'load':>7}")
+    print(f"{'':10}{'wall s':>8}{'× floor':>9}{'CPU-s':>8}{'CPU-s/run':>11}{'no engine':>11}{'CLI/run':>9}"
+          f"{'speedup':>9}{'load':>7}")
     for jobs, r in out.items():
         print(f"--jobs {jobs:<3}{r['wall']:8.1f}{r['wall'] / floor:9.2f}{r['cpu']:8.1f}{r['cpu'] / r['runs']:11.3f}"
+              f"{(r['cpu'] - r['engine']) / r['runs']:11.3f}{r['cli_cpu'] / r['runs']:9.3f}"
               f"{out[1]['wall'] / r['wall']:9.2f}{r['load']:7.2f}")
     best = min(r["wall"] for r in out.values())
     print(f"generation wall ÷ CLI floor, best of the three: {best / floor:.2f} (target ≤ {TARGET_FLOOR_RATIO}: "
