@@ -203,12 +203,16 @@ def exec_in(container: Any, argv: Sequence[str], *, env: Mapping[str, str], time
 
 def _exit_code(api: Any, exec_id: str) -> int | None:
     """The exec's exit code; its stream can end a moment before the engine marks it finished."""
-    for _ in range(100):
+    deadline = time.monotonic() + 1.0
+    wait = 0.001  # on every run's path: the engine usually catches up within a millisecond or two
+    while True:
         info = api.exec_inspect(exec_id)
         if not info.get("Running"):
             return info.get("ExitCode")
-        time.sleep(0.01)
-    return None
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(wait)
+        wait = min(wait * 2, 0.01)
 
 
 def _kill(container: Any, fired: threading.Event) -> None:
