@@ -33,7 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REQUESTS_LIMIT_HEADER = "anthropic-ratelimit-requests-limit"  # requests per minute, on every limited answer
+from skillbench.limiter import RATELIMIT_PREFIX
+
+REQUESTS_LIMIT_HEADER = f"{RATELIMIT_PREFIX}requests-limit"  # requests per minute, on every limited answer
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
