@@ -87,6 +87,11 @@ def _decision(results: CompareResults) -> list[str]:
     invalid = invalid_lines(frame)
     if invalid:
         lines += ["No verdict on the skill for these — fix the measurement first:", *invalid, ""]
+    g = results.generalization
+    tuned = [f"{md_text(r.skill_family)} × {md_text(r.model)}" for r in g.records if r.flagged] if g else []
+    if tuned:  # report-only, beside the verdicts: never a verdict, never --fail-on
+        lines += [f"⚠️ **May be tuned to the test**: {', '.join(tuned)} — the scored prompts lift and the held-out "
+                  "ones do not (see “Generalization: held-out prompts”; report-only, the verdicts stand).", ""]
     return lines
 
 

@@ -243,15 +243,16 @@ class HeldoutPlan:
 
     def result(self, comp: Comparison, cards: Cards, models: Sequence[str]) -> Generalization:
         """The gap per family × model, the rule, and the held-out prompts' wear."""
-        from skillbench.compare._generalization import (
+        from skillbench.ledgers import LedgerError, heldout_decisions, load_week, read_heldout_uses
+        from skillbench.scorecard import (
             INTERVAL,
             RULE,
             family_differences,
             gap_table,
+            prompt_rep_scores,
+            prompt_scores,
             worn,
         )
-        from skillbench.ledgers import LedgerError, heldout_decisions, load_week, read_heldout_uses
-        from skillbench.scorecard import prompt_rep_scores, prompt_scores
 
         eligible = [p.name for p in comp.suite.preference_eligible_prompts]
         names = [p for _, p in self.prompts]

@@ -46,6 +46,7 @@ from ._files import (
     GOLD_DIR as GOLD_DIR,
     GOLD_FILE as GOLD_FILE,
     HELDOUT_DIR as HELDOUT_DIR,
+    HELDOUT_USE_FILE as HELDOUT_USE_FILE,
     HELDOUT_USES_FILE as HELDOUT_USES_FILE,
     HISTORY_CONTROLS_FILE as HISTORY_CONTROLS_FILE,
     HISTORY_CONTROLS_SUFFIX as HISTORY_CONTROLS_SUFFIX,
@@ -113,8 +114,10 @@ from ._files import (
 from ._heldout import (
     heldout_decisions as heldout_decisions,
     heldout_uses_path as heldout_uses_path,
+    read_heldout_use as read_heldout_use,
     read_heldout_uses as read_heldout_uses,
     record_heldout_use as record_heldout_use,
+    write_heldout_use as write_heldout_use,
 )
 from ._history_sidecars import (
     csv_records as csv_records,

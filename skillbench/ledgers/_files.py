@@ -93,6 +93,7 @@ COST_PARTS_FILE = "judge_cost.json"  # judge: spend per judge (rubric, pairs)
 ASIDE_DIR = "_aside"  # partial run folders moved aside on resume
 VERSIONS_DIR = "_versions"  # a version arm's files, git-archived per commit (skillbench.suite._versions)
 HELDOUT_DIR = "_heldout"  # --generalization: the held-out prompts' runs, a week of their own below the scored one
+HELDOUT_USE_FILE = "heldout-use.json"  # RUN_DIR/_heldout/: which held-out prompts this pass ran, their recorded wear
 PLACEBO_DIR = "_placebo"  # one folder per generated placebo (skillbench.suite._placebo); never a run folder
 TMP_PREFIX = ".tmp-"  # a run folder being written
 

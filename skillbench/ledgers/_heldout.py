@@ -17,9 +17,10 @@ from pathlib import Path
 import pandas as pd
 
 from skillbench.ledgers._append import AppendLedger, LedgerConflict
+from skillbench.ledgers._atomic import atomic_write_json
 from skillbench.ledgers._columns import HELDOUT_USE_COLUMNS
-from skillbench.ledgers._files import HELDOUT_USES_FILE
-from skillbench.ledgers._readers import LedgerError
+from skillbench.ledgers._files import HELDOUT_USE_FILE, HELDOUT_USES_FILE
+from skillbench.ledgers._readers import LedgerError, read_json_object
 
 
 def heldout_uses_path(suite_dir: str | Path) -> Path:
@@ -81,3 +82,19 @@ def heldout_decisions(uses: pd.DataFrame) -> pd.Series:
     if uses.empty:
         return pd.Series(dtype=int, name="decisions")
     return uses.groupby("prompt")["run_key"].nunique().rename("decisions")
+
+
+def write_heldout_use(held_dir: str | Path, use: dict) -> None:
+    """``RUN_DIR/_heldout/heldout-use.json``: what a pass ran held out and what the suite's record said of it
+    (``families``, ``prompts``, ``record``, ``added``, ``wear_limit``, ``worn``: ``[prompt, decisions]`` pairs)."""
+    atomic_write_json(Path(held_dir) / HELDOUT_USE_FILE, use)
+
+
+def read_heldout_use(held_dir: str | Path) -> dict:
+    """``heldout-use.json`` of a held-out week, ``{}`` when absent.
+
+    Raises:
+        LedgerError: not a JSON object (one line naming the file).
+    """
+    return read_json_object(Path(held_dir) / HELDOUT_USE_FILE, "the held-out pass writes it; rerun it with "
+                            "--generalization") or {}

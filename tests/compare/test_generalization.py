@@ -1,7 +1,8 @@
-"""The generalization check (issue 33, point 2) on small frames and fixtures: the flag rule from the data-driven
-cases in ``tests/data/generalization_cases.json``, the gap's Welch interval against scipy's, the suite's held-out use
-record (append-only, idempotent per decision, damage is one line), the wear warning, the held-out week built apart
-from the scored one, the sim's ``heldout_gain``, and the report's section with hostile names as text."""
+"""The generalization check (issue 33, point 2; :mod:`skillbench.scorecard._generalization`) on small frames and
+fixtures: the flag rule from the data-driven cases in ``tests/data/generalization_cases.json``, the gap's Welch
+interval against scipy's, the suite's held-out use record (append-only, idempotent per decision, damage is one line),
+the wear warning, the held-out week built apart from the scored one, the sim's ``heldout_gain``, and the report's
+section with hostile names as text."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from scipy import stats
 
 from skillbench.compare import CompareResults, render_compare, render_compare_comment
 from skillbench.compare._comparison import ComparedWeek, heldout_prompts, heldout_week
-from skillbench.compare._generalization import Gap, Lift, family_differences, gap_row, gap_table, worn
 from skillbench.ledgers import (
     HELDOUT_USE_COLUMNS,
     LedgerError,
@@ -26,7 +26,16 @@ from skillbench.ledgers import (
     record_heldout_use,
 )
 from skillbench.report import markdown_to_html
-from skillbench.scorecard import prompt_rep_scores, prompt_scores
+from skillbench.scorecard import (
+    Gap,
+    Lift,
+    family_differences,
+    gap_row,
+    gap_table,
+    prompt_rep_scores,
+    prompt_scores,
+    worn,
+)
 from skillbench.sim import version_key
 from skillbench.sim._agent import Agent
 from skillbench.sim._conversation import parse_request
@@ -181,6 +190,7 @@ def test_the_section_shows_both_lifts_the_gap_and_the_flag_with_hostile_names_as
     small = _record("few-heldout", [0.5, 0.25, 0.5], [0.0, 0.1])
     results = _with_generalization([tuned, small], [{"prompt": "heldout-<b>old</b>", "decisions": 7}])
     md = render_compare(results)
+    assert "⚠️ **May be tuned to the test**: fam" in md.split("## Verdicts", 1)[0]  # the decision lines say it
     section = md.split("## Generalization: held-out prompts", 1)[1].split("\n## ", 1)[0]
     assert "⚠️ **may be tuned to the test**" in section and "(not tested)" in section
     assert "few-heldout is described only" in section and "Worn held-out prompts" in section
