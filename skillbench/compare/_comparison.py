@@ -71,10 +71,13 @@ class ComparedWeek:
     run_key: str
     run_dir: Path
     new: bool = False
+    pair_only: bool = False  # a held-out week: only the pair its lift compares (no-skill is no lift's arm there)
 
     @property
     def conditions(self) -> list[str]:
-        return [NO_SKILL, self.arms.treatment] if self.new else [NO_SKILL, self.arms.control, self.arms.treatment]
+        if self.new or self.pair_only:
+            return list(dict.fromkeys([self.arms.control, self.arms.treatment]))
+        return [NO_SKILL, self.arms.control, self.arms.treatment]
 
 
 @dataclass(frozen=True)
@@ -145,8 +148,10 @@ class Comparison:
 
 
 def heldout_week(week: ComparedWeek) -> ComparedWeek | None:
-    """The held-out prompts of ``week``'s families, run in the same arms as a week of their own below it
-    (``<week>/_heldout/``, run key ``<week's>-heldout``); None when those families have none.
+    """The held-out prompts of ``week``'s families, run in the pair of arms its lift compares (head and base; head
+    and no-skill for a new family) as a week of their own below it (``<week>/_heldout/``, run key
+    ``<week's>-heldout``); None when those families have none. The no-skill reference arm is left out: no lift
+    reads it, and it would cost a third more runs.
 
     Held out by construction: the scored week's ledgers, gate and scorecard never see these runs. Inside their own
     week the prompts are planned like scored ones (generation plans only scored prompts), which is the one place
@@ -157,7 +162,7 @@ def heldout_week(week: ComparedWeek) -> ComparedWeek | None:
     if not held:
         return None
     return ComparedWeek(week.families, dataclasses.replace(week.suite, prompts=held), week.arms, week.versions,
-                        f"{week.run_key}-heldout", Path(week.run_dir) / HELDOUT_DIR, week.new)
+                        f"{week.run_key}-heldout", Path(week.run_dir) / HELDOUT_DIR, week.new, pair_only=True)
 
 
 def heldout_prompts(suite: Suite, families: list[str]) -> list[tuple[str, str]]:

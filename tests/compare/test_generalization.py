@@ -11,6 +11,7 @@ import json
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from bs4 import BeautifulSoup
 from scipy import stats
@@ -100,7 +101,8 @@ def test_the_held_out_week_runs_only_the_families_held_out_prompts_apart_from_th
                           {}, "compare-a-b", tmp_path)
     held = heldout_week(scored)
     assert held is not None and held.run_dir == tmp_path / "_heldout" and held.run_key == "compare-a-b-heldout"
-    assert held.arms == scored.arms and held.conditions == scored.conditions
+    assert held.arms == scored.arms and held.conditions == ["with-skill@HEAD~1", "with-skill@HEAD"]  # the pair
+    assert scored.conditions == ["no-skill", "with-skill@HEAD~1", "with-skill@HEAD"]
     expected = sorted(p.name for p in mine if p.heldout)
     assert sorted(p.name for p in held.suite.prompts) == expected and len(expected) >= 10
     assert all(p.name.startswith("heldout-") for p in held.suite.prompts)
@@ -205,3 +207,29 @@ def test_the_section_shows_both_lifts_the_gap_and_the_flag_with_hostile_names_as
         for table in soup.find_all("table"):
             assert len({len(tr.find_all(["th", "td"])) for tr in table.find_all("tr")}) == 1
     assert "Generalization" not in render_compare(_results([_verdict("x")]))  # not asked: no section
+
+
+# -- the weekly scorecard's section -----------------------------------------------------------------------
+
+
+def test_the_scorecard_section_reads_the_held_out_week_apart_and_says_when_it_cannot(tmp_path) -> None:
+    from skillbench.scorecard import WeekGeneralization, generalization_markdown, week_generalization
+    from skillbench.scorecard._generalization import with_generalization
+
+    week = load_week(TINY_COMPARE)
+    prompts = prompt_scores(prompt_rep_scores(week.scores))
+    assert week_generalization(tmp_path, prompts, week.arms, ["haiku"]) is None  # not asked: no section
+    (tmp_path / "_heldout").mkdir()
+    (tmp_path / "_heldout" / "heldout-use.json").write_text("[1, 2", encoding="utf-8")
+    damaged = week_generalization(tmp_path, prompts, week.arms, ["haiku"])
+    assert damaged is not None and damaged.table.empty and "heldout-use.json" in damaged.problem
+    text = generalization_markdown(damaged)
+    assert "**Not read**" in text and "|" not in text  # one line, never a table that reads as clean
+    table = gap_table(family_differences(prompts, week.arms, prompts["prompt"]).assign(skill_family=HOSTILE),
+                      pd.DataFrame(columns=["model", "prompt", "skill_family", "d"]), [HOSTILE], ["haiku"])
+    good = WeekGeneralization(table, {"worn": [["heldout-a", 6]], "wear_limit": 5, "record": "uses.csv: added 1"})
+    page = with_generalization("# Scorecard\n\n## Lift\n\nx\n\n## Coverage\n\ny\n", good)
+    assert page.index("## Lift") < page.index("## Generalization: held-out prompts") < page.index("## Coverage")
+    assert "described only" in page and "Worn held-out prompts" in page and "heldout-a (6)" in page
+    soup = BeautifulSoup(markdown_to_html(page), "html.parser")
+    assert not soup.find_all("script") and "fam<script>alert(1)</script>|x" in soup.get_text()
