@@ -255,10 +255,10 @@ def generalization_lines(results: CompareResults, *, level: str = "##", brief: b
         return []
     lines = [f"{level} Generalization: held-out prompts", ""]
     if not brief:
-        lines += ["Asked for with `--generalization`: the changed families' held-out prompts ran in the same arms, in "
-                  "a week of their own, judged by the same rubric judge — never part of the verdicts above, the "
-                  "gate or any history. Held-out prompts are validated and never run unless asked; this use is "
-                  "recorded.", ""]
+        lines += ["Asked for with `--generalization`: the changed families' held-out prompts ran in the pair of arms "
+                  "the lift compares, in a week of their own, judged by the same rubric judge — never part of the "
+                  "verdicts above, the gate or any history. Held-out prompts are validated and never run unless "
+                  "asked; this use is recorded.", ""]
     if not g.records:
         return lines + ["No changed family was run: nothing to check.", ""]
     rows = []

@@ -225,7 +225,8 @@ class HeldoutPlan:
         prompts = heldout_prompts(comp.suite, [f for w in weeks for f in w.families])
         families = sorted({f for f, _ in prompts})
         log(f"compare: --generalization: {len(prompts)} held-out prompt(s) of {', '.join(families) or 'no family'} "
-            "run in the same arms, in a week of their own (_heldout/), never in the scored numbers; the use is "
+            "run in the pair of arms the lift compares, in a week of their own (_heldout/), never in the scored "
+            "numbers; the use is "
             f"recorded in {record}")
         return cls(held, prompts, record)
 

@@ -221,7 +221,7 @@ def generalization_markdown(g: WeekGeneralization | None) -> str:
     if g is None:
         return ""
     lines = ["## Generalization: held-out prompts", "",
-             "Asked for with `--generalization`: the held-out prompts ran in the same arms, in a week of their own "
+             "Asked for with `--generalization`: the held-out prompts ran in the lift's arms, in a week of their own "
              "(`_heldout/`), judged by the same rubric judge — never part of the lift, the gate, the history or the "
              "sentinel above. Held-out prompts are validated and never run unless asked; each use is recorded.", ""]
     if g.problem:
