@@ -289,7 +289,10 @@ def generalization_lines(results: CompareResults, *, level: str = "##", brief: b
                   "generalization — write fresh held-out prompts.", ""]
     if not brief:
         lines += [f"- Rule: {md_text(g.rule)}.", f"- Intervals: {md_text(g.interval)}.",
-                  f"- Use record: {md_text(g.record)}.", ""]
+                  f"- Use record: {md_text(g.record)}."]
+        lines += [*([f"- Held-out runs: {g.runs}."] if g.runs else []), ""]
+    elif not g.complete:
+        lines += [f"- Held-out runs: {g.runs}.", ""]
     elif g.record.startswith("the held-out use record could not be read"):
         lines += [f"- {md_text(g.record)}", ""]
     return lines

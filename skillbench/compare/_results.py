@@ -127,6 +127,9 @@ class Generalization(_Strict):
     worn: list[WornPrompt] = Field(description="this use's prompts past the wear limit")
     record: str = Field(description="the suite's held-out use record: where, and what this use added, or why it "
                         "could not be read (then the wear is unknown)")
+    runs: str = Field(default="", description="the held-out weeks' runs: expected, written, and whether every "
+                      "planned run is accounted for")
+    complete: bool = Field(default=True, description="every planned held-out run is accounted for")
 
 
 class CompareResults(_Strict):

@@ -258,12 +258,18 @@ class HeldoutPlan:
         eligible = [p.name for p in comp.suite.preference_eligible_prompts]
         names = [p for _, p in self.prompts]
         scored = [family_differences(card.data.prompts, card.data.pair, eligible) for _, card in cards]
-        heldout = []
+        heldout, expected, written, complete = [], 0, 0, True
         for week in self.weeks:
             if week.run_dir.is_dir():
                 ledgers = load_week(week.run_dir)
                 heldout.append(family_differences(prompt_scores(prompt_rep_scores(ledgers.scores)), ledgers.arms,
                                                   names))
+                rec = ledgers.reconciliation
+                expected += rec.expected if rec else 0
+                written += rec.written if rec else 0
+                complete = complete and bool(rec and rec.is_complete)
+            else:
+                complete = False
         families = [f for week, _ in cards for f in week.families]
         seen = [str(m) for _, card in cards for m in card.data.models]
         table = gap_table(_concat(scored), _concat(heldout), families, list(dict.fromkeys(seen)) or list(models))
@@ -284,7 +290,9 @@ class HeldoutPlan:
             records=[GapRecord(**{k: _number(v) if isinstance(v, float) else v for k, v in row.items()})
                      for row in table.to_dict("records")],
             rule=RULE, interval=INTERVAL, wear_limit=limit,
-            worn=[WornPrompt(prompt=p, decisions=n) for p, n in worn_now], record=record)
+            worn=[WornPrompt(prompt=p, decisions=n) for p, n in worn_now], record=record, complete=complete,
+            runs=f"expected {expected} · written {written} — " + ("complete" if complete else "**INCOMPLETE**: the "
+                                                                  "held-out lifts rest on fewer runs; rerun to resume"))
 
 
 def suite_home(comp: Comparison) -> Path:

@@ -212,6 +212,8 @@ def test_generalization_runs_the_held_out_prompts_apart_and_flags_the_head_tuned
     [record] = results["generalization"]["records"]
     assert record["n_heldout"] == len(heldout) and record["scored_lift"] > 0 and record["heldout_lift"] == 0
     assert record["flagged"] and record["reading"] == "may be tuned to the test"
+    g = results["generalization"]
+    assert g["complete"] and g["runs"].startswith(f"expected {2 * len(heldout)} · written {2 * len(heldout)}")
     assert "may be tuned to the test" in (run_dir / "compare.md").read_text()
     uses = pd.read_csv(repo["suite"] / "heldout-uses.csv", dtype=str)  # a rerun adds none: test_generalization.py
     assert sorted(uses["prompt"]) == heldout and set(uses["head_commit"]) == {repo["b"]}
