@@ -158,10 +158,11 @@ def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntim
     ownership = changed_ownership(comp)  # report-only: said here and under the verdicts, never a verdict
     for overlap in ownership.overlaps:
         log(f"compare: {overlap}")
+    record = checked_record(comp) if o.generalization else None  # a damaged or reset use record refuses here
     run_dir.mkdir(parents=True, exist_ok=True)
     models = list(o.models) or list(comp.suite.config.run.models)
     weeks = comp.weeks(run_dir)
-    held = HeldoutPlan.of(comp, weeks, log) if o.generalization else None  # a damaged use record refuses here
+    held = HeldoutPlan.of(comp, weeks, record, log) if record is not None else None
     if not comp.changes.families:
         log(f"compare: no skill family or prompt differs between {o.base} and {o.head}: nothing to run")
         return write_outcome(comp, run_dir, [], fail_on=o.fail_on, models=models, ownership=ownership)
@@ -207,20 +208,8 @@ class HeldoutPlan:
     added: int = 0
 
     @classmethod
-    def of(cls, comp: Comparison, weeks: Sequence[ComparedWeek], log: Any) -> HeldoutPlan:
-        """Plan the held-out weeks; the use record must read before any run.
-
-        Raises:
-            CompareError: the suite's held-out use record is damaged (one line: repair it; it is never reset).
-        """
-        from skillbench.compare._comparison import CompareError
-        from skillbench.ledgers import LedgerError, heldout_uses_path, read_heldout_uses
-
-        record = heldout_uses_path(suite_home(comp))
-        try:
-            read_heldout_uses(record)
-        except LedgerError as exc:
-            raise CompareError(f"--generalization: {exc}") from exc
+    def of(cls, comp: Comparison, weeks: Sequence[ComparedWeek], record: Path, log: Any) -> HeldoutPlan:
+        """Plan the held-out weeks of ``weeks`` (``record``: the use record, :func:`checked_record`'s)."""
         held = [h for h in (heldout_week(w) for w in weeks) if h is not None]
         prompts = heldout_prompts(comp.suite, [f for w in weeks for f in w.families])
         families = sorted({f for f, _ in prompts})
@@ -293,6 +282,50 @@ class HeldoutPlan:
             worn=[WornPrompt(prompt=p, decisions=n) for p, n in worn_now], record=record, complete=complete,
             runs=f"expected {expected} · written {written} — " + ("complete" if complete else "**INCOMPLETE**: the "
                                                                   "held-out lifts rest on fewer runs; rerun to resume"))
+
+
+def checked_record(comp: Comparison) -> Path:
+    """The suite's held-out use record, checked before anything is written.
+
+    Raises:
+        CompareError: it is damaged, or the head's copy does not extend the base's (one line: repair it; the record
+            is never reset).
+    """
+    from skillbench.compare._comparison import CompareError
+    from skillbench.ledgers import LedgerError, heldout_uses_path, read_heldout_uses
+
+    record = heldout_uses_path(suite_home(comp))
+    try:
+        uses = read_heldout_uses(record)
+    except LedgerError as exc:
+        raise CompareError(f"--generalization: {exc}") from exc
+    rewritten = rewritten_since_base(comp, record, uses)
+    if rewritten:  # the pull request under review may not reset the wear of the prompts it is judged on
+        raise CompareError(f"--generalization: {rewritten}")
+    return record
+
+
+def rewritten_since_base(comp: Comparison, record: Path, uses: pd.DataFrame) -> str:
+    """One line when the working tree's use record does not extend the base commit's copy (rows removed or
+    rewritten: an append-only record reset), else "" (also when the base has no record to compare with)."""
+    import io
+
+    from skillbench.ledgers import HELDOUT_USE_COLUMNS, HELDOUT_USES_FILE
+    from skillbench.suite import git
+
+    rel = (Path(comp.repo.rel) / HELDOUT_USES_FILE).as_posix()
+    try:
+        text = str(git(comp.repo.repo, "show", f"{comp.base.commit}:{rel}"))
+        base = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (VersionError, ValueError):
+        return ""  # no record at the base (or none readable there): nothing it could have lost
+    columns = list(HELDOUT_USE_COLUMNS)
+    if list(base.columns) == columns and len(uses) >= len(base) and uses.iloc[:len(base)].reset_index(
+            drop=True).equals(base.reset_index(drop=True)):
+        return ""
+    return (f"{record}: does not extend its copy at the base {comp.base.ref} ({len(base)} row(s)): recorded uses were "
+            f"removed or rewritten — restore them (git checkout {comp.base.commit[:12]} -- {rel}); the record is "
+            "append-only")
 
 
 def suite_home(comp: Comparison) -> Path:

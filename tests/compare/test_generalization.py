@@ -233,3 +233,32 @@ def test_the_scorecard_section_reads_the_held_out_week_apart_and_says_when_it_ca
     assert "described only" in page and "Worn held-out prompts" in page and "heldout-a (6)" in page
     soup = BeautifulSoup(markdown_to_html(page), "html.parser")
     assert not soup.find_all("script") and "fam<script>alert(1)</script>|x" in soup.get_text()
+
+
+def test_a_head_that_rewrites_the_use_record_is_refused_before_any_run(tmp_path, capsys) -> None:
+    """The pull request under review may not reset the wear of the prompts it is judged on: its record must extend
+    the base's (rows appended only), or --generalization refuses in one line, before anything runs."""
+    import shutil
+
+    from skillbench.cli import main
+    from tests.helpers.git import commit_all, git
+
+    suite = tmp_path / "evals"
+    shutil.copytree(EVALS, suite, ignore=shutil.ignore_patterns("weekly", "compare"))
+    git(tmp_path, "init", "-q")
+    record = suite / "heldout-uses.csv"
+    record_heldout_use(record, command="compare", run_key="compare-1-2", prompts=[("time-series-pandas", "h-a")])
+    record_heldout_use(record, command="compare", run_key="compare-3-4", prompts=[("time-series-pandas", "h-a")])
+    commit_all(tmp_path, "base: two recorded decisions")
+    skill = suite / "skills" / "time-series-pandas" / "SKILL.md"
+    skill.write_text(skill.read_text(encoding="utf-8") + "\nAn edit.\n", encoding="utf-8")
+    lines = record.read_text(encoding="utf-8").splitlines(keepends=True)
+    record.write_text("".join(lines[:2]), encoding="utf-8")  # one decision dropped: the wear reset by one
+    commit_all(tmp_path, "head: an edit, and a record with a row removed")
+    code = main(["compare", str(suite), "--base", "HEAD~1", "--generalization", "--backend", "sim",
+                 "--models", "haiku", "--reps", "1", "--sandbox", "local"])
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]  # the notes said before any run come first; then the one refusal line
+    assert code == 1 and last.startswith("skillbench compare: --generalization: ")
+    assert "does not extend its copy at the base" in last and "git checkout" in last
+    assert not (suite / "compare").exists()  # refused before anything is written
