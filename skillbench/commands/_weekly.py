@@ -144,8 +144,10 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
     if not result.ok:
         stage = result.failed_stage or "?"
-        print(f"skillbench weekly: stage {stage} failed: {result.state.get('error')}\n"
-              f"  executed notebook (failing cell marked): {result.report_dir / (stage + '.ipynb')}\n"
+        # the held-out week (--generalization) runs in this process: it has no notebook to point at
+        where = ("" if stage == "heldout" else
+                 f"  executed notebook (failing cell marked): {result.report_dir / (stage + '.ipynb')}\n")
+        print(f"skillbench weekly: stage {stage} failed: {result.state.get('error')}\n{where}"
               f"  rerun the same command (run key {result.run_key}) to resume", file=sys.stderr)
     print(result.index)
     return 0 if result.ok else 1
