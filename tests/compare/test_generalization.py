@@ -262,3 +262,26 @@ def test_a_head_that_rewrites_the_use_record_is_refused_before_any_run(tmp_path,
     assert code == 1 and last.startswith("skillbench compare: --generalization: ")
     assert "does not extend its copy at the base" in last and "git checkout" in last
     assert not (suite / "compare").exists()  # refused before anything is written
+
+
+def test_a_held_out_week_beside_a_week_changes_none_of_its_scored_numbers(tmp_path) -> None:
+    """Apart by construction: the same week with and without a ``_heldout/`` folder (here a copy of another week)
+    has the same lift, gate, history rows and decision, byte for byte; only the generalization section is added."""
+    import shutil
+
+    from skillbench.scorecard import compute_scorecard, render_markdown, week_decision
+    from tests.helpers.shared import TINY_WEEK
+
+    week = tmp_path / "20261130"
+    shutil.copytree(TINY_WEEK / "20261130", week)
+    before = compute_scorecard(load_week(week), n_resamples=200)
+    shutil.copytree(TINY_WEEK / "20261123", week / "_heldout")
+    after = compute_scorecard(load_week(week), n_resamples=200)
+    assert before.extras["generalization"] is None and after.extras["generalization"] is not None
+    for name in ("lift", "gate", "history_rows", "prompts", "paired", "coverage"):
+        one, two = getattr(before, name), getattr(after, name)
+        assert (one is None and two is None) or one.to_csv() == two.to_csv(), name
+    assert json.dumps(week_decision(before).to_json()) == json.dumps(week_decision(after).to_json())
+    md_before, md_after = render_markdown(before), render_markdown(after)
+    section = md_after[md_after.index("## Generalization: held-out prompts"):md_after.index("## Coverage")]
+    assert md_after.replace(section, "") == md_before
