@@ -97,6 +97,17 @@ class _Python:
         return self._instance(surface, entry.get("r") or [], bool(entry.get("hint")))
 
     @staticmethod
+    def _union(values: list[_Val]) -> _Val:
+        """One member found on several candidate types (``Rolling | Window``): its callables' keywords are the union."""
+        if len(values) == 1:
+            return values[0]
+        kinds = {v.kind for v in values}
+        if len(kinds) == 1 and kinds <= {"func", "inst"}:
+            paths = tuple(dict.fromkeys(p for v in values for p in v.paths))
+            return _Val(values[0].kind, paths, values[0].surface, any(v.hint for v in values))
+        return _Val("opaque", (), values[0].surface)
+
+    @staticmethod
     def _instance(surface: Surface, types: list[str], hint: bool) -> _Val:
         if not types:
             return _Val("opaque", (), surface)
@@ -132,6 +143,8 @@ class _Python:
         surface = base.surface
         if surface is None or surface.objects is None or base.kind in ("unknown", "opaque"):
             return UNCHECKED, "", _Val("opaque", (), surface) if surface is not None else _UNKNOWN
+        if attr.startswith("__") and attr.endswith("__"):
+            return UNCHECKED, "", _Val("opaque", (), surface)  # `__file__`, `__name__`: the runtime's, not the API's
         if base.kind in ("module", "class"):
             entry = surface.get(base.paths[0]) or {}
             members = entry.get("m", {})
@@ -149,15 +162,17 @@ class _Python:
         assert surface is not None
         decidable = not base.hint and called
         candidates = []
+        found = [(path, (surface.get(path) or {}).get("m", {}).get(attr)) for path in base.paths]
+        found = [(path, target) for path, target in found if target is not None]
+        if found:
+            return RESOLVED, f"{found[0][0]}.{attr}", self._union([self._value_of(surface, t) for _, t in found])
         for path in base.paths:
             entry = surface.get(path) if path != UNKNOWN_TYPE else None
             if not entry or entry.get("k") != "c":
                 decidable = False
                 continue
             candidates.append(path)
-            if attr in entry["m"]:
-                return RESOLVED, f"{path}.{attr}", self._value_of(surface, entry["m"][attr])
-            if entry.get("open", True):
+            if entry.get("open", True) or surface.subclass_has(path, attr):
                 decidable = False
             getattr_types = entry.get("ga")
             if getattr_types is not None:  # a missing name becomes whatever __getattr__ returns: callable?
@@ -221,8 +236,10 @@ class _Python:
         surface = func.surface
         if surface is None or surface.objects is None or func.kind not in ("func", "class"):
             return _UNKNOWN if surface is None else _Val("opaque", (), surface)
-        entry = surface.get(func.paths[0]) or {}
-        params, var_kw = set(entry.get("p", [])), bool(entry.get("kw", True))
+        entries = [surface.get(p) or {} for p in func.paths]
+        entry = entries[0]
+        params = {name for e in entries for name in e.get("p", [])}
+        var_kw = any(bool(e.get("kw", True)) for e in entries)
         for keyword in node.keywords:
             if keyword.arg is None:
                 continue  # **options: names we cannot see
@@ -237,6 +254,9 @@ class _Python:
             self.emit(keyword.value, text, target, "keyword", status, surface)
         if func.kind == "class":
             return _Val("inst", func.paths, surface)
+        if len(entries) > 1:
+            types = sorted({t for e in entries for t in (e.get("r") or [UNKNOWN_TYPE])})
+            return self._instance(surface, types, any(bool(e.get("hint")) for e in entries))
         given = {k.arg for k in node.keywords if k.arg}
         for required, accepted, returns in entry.get("o") or []:
             if set(required) <= given and (accepted is None or given <= set(accepted)) and returns:

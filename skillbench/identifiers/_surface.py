@@ -9,6 +9,7 @@ missing from the cache leaves its identifiers unchecked, with one warning naming
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import tempfile
@@ -52,6 +53,21 @@ class Surface:
 
     def get(self, path: str) -> dict[str, Any] | None:
         return None if self.objects is None else self.objects.get(path)
+
+    @functools.cached_property
+    def _descendants(self) -> dict[str, list[str]]:
+        index: dict[str, list[str]] = {}
+        for path, entry in (self.objects or {}).items():
+            if entry.get("k") == "c":
+                for ancestor in entry.get("b", []):
+                    if ancestor != path:
+                        index.setdefault(ancestor, []).append(path)
+        return index
+
+    def subclass_has(self, path: str, name: str) -> bool:
+        """Whether a subclass of ``path`` in the surface defines ``name``: an annotation names a base (``Index``,
+        ``lti``) and the running object is often a subclass (``DatetimeIndex``, ``TransferFunction``)."""
+        return any(name in (self.get(sub) or {}).get("m", {}) for sub in self._descendants.get(path, ()))
 
 
 @dataclass(frozen=True)
@@ -132,7 +148,12 @@ def build_surface(spec: ApiSettings, directory: Path) -> tuple[Path, str]:
     Raises:
         SurfaceError: the package (or its stubs) cannot be obtained or read.
     """
-    from skillbench.identifiers._flatten import flatten, load_package, merge  # griffe only when building
+    from skillbench.identifiers._flatten import (  # griffe only when building
+        flatten,
+        introspect_modules,
+        load_package,
+        merge,
+    )
 
     target = cache_file(spec, directory)
     where = f"[[api]] {spec.package}"
@@ -146,6 +167,8 @@ def build_surface(spec: ApiSettings, directory: Path) -> tuple[Path, str]:
             raise SurfaceError(where, "module", f"{spec.import_name!r} cannot be read from {spec.package}=="
                                f"{spec.version} ({type(exc).__name__})", "set `module` to its import name") from None
         objects = flatten(loader, spec.import_name)
+        if origin == "installed":
+            introspect_modules(objects)
         if spec.stubs and spec.stubs_version:
             stub_dir.mkdir()
             materialize(spec.stubs, spec.stubs_version, stub_dir, f"[[api]] {spec.stubs}")
@@ -155,7 +178,7 @@ def build_surface(spec: ApiSettings, directory: Path) -> tuple[Path, str]:
                 raise SurfaceError(where, "stubs", f"{spec.stubs}=={spec.stubs_version} has no stubs for "
                                    f"{spec.import_name!r} ({type(exc).__name__})",
                                    "declare the matching stubs") from None
-            objects = merge(objects, flatten(stub_loader, spec.import_name))
+            objects = merge(objects, flatten(stub_loader, spec.import_name, stubs=True))
         rest = _rest_paths(_module_files(src_dir, spec.rest_modules), spec.config_models)
     payload = {"format": FORMAT_VERSION, "package": spec.package, "version": spec.version,
                "stubs": f"{spec.stubs}=={spec.stubs_version}" if spec.stubs else "", "module": spec.import_name,
