@@ -41,6 +41,7 @@ CONFIG_TAGS = frozenset({"json", "jsonc", "yaml", "yml"})
 REST_TAGS = frozenset({"http", "rest", "bash", "sh", "shell", "console", "curl", "zsh", ""})
 MAX_ANSWER_CHARS = 1_000_000  # an answer longer than this is cut: bounded time, whatever a run wrote
 MAX_BLOCK_LINES = 3_000
+MAX_PIECE_PARSES = 2_000  # parse attempts for one fragment read statement by statement
 MAX_DEPTH = 200  # deeper expressions are left unchecked (ast itself refuses far deeper ones)
 QUOTE_CHARS = 200
 _REST_RE = re.compile(r"\b(GET|POST|PUT|PATCH|DELETE)\s+(?:https?://[^\s/]+)?(/[A-Za-z0-9_{}\-./:%]*)")
@@ -403,9 +404,11 @@ class _Python:
         """A fragment that does not parse as a whole: the longest statements that do, line by line (a `...`
         placeholder line, a prose line or an unclosed call skips only itself)."""
         i, n = 0, len(self.lines)
-        while i < n:
+        budget = MAX_PIECE_PARSES  # an adversarial fragment (thousands of unclosed calls) costs bounded time
+        while i < n and budget > 0:
             parsed = None
             for j in range(min(n, i + 25), i, -1):
+                budget -= 1
                 chunk = "\n".join(self.lines[i:j])
                 tree = _parse(_dedent(chunk))
                 if tree is not None and tree.body:
