@@ -81,7 +81,8 @@ RECEIVERS: dict[str, list[tuple[str, str]]] = {
         ("glm", "import statsmodels.api as sm\nglm = sm.GLM([1.0, 2.0, 3.5], [[1.0], [2.0], [3.0]])"),
         ("sms", "import statsmodels.stats.api as sms"),
         ("logit", "import statsmodels.api as sm\nlogit = sm.Logit([0.0, 1.0, 1.0], [[1.0], [2.0], [3.0]])"),
-        ("arima", "import statsmodels.tsa.api as tsa\narima = tsa.ARIMA([1.0, 2.0, 3.0, 2.0, 1.0, 2.0], order=(1, 0, 0))"),
+        ("arima", "import statsmodels.tsa.api as tsa\n"
+                  "arima = tsa.ARIMA([1.0, 2.0, 3.0, 2.0, 1.0, 2.0], order=(1, 0, 0))"),
     ],
     "qdrant_client": [
         ("models", "from qdrant_client import models"),

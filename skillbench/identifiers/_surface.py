@@ -209,8 +209,8 @@ def _read_cached(spec: ApiSettings, path: Path) -> Surface:
     if path.stat().st_size > MAX_SURFACE_BYTES:
         raise ValueError("too large")
     payload = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION or payload.get("module") != spec.import_name or \
-            not isinstance(payload.get("objects"), dict):
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION or \
+            payload.get("module") != spec.import_name or not isinstance(payload.get("objects"), dict):
         raise ValueError("not a surface of this format")
     rest = [(str(m), str(u), str(b)) for m, u, b in payload.get("rest", [])]
     return Surface(spec=spec, objects=payload["objects"], rest=rest)

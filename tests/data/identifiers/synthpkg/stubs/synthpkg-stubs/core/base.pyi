@@ -1,4 +1,4 @@
-from typing_extensions import Self
+from typing import Self
 
 class Base:
     def describe(self, percentiles: list[float] | None = ...) -> Self: ...
