@@ -35,6 +35,7 @@ from skillbench.identifiers._types import UNKNOWN_TYPE
 CONVENTIONAL_ALIASES = {
     "pd": "pandas", "np": "numpy", "sm": "statsmodels.api", "smf": "statsmodels.formula.api", "sp": "scipy",
     "plt": "matplotlib.pyplot", "sns": "seaborn", "tsa": "statsmodels.tsa.api",
+    "models": "qdrant_client.models",  # qdrant's documentation: `from qdrant_client import models`
 }
 PYTHON_TAGS = frozenset({"python", "py", "python3", "py3", "ipython", "pycon", "ipython3", "jupyter"})
 CONFIG_TAGS = frozenset({"json", "jsonc", "yaml", "yml"})
@@ -493,39 +494,85 @@ def _blocks(text: str) -> tuple[list[tuple[str, str]], list[str]]:
     return blocks, spans
 
 
-def _rest(text: str, language: str, surfaces: Surfaces, out: list[Identifier]) -> None:
+def _rest(text: str, language: str, surfaces: Surfaces, out: list[Identifier]) -> bool:
+    """REST paths (``PUT /collections/{name}/points``, ``curl -X PUT http://…/collections/…``) resolved against the
+    declared HTTP API; the JSON body that follows one in the same block is checked against its request model.
+    True when the text held a REST call."""
     declared = [s for s in surfaces.config_surfaces() if s.spec.rest_modules]
     if not declared:
-        return
-    for line in text.splitlines():
+        return False
+    lines = text.splitlines()
+    seen = False
+    offset = 0
+    for line in lines:
         for match in list(_REST_RE.finditer(line)) + list(_CURL_RE.finditer(line)):
+            seen = True
             method, path = match.group(1), match.group(2).split("?")[0].rstrip("/") or "/"
             for surface in declared:
                 if surface.objects is None:
-                    status, target = UNCHECKED, ""
+                    status, target, body = UNCHECKED, "", ""
                 else:
-                    target = _match_rest(surface, method, path)
+                    target, body = _match_rest(surface, method, path)
                     status = RESOLVED if target else UNRESOLVED
                     target = target or f"{method} {path}"
                 out.append(Identifier(text=f"{method} {path}"[:160], target=target, kind="rest_path",
                                       language=language, status=status, surface=surface.label, quote=_quote(line)))
+                data = _json_after(text, offset + match.end()) if body else None
+                if data is not None:
+                    _body_keys(surface, body, data, text, language, out, 0)
+        offset += len(line) + 1
+    return seen
 
 
-def _match_rest(surface: Surface, method: str, path: str) -> str:
+def _match_rest(surface: Surface, method: str, path: str) -> tuple[str, str]:
+    """(``METHOD /template``, its request model) of the declared call a path matches, or ("", "")."""
     parts = [p for p in path.split("/") if p]
-    for m, template, _body in surface.rest:
+    for m, template, body in surface.rest:
         if m != method:
             continue
         tparts = [p for p in template.split("/") if p]
         if len(tparts) == len(parts) and all(t.startswith("{") or t == p or p.startswith(("{", "<", ":"))
                                              for t, p in zip(tparts, parts, strict=True)):
-            return f"{m} {template}"
-    return ""
+            return f"{m} {template}", body
+    return "", ""
+
+
+def _json_after(text: str, start: int) -> Any:
+    """The JSON object that follows a REST call (an http block's body, curl's ``-d '{…}'``), or None."""
+    brace = text.find("{", start)
+    if brace < 0 or brace - start > 400:  # far away: not this call's body
+        return None
+    try:
+        data, _end = json.JSONDecoder().raw_decode(text, brace)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _body_keys(surface: Surface, model: str, data: dict[str, Any], text: str, language: str,
+               out: list[Identifier], depth: int) -> None:
+    """Keys of a request body against the model's fields: unknown keys are flagged only where the model forbids
+    extra fields; a field typed as one model is followed into its object, anything looser (a payload, a union) not."""
+    entry = surface.get(model)
+    if not entry or entry.get("k") != "c" or depth > 12:
+        return
+    fields, closed = set(entry.get("p", [])), not entry.get("kw", True)
+    for key, value in list(data.items())[:500]:
+        key = str(key)
+        status = RESOLVED if key in fields else UNRESOLVED if closed else UNCHECKED
+        line = next((ln for ln in text.splitlines() if f'"{key}"' in ln), "")
+        out.append(Identifier(text=key[:160], target=f"{model}.{key}", kind="config_key", language=language,
+                              status=status, surface=surface.label, quote=_quote(line)))
+        if status == RESOLVED and isinstance(value, dict):
+            types = (surface.get(entry.get("m", {}).get(key, "")) or {}).get("r") or []
+            if len(types) == 1 and types[0] != UNKNOWN_TYPE:
+                _body_keys(surface, types[0], value, text, language, out, depth + 1)
 
 
 def _config_keys(code: str, language: str, surfaces: Surfaces, out: list[Identifier]) -> None:
-    """Keys of a JSON/YAML block are checked only where a declared model holds them: the body of a REST call in the
-    same block. A free-standing block's keys may be payload data (``{"city": …}``): unchecked."""
+    """A free-standing JSON/YAML block: its keys may be payload data (``{"city": …}``) as well as configuration, and
+    nothing says which model holds them, so they are counted unchecked. (The body of a REST call is checked against
+    its request model: :func:`_rest`.)"""
     declared = [s for s in surfaces.config_surfaces() if s.spec.config_models]
     if not declared:
         return
@@ -590,10 +637,7 @@ def check_answer(text: str, surfaces: Surfaces) -> list[Identifier]:
                 _other_language(code, language or "python", found)
             continue
         if language in REST_TAGS:
-            _rest(code, language or "text", surfaces, found)
-            if language in ("http", "rest"):
-                _config_keys(code.split("\n", 1)[-1], "json", surfaces, found)
-            elif language:
+            if not _rest(code, language or "text", surfaces, found) and language:
                 _other_language(code, language, found)
             continue
         if language in CONFIG_TAGS:

@@ -37,6 +37,16 @@ def test_bundled_suite_cases(case: dict, bundled_surfaces: Surfaces) -> None:
     _check(case, bundled_surfaces)
 
 
+@pytest.mark.parametrize("case", _cases("cases-qdrant.json"), ids=lambda c: c["name"][:60])
+def test_qdrant_cases(case: dict) -> None:
+    from skillbench.suite import read_config
+    from tests.helpers.shared import ROOT
+    from tests.identifiers.conftest import cached_surfaces
+
+    config = read_config(ROOT / "benchmarks" / "data" / "fabrication" / "qdrant.skillbench.toml")
+    _check(case, cached_surfaces(config, "qdrant's"))
+
+
 def test_an_identifier_carries_its_surface_and_quote(synth_surfaces: Surfaces) -> None:
     found = check_answer("```python\nimport synthpkg as sp\nsp.merge_near(a, b, fuzzy=1)  # join\n```",
                          synth_surfaces)
