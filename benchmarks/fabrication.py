@@ -221,7 +221,7 @@ def _doctests(package: str) -> list[str]:
             modules.append(importlib.import_module(info.name))
         except Exception:  # an optional dependency is missing: that module has no examples for us
             continue
-    seen: set[int] = set()
+    seen: set[str] = set()  # by text: a ufunc's __doc__ is made on each access, so an id() can be reused
     snippets: list[str] = []
     for mod in modules:
         objects = [mod] + [getattr(mod, n, None) for n in dir(mod) if not n.startswith("_")]
@@ -230,9 +230,9 @@ def _doctests(package: str) -> list[str]:
                 objects.extend(getattr(obj, n, None) for n in vars(obj) if not n.startswith("_"))
         for obj in objects:
             doc = getattr(obj, "__doc__", None)
-            if not isinstance(doc, str) or ">>>" not in doc or id(doc) in seen:
+            if not isinstance(doc, str) or ">>>" not in doc or doc in seen:
                 continue
-            seen.add(id(doc))
+            seen.add(doc)
             try:
                 examples = parser.get_examples(doc)
             except ValueError:
@@ -436,7 +436,8 @@ def measure(write: bool) -> int:
         print(f"documentation example using what the running library lacks (not counted): {surface} {target} "
               f"({where[:120]})")
     if write:
-        record = {"detector_format": DETECTOR_FORMAT, "command": COMMAND, "overall": overall, "surfaces": rows,
+        record = {"detector_format": DETECTOR_FORMAT, "command": COMMAND, "measured_kinds": ["name", "keyword"],
+                  "overall": overall, "surfaces": rows,
                   "sets": "benchmarks/data/fabrication/ (docs/fabrication.md)"}
         RECORD.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         print(f"recorded in {RECORD.relative_to(ROOT)}")
