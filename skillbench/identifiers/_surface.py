@@ -21,7 +21,7 @@ from skillbench.identifiers._model import SurfaceError
 from skillbench.identifiers._source import check_requirement, materialize, normalized
 from skillbench.suite import ApiSettings, SuiteConfig, load_config
 
-FORMAT_VERSION = 1  # bump when the flattened shape or what it means changes: every cached surface is rebuilt
+FORMAT_VERSION = 2  # bump when the flattened shape or what it means changes: every cached surface is rebuilt
 CACHE_ENV = "SKILLBENCH_CACHE"
 MAX_SURFACE_BYTES = 64 * 1024 * 1024  # a cached file larger than this is not one we wrote
 

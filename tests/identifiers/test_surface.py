@@ -11,6 +11,7 @@ import pytest
 
 from skillbench.identifiers import SurfaceError, cache_file, load_surfaces
 from skillbench.identifiers._source import _unpack, check_requirement, fetch_wheel
+from skillbench.identifiers._surface import FORMAT_VERSION
 from skillbench.suite import ConfigError, SuiteConfig, load_config
 from tests.helpers.shared import ROOT
 from tests.identifiers.conftest import SYNTH_SPEC
@@ -107,7 +108,7 @@ def test_a_damaged_cache_file_is_unchecked_never_clean(synth_cache: Path, tmp_pa
     target = tmp_path / source.name
     text = source.read_text("utf-8")
     damaged = {"truncate": text[: len(text) // 2], "foreign": '["not", "a surface"]',
-               "format": text.replace('"format":1', '"format":999', 1)}[damage]
+               "format": text.replace(f'"format":{FORMAT_VERSION}', '"format":999', 1)}[damage]
     target.write_text(damaged, encoding="utf-8")
     surfaces = load_surfaces(SuiteConfig(api=[SYNTH_SPEC]), cache=tmp_path)
     assert surfaces.by_module["synthpkg"].objects is None
