@@ -522,13 +522,18 @@ def introspect_modules(objects: dict[str, dict[str, Any]], timeout_s: float = 12
     import json
     import subprocess
     import sys
+    import tempfile
+
+    from skillbench.identifiers._source import scrubbed_env
 
     wanted = sorted(p for p, e in objects.items() if e.get("k") == "m" and e.get("why") == "wildcard")
     if not wanted:
         return 0
     try:
+        # no credential in its environment, and a working folder of its own
         done = subprocess.run([sys.executable, "-I", "-c", _INTROSPECT, json.dumps(wanted)], capture_output=True,
-                              text=True, timeout=timeout_s, check=False)
+                              text=True, timeout=timeout_s, check=False, env=scrubbed_env(),
+                              cwd=tempfile.gettempdir())
         names = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else {}
     except (subprocess.TimeoutExpired, ValueError, IndexError):
         return 0  # the modules stay open: unchecked, never fabricated

@@ -32,6 +32,15 @@ PIP_TIMEOUT_S = 180
 MAX_WHEEL_FILES = 20_000  # a wheel with more source files than scipy's (≈ 5k) is not a library we can read quickly
 
 
+_SECRET_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "ANTHROPIC")
+
+
+def scrubbed_env() -> dict[str, str]:
+    """The environment for a child process that handles a declared package: pip's own settings and the proxies stay,
+    anything that looks like a credential (the model API key above all) does not."""
+    return {k: v for k, v in os.environ.items() if not any(part in k.upper() for part in _SECRET_PARTS)}
+
+
 def check_requirement(package: str, version: str, where: str) -> None:
     """Refuse a name or version that is not a plain PEP 508 name / PEP 440 exact version (one line, no command run)."""
     if not PACKAGE_RE.match(package):
@@ -92,7 +101,8 @@ def fetch_wheel(package: str, version: str, dest: Path, where: str) -> int:
         cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-input", "--disable-pip-version-check",
                "--no-deps", "--only-binary=:all:", "--dest", tmp, f"{package}=={version}"]
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False,
+                                  env=scrubbed_env(), cwd=tmp)
         except subprocess.TimeoutExpired:
             raise SurfaceError(where, f"{package}=={version}", f"pip download took over {PIP_TIMEOUT_S} s",
                                "check the network, then run `skillbench surfaces` again") from None

@@ -129,3 +129,14 @@ def test_surfaces_command_lists_cached_surfaces_and_refuses_bad_input(synth_cach
     config.write_text('[[api]]\npackage = "x;y"\nversion = "1"\n', encoding="utf-8")
     assert main(["surfaces", "--config", str(config), "--cache", str(synth_cache)]) == 2
     assert "api.0.package" in capsys.readouterr().err
+
+
+def test_a_declared_package_never_sees_a_credential(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillbench.identifiers._source import scrubbed_env
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_secret")
+    monkeypatch.setenv("PIP_INDEX_URL", "https://pypi.example/simple")
+    env = scrubbed_env()
+    assert "ANTHROPIC_API_KEY" not in env and "GITHUB_TOKEN" not in env
+    assert env["PIP_INDEX_URL"] == "https://pypi.example/simple"  # pip's own settings stay
