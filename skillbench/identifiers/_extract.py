@@ -462,16 +462,25 @@ def _parse(text: str) -> ast.Module | None:
 
 
 def _text(node: ast.AST) -> str:
-    """How the answer wrote an expression, with calls' arguments shortened to `(...)`."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_text(node.value)}.{node.attr}"
-    if isinstance(node, ast.Call):
-        return f"{_text(node.func)}(...)"
-    if isinstance(node, ast.Subscript):
-        return f"{_text(node.value)}[...]"
-    return "…"
+    """How the answer wrote an expression, with calls' arguments shortened to `(...)` (iteratively: a chain of a
+    thousand calls is one line of an answer, not a thousand frames)."""
+    parts: list[str] = []
+    while len(parts) < 64:
+        if isinstance(node, ast.Attribute):
+            parts.append(f".{node.attr}")
+            node = node.value
+        elif isinstance(node, ast.Call):
+            parts.append("(...)")
+            node = node.func
+        elif isinstance(node, ast.Subscript):
+            parts.append("[...]")
+            node = node.value
+        else:
+            parts.append(node.id if isinstance(node, ast.Name) else "…")
+            break
+    else:
+        parts.append("…")
+    return "".join(reversed(parts))
 
 
 def _blocks(text: str) -> tuple[list[tuple[str, str]], list[str]]:
@@ -632,7 +641,7 @@ def check_answer(text: str, surfaces: Surfaces) -> list[Identifier]:
         if language in PYTHON_TAGS or (language == "" and python_declared and _parse(code) is not None):
             if python_declared:
                 py.language = "python"
-                py.run(code)
+                _guarded(py.run, code)
             else:
                 _other_language(code, language or "python", found)
             continue
@@ -647,9 +656,18 @@ def check_answer(text: str, surfaces: Surfaces) -> list[Identifier]:
     if python_declared:
         py.language = ""
         for span in spans:
-            py.span(span)
+            _guarded(py.span, span)
     _rest("\n".join(spans), "", surfaces, found)
     return _distinct(found)
+
+
+def _guarded(read: Any, code: str) -> None:
+    """A block whose expressions nest deeper than the interpreter's stack is left out (its identifiers unread),
+    never a crash of the pass that reads every answer."""
+    try:
+        read(code)
+    except RecursionError:
+        return
 
 
 def _distinct(found: list[Identifier]) -> list[Identifier]:
