@@ -42,6 +42,8 @@ CONFIG_TAGS = frozenset({"json", "jsonc", "yaml", "yml"})
 REST_TAGS = frozenset({"http", "rest", "bash", "sh", "shell", "console", "curl", "zsh", ""})
 MAX_ANSWER_CHARS = 1_000_000  # an answer longer than this is cut: bounded time, whatever a run wrote
 MAX_BLOCK_LINES = 3_000
+MAX_CONFIG_CHARS = 100_000  # a JSON/YAML block read for its keys (PyYAML is pure Python: seconds per megabyte)
+MAX_CONFIG_KEYS = 2_000
 MAX_PIECE_PARSES = 2_000  # parse attempts for one fragment read statement by statement
 MAX_DEPTH = 200  # deeper expressions are left unchecked (ast itself refuses far deeper ones)
 QUOTE_CHARS = 200
@@ -585,10 +587,10 @@ def _config_keys(code: str, language: str, surfaces: Surfaces, out: list[Identif
     declared = [s for s in surfaces.config_surfaces() if s.spec.config_models]
     if not declared:
         return
-    data = _load_config_block(code, language)
+    data = _load_config_block(code[:MAX_CONFIG_CHARS], language)
     if data is None:
         return
-    for key, line in _keys(data, code):
+    for key, line in _keys(data, code, [MAX_CONFIG_KEYS]):
         out.append(Identifier(text=key[:160], target="", kind="config_key", language=language, status=UNCHECKED,
                               surface="", quote=_quote(line)))
 
@@ -602,18 +604,21 @@ def _load_config_block(code: str, language: str) -> Any:
         return None
 
 
-def _keys(data: Any, code: str, depth: int = 0) -> list[tuple[str, str]]:
+def _keys(data: Any, code: str, budget: list[int], depth: int = 0) -> list[tuple[str, str]]:
+    """Every key of a parsed block, depth first, within ``budget`` nodes in all (YAML aliases share one object many
+    times: a "billion laughs" block is a tree of 10⁹ nodes built from 10 lines)."""
     found: list[tuple[str, str]] = []
-    if depth > 20:
+    if depth > 20 or budget[0] <= 0:
         return found
+    budget[0] -= 1
     if isinstance(data, dict):
-        for key, value in data.items():
+        for key, value in list(data.items())[:200]:
             line = next((ln for ln in code.splitlines() if str(key) in ln), "")
             found.append((str(key), line))
-            found.extend(_keys(value, code, depth + 1))
+            found.extend(_keys(value, code, budget, depth + 1))
     elif isinstance(data, list):
         for item in data[:200]:
-            found.extend(_keys(item, code, depth + 1))
+            found.extend(_keys(item, code, budget, depth + 1))
     return found
 
 
