@@ -20,11 +20,11 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 from skillbench.identifiers._model import SurfaceError
+from skillbench.suite import PACKAGE_PATTERN, VERSION_PATTERN
 
-# PEP 508 project names and PEP 440 exact public versions (no specifiers, no local part, no URL)
-PACKAGE_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")
-VERSION_RE = re.compile(r"^[0-9]{1,9}(?:\.[0-9]{1,9}){0,5}(?:(?:a|b|rc)[0-9]{1,9})?(?:\.post[0-9]{1,9})?"
-                        r"(?:\.dev[0-9]{1,9})?$")
+# PEP 508 project names and PEP 440 exact public versions (no specifiers, no local part, no URL): the config's rule
+PACKAGE_RE = re.compile(PACKAGE_PATTERN)
+VERSION_RE = re.compile(VERSION_PATTERN)
 # test trees are most of a scientific package's files and none of its API (pandas: 4× the load time)
 _SKIPPED_DIRS = frozenset({"tests", "testing", "_testing", "test", "__pycache__"})
 _SOURCE_SUFFIXES = (".py", ".pyi")
