@@ -39,9 +39,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from skillbench.vocab import BAR_FAIL, BAR_PASS, UNANIMOUS_MUSTS_BAR
+from skillbench.vocab import BAR_FAIL, BAR_PASS, CALIBRATION_MUST_FLOOR as MUST_FLOOR, UNANIMOUS_MUSTS_BAR
 
-MUST_FLOOR = 150  # the size rule's floor (module docstring): two flips still pass, a 99 % judge passes 0.81
 STRATA = ("skill_family", "model", "condition")  # a run's stratum
 CANDIDATE_COLUMNS = ["run_id", *STRATA, "musts", "items"]
 CONFIDENCE = 0.95  # the must bar's interval
