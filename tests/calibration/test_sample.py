@@ -4,7 +4,8 @@ The size rule's numbers are data (``tests/data/calibration_sample_sizes.json``, 
 states). The draw is checked on small frames: every stratum represented at the same fraction, at least the floor
 of musts, nested looks, the same draw for the same key whatever the row order or the answers, and every run when
 the week has no more musts than the floor. One calibration on the simulated judge shows the sample on the page,
-in ``calibration.csv`` and in ``calibration-sample.json``, and a rerun drawing the same runs.
+in ``calibration.csv`` and in ``calibration-sample.json``, and a rerun drawing the same runs; another, with a
+judge that never flips, grows look by look to every must.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from skillbench.calibration import (
     sample_key,
     stratified_order,
 )
+from skillbench.calibration._run import _Draws
 from skillbench.calibration._sample import STRATA, decided, exact_runs
+from skillbench.judge import select_runs
 from skillbench.ledgers import CALIBRATION_SAMPLE_FILE, read_calibration
 from skillbench.runtime import PassContext
 from skillbench.scorecard._decision import _calibration_flag
@@ -136,9 +139,20 @@ def test_a_sampled_calibration_says_so_and_a_rerun_draws_the_same_runs(sim_week:
         assert "| in the week |" in md and rec.nonce in md
         flag = _calibration_flag(table)
         assert flag is not None and "sampled (of the week's 48)" in flag.text
-        again = calibrate(sim_week, opts, PassContext(endpoint=ep, log=lambda m: None))  # the recorded nonce
-    assert again.sample is not None and again.sample.key == rec.key
-    assert set(again.grades["run_id"]) == set(cal.grades["run_id"])
+    # A rerun (a pass stopped "judge pending", or calibrate again) draws with the recorded nonce: the same runs.
+    again = _Draws(sim_week, select_runs(sim_week)[0], opts)
+    assert again.key == rec.key and {r.run_id for r in again._runs(12)} == set(cal.grades["run_id"])
+
+
+def test_an_undecided_sample_grows_to_every_must(sim_week: Path) -> None:
+    """A judge that never flips: 12, then 24 unanimous musts cannot show the bar (NOT SHOWN), so the sample grows
+    look by look to every must, and the page says why."""
+    with judge_endpoint() as ep:
+        cal = calibrate(sim_week, CalibrationOptions(repeat=2, min_musts=12, jobs=3, max_retries=1),
+                        PassContext(endpoint=ep, log=lambda m: None))
+    assert cal.sample is not None and cal.sample.looks == [12, 24, None] and not cal.sample.sampled
+    assert cal.grades["run_id"].nunique() == 16
+    assert "samples of 12, 24 musts left the must bar undecided" in (sim_week / "calibration.md").read_text()
 
 
 def test_a_damaged_sample_record_is_one_line(sim_week: Path) -> None:
