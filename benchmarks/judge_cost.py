@@ -114,7 +114,7 @@ def measure(week: Path, design: Design, repeat: int, jobs: int, nonce: str) -> d
             "total": rubric.cost_usd + pairs.cost_usd + cal.cost_usd, "ungraded": rubric.ungraded_items,
             "cache_write": last.get("cache", {}).get("cache_write_tokens", 0),
             "cache_saved": last.get("cache", {}).get("saved_usd", 0.0),
-            "sample": cal.sample, **outcome(week, cal)}
+            "sample": cal.drawn, **outcome(week, cal)}
 
 
 def redraws(judged: Path, tmp: Path, design: Design, repeat: int, jobs: int, draws: int) -> list[dict[str, Any]]:
@@ -129,7 +129,7 @@ def redraws(judged: Path, tmp: Path, design: Design, repeat: int, jobs: int, dra
         with model_endpoint("sim") as ep:
             cal = calibrate(week, calibration_options(design, repeat, jobs, f"{i + 1:04x}"),
                             PassContext(endpoint=ep, log=lambda _m: None))
-        out.append({"nonce": f"{i + 1:04x}", "calibration": cal.cost_usd, "sample": cal.sample, **outcome(week, cal)})
+        out.append({"nonce": f"{i + 1:04x}", "calibration": cal.cost_usd, "sample": cal.drawn, **outcome(week, cal)})
     return out
 
 

@@ -105,7 +105,7 @@ class Calibration:
     notes: list[str] = field(default_factory=list)
     # the week ledger's violated avoid items per judge × model, and those whose quote cannot show the harm
     no_claim: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=NO_CLAIM_COLUMNS))
-    sample: SampleRecord | None = None  # how the graded-again runs were drawn (None: no grading, labels only)
+    drawn: SampleRecord | None = None  # how the graded-again runs were drawn (None: no grading, labels only)
 
     @property
     def musts_pass(self) -> bool | None:
@@ -318,7 +318,7 @@ def calibrate(run_dir: str | Path, options: CalibrationOptions, ctx: PassContext
     agreement = _typed(pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=AGREEMENT_COLUMNS))
     cal = Calibration(grades, self_table, flips, agreement,
                       pd.concat(evidence, ignore_index=True) if evidence else pd.DataFrame(), cost, notes,
-                      no_claim=ledger_no_claim(run_dir), sample=record)
+                      no_claim=ledger_no_claim(run_dir), drawn=record)
     write_calibration(run_dir, cal, options, primary)
     if options.batch:
         from skillbench.judge import BatchStore
@@ -512,12 +512,12 @@ def render_markdown(cal: Calibration, options: CalibrationOptions, judge_model: 
         verdict = f"**{state}**" if state else "n/a"
         shown = cal.self_agreement.assign(interval=[_range(lo, hi) for lo, hi in zip(
             cal.self_agreement["unanimity_low"], cal.self_agreement["unanimity_high"], strict=True)])
-        sampled = cal.sample is not None and cal.sample.sampled
-        of_week = f" (a sample of the week's {cal.sample.population_items.get('must', 0)})" if sampled else ""
+        sampled = cal.drawn is not None and cal.drawn.sampled
+        of_week = f" (a sample of the week's {cal.drawn.population_items.get('must', 0)})" if sampled else ""
         columns = ["item_type", "n_items", "unanimous", "unanimity", "interval", "flipping"]
         names = ["item type", "items", "unanimous", "unanimity", "95 % interval", "flipping"]
         if sampled:
-            week = cal.sample.population_items
+            week = cal.drawn.population_items
             shown = shown.assign(week=[sum(week.values()) if t == "all" else week.get(t, 0)
                                        for t in shown["item_type"]])
             columns.insert(2, "week")
@@ -528,7 +528,7 @@ def render_markdown(cal: Calibration, options: CalibrationOptions, judge_model: 
                 f"{int(must['n_items'])} musts{of_week}, 95 % interval "
                 f"{_range(must['unanimity_low'], must['unanimity_high'])}, {must['interval_method']}). "
                 + BAR_WORDS.format(min_clusters=MIN_CLUSTERS), "",
-                *([cal.sample.words(), ""] if cal.sample is not None else []),
+                *([cal.drawn.words(), ""] if cal.drawn is not None else []),
                 _table(shown, columns, names), ""]
         if cal.flipping.empty:
             out += ["No item flipped.", ""]
@@ -583,8 +583,8 @@ def render_markdown(cal: Calibration, options: CalibrationOptions, judge_model: 
     out += ["## Provenance", "", f"- judge model: {judge_model}"]
     if options.other_judge:
         out.append(f"- other judge: {options.other_judge}")
-    runs = (f"{cal.sample.runs} of {cal.sample.population_runs} (sample key {cal.sample.key})"
-            if cal.sample is not None and cal.sample.sampled else str(cal.grades["run_id"].nunique()))
+    runs = (f"{cal.drawn.runs} of {cal.drawn.population_runs} (sample key {cal.drawn.key})"
+            if cal.drawn is not None and cal.drawn.sampled else str(cal.grades["run_id"].nunique()))
     out += [f"- repeats: {options.repeat}; runs: {runs}; seed: {options.seed}",
             f"- calibration spend: ${cal.cost_usd:.4f}", *[f"- {n}" for n in cal.notes], ""]
     return "\n".join(out)
@@ -592,7 +592,7 @@ def render_markdown(cal: Calibration, options: CalibrationOptions, judge_model: 
 
 def _sample_columns(cal: Calibration) -> dict[str, Any]:
     """The self-agreement rows' sample columns: each item type's items in the week, the runs n of N, the key."""
-    rec = cal.sample
+    rec = cal.drawn
     if rec is None:
         return {}
     types = cal.self_agreement["item_type"]

@@ -286,10 +286,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
         return _pending("calibrate", exc)
     except (BackendError, ExecutorError, LabelsError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
-    if cal.sample is not None and cal.sample.sampled:
-        print(f"a stratified sample: {cal.sample.runs} of {cal.sample.population_runs} runs, "
-              f"{cal.sample.items.get('must', 0)} of {cal.sample.population_items.get('must', 0)} musts "
-              f"(key {cal.sample.key}; calibration-sample.json)")
+    if cal.drawn is not None and cal.drawn.sampled:
+        print(f"a stratified sample: {cal.drawn.runs} of {cal.drawn.population_runs} runs, "
+              f"{cal.drawn.items.get('must', 0)} of {cal.drawn.population_items.get('must', 0)} musts "
+              f"(key {cal.drawn.key}; calibration-sample.json)")
     if not cal.self_agreement.empty:
         must = cal.self_agreement.set_index("item_type").loc["must"]
         print(f"self-agreement: {must['unanimous']} of {must['n_items']} musts unanimous over {args.repeat} "

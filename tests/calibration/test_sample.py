@@ -123,7 +123,7 @@ def test_a_sampled_calibration_says_so_and_a_rerun_draws_the_same_runs(sim_week:
     opts = CalibrationOptions(repeat=2, min_musts=12, jobs=3, max_retries=1)
     with judge_endpoint(flip_rate=0.35) as ep:
         cal = calibrate(sim_week, opts, PassContext(endpoint=ep, log=lambda m: None))
-        rec = cal.sample
+        rec = cal.drawn
         assert rec is not None and rec.sampled and rec.looks == [12]
         assert rec.population_runs == 16 and rec.population_items["must"] == 48
         assert 12 <= rec.items["must"] < 48 and rec.runs == cal.grades["run_id"].nunique()
@@ -150,7 +150,7 @@ def test_an_undecided_sample_grows_to_every_must(sim_week: Path) -> None:
     with judge_endpoint() as ep:
         cal = calibrate(sim_week, CalibrationOptions(repeat=2, min_musts=12, jobs=3, max_retries=1),
                         PassContext(endpoint=ep, log=lambda m: None))
-    assert cal.sample is not None and cal.sample.looks == [12, 24, None] and not cal.sample.sampled
+    assert cal.drawn is not None and cal.drawn.looks == [12, 24, None] and not cal.drawn.sampled
     assert cal.grades["run_id"].nunique() == 16
     assert "samples of 12, 24 musts left the must bar undecided" in (sim_week / "calibration.md").read_text()
 
