@@ -1,10 +1,12 @@
 """Running a calibration: grade the week's answers again, compare raters, write the three files.
 
-:func:`calibrate` grades each answer ``repeat`` times with the ledger's judge (self-agreement), once with a second
-judge, and/or reads human labels (two or more labelers are also compared with each other, "human vs human": the
-ceiling any judge can reach); it writes ``calibration.csv``, ``calibration-grades.csv`` and
-``calibration.md`` into the run directory. :func:`calibration_current` is the one "calibration is current" rule:
-the chain reuses a calibration written after the scores it measured last changed.
+:func:`calibrate` grades each answer ``repeat`` times with the ledger's judge (self-agreement) — the answers of a
+stratified sample of the week's runs, sized by the must bar (:mod:`skillbench.calibration._sample`; every run of a
+week with fewer than 150 musts) — once with a second judge, and/or reads human labels (two or more labelers are
+also compared with each other, "human vs human": the ceiling any judge can reach); it writes ``calibration.csv``,
+``calibration-grades.csv``, ``calibration-sample.json`` and ``calibration.md`` into the run directory.
+:func:`calibration_current` is the one "calibration is current" rule: the chain reuses a calibration written after
+the scores it measured last changed.
 """
 
 from __future__ import annotations
@@ -375,6 +377,8 @@ class _Draws:
         for target in self.targets:
             have = {r.run_id for r in self.graded}
             new = [r for r in self._runs(target) if r.run_id not in have]
+            if not new and target is not None:
+                continue  # the last look's runs (rounded up per stratum) already hold this target
             g, c = _gradings(new, client, repeats, rater, seed=self.options.seed, jobs=self.options.jobs,
                              cache=self.options.cache, batch=batch)
             frames.append(g)

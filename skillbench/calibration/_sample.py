@@ -185,8 +185,8 @@ class SampleRecord:
             grown = [t for t in self.looks if t is not None]
             why = (f": the week has no more than the {self.floor}-must floor." if self.floor and self.runs_asked is None
                    and all_musts <= self.floor else
-                   f": samples of {', '.join(map(str, grown))} musts left the must bar undecided (their interval "
-                   "straddled it), so the sample grew to every must." if grown else ".")
+                   f": samples of at least {', '.join(map(str, grown))} musts left the must bar undecided (the "
+                   "interval straddled it), so the sample grew to every must." if grown else ".")
             return f"Every gradeable run was graded again ({self.runs} runs, {all_musts} musts){why}"
         how = (f"{self.runs_asked} runs asked for (`--sample`)" if self.runs_asked is not None
                else f"at least {self.floor} musts, doubled while the must interval straddled the bar — looks at "
