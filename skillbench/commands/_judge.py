@@ -109,11 +109,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(func=run_pairs)
 
     c = sub.add_parser("calibrate", help="judge self-agreement, agreement with another judge or with people",
-                       description="Grade answers again to measure the judge: self-agreement over --repeat "
+                       description="Grade answers again to measure the judge — a stratified sample of at least "
+                       "--musts must items, grown while the must bar is undecided: self-agreement over --repeat "
                        "gradings (bar: >= 95 % unanimous musts, on the interval's lower end), agreement with "
                        "--other-judge and with --human labels (κ, α, PABAK with intervals, confusion). Writes "
-                       "calibration.csv, calibration-grades.csv and calibration.md. Exit 1 when the must bar fails "
-                       "(its estimate below the bar).")
+                       "calibration.csv, calibration-grades.csv, calibration-sample.json and calibration.md. Exit 1 "
+                       "when the must bar fails (its estimate below the bar).")
     c.add_argument("run_dir", metavar="RUN_DIR", help="a week's output folder")
     _client_args(c)
     c.add_argument("--repeat", type=positive_int, default=3, metavar="N",
