@@ -15,6 +15,7 @@ draw's outcome (how stable the sampled decision is). Dollars come from the usage
 each design's week (``scorecard_week``, nothing written). Measured once, nothing timed.
 
     .venv/bin/python benchmarks/judge_cost.py [--week RUN_DIR] [--repeat 3] [--jobs 4] [--draws 4]
+    .venv/bin/python benchmarks/judge_cost.py --operating 1048   # the growing sample's operating figures
 """
 
 from __future__ import annotations
@@ -133,6 +134,34 @@ def redraws(judged: Path, tmp: Path, design: Design, repeat: int, jobs: int, dra
     return out
 
 
+def operating(total: int, unanimity: float, draws: int = 4000, seed: int = 0) -> dict[tuple[str, int], float]:
+    """Where the growing sample stops and what it decides, over ``draws`` simulated weeks of ``total`` musts whose
+    flips are independent with probability 1 − ``unanimity`` (Clopper–Pearson intervals; the looks of
+    ``skillbench.calibration._sample.looks``): ``(state, musts at the stop) -> share``. ``FAIL?`` is a FAIL whose
+    interval still reaches the bar (the decision block's amber)."""
+    import numpy as np
+
+    from skillbench.calibration import looks
+    from skillbench.calibration._agreement import bar_state
+    from skillbench.calibration._sample import decided, lower_end
+    from skillbench.scorecard import rate_interval
+
+    rng = np.random.default_rng(seed)
+    out: dict[tuple[str, int], float] = {}
+    for _ in range(draws):
+        flips = rng.random(total) < 1 - unanimity
+        for target in looks(total):
+            n = total if target is None else target
+            u = int(n - flips[:n].sum())
+            high = rate_interval(u, n, exact=True).high
+            state = bar_state(u / n, lower_end(u, n))
+            if decided(state, high) or target is None:
+                break
+        key = ("FAIL?" if state == "FAIL" and high >= 0.95 else state, n)
+        out[key] = out.get(key, 0.0) + 1 / draws
+    return dict(sorted(out.items()))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--week", default="", help="a generated week (default: the bundled demo's first week)")
@@ -142,7 +171,16 @@ def main() -> int:
     ap.add_argument("--draws", type=int, default=4, help="other nonces the sampled calibration is redrawn with")
     ap.add_argument("--designs", nargs="+", choices=list(DESIGNS), default=list(DESIGNS), metavar="DESIGN",
                     help=f"designs to measure (default all; {SYNCHRONOUS!r} always runs: it is the baseline)")
+    ap.add_argument("--operating", type=int, default=0, metavar="MUSTS",
+                    help="only simulate the growing sample on a week of MUSTS musts (judges at 95, 99 and 90 %% "
+                    "true unanimity, 4,000 draws each) and print where it stops and what it decides")
     args = ap.parse_args()
+    if args.operating:
+        for unanimity in (0.95, 0.99, 0.90):
+            stops = ", ".join(f"{state} at {n}: {share:.1%}" for (state, n), share in
+                              operating(args.operating, unanimity).items())
+            print(f"{args.operating} musts, true unanimity {unanimity:.0%}: {stops}")
+        return 0
     names = [SYNCHRONOUS, *(n for n in args.designs if n != SYNCHRONOUS)]
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
