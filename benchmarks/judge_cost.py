@@ -141,9 +141,7 @@ def operating(total: int, unanimity: float, draws: int = 4000, seed: int = 0) ->
     interval still reaches the bar (the decision block's amber)."""
     import numpy as np
 
-    from skillbench.calibration import looks
-    from skillbench.calibration._agreement import bar_state
-    from skillbench.calibration._sample import decided, lower_end
+    from skillbench.calibration import bar_state, decided, looks, lower_end
     from skillbench.scorecard import rate_interval
 
     rng = np.random.default_rng(seed)

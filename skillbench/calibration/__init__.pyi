@@ -77,8 +77,10 @@ from ._run import (
 from ._sample import (
     MUST_FLOOR as MUST_FLOOR,
     SampleRecord as SampleRecord,
+    decided as decided,
     draw as draw,
     looks as looks,
+    lower_end as lower_end,
     max_passing_flips as max_passing_flips,
     musts_to_pass as musts_to_pass,
     pass_probability as pass_probability,
