@@ -47,6 +47,7 @@ PAIRS_FILE = "pairs.csv"  # judge-pairs: one row per (prompt, model, rep)
 CALIBRATION_FILE = "calibration.csv"  # calibrate: agreement statistics
 CALIBRATION_GRADES_FILE = "calibration-grades.csv"  # calibrate: every grading, tidy
 CALIBRATION_MD = "calibration.md"  # calibrate: the report
+CALIBRATION_SAMPLE_FILE = "calibration-sample.json"  # calibrate: how its runs were drawn (key, nonce, looks, n of N)
 LABELS_FILE = "labels.csv"  # labels export: the sheet people fill in
 PAIRWISE_BIAS_FILE = "pairwise-bias.csv"  # calibrate: the pairwise judge's position and length bias, with intervals
 SENTINEL_GRADES_FILE = "sentinel-grades.csv"  # calibration stage: the week's judge on the frozen gold set, tidy

@@ -88,7 +88,8 @@ class WeeklyOptions:
         executor, scheduler: where generation, judging and calibration run: ``local`` (the kernels' threads) or
             ``dask`` (the workers of ``scheduler``'s cluster, "": a local cluster per stage; :mod:`skillbench.cluster`).
         calibration_repeat: gradings of each answer for judge self-agreement.
-        calibration_sample: calibrate on that many runs (0: all gradeable runs).
+        calibration_sample: calibrate on exactly that many runs, drawn stratified (0: the size rule — a stratified
+            sample of at least 150 musts, grown while the must bar is undecided; every run of a smaller week).
         reports_dir: where ``<run_key>/`` and ``index.html`` go.
         suite_overrides: the command line's suite flags (``--skip-missing``, ``--site-base``, ``--config``, …:
             :class:`skillbench.suite.SuiteOverrides`), for every stage that reads the suite.
