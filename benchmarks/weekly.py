@@ -7,7 +7,7 @@ ran (papermill records each cell's duration), plus its HTML export; the index pa
 
 The suite is copied to a temporary folder, so the bundled ``evals/weekly/`` history is not touched.
 
-    .venv/bin/python benchmarks/weekly.py [--suite evals] [--jobs 3] [--models sonnet haiku] [--reps 2]
+    .venv/bin/python benchmarks/weekly.py [--suite evals] [--jobs N] [--models sonnet haiku] [--reps 2]
                                           [--keep DIR] [--json FILE]
 """
 
@@ -24,11 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skillbench.weekly import (  # noqa: E402
-    DEFAULT_JOBS,  # noqa: E402
-    WeeklyOptions,
-    run_weekly,
-)
+from skillbench.generation import default_jobs, docker_available, machine_facts  # noqa: E402
+from skillbench.weekly import WeeklyOptions, run_weekly  # noqa: E402
 
 TARGET_TOTAL_S = 300.0
 TARGET_OVERHEAD = 0.20
@@ -37,13 +34,17 @@ TARGET_OVERHEAD = 0.20
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default=str(ROOT / "evals"), help="suite to run (copied first)")
-    parser.add_argument("--jobs", type=int, default=DEFAULT_JOBS)
+    parser.add_argument("--jobs", type=int, default=None, help="default: one per core the runs get, as weekly's")
     parser.add_argument("--models", nargs="+", default=None, help="default: the suite config")
     parser.add_argument("--reps", type=int, default=None, help="default: the suite config")
     parser.add_argument("--keep", metavar="DIR", help="keep the suite copy and reports in DIR")
     parser.add_argument("--json", metavar="FILE", help="also write the measurements as JSON")
     args = parser.parse_args()
 
+    if not args.jobs:
+        choice = default_jobs(machine_facts("docker" if docker_available() else "local"))
+        args.jobs = choice.jobs
+        print(f"jobs {choice.jobs} ({choice.why})", file=sys.stderr)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="skillbench-bench-weekly-"))
     work.mkdir(parents=True, exist_ok=True)
     suite = work / "suite"

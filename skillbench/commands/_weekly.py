@@ -39,7 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reps", type=positive_int, metavar="k", help="repetitions per cell (default: the suite config)")
     add_selection_args(p, what="run and grade")
     p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
-                   help="runs and judge calls at once (default 3)")
+                   help="runs and judge calls at once (default: one per core the runs get — the Docker engine's "
+                        "NCPU, or this process's CPUs and cgroup quota with --sandbox local; --executor dask: 3); "
+                        "generation also keeps to what the endpoint's advertised request limit sustains")
     p.add_argument("--suite", default=None, metavar="DIR", help="suite folder (default: the bundled evals/)")
     p.add_argument("--reports", default=None, metavar="DIR", help="reports folder (default: reports/)")
     add_suite_args(p)
@@ -122,21 +124,29 @@ def run(args: argparse.Namespace) -> int:
         check_executor_args(args.executor, args.scheduler, args.sandbox)
     except ExecutorError as exc:
         raise UsageError(str(exc)) from exc
+    terminal = TerminalLines()
+    jobs, why = weekly_jobs(args.jobs, args.executor, args.sandbox, DEFAULT_JOBS)
+    first = [f"weekly: {jobs} run{'s' if jobs != 1 else ''} and judge calls at once ({why})"]
+
+    def log(text: str) -> None:
+        """The chain's lines, after the jobs line (said once the chain runs: a refusal stays one line)."""
+        while first:
+            terminal.line(first.pop())
+        terminal.line(text)
     opts = WeeklyOptions(
         suite_dir=Path(args.suite) if args.suite else DEFAULT_SUITE, run_key=args.run_key or utc_run_key(),
         backend=args.backend, models=listed(args.models), reps=args.reps, prompts=listed(args.prompts),
-        families=listed(args.families), jobs=args.jobs or DEFAULT_JOBS, seed=args.seed, sandbox=args.sandbox,
+        families=listed(args.families), jobs=jobs, seed=args.seed, sandbox=args.sandbox,
         reports_dir=Path(args.reports) if args.reports else REPORTS_DIR,
         weeks_dir=Path(args.out_dir) if args.out_dir else None, suite_overrides=suite_overrides(args),
         executor=args.executor, scheduler=args.scheduler or "", wait=args.wait, allow_dirty=args.allow_dirty,
         generalization=args.generalization,
     )
-    terminal = TerminalLines()
     opts.stream = None if args.quiet else terminal
     # SIGTERM unwinds like Ctrl-C: the simulated endpoint, the kernel and the report's state are cleaned up.
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
-        result = run_weekly(opts, log=terminal.line, progress=terminal.progress)
+        result = run_weekly(opts, log=log, progress=terminal.progress)
     except WeeklyError as exc:
         raise UsageError(str(exc)) from exc
     finally:
@@ -151,3 +161,16 @@ def run(args: argparse.Namespace) -> int:
               f"  rerun the same command (run key {result.run_key}) to resume", file=sys.stderr)
     print(result.index)
     return 0 if result.ok else 1
+
+
+def weekly_jobs(given: int | None, executor: str, sandbox: str | None, fallback: int) -> tuple[int, str]:
+    """The chain's runs at once and why: ``--jobs``, else one per core the runs get (``fallback`` on a cluster,
+    whose width this machine's cores do not say)."""
+    if given:
+        return given, f"--jobs {given}"
+    if executor == "dask":
+        return fallback, "the default for --executor dask; --jobs N to choose"
+    from skillbench.generation import default_jobs, docker_available, machine_facts
+
+    choice = default_jobs(machine_facts(sandbox or ("docker" if docker_available() else "local")))
+    return choice.jobs, f"{choice.why}; --jobs N to choose"

@@ -32,6 +32,14 @@ from ._image import (
     current_spec as current_spec,
     find_image as find_image,
 )
+from ._jobs import (
+    JobsChoice as JobsChoice,
+    MachineFacts as MachineFacts,
+    RunsCap as RunsCap,
+    default_jobs as default_jobs,
+    machine_facts as machine_facts,
+    sustained_jobs as sustained_jobs,
+)
 from ._limits import ContainerLimits as ContainerLimits
 from ._plan import (
     PlanError as PlanError,

@@ -23,7 +23,9 @@ class GenerateOptions:
     models: list[str] = field(default_factory=list)
     conditions: list[str] = field(default_factory=list)
     reps: int = 0
-    jobs: int = 1  # runs at once, at most; 0: the executor's width (1 locally, the cluster's worker threads on Dask)
+    # runs at once, at most; 0: decided by the pass — one per core the runs get here (generation._jobs), the
+    # cluster's worker threads on Dask
+    jobs: int = 1
     limit: int | None = None
     dry_run: bool = False
     sandbox: str | None = None  # docker | local | None = docker when the engine answers

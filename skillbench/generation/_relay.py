@@ -228,7 +228,8 @@ class Relay:
             self.url = f"http://127.0.0.1:{server.server_address[1]}"
         server.relay = self  # type: ignore[attr-defined]
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
+        # stop() waits for serve_forever to notice, up to one poll: after the CLI, on every run's path (10 ms)
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
                                         name="skillbench-relay", daemon=True)
 
     def start(self) -> Relay:

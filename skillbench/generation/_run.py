@@ -45,6 +45,7 @@ from skillbench.generation._folders import (
     write_truth,
 )
 from skillbench.generation._image import RUNNER_HOME
+from skillbench.generation._jobs import JobsChoice, RunsCap, default_jobs, machine_facts
 from skillbench.generation._limits import ContainerLimits
 from skillbench.generation._options import GenerateOptions, default_out_dir
 from skillbench.generation._plan import PlanError, make_plan, run_names, selected, write_plan
@@ -113,7 +114,8 @@ class LocalExecutor:
         return choose_sandbox(requested, endpoint, out_dir, self.log, limits=self.limits)
 
     def width(self, jobs: int) -> int:
-        """``--jobs``, or for 0 (unset) one run at a time."""
+        """``--jobs``, or for 0 (unset) one run at a time (generate itself decides an unset --jobs from the machine:
+        :func:`pass_jobs`)."""
         return jobs or 1
 
     def http_transport(self, *, simulated: bool) -> Transport | None:
@@ -152,6 +154,7 @@ class Generator:
         self.stopping = False  # interrupted: start nothing more
         self.sha = skills_sha(suite)
         self.limiter = pass_limiter(opts.jobs, adaptive=opts.adaptive, log=self._say)
+        self.cap = RunsCap(opts.jobs, log=self._say)  # what the endpoint's advertised request limit sustains
         self.rate_limited: list[str] = []  # runs of this pass whose CLI retried a 429/529
         self.written: list[str] = []  # run folders this pass committed (any state)
 
@@ -215,6 +218,7 @@ class Generator:
                 self._commit(draft, sandbox_failure=str(failure))
                 raise failure from exc
             task_meta.update(result.record())  # the container's limits, the ones it hit, the output it cut
+            self.cap.observe(result.exchanges, result.ended - result.started)
             if result.setup_failed:  # harness-invalid: no CLI ran, no retry; the next pass reruns it
                 attempts.append({"attempt": attempt, "start": utc_stamp(result.started), "setup": result.setup.detail})
                 (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
@@ -342,7 +346,8 @@ class Generator:
 
         def work(row: pd.Series) -> None:
             try:
-                with self.limiter.slot() as slot:  # the limit (≤ --jobs) may drop while runs are in flight
+                # the limit (≤ --jobs) may drop while runs are in flight
+                with self.cap.slot(), self.limiter.slot() as slot:
                     self.run_one(row, slot)
             finally:
                 bar.update(1)
@@ -461,8 +466,9 @@ def _generate(suite: Suite, opts: GenerateOptions, ctx: PassContext) -> dict[str
                 sandbox = executor.sandbox(opts.sandbox, endpoint, out_dir)  # local: choose_sandbox's
                 refuse_local_workspace_checks(suite, pending.prompt, sandbox.name)  # local by fallback
                 refuse_local_real(sandbox, endpoint, suite.suite_dir)
-                # --jobs 0: the executor's own width (one, or the cluster's threads)
-                opts = dataclasses.replace(opts, jobs=executor.width(opts.jobs))
+                choice = pass_jobs(opts.jobs, executor, sandbox)
+                opts = dataclasses.replace(opts, jobs=choice.jobs)
+                log(f"generate: {choice.jobs} run{'s' if choice.jobs != 1 else ''} at once ({choice.why})")
                 try:
                     gen = Generator(suite, opts, sandbox, endpoint, log, retry_log=retry_log, versions=versions)
                     gen.spent = spent_so_far(out_dir, done)  # the cap is per week, not per call
@@ -492,6 +498,16 @@ def _generate(suite: Suite, opts: GenerateOptions, ctx: PassContext) -> dict[str
     if failure is not None:
         raise failure
     return report
+
+
+def pass_jobs(jobs: int, executor: Any, sandbox: Sandbox) -> JobsChoice:
+    """The pass's runs at once: ``--jobs``; unset (0), the machine's cores (this process's threads) or the
+    cluster's width (Dask)."""
+    if jobs:
+        return JobsChoice(jobs, f"--jobs {jobs}")
+    if isinstance(executor, LocalExecutor):
+        return default_jobs(machine_facts(sandbox.name, engine=getattr(sandbox, "client", None)))
+    return JobsChoice(executor.width(0), f"the {executor.kind} executor's width")
 
 
 def _selection_text(selection: dict[str, list[str]]) -> str:

@@ -65,14 +65,16 @@ CONTAINER_PATH = "/usr/local/bin:/usr/bin:/bin"
 LABEL = "skillbench.out_dir"
 RELAY_DIR = "/run/skillbench"  # where a sealed container finds the relay's socket (mounted read-only)
 RELAY_FAILED = "skillbench-sealed: the loopback relay did not start"
+RELAY_READY = "skillbench-sealed: the loopback relay listens"  # the entry's one line on stdout, read by _warm_up
 # × 10 ms at least: socat listens within milliseconds, but a 2-core machine running many containers can stall a
 # fresh one for seconds; a minute means it never will
 RELAY_START_TRIES = 6000
 
 # The sealed container's first process: start the in-container half of the relay on the endpoint's own
 # loopback address, wait until the kernel lists its listening socket (reading /proc/net/tcp opens no
-# connection), then exec the command, so the CLI's first request never races the listener. The CLI becomes
-# PID 1; when it exits the kernel ends socat with the container, so nothing is left behind.
+# connection), say so on stdout (the host reads that line from the container's log stream: no exec, no process
+# started in the container), then exec the command, so the CLI's first request never races the listener. When the
+# command exits the kernel ends socat with the container, so nothing is left behind.
 SEALED_ENTRY = f"""\
 host=$1 port=$2 key=$3; shift 3
 socat -lp skillbench-relay "TCP-LISTEN:$port,bind=$host,reuseaddr,fork" "UNIX-CONNECT:{RELAY_DIR}/{RELAY_SOCKET}" &
@@ -86,6 +88,7 @@ until grep -q " $key 00000000:0000 0A " /proc/net/tcp; do
   tries=$((tries + 1))
   sleep 0.01
 done
+echo "{RELAY_READY}"
 exec "$@"
 """
 
@@ -369,7 +372,7 @@ class DockerSandbox:
 
     def _warm_up(self, key: tuple[Any, ...], label: str = "warm") -> Warm:
         """A started container whose sealed relay listens, and the (empty) folder its run's relay socket goes in."""
-        from skillbench.generation._task_container import KEEPER, wait_until_sealed
+        from skillbench.generation._task_container import KEEPER
 
         address, keeper_env = key
         folder = relay_folder()
@@ -382,7 +385,7 @@ class DockerSandbox:
         warm = Warm(container, folder, key)
         try:
             container.start()
-            if not wait_until_sealed(container, _proc_net_tcp_key(*address)):
+            if not _said_ready(container):
                 self._relay_check(container.logs(stdout=False, stderr=True))
                 raise SandboxFailure(f"{RELAY_FAILED}: the sealed container stopped before its relay listened")
         except BaseException:
@@ -399,9 +402,9 @@ class DockerSandbox:
         """
         from skillbench.generation._task_container import (
             account,
-            exec_in,
             handover,
             prepare,
+            prepare_and_run,
             run_probes,
             run_setup,
         )
@@ -409,12 +412,18 @@ class DockerSandbox:
         limits = self.limits
         record: dict[str, Any] = {"limits": limits.to_json(), "cut": {}}
         started = time.time()
-        why = prepare(container, _rooted_tar(skills, task.tar(RUNNER_UID) if task.items else None),
-                      SETUP_UID if task.setup else RUNNER_UID)
-        if why:
-            raise SandboxFailure(why)
+        tar = _rooted_tar(skills, task.tar(RUNNER_UID) if task.items else None)
+        command = [*self.prefix, "claude", *argv[1:]]
+        caps = (limits.output_bytes, limits.log_bytes)
         setup = None
-        if task.setup:
+        if not task.setup:  # the prepare step and the CLI in one exec: nothing has to run between them
+            why, cli = prepare_and_run(container, tar, command, env=env, timeout_s=timeout, caps=caps)
+            if why:
+                raise SandboxFailure(why)
+        else:
+            why = prepare(container, tar, SETUP_UID)
+            if why:
+                raise SandboxFailure(why)
             setup, setup_logs, cut = run_setup(container, task, env, limits.log_bytes)
             if cut:
                 record["cut"]["setup"] = cut_record(limits.log_bytes, cut)
@@ -427,8 +436,9 @@ class DockerSandbox:
                     setup = SetupOutcome(False, f"{setup.detail} (hit the container's {' and '.join(hit)} limit)")
                 return SandboxResult(SETUP_FAILED_EXIT, False, b"", setup_logs, started, time.time(),
                                      self.image.id, setup=setup, confinement=record)
-        cli = exec_in(container, [*self.prefix, "claude", *argv[1:]], env=env, timeout_s=timeout,
-                      caps=(limits.output_bytes, limits.log_bytes))
+            why, cli = prepare_and_run(container, None, command, env=env, timeout_s=timeout, caps=caps)
+            if why:
+                raise SandboxFailure(why)
         if cli.error:
             raise SandboxFailure(f"the CLI could not run: {cli.error}")
         ended = time.time()
@@ -604,6 +614,25 @@ def sealed_address(base_url: str) -> tuple[str, int]:
         raise SandboxFailure(f"{base_url}: a sealed container reaches a simulated endpoint at an IPv4 loopback "
                              "address — use http://127.0.0.1:PORT")
     return host, port
+
+
+def _said_ready(container: Any) -> bool:
+    """Whether the sealed entry said its relay listens, read from the container's log stream.
+
+    Reading the stream costs the engine a file read, where an ``exec`` costs a runtime process in the container: this
+    runs once per run. The stream ends when the container stops (the entry gives up after ``RELAY_START_TRIES``),
+    so it never waits for ever; the docker client's own socket timeout bounds a stalled engine.
+    """
+    stream = container.logs(stdout=True, stderr=False, stream=True, follow=True)
+    seen = b""
+    try:
+        for chunk in stream:
+            seen = (seen + chunk)[-4096:]  # the keeper prints nothing else; a bound all the same
+            if RELAY_READY.encode() in seen:
+                return True
+        return False
+    finally:
+        stream.close()  # a followed stream stays open until the container ends: one connection per container
 
 
 def _proc_net_tcp_key(host: str, port: int) -> str:

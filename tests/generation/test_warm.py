@@ -1,8 +1,9 @@
 """Containers made ahead of their runs (generation._warm): each used once, none outliving the pass.
 
-The pool is tested on stand-in containers (its rules are about which container goes where and when); that
-generate's real Docker runs use it and leave nothing behind is checked where a week is generated
-(``tests/generation/test_generate.py::test_resume_after_kill_left_no_duplicates``, ``test_task_runs.py``).
+The pool's rules (which container goes where and when) are tested on stand-in containers; the last test runs the
+real Docker sandbox as generate does, with a stand-in for the CLI, and looks from inside each run's container: a
+fresh container every run, none of a previous run's files, and no key in any container. That generate's runs leave
+nothing behind is also checked where a week is generated (``test_generate.py``, ``test_task_runs.py``).
 """
 
 from __future__ import annotations
@@ -10,10 +11,14 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from skillbench.generation import RelayPlan, choose_sandbox
+from skillbench.generation._sandbox import LABEL
 from skillbench.generation._warm import Warm, WarmPool
+from tests.generation.test_generate import require_docker
 
 KEY = (("127.0.0.1", 8080), (("HOME", "/home/runner"),))
 
@@ -111,3 +116,50 @@ def test_after_close_nothing_is_made_and_a_discard_is_removed_at_once(tmp_path):
     pool.discard(warm)
     assert warm.container.removed == 1 and not warm.folder.exists()
     assert len(make.made) == made
+
+
+# The stand-in for the CLI, run exactly where the CLI runs (as the runner, after the skills were unpacked): it says
+# which container it is in and what it finds, then leaves files everywhere it may write.
+LOOK_AND_LEAVE = """
+echo "container=$(hostname)"
+echo "found=$(ls -A "$HOME" . /tmp | tr '\\n' ,)"
+echo "environment=$(env | tr '\\n' ,)"
+for d in "$HOME" . /tmp; do echo left > "$d/left-by-$RUN"; done
+( printf 'FORGED\\n' > "/proc/$$/fd/1" ) 2>/dev/null && echo "reopened=yes" || echo "reopened=no"
+"""
+
+
+def test_every_docker_run_gets_a_fresh_container_without_a_previous_runs_files_or_a_key(tmp_path):
+    """Three runs through the warm pool, as generate makes them: three containers, each clean, and none holding the
+    endpoint's key (the run's own token only in the CLI's environment, never in a container's); the CLI's output
+    cannot be reopened by the runner's processes."""
+    require_docker()
+    import docker
+
+    key = "sk-endpoint-key-never-in-a-container"
+    endpoint = SimpleNamespace(base_url="http://127.0.0.1:9", api_key=key, simulated=True, kind="simulated")
+    sandbox = choose_sandbox("docker", endpoint, tmp_path, log=lambda m: None)  # warm, as generate runs
+    sandbox.prefix = ["sh", "-c", LOOK_AND_LEAVE, "stand-in"]
+    seen, tokens = [], []
+    try:
+        for n in range(3):
+            relay = RelayPlan.for_run(endpoint, f"run-{n}", 1)
+            tokens.append(relay.token)
+            result = sandbox.run(["claude"], {"HOME": "/home/runner", "RUN": str(n)}, [], 60, f"run-{n}", relay=relay)
+            assert result.exit_code == 0, result.stderr
+            out = result.stdout.decode()
+            seen.append({**dict(line.split("=", 1) for line in out.splitlines() if "=" in line.split(" ")[0]),
+                         "stdout": out})
+        spares = docker.from_env().containers.list(filters={"label": f"{LABEL}={tmp_path.resolve()}"})
+        for spare in spares:  # made ahead for a run that never comes: nothing of any run is in it
+            assert not any(key in e or "sk-skillbench-run-" in e for e in spare.attrs["Config"]["Env"])
+    finally:
+        sandbox.close()
+    assert len({s["container"] for s in seen}) == 3  # never reused
+    for n, s in enumerate(seen):
+        assert "left-by-" not in s["found"], (n, s["found"])  # nothing of a previous run
+        assert key not in s["environment"]  # the endpoint's key is the relay's alone
+        assert tokens[n] in s["environment"] and not any(t in s["environment"] for t in tokens[:n])
+        # the CLI's stdout is root's pipe: a process of the runner cannot reopen it to forge the transcript
+        assert s["reopened"] == "no" and "FORGED" not in s["stdout"]
+    assert not docker.from_env().containers.list(all=True, filters={"label": f"{LABEL}={tmp_path.resolve()}"})

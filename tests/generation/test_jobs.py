@@ -1,0 +1,106 @@
+"""Runs at once by default (generation._jobs): the cores the runs get, and what the endpoint's request limit sustains.
+
+The rule is pinned on machine and endpoint facts written as data (``tests/data/jobs/cases.json``); reading the facts
+is pinned on small cgroup trees; the cap's waiting on threads.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from skillbench.generation import MachineFacts, RunsCap, default_jobs, machine_facts, sustained_jobs
+from skillbench.generation._jobs import cgroup_quota
+
+CASES = json.loads((Path(__file__).parents[1] / "data" / "jobs" / "cases.json").read_text())
+
+
+@pytest.mark.parametrize("case", CASES["machines"], ids=[c["name"] for c in CASES["machines"]])
+def test_default_jobs_follow_the_cores_the_runs_get(case):
+    choice = default_jobs(MachineFacts.from_json(case["facts"]))
+    assert choice.jobs == case["jobs"]
+    assert case["why"] in choice.why  # the log line says which cores, and from where
+
+
+def _exchanges(requests: int, limit: str | None) -> list[dict]:
+    headers = {"anthropic-ratelimit-requests-limit": limit} if limit is not None else {}
+    return [{"route": "messages", "status": 200, "response_headers": headers} for _ in range(requests)]
+
+
+@pytest.mark.parametrize("case", CASES["endpoints"], ids=[c["name"] for c in CASES["endpoints"]])
+def test_runs_at_once_never_exceed_what_the_advertised_limit_sustains(case):
+    said: list[str] = []
+    cap = RunsCap(case["jobs"], log=said.append)
+    for run in case["runs"]:
+        cap.observe(_exchanges(run["requests"], run["limit"]), run["seconds"])
+    assert cap.cap == case["cap"]
+    assert bool(said) == (case["cap"] != case["jobs"])  # a change is said, once
+    assert all("requests/min" in line for line in said)
+
+
+def test_sustained_jobs_is_littles_law_and_at_least_one():
+    assert sustained_jobs(600, 60) == 10
+    assert sustained_jobs(40, 120) == 1
+    assert sustained_jobs(40, 0) > 1000  # a run that sends nothing asks nothing of the limit
+
+
+def test_the_cap_holds_new_runs_until_one_ends():
+    cap = RunsCap(2)
+    cap.observe(_exchanges(2, "60"), 1.0)  # 120/min per run against 60/min: one at a time
+    entered = threading.Event()
+    with cap.slot():
+        waiter = threading.Thread(target=lambda: (cap.slot().__enter__(), entered.set()))
+        waiter.start()
+        time.sleep(0.05)
+        assert not entered.is_set()
+    waiter.join(timeout=5)
+    assert entered.is_set()
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+@pytest.mark.parametrize(("membership", "files", "quota"), [
+    ("0::/job\n", {"cgroup.controllers": "cpu", "job/cpu.max": "150000 100000\n"}, 1.5),
+    ("0::/job\n", {"cgroup.controllers": "cpu", "job/cpu.max": "max 100000\n"}, None),
+    # a pod's quota holds for the cgroup below it
+    ("0::/pod/job\n", {"cgroup.controllers": "cpu", "pod/cpu.max": "50000 100000\n", "pod/job/cpu.max": "max 100000\n"},
+     0.5),
+    ("4:memory:/x\n2:cpu,cpuacct:/job\n", {"cpu,cpuacct/job/cpu.cfs_quota_us": "200000\n",
+                                           "cpu,cpuacct/job/cpu.cfs_period_us": "100000\n"}, 2.0),
+    ("2:cpu,cpuacct:/job\n", {"cpu,cpuacct/job/cpu.cfs_quota_us": "-1\n",
+                              "cpu,cpuacct/job/cpu.cfs_period_us": "100000\n"}, None),
+    ("garbage\n", {}, None),
+], ids=["v2", "v2 no quota", "v2 parent's quota", "v1", "v1 no quota", "unreadable"])
+def test_cgroup_quota_is_read_from_v1_and_v2_trees(tmp_path, membership, files, quota):
+    _tree(tmp_path / "fs", files)
+    (tmp_path / "fs").mkdir(exist_ok=True)
+    (tmp_path / "cgroup").write_text(membership)
+    assert cgroup_quota(tmp_path / "fs", tmp_path / "cgroup") == quota
+
+
+def test_this_machines_facts_are_read():
+    facts = machine_facts("local")
+    assert facts.affinity and facts.affinity >= 1 and facts.engine_cpus is None
+    assert default_jobs(facts).jobs >= 1
+
+
+def test_generate_takes_jobs_given_else_the_machines_and_says_which():
+    from types import SimpleNamespace
+
+    from skillbench.generation import LocalExecutor
+    from skillbench.generation._run import pass_jobs
+
+    local = SimpleNamespace(name="local")
+    assert pass_jobs(3, LocalExecutor(print), local).why == "--jobs 3"
+    choice = pass_jobs(0, LocalExecutor(print), local)
+    assert choice.jobs == default_jobs(machine_facts("local")).jobs and "CPUs" in choice.why
+    cluster = SimpleNamespace(kind="dask", width=lambda jobs: jobs or 6)
+    assert pass_jobs(0, cluster, local).jobs == 6
