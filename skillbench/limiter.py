@@ -47,6 +47,12 @@ QUOTA_BUCKETS = ("requests", "tokens", "input-tokens", "output-tokens")
 # A per-minute bucket refills whole within a minute, so a longer wait for one request is a skewed or hostile header
 # (or a queue deeper than the pass's workers): the request then goes at the cap, and a 429 is honoured as ever.
 MAX_PACE_WAIT_S = 60.0
+# Paced at the refill rate, requests reach the endpoint as the bucket reaches 1, and one that overtakes another on
+# the way (a slower connection, a busy thread) finds it empty: the schedule leaves a unit (or 5 %) of the bucket
+# unused, which costs one unit's refill once and absorbs that much jitter every time. A bucket of under 3 has no
+# room for it.
+HEADROOM_SHARE = 0.05
+PACE_MARGIN_S = 0.05  # a turn that waits for a refill waits this much longer, so it never lands a hair early
 # Before an endpoint's first answer its limits are unknown: one request goes first (the probe) and the others wait
 # for its headers this long at most, so a pass's first burst does not meet an empty bucket together.
 PROBE_WAIT_S = 10.0
@@ -315,6 +321,11 @@ class _Mirror:
     def rate(self) -> float:
         return self.limit / 60.0
 
+    @property
+    def headroom(self) -> float:
+        """What the schedule leaves in the bucket (see :data:`HEADROOM_SHARE`)."""
+        return max(HEADROOM_SHARE * self.capacity, 1.0 if self.capacity >= 3 else 0.0)
+
     def refill(self, now: float) -> None:
         if now > self.at:
             self.level = min(self.capacity, self.level + (now - self.at) * self.rate)
@@ -341,17 +352,19 @@ class RateBudget:
 
     How the schedule is made. Each mirrored bucket refills continuously at ``limit/60`` a second (the API's token
     bucket), up to a capacity: the limit, lowered to what an answer's ``remaining`` and ``reset`` imply
-    (``remaining + rate × (reset − now)``, the largest of these lower bounds seen; the simulation's short
-    bursts, say). The endpoint admits a request while
-    every bucket holds at least 1, takes the request then and its tokens once they are known: so a ticket's turn
-    is when each bucket holds 1, and it takes 1 request and its estimated tokens at once, so the next ticket's turn
-    is later — a first-come, first-served schedule with no burst of waiters. Every answer brings the mirror down to
-    what the endpoint says (``remaining``, less the tickets scheduled but not yet sent; never up, since the
-    endpoint has not yet counted what is in flight; ``remaining`` is whole units, so up to one below the next).
-    A ticket's tokens are estimated from this model's answers so far (a running mean of input + cache-write
-    tokens, and of output tokens: :data:`ESTIMATE_WEIGHT`); before the first, input from the request's size
-    (:data:`BYTES_PER_TOKEN`) and output as a quarter of its ``max_tokens``. :meth:`finish` trues the estimate up
-    with the real usage.
+    (``remaining + rate × (reset − now)``, the largest of these lower bounds seen; the simulation's short bursts,
+    say). The endpoint admits a request while every bucket holds at least 1, takes the request then and its tokens
+    once they are known: so a ticket's turn is when each bucket holds 1, and it takes 1 request and its estimated
+    tokens at once, so the next ticket's turn is later — a first-come, first-served schedule with no burst of
+    waiters. It leaves a little of each bucket unused (:data:`HEADROOM_SHARE`), so requests that overtake one
+    another on the way still find it non-empty. Every answer brings the mirror down to what the endpoint says
+    (``remaining``, less the tickets scheduled but not yet sent) when it is a whole unit or more above it; never
+    up, since the endpoint has not yet counted what is in flight. A ticket's tokens are estimated from this
+    model's answers so far (a running mean of input + cache-write tokens, and of output tokens:
+    :data:`ESTIMATE_WEIGHT`); before the first, input from the request's size (:data:`BYTES_PER_TOKEN`) and output
+    as a quarter of its ``max_tokens``. :meth:`finish` trues the estimate up with the real usage. The first
+    request of a model whose limits are unknown is the probe; the others wait for its headers
+    (:data:`PROBE_WAIT_S` at most).
 
     Args:
         name: the endpoint, in log lines.
@@ -411,8 +424,9 @@ class RateBudget:
             turn = max(0.0, state.hold_until - now)
             for mirror in state.buckets.values():
                 mirror.refill(now)
-                if mirror.level < 1:
-                    turn = max(turn, (1 - mirror.level) / mirror.rate)
+                need = 1 + mirror.headroom
+                if mirror.level < need:  # the margin: the endpoint's arithmetic and clock are not this one's
+                    turn = max(turn, (need - mirror.level) / mirror.rate + PACE_MARGIN_S)
             if waited + turn > self.max_wait_s:
                 turn, ticket.capped = max(0.0, self.max_wait_s - waited), True
                 self.counts["capped"] += 1
@@ -476,9 +490,12 @@ class RateBudget:
             mirror.capacity = max(mirror.capacity, min(quota.limit, max(1.0, implied)))
         elif not mirror.capacity:
             mirror.capacity = quota.limit  # the API's own bucket holds a minute's limit
-        unsent = sum(t.needs.get(bucket, 0.0) for t in state.scheduled)
-        # remaining counts whole units: the endpoint's level is below remaining + 1
-        mirror.level = min(mirror.level, mirror.capacity, quota.remaining + 1 - 1e-6 - unsent)
+        # What the endpoint says is left, less what this budget has scheduled but not yet sent (not counted there).
+        # remaining is whole units (the endpoint's level is below remaining + 1): a mirror within that agrees and
+        # keeps its fraction; one above it missed spending elsewhere (another process, another client of the key)
+        # and comes down to remaining.
+        stated = quota.remaining - sum(t.needs.get(bucket, 0.0) for t in state.scheduled)
+        mirror.level = min(mirror.capacity, stated if mirror.level >= stated + 1 else mirror.level)
 
     def finish(self, ticket: Ticket, usage: Mapping[str, int] | None = None) -> None:
         """The request is over: true its token estimate up with ``usage`` (None: no answer), end a probe."""

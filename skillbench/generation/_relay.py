@@ -530,7 +530,7 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(summary.get("model") or "")
         tokens = relay.budget.estimate(model, len(body), summary.get("max_tokens"))
         ticket = relay.budget.acquire(model, tokens, stop=relay._stopping)
-        if ticket.wait > 0:
+        if ticket.wait >= 0.001:
             exchange["paced_s"] = round(ticket.wait, 3)
         if ticket.capped:
             exchange["pace_capped"] = True
@@ -569,6 +569,8 @@ class _Handler(BaseHTTPRequestHandler):
                                              str(response.getheader("content-type") or "")))
         if not complete or response.will_close:
             self._close_upstream()
+        else:  # read1 never closes a Content-Length answer read to its end: the next request would find it open
+            response.close()
 
     def _deny_after_record(self, status: int, text: str) -> None:
         """Answer an error in the API's shape (the exchange is recorded by the caller)."""
