@@ -73,6 +73,9 @@ MAX_REQUEST_BYTES = 32 << 20  # the API's own request limit is 32 MB
 MAX_RECORDED_BYTES = 16 << 20  # a response recorded beyond this is marked cut in the record (and still relayed)
 MAX_CONNECTIONS = 16  # open sandbox connections per relay (the CLI keeps one or two alive)
 MAX_IN_FLIGHT_BYTES = 64 << 20  # request bodies being read at once, all connections together
+# A run's requests waiting for their turn in the shared rate budget at once: a sandbox that opens many connections
+# queues behind its own requests here, and cannot fill the pass's schedule ahead of the other runs.
+MAX_PACED_PER_RUN = 4
 MAX_EXCHANGES = 2000  # requests per run (a week's longest runs send dozens): past it, refused and the run flagged
 IDLE_TIMEOUT_S = 120.0  # a sandbox that stops sending mid-request (or never sends) loses its connection
 CONNECT_TIMEOUT_S = 10.0
@@ -219,6 +222,7 @@ class Relay:
         self._stopping = threading.Event()
         # one schedule per endpoint for the whole process: every run's relay (a thread of the pass) shares it
         self.budget: RateBudget | None = endpoint_budget(plan.upstream, plan.api_key) if plan.paced else None
+        self.pacing = threading.BoundedSemaphore(MAX_PACED_PER_RUN)
         self.folder: Path | None = None
         self.socket_path: Path | None = None
         self.url = ""
@@ -529,9 +533,12 @@ class _Handler(BaseHTTPRequestHandler):
         summary = exchange.get("request") or {}
         model = str(summary.get("model") or "")
         tokens = relay.budget.estimate(model, len(body), summary.get("max_tokens"))
-        ticket = relay.budget.acquire(model, tokens, stop=relay._stopping)
-        if ticket.wait >= 0.001:
-            exchange["paced_s"] = round(ticket.wait, 3)
+        t0 = time.monotonic()
+        with relay.pacing:
+            ticket = relay.budget.acquire(model, tokens, stop=relay._stopping)
+        waited = time.monotonic() - t0  # the turn, and the run's own earlier requests ahead of it
+        if waited >= 0.001:
+            exchange["paced_s"] = round(waited, 3)
         if ticket.capped:
             exchange["pace_capped"] = True
         return ticket
