@@ -4,21 +4,24 @@ The same matrix (the tiny suite, haiku, no-skill and with-skill, one turn per ru
 endpoint whose ``rate_limit`` profile admits ``--rpm`` requests a minute from a bucket of ``--burst`` seconds'
 refill; each pass gets a fresh endpoint (a full bucket) and its own rate budget:
 
-* ``paced``: ``--jobs`` as the adaptive limiter's ceiling, and every run's relay waiting for its turn in the
-  endpoint's :class:`skillbench.limiter.RateBudget` (the default);
-* ``aimd``: the same ceiling, relays forwarding at once (``GenerateOptions(paced=False)``): the limiter alone,
-  reacting to the 429s the CLIs saw (the design before the budget);
+* ``paced-N``: N (each of ``--paced``) as the adaptive limiter's ceiling, and every run's relay waiting for its
+  turn in the endpoint's :class:`skillbench.limiter.RateBudget` (the default);
+* ``aimd-N``: ``--jobs`` as the ceiling, relays forwarding at once (``GenerateOptions(paced=False)``): the limiter
+  alone, reacting to the 429s the CLIs saw (the design before the budget);
 * ``fixed-N``: a fixed pool of N (``adaptive=False``, unpaced) for each N of ``--pools``; the best of them is the
   one with the least wall time.
 
+On a shared machine a pass's wall time moves with what else runs, so every pass runs ``--rounds`` times, each round
+in a new random order, and a pass's wall time is its least over the rounds (its requests and 429s are summed).
 Printed per pass, from the runs' relay records (every request a CLI sent, and its status): requests, 429s and their
-share, wall time, runs, finished runs, rate-limited runs (the manifest's), the seconds relays waited for their turn.
-Then the paced pass's wall time over the best fixed pool's and its 429 share, against the targets (≤ 1.1×, ≤ 2 %).
-Then the judge path: the rubric judge over the paced pass's week, against a fresh limited endpoint (``--judge-rpm``,
-same burst): requests and 429s as the endpoint counted them, and the budget's waits.
+share, wall time (least, and every round's), runs, finished runs, rate-limited runs (the manifest's), the seconds
+relays waited for their turn. Then each paced pass's wall time over the best fixed pool's, and the 429 share of
+every paced pass, against the targets (≤ 1.1×, ≤ 2 %). Then the judge path: the rubric judge over a paced week,
+against a fresh limited endpoint (``--judge-rpm``, same burst), ``--jobs`` workers: requests and 429s as the
+endpoint counted them, and the budget's waits.
 
-    .venv/bin/python benchmarks/limiter.py [--jobs 8] [--reps 8] [--rpm 40] [--burst 6] [--pools 1,2,4,8]
-        [--judge-rpm 40] [--sandbox docker|local]
+    .venv/bin/python benchmarks/limiter.py [--jobs 8] [--paced 2,8] [--reps 8] [--rpm 40] [--burst 6]
+        [--pools 1,2,4,8] [--rounds 2] [--judge-rpm 40] [--sandbox docker|local]
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sys
 import tempfile
 import time
@@ -70,6 +74,7 @@ def relay_counts(week: Path) -> dict[str, float]:
 
 def one_pass(root: Path, name: str, *, adaptive: bool, paced: bool, jobs: int, args: argparse.Namespace,
              sandbox: str) -> dict[str, Any]:
+    root.mkdir(parents=True, exist_ok=True)
     profiles = root / f"profiles-{name}.yaml"
     limit = {"requests_per_minute": args.rpm, "burst_s": args.burst}
     profiles.write_text(yaml.safe_dump({"models": {"default": ONE_TURN}, "rate_limit": limit}), encoding="utf-8")
@@ -109,47 +114,63 @@ def judge_pass(week: Path, args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=8, help="the paced and AIMD passes' ceiling")
+    parser.add_argument("--jobs", type=int, default=8, help="the AIMD pass's ceiling, and the judge's workers")
+    parser.add_argument("--paced", default="2,8", help="the paced passes' ceilings")
     parser.add_argument("--reps", type=int, default=8)
     parser.add_argument("--rpm", type=float, default=40.0, help="the sim's requests_per_minute")
     parser.add_argument("--burst", type=float, default=6.0, help="the sim's burst_s (bucket size in seconds)")
     parser.add_argument("--pools", default="1,2,4,8", help="the fixed pools' sizes")
+    parser.add_argument("--rounds", type=int, default=2, help="runs of every pass, each round in a new order")
     parser.add_argument("--judge-rpm", type=float, default=40.0, help="the judge endpoint's requests_per_minute")
     parser.add_argument("--sandbox", choices=["docker", "local"], default=None)
     args = parser.parse_args()
     sandbox = args.sandbox or ("docker" if docker_available() else "local")
-    pools = [int(n) for n in args.pools.split(",") if n.strip()]
-    load = os.getloadavg()[0]
-    results: dict[str, dict[str, Any]] = {}
+    passes: dict[str, tuple[bool, bool, int]] = {}  # name -> (adaptive, paced, jobs)
+    for n in (int(x) for x in args.paced.split(",") if x.strip()):
+        passes[f"paced-{n}"] = (True, True, n)
+    passes[f"aimd-{args.jobs}"] = (True, False, args.jobs)
+    for n in (int(x) for x in args.pools.split(",") if x.strip()):
+        passes[f"fixed-{n}"] = (False, False, n)
+    loads = [os.getloadavg()[0]]
+    walls: dict[str, list[float]] = {name: [] for name in passes}
+    totals: dict[str, dict[str, Any]] = {}
+    rng = random.Random(7)
     with tempfile.TemporaryDirectory(prefix="skillbench-limiter-") as tmp:
-        root = Path(tmp)
-        results["paced"] = one_pass(root, "paced", adaptive=True, paced=True, jobs=args.jobs, args=args,
-                                    sandbox=sandbox)
-        results["aimd"] = one_pass(root, "aimd", adaptive=True, paced=False, jobs=args.jobs, args=args,
-                                   sandbox=sandbox)
-        for n in pools:
-            results[f"fixed-{n}"] = one_pass(root, f"fixed-{n}", adaptive=False, paced=False, jobs=n, args=args,
-                                             sandbox=sandbox)
-        judged = judge_pass(root / "paced", args)
+        for round_ in range(args.rounds):
+            order = list(passes)
+            rng.shuffle(order)
+            for name in order:
+                adaptive, paced, jobs = passes[name]
+                r = one_pass(Path(tmp) / f"round{round_}", name, adaptive=adaptive, paced=paced, jobs=jobs,
+                             args=args, sandbox=sandbox)
+                walls[name].append(r["wall_s"])
+                t = totals.setdefault(name, {"requests": 0, "429s": 0, "runs": 0, "finished": 0, "rate_limited": 0,
+                                             "waited_s": 0.0})
+                for key in t:
+                    t[key] += r[key]
+                loads.append(os.getloadavg()[0])
+        paced_week = Path(tmp) / "round0" / next(n for n in passes if n.startswith("paced-"))
+        judged = judge_pass(paced_week, args)
     print(f"generation under a sim rate limit of {args.rpm:g} requests/min (burst {args.burst:g} s), {sandbox} "
-          f"sandbox, CLAUDE_CODE_MAX_RETRIES={CLI_RETRIES}, load {load:.2f} at the start")
-    print(f"{'pass':<9} {'jobs':>4} {'requests':>8} {'429s':>5} {'share':>6} {'wall s':>7} {'runs':>5} "
-          f"{'finished':>8} {'rate-limited':>12} {'relay wait s':>12}")
-    for name, r in results.items():
-        jobs = args.jobs if name in ("paced", "aimd") else int(name.split("-")[1])
-        share = r["429s"] / r["requests"] if r["requests"] else 0.0
-        print(f"{name:<9} {jobs:4d} {r['requests']:8d} {r['429s']:5d} {share:6.1%} {r['wall_s']:7.1f} "
-              f"{r['runs']:5d} {r['finished']:8d} {r['rate_limited']:12d} {r['waited_s']:12.1f}")
-    paced = results["paced"]
-    best_name = min((n for n in results if n.startswith("fixed-")), key=lambda n: results[n]["wall_s"])
-    best = results[best_name]
-    wall_ratio = paced["wall_s"] / best["wall_s"]
-    share = paced["429s"] / paced["requests"] if paced["requests"] else 0.0
-    print(f"paced / best fixed pool ({best_name}): wall time {wall_ratio:.2f} (target ≤ {TARGET_WALL:g}: "
-          f"{'met' if wall_ratio <= TARGET_WALL else 'NOT met'}); paced 429s {paced['429s']} of {paced['requests']} "
-          f"requests = {share:.1%} (target ≤ {TARGET_429_SHARE:.0%}: "
-          f"{'met' if share <= TARGET_429_SHARE else 'NOT met'}); paced / aimd wall "
-          f"{paced['wall_s'] / results['aimd']['wall_s']:.2f}")
+          f"sandbox, CLAUDE_CODE_MAX_RETRIES={CLI_RETRIES}, {args.reps} reps, {args.rounds} round(s); 1-min load "
+          f"{min(loads):.1f}–{max(loads):.1f} over the run")
+    print(f"{'pass':<9} {'jobs':>4} {'requests':>8} {'429s':>5} {'share':>6} {'wall s':>7} {'rounds s':>15} "
+          f"{'runs':>5} {'finished':>8} {'rate-limited':>12} {'relay wait s':>12}")
+    for name in passes:
+        t = totals[name]
+        share = t["429s"] / t["requests"] if t["requests"] else 0.0
+        rounds = "/".join(f"{w:.0f}" for w in walls[name])
+        print(f"{name:<9} {passes[name][2]:4d} {t['requests']:8d} {t['429s']:5d} {share:6.1%} {min(walls[name]):7.1f} "
+              f"{rounds:>15} {t['runs']:5d} {t['finished']:8d} {t['rate_limited']:12d} {t['waited_s']:12.1f}")
+    best = min((n for n in passes if n.startswith("fixed-")), key=lambda n: min(walls[n]))
+    for name in (n for n in passes if n.startswith("paced-")):
+        t = totals[name]
+        ratio = min(walls[name]) / min(walls[best])
+        share = t["429s"] / t["requests"] if t["requests"] else 0.0
+        print(f"{name} / best fixed pool ({best}): wall time {ratio:.2f} (target ≤ {TARGET_WALL:g}: "
+              f"{'met' if ratio <= TARGET_WALL else 'NOT met'}); 429s {t['429s']} of {t['requests']} requests = "
+              f"{share:.1%} (target ≤ {TARGET_429_SHARE:.0%}: {'met' if share <= TARGET_429_SHARE else 'NOT met'}); "
+              f"/ aimd-{args.jobs} wall {min(walls[name]) / min(walls[f'aimd-{args.jobs}']):.2f}")
     jshare = judged["429s"] / judged["requests"] if judged["requests"] else 0.0
     print(f"judge: {judged['graded']} runs graded at --jobs {args.jobs} against {args.judge_rpm:g} requests/min "
           f"(burst {args.burst:g} s): {judged['requests']} requests, {judged['429s']} 429s ({jshare:.1%}), "
