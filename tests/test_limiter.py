@@ -1,4 +1,5 @@
-"""The adaptive limiter: its AIMD arithmetic (data-driven cases), waits, events and thread-safety."""
+"""The adaptive limiter: its AIMD arithmetic (data-driven cases), waits, events and thread-safety; the rate budget:
+its send schedule on header sequences (data-driven, hostile ones included) and against the simulation's own buckets."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from skillbench.limiter import AdaptiveLimiter, Slot, quota_hold_s, retry_after_s
+from skillbench.limiter import AdaptiveLimiter, RateBudget, Slot, Ticket, read_quotas, retry_after_s
+from skillbench.sim._profiles import RateLimitSpec
+from skillbench.sim._ratelimit import RateLimiter, rfc3339
 
 CASES = json.loads((Path(__file__).parent / "data" / "limiter_cases.json").read_text(encoding="utf-8"))["cases"]
 
@@ -151,23 +154,99 @@ def test_retry_after_from_the_headers(headers: dict, expected: float | None) -> 
     assert retry_after_s(headers) == expected
 
 
-NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
-IN_60 = "2023-11-14T22:14:20Z"
+BUDGET_CASES = json.loads((Path(__file__).parent / "data" / "budget_cases.json").read_text(encoding="utf-8"))["cases"]
+EPOCH = 1_700_000_000  # the fake wall clock's start, a whole second (as the API's resets are)
 
 
-@pytest.mark.parametrize(("headers", "expected"), [
-    # 2 % of the requests left, full again in 60 s: back to 5 % in 60 · (0.05 − 0.02) / 0.98 s
-    ({"anthropic-ratelimit-requests-limit": "100", "anthropic-ratelimit-requests-remaining": "2",
-      "anthropic-ratelimit-requests-reset": IN_60}, 60 * 0.03 / 0.98),
-    # none left of the tokens: 5 % of the minute's refill
-    ({"anthropic-ratelimit-tokens-limit": "1000", "anthropic-ratelimit-tokens-remaining": "0",
-      "anthropic-ratelimit-tokens-reset": IN_60}, 3.0),
-    # plenty left, or nothing to read: no wait
-    ({"anthropic-ratelimit-requests-limit": "100", "anthropic-ratelimit-requests-remaining": "50",
-      "anthropic-ratelimit-requests-reset": IN_60}, None),
-    ({"anthropic-ratelimit-requests-limit": "100", "anthropic-ratelimit-requests-remaining": "0"}, None),
-    ({}, None),
+class FakeClock:
+    """Monotonic seconds the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+    def wall(self) -> float:
+        return EPOCH + self.t
+
+
+def _headers(raw: dict[str, str], clock: FakeClock) -> dict[str, str]:
+    """A case's headers with each ``+N`` reset made N seconds after the clock's wall time."""
+    return {k: rfc3339(clock.wall() + float(v[1:])) if k.endswith("-reset") and v.startswith("+") else v
+            for k, v in raw.items()}
+
+
+@pytest.mark.parametrize("case", BUDGET_CASES, ids=[c["name"] for c in BUDGET_CASES])
+def test_budget_schedule(case: dict) -> None:
+    clock = FakeClock()
+    # the waits are what the schedule asks: the clock does not move with them, so successive acquisitions are
+    # callers arriving at once (a queue), and "advance" is time passing
+    budget = RateBudget("case", clock=clock, wall=clock.wall, sleep=lambda s: None,
+                        max_wait_s=case.get("max_wait_s", 60.0))
+    tickets: list[Ticket] = []
+    for step in case["steps"]:
+        if step["op"] == "acquire":
+            n = step.get("tokens")
+            ticket = budget.acquire(step.get("model", "m"), {"tokens": n} if n else None)
+            tickets.append(ticket)
+            assert ticket.wait == pytest.approx(step["wait"], abs=1e-3), (step, ticket)
+            assert ticket.probe == step.get("probe", ticket.probe) and ticket.capped == step.get("capped", False)
+        elif step["op"] == "observe":
+            budget.observe(tickets[-1], step.get("status", 200), _headers(step["headers"], clock))
+        elif step["op"] == "advance":
+            clock.t += step["s"]
+        elif step["op"] == "finish":
+            budget.finish(tickets[step["ticket"]], step["usage"])
+    summary = budget.summary()
+    for key, value in case.get("summary", {}).items():
+        assert summary[key] == value, (key, summary)
+
+
+@pytest.mark.parametrize(("spec", "tokens"), [
+    ({"requests_per_minute": 40, "burst_s": 6}, 0),  # the benchmark's limit: 4 in the bucket, one per 1.5 s
+    ({"requests_per_minute": 600, "burst_s": 0.3}, 0),  # whole-second resets far coarser than the refill
+    ({"requests_per_minute": 120, "tokens_per_minute": 6000, "burst_s": 2}, 60),  # tokens bind before requests
 ])
-def test_a_quota_near_zero_holds_new_slots(headers: dict, expected: float | None) -> None:
-    got = quota_hold_s(headers, now=NOW)
-    assert got == pytest.approx(expected) if expected is not None else got is None
+def test_the_schedule_never_sends_into_an_empty_bucket(spec: dict, tokens: int) -> None:
+    """Callers pace through the budget against the simulation's own buckets (the same fake clock): every
+    request is admitted — the budget never sends more than the headers allow — and the pass is not slower than
+    the limit makes it. Answers arrive late (three in flight), so the mirror runs on stale headers too."""
+    clock = FakeClock()
+    server = RateLimiter(RateLimitSpec(**spec), clock=clock, wall=clock.wall)
+
+    def sleep(seconds: float) -> None:
+        clock.t += seconds
+
+    budget = RateBudget("sim", clock=clock, wall=clock.wall, sleep=sleep)
+    in_flight: list[tuple[Ticket, dict[str, str]]] = []
+    n = 60
+    for i in range(n):
+        est = budget.estimate("m", 400, 64)
+        ticket = budget.acquire("m", est)
+        assert server.admit("m") is None, f"request {i} met an empty bucket at t={clock.t:.3f}"
+        if tokens:
+            server.charge("m", tokens // 2, tokens // 2)
+        in_flight.append((ticket, server.headers("m")))  # headers made at admission, read later
+        if ticket.probe or len(in_flight) > 3 or i == n - 1:  # the others wait for the probe's answer
+            last = i == n - 1 or ticket.probe
+            for done, headers in in_flight[: len(in_flight) if last else 1]:
+                budget.observe(done, 200, headers)
+                budget.finish(done, {"input_tokens": tokens // 2, "output_tokens": tokens // 2})
+            in_flight = [] if last else in_flight[1:]
+        clock.t += 0.01  # a request's own time on the wire
+    limits = RateLimitSpec(**spec).limits()
+    # the fastest any client could go: the bucket's start, then the refill of the scarcest limit
+    per_request = max(60 / limits["requests"], 60 * tokens / limits.get("tokens", float("inf")))
+    floor = (n - spec["burst_s"] / per_request) * per_request
+    assert clock.t <= floor * 1.25 + 3, (clock.t, floor)
+    assert budget.summary()["rate_limited"] == 0
+
+
+def test_read_quotas_checks_every_number() -> None:
+    quotas, bad = read_quotas({"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining":
+                               "49", "anthropic-ratelimit-requests-reset": "2026-12-01T19:05:07Z",
+                               "anthropic-ratelimit-tokens-limit": "inf", "anthropic-ratelimit-tokens-remaining": "1"})
+    assert bad == 1 and set(quotas) == {"requests"}
+    assert quotas["requests"].limit == 50 and quotas["requests"].remaining == 49
+    assert quotas["requests"].reset == pytest.approx(1796151907.0)

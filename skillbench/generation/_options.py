@@ -40,6 +40,7 @@ class GenerateOptions:
     arms: ArmPair | None = None  # the pair the week compares, recorded in run.json (None: with-skill vs no-skill)
     versions: dict[str, SkillsVersion] = field(default_factory=dict)  # conditions resolved by the caller
     adaptive: bool = True  # --jobs is the ceiling of an AIMD limiter fed by the CLI's rate-limit retries
+    paced: bool = True  # each run's relay waits for the endpoint's rate budget (False: a benchmark's baseline)
     shard: Shard | None = None  # --shard i/N: run only the runs this leg of a CI matrix owns (ledgers.shards)
     # each Docker run's memory, processes, CPUs, tmpfs sizes and output caps (recorded in its metadata.json)
     limits: ContainerLimits = field(default_factory=ContainerLimits)

@@ -11,8 +11,14 @@ simulation on loopback, TLS out to Anthropic). For each request it:
   endpoint's key, which never enters the sandbox;
 * drops every ``X-Skillbench-*`` header the sandbox sent and sets the run's own identity (run id, attempt) and the
   faults the harness chose, so a run can neither speak as another run, nor as the judge, nor choose its faults;
+* waits, before forwarding a Messages request, for its turn in the endpoint's
+  :class:`~skillbench.limiter.RateBudget` (one per endpoint in this process, shared by every run's relay and the
+  judge), which it keeps in step with the ``anthropic-ratelimit-*`` and ``retry-after`` headers the CLI never
+  shows: the CLI sees a slower answer, not a 429 it caused;
 * asks for an uncompressed answer and passes it back as it streams (a cut upstream is a cut downstream), recording
-  every exchange: status, the rate-limit headers, and the message the endpoint answered (rebuilt from the stream).
+  every exchange: status, the rate-limit headers, the seconds it waited for its turn (``paced_s``, and
+  ``pace_capped`` when the schedule asked for more than the cap), and the message the endpoint answered (rebuilt
+  from the stream).
 
 The record is what the verdict is taken from (:func:`skillbench.signals.relay_disagreements`): a transcript that
 disagrees with it is tampering. A sealed container reaches the relay through a Unix socket bind-mounted read-only
@@ -44,6 +50,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from skillbench.limiter import RateBudget, Ticket, endpoint_budget
 from skillbench.signals import relay_cost
 from skillbench.wire import (
     ATTEMPT_HEADER,
@@ -66,6 +73,9 @@ MAX_REQUEST_BYTES = 32 << 20  # the API's own request limit is 32 MB
 MAX_RECORDED_BYTES = 16 << 20  # a response recorded beyond this is marked cut in the record (and still relayed)
 MAX_CONNECTIONS = 16  # open sandbox connections per relay (the CLI keeps one or two alive)
 MAX_IN_FLIGHT_BYTES = 64 << 20  # request bodies being read at once, all connections together
+# A run's requests waiting for their turn in the shared rate budget at once: a sandbox that opens many connections
+# queues behind its own requests here, and cannot fill the pass's schedule ahead of the other runs.
+MAX_PACED_PER_RUN = 4
 MAX_EXCHANGES = 2000  # requests per run (a week's longest runs send dozens): past it, refused and the run flagged
 IDLE_TIMEOUT_S = 120.0  # a sandbox that stops sending mid-request (or never sends) loses its connection
 CONNECT_TIMEOUT_S = 10.0
@@ -99,6 +109,8 @@ class RelayPlan:
             loopback; the simulation's own address, so the site URLs in its answers work unchanged).
         tunnels: ``host:443`` a sandbox may open a TLS tunnel to (``CONNECT``, its ``HTTPS_PROXY``): the suite's
             published site, with a real endpoint (the simulation serves its site itself). Nothing else.
+        paced: Messages requests wait for their turn in the endpoint's rate budget (False: forwarded at once, the
+            AIMD limiter alone reacting to the 429s, as a benchmark's baseline does).
     """
 
     upstream: str
@@ -108,10 +120,11 @@ class RelayPlan:
     site: bool
     inside: str
     tunnels: frozenset[str] = frozenset()
+    paced: bool = True
 
     @classmethod
     def for_run(cls, endpoint: Any, run_id: str, attempt: int, *, faults: Sequence[str] = (),
-                site_base: str | None = None) -> RelayPlan:
+                site_base: str | None = None, paced: bool = True) -> RelayPlan:
         """The plan of one attempt of a run against ``endpoint`` (a fresh token per attempt).
 
         Args:
@@ -121,6 +134,7 @@ class RelayPlan:
             faults: faults the simulation injects into this run (ignored for a real endpoint).
             site_base: the suite's published site (``[suite].site_base``): with a real endpoint the sandbox may
                 tunnel to its host on port 443, as qdrant's prompts ask the agent to read the published skill.
+            paced: see the attribute.
         """
         headers = {RUN_ID_HEADER: run_id, ATTEMPT_HEADER: str(attempt)}
         if endpoint.simulated and faults:
@@ -131,7 +145,7 @@ class RelayPlan:
             if not endpoint.simulated and site.scheme == "https" and site.hostname else frozenset()
         return cls(upstream=endpoint.base_url.rstrip("/"), api_key=endpoint.api_key,
                    token=TOKEN_PREFIX + secrets.token_urlsafe(24), headers=headers, site=endpoint.simulated,
-                   inside=inside, tunnels=tunnels)
+                   inside=inside, tunnels=tunnels, paced=paced)
 
     def sandbox_env(self, base_url: str) -> dict[str, str]:
         """What a sandbox's environment says of the relay: its address, the run's token, and its proxy for tunnels."""
@@ -206,6 +220,9 @@ class Relay:
         self._in_flight = 0
         self.flooded = False
         self._stopping = threading.Event()
+        # one schedule per endpoint for the whole process: every run's relay (a thread of the pass) shares it
+        self.budget: RateBudget | None = endpoint_budget(plan.upstream, plan.api_key) if plan.paced else None
+        self.pacing = threading.BoundedSemaphore(MAX_PACED_PER_RUN)
         self.folder: Path | None = None
         self.socket_path: Path | None = None
         self.url = ""
@@ -500,7 +517,39 @@ class _Handler(BaseHTTPRequestHandler):
             headers["x-api-key"] = plan.api_key
         prefix = urlsplit(plan.upstream).path.rstrip("/")
         target = prefix + parts.path + (f"?{parts.query}" if parts.query else "")
+        ticket = self._turn(body, exchange) if route == "messages" else None
         try:
+            self._send(route, target, body, headers, exchange, ticket)
+        finally:
+            if ticket is not None and relay.budget is not None:
+                msg = exchange.get("message")
+                usage = msg.get("usage") if isinstance(msg, dict) else None
+                relay.budget.finish(ticket, usage if isinstance(usage, dict) else None)
+
+    def _turn(self, body: bytes, exchange: dict[str, Any]) -> Ticket | None:
+        """Wait for this request's turn in the endpoint's schedule (recorded as ``paced_s``); None when unpaced."""
+        relay: Relay = self.server.relay
+        if relay.budget is None:
+            return None
+        summary = exchange.get("request") or {}
+        model = str(summary.get("model") or "")
+        tokens = relay.budget.estimate(model, len(body), summary.get("max_tokens"))
+        t0 = time.monotonic()
+        with relay.pacing:
+            ticket = relay.budget.acquire(model, tokens, stop=relay._stopping)
+        waited = time.monotonic() - t0  # the turn, and the run's own earlier requests ahead of it
+        if waited >= 0.001:
+            exchange["paced_s"] = round(waited, 3)
+        if ticket.capped:
+            exchange["pace_capped"] = True
+        return ticket
+
+    def _send(self, route: str, target: str, body: bytes, headers: dict[str, str], exchange: dict[str, Any],
+              ticket: Ticket | None) -> None:
+        relay: Relay = self.server.relay
+        try:
+            if relay._stopping.is_set():
+                raise _Cut  # the relay stopped while this request waited its turn: it is not sent
             conn = self._connection()
             conn.request(self.command, target, body=body if body or self.command == "POST" else None,
                          headers=headers)
@@ -516,6 +565,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         exchange["status"] = response.status
         exchange["response_headers"] = {k.lower(): v for k, v in response.getheaders() if _recorded(k)}
+        if ticket is not None and relay.budget is not None:  # as soon as the headers are in, before the body
+            relay.budget.observe(ticket, response.status, exchange["response_headers"])
         kept, complete = self._pass_back(response)
         exchange["complete"] = complete
         exchange["bytes"] = kept["bytes"]
@@ -526,6 +577,8 @@ class _Handler(BaseHTTPRequestHandler):
                                              str(response.getheader("content-type") or "")))
         if not complete or response.will_close:
             self._close_upstream()
+        else:  # read1 never closes a Content-Length answer read to its end: the next request would find it open
+            response.close()
 
     def _deny_after_record(self, status: int, text: str) -> None:
         """Answer an error in the API's shape (the exchange is recorded by the caller)."""
@@ -648,7 +701,9 @@ def _request_summary(body: bytes, headers: Any) -> dict[str, Any]:
     except ValueError:
         obj = None
     obj = obj if isinstance(obj, dict) else {}
+    max_tokens = obj.get("max_tokens")
     return {"model": str(obj.get("model") or ""), "stream": bool(obj.get("stream")), "bytes": len(body),
+            "max_tokens": max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) else None,
             "messages": len(obj["messages"]) if isinstance(obj.get("messages"), list) else None,
             "session": str(headers.get("X-Claude-Code-Session-Id") or "")}
 

@@ -204,7 +204,7 @@ class Generator:
             draft.argv = argv = cli_args(call, self.suite.config.run, allowed_tools=tools)
             # the sandbox holds the run's token and the relay's address; the key and the faults stay on the host
             relay = RelayPlan.for_run(self.endpoint, row.run_id, attempt, faults=self.opts.faults,
-                                      site_base=self.suite.site_base)
+                                      site_base=self.suite.site_base, paced=self.opts.paced)
             env = cli_env(call, base_url=relay.inside, api_key=relay.token, home=RUNNER_HOME, tmpdir="/tmp",
                           extra=self.opts.extra_env)
             try:

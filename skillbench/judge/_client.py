@@ -5,13 +5,15 @@ invalid reply exactly once through :func:`ask_validated`, so a judge failure is 
 and is never read as a skill loss. The SDK's own retries are off (``max_retries=0``) so every 429 and 529 reaches
 the client: it retries them itself (the same budget, exponential backoff with jitter, honouring ``retry-after``),
 each attempt through a slot of the pass's :class:`skillbench.limiter.AdaptiveLimiter`, which cuts concurrency on a
-rate limit, holds new slots for its ``retry-after``, and holds them too when an ``anthropic-ratelimit-*`` quota
-is about to run out.
+rate limit and holds new slots for its ``retry-after``. Before a 429 can happen, each attempt also waits its turn in
+the endpoint's :class:`skillbench.limiter.RateBudget` (one per endpoint in the process, whichever judge calls: the
+rubric, pairs, calibration, quality), paced from the ``anthropic-ratelimit-*`` headers of every answer.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import sys
 import threading
@@ -23,7 +25,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from skillbench.judge._protocol import ProtocolError
-from skillbench.limiter import MAX_HOLD_S, AdaptiveLimiter, Slot, quota_hold_s, retry_after_s
+from skillbench.limiter import MAX_HOLD_S, AdaptiveLimiter, Slot, Ticket, endpoint_budget, retry_after_s
 from skillbench.prices import usage_cost
 
 DEFAULT_JUDGE_MODEL = "claude-opus-5-5"
@@ -73,8 +75,8 @@ class JudgeClient:
 
     The client retries 408/409/429/5xx/529, timeouts and connection errors itself (``max_retries`` times, with
     the SDK's backoff or the ``retry-after`` the endpoint asked for); a 429 or 529 cuts the limiter and holds
-    every worker's next call for its ``retry-after``, and a reply whose ``anthropic-ratelimit-*-remaining`` is near
-    0 holds new calls until that quota has refilled a little, so concurrent slots do not keep hitting the limit.
+    every worker's next call for its ``retry-after``; every attempt first waits its turn in the endpoint's
+    :class:`~skillbench.limiter.RateBudget` (:attr:`budget`), so concurrent slots send only what the limit allows.
 
     Args:
         base_url: the Messages endpoint (``Endpoint.base_url``).
@@ -99,6 +101,8 @@ class JudgeClient:
         self.sdk = anthropic.Anthropic(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout,
                                        http_client=http)
         self.limiter = limiter or AdaptiveLimiter(DEFAULT_CEILING, log=stderr_log, name=f"judge {model}")
+        # the endpoint's one schedule in this process: every judge client (and every run's relay) of it shares it
+        self.budget = endpoint_budget(base_url, api_key, log=stderr_log)
         self._lock = threading.Lock()
         # The snapshots that answered (each reply's ``model``): an alias resolves to a dated build on the real API,
         # and a pass records which one graded, so a silent upgrade between weeks can be seen.
@@ -127,13 +131,16 @@ class JudgeClient:
         import anthropic
 
         last = retry >= self.max_retries
+        ticket = self._turn(request)
         try:
             raw = self.sdk.messages.with_raw_response.create(model=self.model, extra_headers=dict(headers), **request)
+            self.budget.observe(ticket, raw.status_code, raw.headers)
             message = raw.parse()
         except anthropic.APIStatusError as exc:
             status, answer = exc.status_code, exc.response.headers
+            self.budget.observe(ticket, status, answer)
+            self.budget.finish(ticket)
             retry_after = retry_after_s(answer)
-            self.limiter.hold(quota_hold_s(answer), "")
             if status in RATE_LIMIT_STATUSES:
                 self.limiter.on_rate_limited(retry_after, slot=slot, reason=f"HTTP {status}")
             body = exc.body if isinstance(exc.body, dict) else {}
@@ -144,25 +151,35 @@ class JudgeClient:
                 raise JudgeCallError(f"HTTP {status} {kind} after {retry} retries", retry_after) from exc
             return retry_after or _backoff(retry)
         except anthropic.APITimeoutError as exc:
+            self.budget.finish(ticket)
             if last:
                 raise JudgeCallError(f"timeout after {retry} retries") from exc
             return _backoff(retry)
         except anthropic.APIConnectionError as exc:
+            self.budget.finish(ticket)
             if last:
                 raise JudgeCallError(f"connection error after {retry} retries ({exc.__cause__ or exc})") from exc
             return _backoff(retry)
         except (anthropic.APIError, ValueError) as exc:  # e.g. a body that is not a message
+            self.budget.finish(ticket)
             raise JudgeCallError(f"unreadable reply ({type(exc).__name__}: {str(exc)[:120]})") from exc
         self.limiter.on_success(slot=slot)
-        self.limiter.hold(quota_hold_s(raw.headers), "")  # a quota nearly used up: let it refill a little
         use = getattr(message, "usage", None)
         usage = {k: int(getattr(use, k, 0) or 0) for k in ("input_tokens", "output_tokens",
                                                            "cache_read_input_tokens", "cache_creation_input_tokens")}
+        self.budget.finish(ticket, usage)
         snapshot = str(getattr(message, "model", "") or "")
         if snapshot:
             with self._lock:
                 self.snapshots.add(snapshot)
         return CallResult(message, usage, usage_cost(self.model, usage), snapshot)
+
+    def _turn(self, request: Mapping[str, Any]) -> Ticket:
+        """Wait for this call's turn in the endpoint's schedule (its tokens estimated from the request's size)."""
+        size = len(json.dumps(request, default=str, ensure_ascii=False).encode())
+        max_tokens = request.get("max_tokens")
+        return self.budget.acquire(self.model, self.budget.estimate(self.model, size, max_tokens
+                                                                     if isinstance(max_tokens, int) else None))
 
     @property
     def snapshot(self) -> str:

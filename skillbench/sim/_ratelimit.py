@@ -13,8 +13,8 @@ While the section is on, every ``/v1/messages`` response to a well-formed reques
 API's headers for each limit that is set: ``anthropic-ratelimit-<bucket>-limit`` (the per-minute limit),
 ``-remaining`` (whole units left, never negative) and ``-reset`` (RFC 3339 UTC time at which the bucket is full
 again), where ``<bucket>`` is ``requests``, ``tokens``, ``input-tokens`` or ``output-tokens``.
-Batch routes are not limited (the API limits them separately). The CLI calls the same route, so generation
-sees these 429s too.
+Batch routes are not limited (the API limits them separately). The CLI calls the same route: generation's relays
+pace from these headers, and a relay that forwards at once (unpaced) lets the CLI meet the 429s.
 """
 
 from __future__ import annotations

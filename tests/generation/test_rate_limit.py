@@ -2,9 +2,12 @@
 
 The generation matrix (the sim helpers' two-prompt suite, haiku, 2 conditions × 4 reps = 16 runs of one request
 each) runs at ``--jobs 6`` with the real CLI (Docker when the engine answers, else the local sandbox) against an
-endpoint that admits 90 requests a minute from a bucket of one second's refill: six CLIs at once ask for more
-than that, the CLI retries each 429 (its retries capped), and generation reads those retries from each run's
-stream-json when the run ends and lowers concurrency. The stated share (:data:`MAX_429_SHARE`) has room for the
+endpoint that admits 90 requests a minute from a bucket of one second's refill. Its relays forward at once
+(``paced=False``, as for an endpoint that states no limit), so this is the AIMD fallback: six CLIs at once ask for
+more than that, the CLI retries each 429 (its retries capped), and generation reads those retries from each run's
+stream-json when the run ends and lowers concurrency. Pacing before the 429 (the default) is
+``tests/generation/test_pacing.py`` and ``benchmarks/limiter.py``; the judge here is paced, as it always is.
+The stated share (:data:`MAX_429_SHARE`) has room for the
 first runs, which start before any signal can arrive (measured: 16–24 % of requests; a fixed pool: see
 ``benchmarks/limiter.py``). Also here: the CLI's retry events as the limiter reads them, on transcripts our own
 fixture writes in the CLI's shape.
@@ -36,8 +39,7 @@ RUNS = 16
 # the bucket together: measured 16–50 % over CI runs.
 MAX_429_SHARE = 2 / 3
 RATE = {"requests_per_minute": 90, "burst_s": 1}  # 1.5 in the bucket and a second: six CLIs at once want more
-# 4 in the bucket, 4 a second: the judge's first 6 calls leave together and meet 429s (the limiter cut twice in each
-# of two measured passes), and the pass takes ~5.6 s where 2 a second took ~9 s
+# 4 in the bucket, 4 a second: six judge workers at once ask for more than that; the endpoint's budget paces them
 JUDGE_RATE = {"requests_per_minute": 240, "burst_s": 1}
 CLI_RETRIES = "5"  # the CLI's backoff (0.6 … 9 s, about 18 s in all) outlasts a wait for the bucket
 
@@ -85,7 +87,7 @@ def limited_week(tmp_path_factory) -> tuple[Path, list[str]]:
     out = root / "week"
     opts = GenerateOptions(run_key="rl", out_dir=out, models=["haiku"], conditions=["no-skill", "with-skill"],
                            reps=RUNS // 4, jobs=JOBS, seed=3, timeout_s=120,
-                           sandbox="docker" if docker_available() else "local",
+                           sandbox="docker" if docker_available() else "local", paced=False,
                            extra_env={"CLAUDE_CODE_MAX_RETRIES": CLI_RETRIES})
     lines: list[str] = []
     report = generate(suite, opts, PassContext(endpoint=lambda: model_endpoint("sim", suite_dir=suite, seed=3,
@@ -126,16 +128,20 @@ def test_a_rate_limited_matrix_completes_and_concurrency_drops(limited_week) -> 
     assert answered >= RUNS and limited / (limited + answered) < MAX_429_SHARE, (limited, answered)
 
 
-def test_the_judge_under_the_rate_limit_engages_the_limiter_and_completes(limited_week, capfd) -> None:
+def test_the_judge_under_the_rate_limit_is_paced_and_completes(limited_week, capfd) -> None:
     from skillbench.judge import JudgeOptions, judge_run_dir
+    from skillbench.limiter import endpoint_budget
 
     week, _ = limited_week
     with model_endpoint("sim", profiles={"rate_limit": JUDGE_RATE}) as ep:
         report = judge_run_dir(week, JudgeOptions(jobs=JOBS, max_retries=4),
                                PassContext(endpoint=ep, log=lambda m: None))
+        budget = endpoint_budget(ep.base_url, ep.api_key).summary()
     assert report.ok and report.graded == RUNS and report.ungraded_items == 0
+    # every call waited its turn in the endpoint's budget: none met an empty bucket, so the limiter never cut
+    assert budget["requests"] >= RUNS and budget["paced"] > 0 and budget["rate_limited"] == 0, budget
     err = capfd.readouterr().err
-    assert "concurrency" in err and "HTTP 429" in err  # the limiter cut on the judge's 429s, and said so
+    assert "concurrency" not in err and "HTTP 429" not in err
     # the scorecard says how many runs were rate-limited (a week without any says nothing new)
     from tests.helpers.scorecard import page_section, score_week
 
