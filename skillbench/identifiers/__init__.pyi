@@ -7,3 +7,9 @@ from ._model import (
     Identifier as Identifier,
     SurfaceError as SurfaceError,
 )
+from ._week import (
+    IdentifierOptions as IdentifierOptions,
+    IdentifierPassError as IdentifierPassError,
+    IdentifierReport as IdentifierReport,
+    check_week as check_week,
+)

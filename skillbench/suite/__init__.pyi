@@ -3,6 +3,7 @@ from ._config import (
     CONFIG_FILENAME as CONFIG_FILENAME,
     DEFAULT_ALLOWED_TOOLS as DEFAULT_ALLOWED_TOOLS,
     ConfigError as ConfigError,
+    GateSettings as GateSettings,
     JudgeSettings as JudgeSettings,
     RunSettings as RunSettings,
     SuiteConfig as SuiteConfig,

@@ -83,6 +83,17 @@ class QualityConfig(BaseModel):
     default_category: str | None = Field(default=None, description="the category of a family not listed")
 
 
+class GateSettings(BaseModel):
+    """Opt-in rules of the verdict specification (``[gate]``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    # opt-in: a false flag would fail a good run, so the rule applies only while every declared surface's measured
+    # precision has a 95 % lower bound >= 0.98 (the scorecard checks it and says so)
+    fabrication: bool = Field(default=False, description="a family x model whose treatment's answers carry an "
+                              "unresolved identifier credibly more often than the control's reads VALID_REGRESSION")
+
+
 class SuiteConfig(BaseModel):
     """The whole `skillbench.toml`: ``[suite]``, ``[run]``, ``[judge]`` and ``[quality]`` tables."""
 
@@ -92,6 +103,7 @@ class SuiteConfig(BaseModel):
     run: RunSettings = Field(default_factory=RunSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     quality: QualityConfig = Field(default_factory=QualityConfig)
+    gate: GateSettings = Field(default_factory=GateSettings)
 
 
 def load_config(suite_dir: str | Path) -> SuiteConfig:
