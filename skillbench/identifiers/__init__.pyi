@@ -1,3 +1,4 @@
+from ._extract import CONVENTIONAL_ALIASES as CONVENTIONAL_ALIASES, check_answer as check_answer
 from ._model import (
     IDENTIFIER_KINDS as IDENTIFIER_KINDS,
     IDENTIFIER_STATUSES as IDENTIFIER_STATUSES,
@@ -6,6 +7,20 @@ from ._model import (
     UNRESOLVED as UNRESOLVED,
     Identifier as Identifier,
     SurfaceError as SurfaceError,
+)
+from ._precision import (
+    DETECTOR_FORMAT as DETECTOR_FORMAT,
+    PRECISION_FLOOR as PRECISION_FLOOR,
+    MeasuredPrecision as MeasuredPrecision,
+    measured_precision as measured_precision,
+)
+from ._surface import (
+    Surface as Surface,
+    Surfaces as Surfaces,
+    build_surface as build_surface,
+    cache_dir as cache_dir,
+    cache_file as cache_file,
+    load_surfaces as load_surfaces,
 )
 from ._week import (
     IdentifierOptions as IdentifierOptions,

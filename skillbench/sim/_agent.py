@@ -297,7 +297,7 @@ class Agent:
         """The distributions of the Python API surfaces the suite declares ([[api]]): what its answers' code uses."""
         if self.suite is None:
             return []
-        return [api.package for api in getattr(self.suite.config, "api", ()) if api.language == "python"]
+        return [api.package for api in self.suite.config.api if api.language == "python"]
 
     def _check_answer(self, text: str, decided: list[str], conv: Conversation, spec: PromptSpec,
                       prof: AgentProfile, run_id: str, share: float, absent: frozenset[int] = frozenset()

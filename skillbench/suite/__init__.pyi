@@ -2,6 +2,7 @@ from ._absence import absence_indexes as absence_indexes, resolve_absence as res
 from ._config import (
     CONFIG_FILENAME as CONFIG_FILENAME,
     DEFAULT_ALLOWED_TOOLS as DEFAULT_ALLOWED_TOOLS,
+    ApiSettings as ApiSettings,
     ConfigError as ConfigError,
     GateSettings as GateSettings,
     JudgeSettings as JudgeSettings,

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from skillbench.ledgers import CONFIG_FILE
 from skillbench.vocab import CONDITIONS, LIFT_ARMS, Condition  # noqa: F401 - CONDITIONS re-exported
@@ -83,6 +84,44 @@ class QualityConfig(BaseModel):
     default_category: str | None = Field(default=None, description="the category of a family not listed")
 
 
+# A declared package reaches a `pip download` command line and a cache file name: a plain PEP 508 name and a PEP 440
+# exact public version only (skillbench.identifiers checks them again before any command runs).
+_PACKAGE_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$"
+_VERSION_PATTERN = (r"^[0-9]{1,9}(?:\.[0-9]{1,9}){0,5}(?:(?:a|b|rc)[0-9]{1,9})?(?:\.post[0-9]{1,9})?"
+                    r"(?:\.dev[0-9]{1,9})?$")
+_MODULE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}(?:\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,9}$"
+
+
+class ApiSettings(BaseModel):
+    """One ``[[api]]`` entry: a library whose identifiers an answer may use, read at the exact version the suite
+    targets (the fabricated-identifier detector, docs/fabrication.md)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    language: Literal["python"] = Field(default="python", description="the language its identifiers are written in")
+    package: str = Field(pattern=_PACKAGE_PATTERN, description="the PyPI project (pandas, qdrant-client)")
+    version: str = Field(pattern=_VERSION_PATTERN, description="the exact released version the suite targets")
+    module: str | None = Field(default=None, pattern=_MODULE_PATTERN,
+                               description="the import name (default: the package name, '-' read as '_')")
+    stubs: str | None = Field(default=None, pattern=_PACKAGE_PATTERN,
+                              description="a typed-stubs project that follows return types (pandas-stubs)")
+    stubs_version: str | None = Field(default=None, pattern=_VERSION_PATTERN, description="its exact version")
+    config_models: list[Annotated[str, Field(pattern=_MODULE_PATTERN)]] = Field(
+        default_factory=list, description="modules whose model classes hold the config keys (JSON/YAML blocks)")
+    rest_modules: list[Annotated[str, Field(pattern=_MODULE_PATTERN)]] = Field(
+        default_factory=list, description="modules whose `method=`/`url=` string literals are the REST paths")
+
+    @model_validator(mode="after")
+    def _stubs_pinned(self) -> ApiSettings:
+        if (self.stubs is None) != (self.stubs_version is None):
+            raise ValueError("stubs and stubs_version go together (an exact stubs version, like the package's)")
+        return self
+
+    @property
+    def import_name(self) -> str:
+        return self.module or self.package.replace("-", "_").replace(".", "_").lower()
+
+
 class GateSettings(BaseModel):
     """Opt-in rules of the verdict specification (``[gate]``)."""
 
@@ -95,7 +134,8 @@ class GateSettings(BaseModel):
 
 
 class SuiteConfig(BaseModel):
-    """The whole `skillbench.toml`: ``[suite]``, ``[run]``, ``[judge]`` and ``[quality]`` tables."""
+    """The whole `skillbench.toml`: ``[suite]``, ``[run]``, ``[judge]``, ``[quality]`` and ``[gate]`` tables, and
+    ``[[api]]`` (the libraries whose identifiers are checked)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -103,7 +143,17 @@ class SuiteConfig(BaseModel):
     run: RunSettings = Field(default_factory=RunSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     quality: QualityConfig = Field(default_factory=QualityConfig)
+    api: list[ApiSettings] = Field(default_factory=list)
     gate: GateSettings = Field(default_factory=GateSettings)
+
+    @model_validator(mode="after")
+    def _one_surface_per_module(self) -> SuiteConfig:
+        seen: set[str] = set()
+        for entry in self.api:
+            if entry.import_name in seen:  # two versions of one module: which one would `import` get?
+                raise ValueError(f"module {entry.import_name!r} is declared twice in [[api]]; keep one version")
+            seen.add(entry.import_name)
+        return self
 
 
 def load_config(suite_dir: str | Path) -> SuiteConfig:

@@ -1,0 +1,318 @@
+"""A package's API surface read statically with griffe and flattened into a compact JSON-able mapping.
+
+One entry per reachable object, keyed by its canonical path:
+
+- module ``{"k": "m", "m": {name: target}, "open": bool}``
+- class ``{"k": "c", "m": {name: target}, "open": bool, "ga": [types] | None, "p": [...], "kw": bool}``
+  (``m`` holds inherited members too; ``ga`` the return types of ``__getattr__``; ``p``/``kw`` its constructor)
+- function ``{"k": "f", "p": [keyword names], "kw": bool, "r": [types], "hint": bool}``
+- attribute (and property) ``{"k": "a", "r": [types]}``
+
+A member's ``target`` is the canonical path of what it names, or ``""`` when that is outside the surface or cannot be
+read (a compiled module without a ``.pyi``): such a name exists, and whatever follows it is unchecked. ``open`` says
+the member list may be incomplete (a base class we cannot read, a module ``__getattr__``, a wildcard import from a
+compiled module): a name missing from an open object is unchecked, never fabricated. ``types`` are class paths; ``"?"``
+stands for a type we cannot follow (it keeps a missing member unchecked). ``hint`` marks return types read from a
+numpy-style docstring rather than an annotation: they lead to members, but a member missing there is unchecked.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import griffe
+
+from skillbench.identifiers._types import UNKNOWN_TYPE
+
+# bases outside the package whose members we know without reading them: a class deriving only from these (and from
+# classes of the package) has a complete member list. Others (numpy.ndarray, a compiled base) leave the class open.
+_TRANSPARENT_BASES = frozenset({
+    "object", "typing.Generic", "typing.Protocol", "abc.ABC", "typing_extensions.Protocol", "typing.NamedTuple",
+    "abc.ABCMeta", "typing.Any",
+})
+_UNION_HEADS = frozenset({"typing.Union", "typing.Optional", "typing_extensions.Union", "Union", "Optional"})
+_SELF = frozenset({"typing.Self", "typing_extensions.Self", "Self"})
+_PROPERTY_LABELS = frozenset({"property", "cached_property", "cached", "writable"})
+_PROPERTY_DECORATORS = ("cache_readonly", "cache_writable", "cached_property", "property", "cached_data")
+
+logging.getLogger("griffe").setLevel(logging.ERROR)  # griffe's per-file notes are not ours to print
+
+
+def load_package(module: str, search_path: Path, *, stubs: bool) -> tuple[griffe.GriffeLoader, griffe.Module]:
+    """Load ``module`` (or its ``-stubs`` package) from ``search_path`` alone, statically: never imported."""
+    loader = griffe.GriffeLoader(search_paths=[search_path], allow_inspection=False, force_inspection=False)
+    root = loader.load(module, find_stubs_package=stubs)
+    loader.resolve_aliases(implicit=True, external=False)
+    return loader, root  # type: ignore[return-value]
+
+
+class _Flattener:
+    def __init__(self, loader: griffe.GriffeLoader, root: str, extra_roots: tuple[str, ...] = ()):
+        self.loader, self.root = loader, root
+        self.roots = (root, *extra_roots)
+        self.out: dict[str, dict[str, Any]] = {}
+        self.queue: deque[str] = deque()
+
+    # -- paths ------------------------------------------------------------------------------------------------------
+    def _inside(self, path: str) -> bool:
+        return any(path == r or path.startswith(r + ".") for r in self.roots)
+
+    def _get(self, path: str) -> Any | None:
+        try:
+            obj = self.loader.modules_collection.get_member(path)
+        except Exception:  # griffe raises KeyError, AliasResolutionError, CyclicAliasError … for an unreadable path
+            return None
+        return self._final(obj)
+
+    @staticmethod
+    def _final(obj: Any) -> Any | None:
+        if obj is None:
+            return None
+        if getattr(obj, "is_alias", False):
+            try:
+                return obj.final_target
+            except Exception:  # an alias into a compiled module or another package
+                return None
+        return obj
+
+    def _target(self, member: Any) -> str:
+        final = self._final(member)
+        if final is None or not self._inside(final.path):
+            return ""
+        return final.path
+
+    def enqueue(self, path: str) -> None:
+        if path and path not in self.out and self._inside(path):
+            self.out[path] = {}  # reserved, filled when popped
+            self.queue.append(path)
+
+    # -- types ------------------------------------------------------------------------------------------------------
+    def types(self, expr: Any, owner: Any) -> list[str]:
+        """The class paths an annotation names (unions and Optional split, generics reduced to their class)."""
+        found: list[str] = []
+        self._types(expr, owner, found, 0)
+        return sorted(set(found))
+
+    def _types(self, expr: Any, owner: Any, found: list[str], depth: int) -> None:
+        if expr is None or depth > 8:
+            return
+        if isinstance(expr, str):
+            found.append(UNKNOWN_TYPE)
+            return
+        if isinstance(expr, griffe.ExprBinOp) and expr.operator == "|":
+            self._types(expr.left, owner, found, depth + 1)
+            self._types(expr.right, owner, found, depth + 1)
+            return
+        if isinstance(expr, griffe.ExprSubscript):
+            head = expr.left
+            head_path = getattr(head, "canonical_path", "")
+            if head_path in _UNION_HEADS:
+                inner = expr.slice
+                items = inner.elements if isinstance(inner, griffe.ExprTuple) else [inner]
+                for item in items:
+                    self._types(item, owner, found, depth + 1)
+                return
+            self._types(head, owner, found, depth + 1)
+            return
+        if isinstance(expr, griffe.ExprName | griffe.ExprAttribute):
+            path = expr.canonical_path if isinstance(expr, griffe.ExprName) else expr.path
+            if path in _SELF:
+                cls = owner.parent if owner is not None and owner.parent is not None and owner.parent.is_class else None
+                found.append(cls.path if cls is not None else UNKNOWN_TYPE)
+                return
+            if path == "None":
+                return
+            obj = self._get(path)
+            if obj is not None and obj.is_class and self._inside(obj.path):
+                found.append(obj.path)
+                self.enqueue(obj.path)
+            else:
+                found.append(UNKNOWN_TYPE)
+            return
+        if isinstance(expr, griffe.ExprConstant) and expr.value == "None":
+            return
+        found.append(UNKNOWN_TYPE)
+
+    def _docstring_types(self, func: Any) -> list[str]:
+        """Return types a numpy-style docstring names (statsmodels annotates nothing): hints, never proof."""
+        if not func.docstring:
+            return []
+        try:
+            sections = func.docstring.parse("numpy", warn_unknown_params=False)
+        except Exception:  # a docstring griffe cannot parse says nothing
+            return []
+        found: list[str] = []
+        for section in sections:
+            if section.kind.value != "returns":
+                continue
+            for item in section.value:
+                name = str(item.annotation or item.name or "").strip()
+                if not name.isidentifier():
+                    continue
+                try:
+                    path = func.parent.resolve(name) if func.parent is not None else ""
+                except Exception:  # the name is not in scope
+                    continue
+                obj = self._get(path)
+                if obj is not None and obj.is_class and self._inside(obj.path):
+                    found.append(obj.path)
+                    self.enqueue(obj.path)
+        return sorted(set(found))
+
+    # -- objects ----------------------------------------------------------------------------------------------------
+    def run(self) -> dict[str, dict[str, Any]]:
+        self.enqueue(self.root)
+        while self.queue:
+            path = self.queue.popleft()
+            obj = self._get(path)
+            if obj is None:
+                del self.out[path]
+                continue
+            if obj.is_module:
+                self.out[path] = self._module(obj)
+            elif obj.is_class:
+                self.out[path] = self._class(obj)
+            elif obj.is_function:
+                self.out[path] = self._function(obj)
+            else:
+                self.out[path] = {"k": "a", "r": self.types(getattr(obj, "annotation", None), obj)}
+        return self.out
+
+    def _module(self, mod: Any) -> dict[str, Any]:
+        members: dict[str, str] = {}
+        is_open = False
+        for name, member in mod.members.items():
+            if member.is_alias and getattr(member, "wildcard", None):
+                is_open = True  # `from ._compiled import *` we could not read: its names are unknown
+                continue
+            target = self._target(member)
+            members[name] = target
+            if target and (not name.startswith("_") or member.is_module):
+                self.enqueue(target)
+        if "__getattr__" in members:  # PEP 562: names made on demand (scipy's lazy submodules, deprecations)
+            is_open = True
+        return {"k": "m", "m": members, "open": is_open}
+
+    def _class(self, cls: Any) -> dict[str, Any]:
+        is_open = False
+        try:
+            mro = cls.mro()
+        except Exception:  # a base we cannot resolve makes the order unknowable
+            mro, is_open = [], True
+        for base in cls.bases:
+            base_path = getattr(base, "canonical_path", str(base))
+            head = base.left if isinstance(base, griffe.ExprSubscript) else base
+            head_path = getattr(head, "canonical_path", base_path)
+            if head_path in _TRANSPARENT_BASES:
+                continue
+            resolved = self._get(head_path)
+            if resolved is None or not resolved.is_class or not self._inside(resolved.path):
+                is_open = True
+        for ancestor in mro:
+            if not self._inside(ancestor.path):
+                is_open = True
+        members: dict[str, str] = {}
+        try:
+            all_members = cls.all_members
+        except Exception:  # griffe cannot merge the inherited members
+            all_members, is_open = dict(cls.members), True
+        for name, member in all_members.items():
+            target = self._target(member)
+            members[name] = target
+            if target and not name.startswith("_") or name in ("__init__", "__getitem__", "__call__", "__getattr__"):
+                self.enqueue(target)
+        getattr_types = None
+        if "__getattr__" in members or "__getattribute__" in members:
+            hook = self._final(all_members.get("__getattr__") or all_members.get("__getattribute__"))
+            getattr_types = self.types(getattr(hook, "returns", None), hook) or [UNKNOWN_TYPE]
+        params, var_kw = self._params(self._final(all_members.get("__init__")))
+        if "__init__" not in all_members:
+            var_kw = True  # an inherited constructor we cannot see takes what it takes
+        return {"k": "c", "m": members, "open": is_open, "ga": getattr_types, "p": params, "kw": var_kw}
+
+    def _params(self, func: Any) -> tuple[list[str], bool]:
+        if func is None or not getattr(func, "is_function", False):
+            return [], True
+        names: set[str] = set()
+        var_kw = False
+        for variant in [func, *(getattr(func, "overloads", None) or [])]:
+            for param in variant.parameters:
+                kind = param.kind.value if param.kind is not None else ""
+                if kind == "variadic keyword":
+                    var_kw = True
+                elif kind not in ("positional-only", "variadic positional") and param.name not in ("self", "cls"):
+                    names.add(param.name)
+        return sorted(names), var_kw
+
+    def _function(self, func: Any) -> dict[str, Any]:
+        returns = self.types(func.returns, func)
+        for overload in getattr(func, "overloads", None) or []:
+            returns = sorted(set(returns) | set(self.types(overload.returns, overload)))
+        labels = set(func.labels)
+        decorators = {str(d.value).rsplit(".", 1)[-1] for d in func.decorators}
+        is_property = bool(labels & _PROPERTY_LABELS) or bool(decorators & set(_PROPERTY_DECORATORS))
+        hint = False
+        if not returns:
+            returns = self._docstring_types(func)
+            hint = bool(returns)
+        if is_property:
+            return {"k": "a", "r": returns, "hint": hint}
+        params, var_kw = self._params(func)
+        entry: dict[str, Any] = {"k": "f", "p": params, "kw": var_kw, "r": returns, "hint": hint}
+        if getattr(func, "overloads", None):
+            entry["o"] = [self._overload(o) for o in func.overloads]
+        return entry
+
+    def _overload(self, overload: Any) -> list[Any]:
+        """[required keyword-only names, accepted keyword names (None: **kwargs), return types]: a call picks the
+        first overload it fits, as a type checker does (``read_csv(…)`` → DataFrame, ``read_csv(…, chunksize=)`` →
+        TextFileReader)."""
+        required, accepted, var_kw = [], [], False
+        for param in overload.parameters:
+            kind = param.kind.value if param.kind is not None else ""
+            if kind == "variadic keyword":
+                var_kw = True
+            elif kind not in ("positional-only", "variadic positional") and param.name not in ("self", "cls"):
+                accepted.append(param.name)
+                if kind == "keyword-only" and param.default is None:
+                    required.append(param.name)
+        return [sorted(required), None if var_kw else sorted(accepted), self.types(overload.returns, overload)]
+
+
+def flatten(loader: griffe.GriffeLoader, root: str) -> dict[str, dict[str, Any]]:
+    """Every object reachable from ``root``'s public names (and the types its annotations name), flattened."""
+    return _Flattener(loader, root).run()
+
+
+def merge(source: dict[str, dict[str, Any]], stubs: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """One surface from the package's source and its typed stubs: a name exists when either has it (stubs lag and
+    lead the release by a little; precision first), the stubs' return types lead through method chains, keywords
+    are the union, and a member list is open only when both are open (the stubs list what a compiled base adds)."""
+    out = dict(source)
+    for path, entry in stubs.items():
+        mine = out.get(path)
+        if mine is None or not mine:
+            out[path] = entry
+            continue
+        if mine["k"] != entry["k"]:
+            if entry["k"] == "a" and mine["k"] == "f":  # a property in the stubs is a method in the source: reads
+                out[path] = {**entry, "r": entry["r"] or mine.get("r", [])}
+            continue
+        merged = dict(mine)
+        if "m" in entry:
+            merged["m"] = {**entry["m"], **{k: v for k, v in mine["m"].items() if v or k not in entry["m"]}}
+            merged["open"] = mine["open"] and entry["open"]
+        if "p" in entry:
+            merged["p"] = sorted(set(mine.get("p", [])) | set(entry["p"]))
+            merged["kw"] = bool(mine.get("kw")) or bool(entry["kw"])
+        if entry.get("r") and not entry.get("hint"):
+            merged["r"], merged["hint"] = entry["r"], False
+            if "o" in entry:
+                merged["o"] = entry["o"]
+        if entry.get("ga") is not None:
+            merged["ga"] = entry["ga"]
+        out[path] = merged
+    return out
