@@ -88,6 +88,14 @@ if ! "$VENV/bin/jupyter" kernelspec list 2>/dev/null | grep -q '^ *skillbench ';
     || missing+=("Jupyter kernel 'skillbench'")
 fi
 
+# 7. The API surfaces the fabricated-identifier detector reads (docs/fabrication.md), cached per version: the bundled
+# suite's and qdrant's, so its tests and benchmark run offline. Fast when cached; the first build reads the packages
+# with griffe (never imports them) and fetches what is not installed (stubs, qdrant-client) once.
+if ! { "$VENV/bin/skillbench" surfaces --suite evals \
+       && "$VENV/bin/skillbench" surfaces --config benchmarks/data/fabrication/qdrant.skillbench.toml; } >/tmp/skillbench-surfaces.log 2>&1; then
+  missing+=("API surfaces (their identifiers are unchecked; see /tmp/skillbench-surfaces.log)")
+fi
+
 command -v chromium >/dev/null || missing+=("chromium (report screenshot test)")
 if [ ${#missing[@]} -gt 0 ]; then
   say "set up with gaps:"

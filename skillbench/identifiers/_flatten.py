@@ -18,7 +18,10 @@ numpy-style docstring rather than an annotation: they lead to members, but a mem
 
 from __future__ import annotations
 
+import functools
+import importlib
 import logging
+import re
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -38,7 +41,28 @@ _SELF = frozenset({"typing.Self", "typing_extensions.Self", "Self"})
 _PROPERTY_LABELS = frozenset({"property", "cached_property", "cached", "writable"})
 _PROPERTY_DECORATORS = ("cache_readonly", "cache_writable", "cached_property", "property", "cached_data")
 
-logging.getLogger("griffe").setLevel(logging.ERROR)  # griffe's per-file notes are not ours to print
+_PYDANTIC_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel"})
+_ALIAS_RE = re.compile(r"""\balias\s*=\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]""")
+# External bases whose members are read at run time: the standard library and skillbench's own dependencies, never
+# a declared package (that one is read statically). A base outside this list leaves the class open.
+_RUNTIME_MODULES = frozenset({"builtins", "enum", "abc", "collections", "collections.abc", "numbers", "typing",
+                              "pydantic", "pydantic.main", "dataclasses", "datetime", "decimal", "io", "string"})
+
+logging.getLogger("griffe").setLevel(logging.ERROR)
+
+
+@functools.cache
+def _runtime_members(path: str) -> frozenset[str] | None:
+    """The members of an allowed external base (``Exception``, ``enum.Enum``, ``pydantic.BaseModel``), or None."""
+    module_name, _, name = path.rpartition(".")
+    module_name = module_name or "builtins"
+    if module_name not in _RUNTIME_MODULES:
+        return None
+    try:
+        obj = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError):
+        return None
+    return frozenset(dir(obj)) if isinstance(obj, type) else None  # griffe's per-file notes are not ours to print
 
 
 def load_package(module: str, search_path: Path, *, stubs: bool) -> tuple[griffe.GriffeLoader, griffe.Module]:
@@ -186,7 +210,15 @@ class _Flattener:
         is_open = False
         for name, member in mod.members.items():
             if member.is_alias and getattr(member, "wildcard", None):
-                is_open = True  # `from ._compiled import *` we could not read: its names are unknown
+                source = self._get(member.wildcard)
+                if source is None or not source.is_module:
+                    is_open = True  # `from ._compiled import *` we could not read: its names are unknown
+                    continue
+                # a wildcard griffe left unexpanded (a module-named package of the same name): its public names
+                exported = source.exports if isinstance(source.exports, list | set | tuple) else None
+                for sub_name, sub in source.members.items():
+                    if (sub_name in exported) if exported is not None else not sub_name.startswith("_"):
+                        members.setdefault(sub_name, self._target(sub))
                 continue
             target = self._target(member)
             members[name] = target
@@ -196,25 +228,37 @@ class _Flattener:
             is_open = True
         return {"k": "m", "m": members, "open": is_open}
 
-    def _class(self, cls: Any) -> dict[str, Any]:
-        is_open = False
+    def _external_bases(self, cls: Any) -> tuple[list[str], bool]:
+        """The bases of ``cls`` (and of its ancestors in the package) outside the package; True when one of them
+        is neither transparent nor known at run time (then the member list is open)."""
         try:
-            mro = cls.mro()
+            chain = [cls, *cls.mro()]
         except Exception:  # a base we cannot resolve makes the order unknowable
-            mro, is_open = [], True
-        for base in cls.bases:
-            base_path = getattr(base, "canonical_path", str(base))
-            head = base.left if isinstance(base, griffe.ExprSubscript) else base
-            head_path = getattr(head, "canonical_path", base_path)
-            if head_path in _TRANSPARENT_BASES:
+            return [], True
+        external: list[str] = []
+        unknown = False
+        for klass in chain:
+            if not self._inside(klass.path):
                 continue
-            resolved = self._get(head_path)
-            if resolved is None or not resolved.is_class or not self._inside(resolved.path):
-                is_open = True
-        for ancestor in mro:
-            if not self._inside(ancestor.path):
-                is_open = True
+            for base in klass.bases:
+                head = base.left if isinstance(base, griffe.ExprSubscript) else base
+                head_path = getattr(head, "canonical_path", str(head))
+                if head_path in _TRANSPARENT_BASES:
+                    continue
+                resolved = self._get(head_path)
+                if resolved is not None and resolved.is_class and self._inside(resolved.path):
+                    continue
+                if _runtime_members(head_path) is None:
+                    unknown = True
+                else:
+                    external.append(head_path)
+        return external, unknown
+
+    def _class(self, cls: Any) -> dict[str, Any]:
+        external, is_open = self._external_bases(cls)
         members: dict[str, str] = {}
+        for base_path in external:
+            members.update(dict.fromkeys(_runtime_members(base_path) or (), ""))
         try:
             all_members = cls.all_members
         except Exception:  # griffe cannot merge the inherited members
@@ -231,7 +275,30 @@ class _Flattener:
         params, var_kw = self._params(self._final(all_members.get("__init__")))
         if "__init__" not in all_members:
             var_kw = True  # an inherited constructor we cannot see takes what it takes
+        if _PYDANTIC_BASES & set(external):
+            params, var_kw = self._pydantic_fields(cls, all_members)
         return {"k": "c", "m": members, "open": is_open, "ga": getattr_types, "p": params, "kw": var_kw}
+
+    def _pydantic_fields(self, cls: Any, all_members: dict[str, Any]) -> tuple[list[str], bool]:
+        """A pydantic model's constructor keywords are its fields (and their aliases); any keyword is accepted
+        unless the model forbids extra fields (``class M(BaseModel, extra="forbid")``, as qdrant's models do)."""
+        names: set[str] = set()
+        for name, member in all_members.items():
+            final = self._final(member)
+            if final is None or not final.is_attribute or name.startswith("_") or "class-attribute" in final.labels \
+                    and final.annotation is None:
+                continue
+            names.add(name)
+            alias = _ALIAS_RE.search(str(final.value or ""))
+            if alias:
+                names.add(alias.group(1))
+        try:
+            chain = [cls, *cls.mro()]
+        except Exception:  # unknowable order: accept any keyword
+            return sorted(names), True
+        forbids = any("forbid" in str(k.keywords.get("extra", "")) or "forbid" in str(
+            getattr(k.members.get("model_config"), "value", "")) for k in chain if self._inside(k.path))
+        return sorted(names), not forbids
 
     def _params(self, func: Any) -> tuple[list[str], bool]:
         if func is None or not getattr(func, "is_function", False):

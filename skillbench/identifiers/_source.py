@@ -125,10 +125,22 @@ def _unpack(wheel: Path, dest: Path, where: str) -> int:
     return count
 
 
+def _mark_namespace_subpackages(dest: Path) -> None:
+    """Python imports a folder of modules without ``__init__.py`` inside a package (``qdrant_client/embed``); griffe
+    skips it. An empty ``__init__.py`` in our copy makes griffe read it, and changes nothing else we read."""
+    for folder in sorted(p for p in dest.rglob("*") if p.is_dir()):
+        has_init = any((folder / f"__init__{ext}").exists() for ext in _SOURCE_SUFFIXES)
+        parent_is_package = any((folder.parent / f"__init__{ext}").exists() for ext in _SOURCE_SUFFIXES)
+        if not has_init and parent_is_package and any(folder.glob("*.py*")) and folder.name.isidentifier():
+            (folder / "__init__.py").touch()
+
+
 def materialize(package: str, version: str, dest: Path, where: str) -> str:
     """Put ``package==version``'s source files under ``dest``; ``"installed"`` or ``"wheel"`` (where they came from)."""
     check_requirement(package, version, where)
-    if installed_version(package) == version and link_installed(package, dest):
-        return "installed"
-    fetch_wheel(package, version, dest, where)
-    return "wheel"
+    origin = "installed"
+    if not (installed_version(package) == version and link_installed(package, dest)):
+        fetch_wheel(package, version, dest, where)
+        origin = "wheel"
+    _mark_namespace_subpackages(dest)
+    return origin
