@@ -183,7 +183,9 @@ def check_week(run_dir: str | Path, options: IdentifierOptions, ctx: PassContext
     config, suite_dir, why_not = _config(run_dir, options)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     gate = bool(config is not None and config.gate.fabrication)
-    surfaces = load_surfaces(config) if config is not None else None
+    # the suite folder when there is one: a surface's "not cached" warning then names the command that caches it
+    source = suite_dir if options.config is None and suite_dir is not None else config
+    surfaces = load_surfaces(source) if config is not None else None
     for warning in surfaces.warnings if surfaces is not None else ():
         ctx.log(f"identifiers: {warning}")
     rows = surface_rows(surfaces) if surfaces is not None else []

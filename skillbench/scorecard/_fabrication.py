@@ -169,8 +169,8 @@ def gate_state(record: dict[str, Any]) -> tuple[bool, str]:
         return False, (f"Fabrication gate: **off** — asked, but {'; '.join(short)} (a false flag would fail a good "
                        "run, so the rule waits for the detector's benchmark).")
     return True, (f"Fabrication gate: **on** — every declared surface's measured precision has a 95 % lower bound "
-                  f"≥ {PRECISION_FLOOR}, so a family × model whose {{treatment}} answers carry an unresolved identifier "
-                  "credibly more often than {control}'s reads `VALID_REGRESSION (fabrication)`.")
+                  f"≥ {PRECISION_FLOOR}, so a family × model whose {{treatment}} answers carry an unresolved "
+                  "identifier credibly more often than {control}'s reads `VALID_REGRESSION (fabrication)`.")
 
 
 def gate_records(rates: pd.DataFrame) -> dict[tuple[str, str], FabricationRecord]:
