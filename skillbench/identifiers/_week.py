@@ -170,7 +170,8 @@ def _write_record(run_dir: Path, record: dict[str, Any]) -> None:
 
 def check_week(run_dir: str | Path, options: IdentifierOptions, ctx: PassContext) -> IdentifierReport:
     """Check every graded answer of the week for fabricated identifiers (resumes); what ``skillbench identifiers``
-    and the judging stage run. The caller holds the week's lock.
+    and the judging stage run. The caller holds the week's lock and says :meth:`IdentifierReport.line`; ``ctx.log``
+    gets the surfaces' warnings (one not cached: its identifiers read unchecked).
 
     Raises:
         IdentifierPassError: the suite's config cannot be read, or the ledger is damaged before its last line.
@@ -197,8 +198,7 @@ def check_week(run_dir: str | Path, options: IdentifierOptions, ctx: PassContext
         if path.exists():
             path.unlink()
         _write_record(run_dir, record)
-        ctx.log(f"identifiers: {record['note']}")
-        return IdentifierReport(declared=False, note=record["note"])
+        return IdentifierReport(declared=False, note=f"identifiers: {record['note']}")
     earlier = json_object_or_none(run_dir / IDENTIFIERS_PASS_FILE) or {}
     stale = bool(earlier) and earlier.get("fingerprint") != record["fingerprint"]
     ledger, done = _open_ledger(path, options.fresh or stale)
@@ -213,14 +213,15 @@ def check_week(run_dir: str | Path, options: IdentifierOptions, ctx: PassContext
         counts[UNRESOLVED] += sum(i.status == UNRESOLVED for i in found)
         counts[UNCHECKED] += sum(i.status == UNCHECKED for i in found)
     uncached = [r["surface"] for r in rows if not r["cached"]]
-    note = (f"not cached, so their identifiers read unchecked: {', '.join(uncached)} (scripts/setup.sh caches "
-            "them)") if uncached else ""
+    note = "; ".join(
+        ([f"not cached, so their identifiers read unchecked: {', '.join(uncached)}"] if uncached else [])
+        + ([] if runs else ["the week has no graded answer in its run folders (a week of ledgers only, like "
+                            "qdrant's published ones, has none to check)"]))
     _write_record(run_dir, record | {"complete": True, "answers": len(done & {r.run_id for r in runs}) + len(todo),
                                      "note": note})
     report = IdentifierReport(declared=True, checked=len(todo), kept=len(runs) - len(todo),
                               identifiers=counts["identifiers"], unresolved=counts[UNRESOLVED],
                               unchecked=counts[UNCHECKED], note=note + (" (started afresh: the declared surfaces "
                                                                          "changed)" if stale else ""))
-    ctx.log(report.line())
     return report
 

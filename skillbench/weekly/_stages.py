@@ -355,6 +355,7 @@ def judge_week(run_dir: str | Path, options: JudgeOptions, runtime: StageRuntime
         with collapsed_progress(), run_dir_lock(_path(run_dir), log=print):
             checked = identifiers_week(run_dir, IdentifierOptions(selection=options.selection,
                                                                   include_plugin=options.include_plugin), ctx)
+            ctx.log(checked.line())
             rubric = grade_week(run_dir, options, ctx)
             pairs = pair_week(run_dir, options, ctx)
     except (JudgePending, IdentifierPassError, SurfaceError) as exc:
