@@ -161,9 +161,8 @@ def test_the_sims_code_pools_are_what_the_detector_says() -> None:
     """Every real line of the simulated answers resolves (or is unchecked), every fabricated line is flagged: against
     the bundled suite's surfaces, which `make setup` caches (`skillbench surfaces --suite evals`)."""
     from skillbench.sim._answers import LIBRARY_CODE
-    from skillbench.suite import load_config
 
-    surfaces = load_surfaces(load_config(Path(__file__).resolve().parents[2] / "evals"))
+    surfaces = load_surfaces(Path(__file__).resolve().parents[2] / "evals")
     if surfaces.warnings:
         if IN_CI:
             pytest.fail(f"CI caches the bundled suite's surfaces (make setup): {surfaces.warnings[0]}")

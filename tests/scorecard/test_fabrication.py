@@ -13,6 +13,7 @@ from skillbench.arms import DEFAULT_PAIR
 from skillbench.ledgers import IDENTIFIERS_COLUMNS, LedgerError, WeekIdentifiers
 from skillbench.report import markdown_to_html
 from skillbench.scorecard import rate_interval, t_critical
+from skillbench.scorecard._decision import family_cause
 from skillbench.scorecard._fabrication import fabrication_check, fabrication_markdown, gate_state
 from skillbench.scorecard._gate import preference_gate
 
@@ -135,6 +136,8 @@ def test_records_exist_only_while_the_gate_is_on_and_decide_the_verdict() -> Non
     gate = preference_gate(pairs, manifest, fabrication=on.records)
     assert gate.iloc[0]["verdict"] == "VALID_REGRESSION (fabrication)"
     assert "fabrication n=6" in gate.iloc[0]["evidence"]
+    cause = family_cause(gate.iloc[0])  # the decision block's one line
+    assert cause.startswith("answers use identifiers the declared libraries lack") and "fabrication n=6" in cause
     assert preference_gate(pairs, manifest).iloc[0]["verdict"] == "VALID_PASS", "off: the rule reads nothing"
 
 
