@@ -101,8 +101,8 @@ def _config(run_dir: Path, options: IdentifierOptions) -> tuple[Any, Path | None
             named = str(read_run_json(run_dir).get("suite_dir") or "")
             suite_dir = Path(named) if named else None
         if suite_dir is None or not Path(suite_dir).is_dir():
-            return None, None, (f"the week names no suite folder (run.json's suite_dir): pass --suite SUITE_DIR or "
-                                f"--config {CONFIG_FILE} to check its answers")
+            return None, None, (f"the week names no suite folder (run.json's suite_dir): pass --suite SUITE_DIR, the "
+                                f"folder whose {CONFIG_FILE} declares [[api]], to check its answers")
         return load_config(suite_dir), Path(suite_dir), ""
     except ConfigError as exc:
         raise IdentifierPassError(str(exc)) from exc

@@ -1,27 +1,33 @@
 """The session's weekly chain on the tiny suite (with the bundled suite's pandas surface declared): its judging
-stage ran the identifiers pass first, and the week's scorecard shows the Fabricated identifiers section."""
+stage ran the identifiers pass before the judge, and the week's scorecard shows the Fabricated identifiers section
+with each arm's rate and the paired Δ with its interval."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from skillbench.ledgers import IDENTIFIERS_FILE, read_identifiers
+from skillbench.ledgers import read_identifiers
 
 
 def test_the_chain_checks_identifiers_before_the_judge_and_the_scorecard_shows_them(tiny_chain: dict[str, Any]) -> None:
     run_dir = tiny_chain["run_dir"]
     week = read_identifiers(run_dir)
-    assert week is not None and week.declared and (run_dir / IDENTIFIERS_FILE).is_file()
+    assert week is not None and week.declared and week.record["complete"]
     assert len(week.runs) == 4, "the 4 graded answers (2 lift prompts × 2 arms), each checked once"
     assert week.identifiers["text"].str.startswith("pd.").any(), "the simulated answers carry pandas code"
+    lines: list[str] = tiny_chain["log"]
+    checked = next(i for i, line in enumerate(lines) if line.startswith("identifiers: 4 answer(s) checked"))
+    judged = next(i for i, line in enumerate(lines) if ": 03_judge: judge: " in line)
+    assert checked < judged, "deterministic evidence first"
     text = (run_dir / "scorecard.md").read_text(encoding="utf-8")
     section = text[text.index("## Fabricated identifiers"):]
     section = section[: section.index("\n## ", 1)]
-    assert "`pandas==3.1.1" in section and "Fabrication gate: **off** (not asked" in section
-    assert "| haiku | no-skill" in section.replace("  ", " ") or "haiku" in section
-    # the paired Δ over the 2 prompts both arms answered, with its t interval (t at 1 degree of freedom)
-    assert "| n prompts |" in section and "95% t CI" in section
-    cached = week.record["surfaces"][0]["cached"]
-    assert ("resolved" in section) and (cached or "**not cached**" in section)
-    log = "\n".join(tiny_chain["log"])
-    assert log.index("03_judge") < len(log)
+    assert "`pandas==3.1.1`" in section and "Fabrication gate: **off** (not asked" in section
+    if not week.record["surfaces"][0]["cached"]:  # outside CI without `make setup`: said, never a fabrication
+        assert "**not cached**" in section and (week.identifiers["status"] == "unchecked").all()
+    arms = [line for line in section.splitlines() if re.match(r"\| haiku +\| (no|with)-skill", line)]
+    assert len(arms) == 2 and all(re.search(r"\| \d/2 = \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] +\|$", a) for a in arms)
+    # the paired Δ over the 2 prompts both arms answered, with its t interval at 1 degree of freedom
+    delta = next(line for line in section.splitlines() if re.match(r"\| haiku +\| 2 +\|", line))
+    assert re.search(r"\| \[[-+]\d\.\d{3}, [-+]\d\.\d{3}\] +\| (yes|no) +\|$", delta), delta
