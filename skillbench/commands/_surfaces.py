@@ -39,6 +39,8 @@ def _build(spec_json: str, cache: str) -> tuple[str, str, float, str]:
         path, origin = build_surface(spec, Path(cache))
     except SurfaceError as exc:
         return spec.package, "", time.monotonic() - start, str(exc)
+    except Exception as exc:  # griffe on an unusual package: one line, the other surfaces still build
+        return spec.package, "", time.monotonic() - start, f"cannot be read ({type(exc).__name__}: {exc})"[:300]
     return spec.package, f"{path} (from the {origin} source)", time.monotonic() - start, ""
 
 

@@ -18,6 +18,7 @@ from ._surface import (
     Surface as Surface,
     Surfaces as Surfaces,
     build_surface as build_surface,
+    build_surface_from as build_surface_from,
     cache_dir as cache_dir,
     cache_file as cache_file,
     load_surfaces as load_surfaces,

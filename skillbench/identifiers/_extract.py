@@ -35,12 +35,14 @@ from skillbench.identifiers._types import UNKNOWN_TYPE
 CONVENTIONAL_ALIASES = {
     "pd": "pandas", "np": "numpy", "sm": "statsmodels.api", "smf": "statsmodels.formula.api", "sp": "scipy",
     "plt": "matplotlib.pyplot", "sns": "seaborn", "tsa": "statsmodels.tsa.api",
+    "models": "qdrant_client.models",  # qdrant's documentation: `from qdrant_client import models`
 }
 PYTHON_TAGS = frozenset({"python", "py", "python3", "py3", "ipython", "pycon", "ipython3", "jupyter"})
 CONFIG_TAGS = frozenset({"json", "jsonc", "yaml", "yml"})
 REST_TAGS = frozenset({"http", "rest", "bash", "sh", "shell", "console", "curl", "zsh", ""})
 MAX_ANSWER_CHARS = 1_000_000  # an answer longer than this is cut: bounded time, whatever a run wrote
 MAX_BLOCK_LINES = 3_000
+MAX_PIECE_PARSES = 2_000  # parse attempts for one fragment read statement by statement
 MAX_DEPTH = 200  # deeper expressions are left unchecked (ast itself refuses far deeper ones)
 QUOTE_CHARS = 200
 _REST_RE = re.compile(r"\b(GET|POST|PUT|PATCH|DELETE)\s+(?:https?://[^\s/]+)?(/[A-Za-z0-9_{}\-./:%]*)")
@@ -97,6 +99,17 @@ class _Python:
         return self._instance(surface, entry.get("r") or [], bool(entry.get("hint")))
 
     @staticmethod
+    def _union(values: list[_Val]) -> _Val:
+        """One member found on several candidate types (``Rolling | Window``): its callables' keywords are the union."""
+        if len(values) == 1:
+            return values[0]
+        kinds = {v.kind for v in values}
+        if len(kinds) == 1 and kinds <= {"func", "inst"}:
+            paths = tuple(dict.fromkeys(p for v in values for p in v.paths))
+            return _Val(values[0].kind, paths, values[0].surface, any(v.hint for v in values))
+        return _Val("opaque", (), values[0].surface)
+
+    @staticmethod
     def _instance(surface: Surface, types: list[str], hint: bool) -> _Val:
         if not types:
             return _Val("opaque", (), surface)
@@ -132,6 +145,8 @@ class _Python:
         surface = base.surface
         if surface is None or surface.objects is None or base.kind in ("unknown", "opaque"):
             return UNCHECKED, "", _Val("opaque", (), surface) if surface is not None else _UNKNOWN
+        if attr.startswith("__") and attr.endswith("__"):
+            return UNCHECKED, "", _Val("opaque", (), surface)  # `__file__`, `__name__`: the runtime's, not the API's
         if base.kind in ("module", "class"):
             entry = surface.get(base.paths[0]) or {}
             members = entry.get("m", {})
@@ -149,15 +164,17 @@ class _Python:
         assert surface is not None
         decidable = not base.hint and called
         candidates = []
+        found = [(path, (surface.get(path) or {}).get("m", {}).get(attr)) for path in base.paths]
+        found = [(path, target) for path, target in found if target is not None]
+        if found:
+            return RESOLVED, f"{found[0][0]}.{attr}", self._union([self._value_of(surface, t) for _, t in found])
         for path in base.paths:
             entry = surface.get(path) if path != UNKNOWN_TYPE else None
             if not entry or entry.get("k") != "c":
                 decidable = False
                 continue
             candidates.append(path)
-            if attr in entry["m"]:
-                return RESOLVED, f"{path}.{attr}", self._value_of(surface, entry["m"][attr])
-            if entry.get("open", True):
+            if entry.get("open", True) or surface.subclass_has(path, attr):
                 decidable = False
             getattr_types = entry.get("ga")
             if getattr_types is not None:  # a missing name becomes whatever __getattr__ returns: callable?
@@ -221,8 +238,10 @@ class _Python:
         surface = func.surface
         if surface is None or surface.objects is None or func.kind not in ("func", "class"):
             return _UNKNOWN if surface is None else _Val("opaque", (), surface)
-        entry = surface.get(func.paths[0]) or {}
-        params, var_kw = set(entry.get("p", [])), bool(entry.get("kw", True))
+        entries = [surface.get(p) or {} for p in func.paths]
+        entry = entries[0]
+        params = {name for e in entries for name in e.get("p", [])}
+        var_kw = any(bool(e.get("kw", True)) for e in entries)
         for keyword in node.keywords:
             if keyword.arg is None:
                 continue  # **options: names we cannot see
@@ -237,6 +256,9 @@ class _Python:
             self.emit(keyword.value, text, target, "keyword", status, surface)
         if func.kind == "class":
             return _Val("inst", func.paths, surface)
+        if len(entries) > 1:
+            types = sorted({t for e in entries for t in (e.get("r") or [UNKNOWN_TYPE])})
+            return self._instance(surface, types, any(bool(e.get("hint")) for e in entries))
         given = {k.arg for k in node.keywords if k.arg}
         for required, accepted, returns in entry.get("o") or []:
             if set(required) <= given and (accepted is None or given <= set(accepted)) and returns:
@@ -383,9 +405,11 @@ class _Python:
         """A fragment that does not parse as a whole: the longest statements that do, line by line (a `...`
         placeholder line, a prose line or an unclosed call skips only itself)."""
         i, n = 0, len(self.lines)
-        while i < n:
+        budget = MAX_PIECE_PARSES  # an adversarial fragment (thousands of unclosed calls) costs bounded time
+        while i < n and budget > 0:
             parsed = None
             for j in range(min(n, i + 25), i, -1):
+                budget -= 1
                 chunk = "\n".join(self.lines[i:j])
                 tree = _parse(_dedent(chunk))
                 if tree is not None and tree.body:
@@ -470,39 +494,85 @@ def _blocks(text: str) -> tuple[list[tuple[str, str]], list[str]]:
     return blocks, spans
 
 
-def _rest(text: str, language: str, surfaces: Surfaces, out: list[Identifier]) -> None:
+def _rest(text: str, language: str, surfaces: Surfaces, out: list[Identifier]) -> bool:
+    """REST paths (``PUT /collections/{name}/points``, ``curl -X PUT http://…/collections/…``) resolved against the
+    declared HTTP API; the JSON body that follows one in the same block is checked against its request model.
+    True when the text held a REST call."""
     declared = [s for s in surfaces.config_surfaces() if s.spec.rest_modules]
     if not declared:
-        return
-    for line in text.splitlines():
+        return False
+    lines = text.splitlines()
+    seen = False
+    offset = 0
+    for line in lines:
         for match in list(_REST_RE.finditer(line)) + list(_CURL_RE.finditer(line)):
+            seen = True
             method, path = match.group(1), match.group(2).split("?")[0].rstrip("/") or "/"
             for surface in declared:
                 if surface.objects is None:
-                    status, target = UNCHECKED, ""
+                    status, target, body = UNCHECKED, "", ""
                 else:
-                    target = _match_rest(surface, method, path)
+                    target, body = _match_rest(surface, method, path)
                     status = RESOLVED if target else UNRESOLVED
                     target = target or f"{method} {path}"
                 out.append(Identifier(text=f"{method} {path}"[:160], target=target, kind="rest_path",
                                       language=language, status=status, surface=surface.label, quote=_quote(line)))
+                data = _json_after(text, offset + match.end()) if body else None
+                if data is not None:
+                    _body_keys(surface, body, data, text, language, out, 0)
+        offset += len(line) + 1
+    return seen
 
 
-def _match_rest(surface: Surface, method: str, path: str) -> str:
+def _match_rest(surface: Surface, method: str, path: str) -> tuple[str, str]:
+    """(``METHOD /template``, its request model) of the declared call a path matches, or ("", "")."""
     parts = [p for p in path.split("/") if p]
-    for m, template, _body in surface.rest:
+    for m, template, body in surface.rest:
         if m != method:
             continue
         tparts = [p for p in template.split("/") if p]
         if len(tparts) == len(parts) and all(t.startswith("{") or t == p or p.startswith(("{", "<", ":"))
                                              for t, p in zip(tparts, parts, strict=True)):
-            return f"{m} {template}"
-    return ""
+            return f"{m} {template}", body
+    return "", ""
+
+
+def _json_after(text: str, start: int) -> Any:
+    """The JSON object that follows a REST call (an http block's body, curl's ``-d '{…}'``), or None."""
+    brace = text.find("{", start)
+    if brace < 0 or brace - start > 400:  # far away: not this call's body
+        return None
+    try:
+        data, _end = json.JSONDecoder().raw_decode(text, brace)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _body_keys(surface: Surface, model: str, data: dict[str, Any], text: str, language: str,
+               out: list[Identifier], depth: int) -> None:
+    """Keys of a request body against the model's fields: unknown keys are flagged only where the model forbids
+    extra fields; a field typed as one model is followed into its object, anything looser (a payload, a union) not."""
+    entry = surface.get(model)
+    if not entry or entry.get("k") != "c" or depth > 12:
+        return
+    fields, closed = set(entry.get("p", [])), not entry.get("kw", True)
+    for key, value in list(data.items())[:500]:
+        key = str(key)
+        status = RESOLVED if key in fields else UNRESOLVED if closed else UNCHECKED
+        line = next((ln for ln in text.splitlines() if f'"{key}"' in ln), "")
+        out.append(Identifier(text=key[:160], target=f"{model}.{key}", kind="config_key", language=language,
+                              status=status, surface=surface.label, quote=_quote(line)))
+        if status == RESOLVED and isinstance(value, dict):
+            types = (surface.get(entry.get("m", {}).get(key, "")) or {}).get("r") or []
+            if len(types) == 1 and types[0] != UNKNOWN_TYPE:
+                _body_keys(surface, types[0], value, text, language, out, depth + 1)
 
 
 def _config_keys(code: str, language: str, surfaces: Surfaces, out: list[Identifier]) -> None:
-    """Keys of a JSON/YAML block are checked only where a declared model holds them: the body of a REST call in the
-    same block. A free-standing block's keys may be payload data (``{"city": …}``): unchecked."""
+    """A free-standing JSON/YAML block: its keys may be payload data (``{"city": …}``) as well as configuration, and
+    nothing says which model holds them, so they are counted unchecked. (The body of a REST call is checked against
+    its request model: :func:`_rest`.)"""
     declared = [s for s in surfaces.config_surfaces() if s.spec.config_models]
     if not declared:
         return
@@ -567,10 +637,7 @@ def check_answer(text: str, surfaces: Surfaces) -> list[Identifier]:
                 _other_language(code, language or "python", found)
             continue
         if language in REST_TAGS:
-            _rest(code, language or "text", surfaces, found)
-            if language in ("http", "rest"):
-                _config_keys(code.split("\n", 1)[-1], "json", surfaces, found)
-            elif language:
+            if not _rest(code, language or "text", surfaces, found) and language:
                 _other_language(code, language, found)
             continue
         if language in CONFIG_TAGS:

@@ -40,6 +40,14 @@ _UNION_HEADS = frozenset({"typing.Union", "typing.Optional", "typing_extensions.
 _SELF = frozenset({"typing.Self", "typing_extensions.Self", "Self"})
 _PROPERTY_LABELS = frozenset({"property", "cached_property", "cached", "writable"})
 _PROPERTY_DECORATORS = ("cache_readonly", "cache_writable", "cached_property", "property", "cached_data")
+# Decorators known to keep the signature they wrap. Any other decorator may add, rename or drop keywords at run time
+# (scipy's `_axis_nan_policy_factory` adds `keepdims`, `_transition_to_rng` accepts `random_state`): the source's
+# keywords are then unchecked unless the typed stubs, which describe the running signature, list them.
+_TRANSPARENT_DECORATORS = frozenset({
+    "property", "staticmethod", "classmethod", "overload", "abstractmethod", "final", "override", "cache_readonly",
+    "cache_writable", "cached_property", "doc", "Appender", "Substitution", "set_module", "cache", "lru_cache",
+    "setter", "deleter", "getter", "abstractproperty", "deprecated", "wraps", "unique", "dataclass", "no_type_check",
+})
 
 _PYDANTIC_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel"})
 _ALIAS_RE = re.compile(r"""\balias\s*=\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]""")
@@ -74,10 +82,12 @@ def load_package(module: str, search_path: Path, *, stubs: bool) -> tuple[griffe
 
 
 class _Flattener:
-    def __init__(self, loader: griffe.GriffeLoader, root: str, extra_roots: tuple[str, ...] = ()):
-        self.loader, self.root = loader, root
+    def __init__(self, loader: griffe.GriffeLoader, root: str, *, stubs: bool):
+        self.loader, self.root, self.stubs = loader, root, stubs
+        extra_roots: tuple[str, ...] = ()
         self.roots = (root, *extra_roots)
         self.out: dict[str, dict[str, Any]] = {}
+        self._all_cache: dict[str, bool] = {}
         self.queue: deque[str] = deque()
 
     # -- paths ------------------------------------------------------------------------------------------------------
@@ -112,6 +122,18 @@ class _Flattener:
         if path and path not in self.out and self._inside(path):
             self.out[path] = {}  # reserved, filled when popped
             self.queue.append(path)
+
+    def _compiled(self, obj: Any) -> bool:
+        """Defined in a ``.pyi`` the *package* ships beside a compiled module (pandas' ``_libs``, scipy's
+        ``_ckdtree``): such a file describes the compiled code for a type checker, often partly. Its classes stay
+        open and its signatures unchecked (the typed stubs package, a separate project, is read as complete)."""
+        if self.stubs:
+            return False
+        try:
+            path = obj.filepath
+        except Exception:  # a namespace or builtin object has no file
+            return False
+        return isinstance(path, Path) and path.suffix == ".pyi"
 
     # -- types ------------------------------------------------------------------------------------------------------
     def types(self, expr: Any, owner: Any) -> list[str]:
@@ -224,9 +246,14 @@ class _Flattener:
             members[name] = target
             if target and (not name.startswith("_") or member.is_module):
                 self.enqueue(target)
+            if getattr(member, "wildcard_imported", False) and self._dynamic_all(member.target_path.rpartition(".")[0]):
+                is_open = True  # `from ._distns import *` whose __all__ is computed: what it exports is not static
+        entry: dict[str, Any] = {"k": "m", "m": members, "open": is_open}
+        if is_open:
+            entry["why"] = "wildcard"  # the running module's dir() can close it (installed packages only)
         if "__getattr__" in members:  # PEP 562: names made on demand (scipy's lazy submodules, deprecations)
-            is_open = True
-        return {"k": "m", "m": members, "open": is_open}
+            entry["open"], entry["why"] = True, "getattr"
+        return entry
 
     def _external_bases(self, cls: Any) -> tuple[list[str], bool]:
         """The bases of ``cls`` (and of its ancestors in the package) outside the package; True when one of them
@@ -240,6 +267,8 @@ class _Flattener:
         for klass in chain:
             if not self._inside(klass.path):
                 continue
+            if self._compiled(klass):
+                unknown = True
             for base in klass.bases:
                 head = base.left if isinstance(base, griffe.ExprSubscript) else base
                 head_path = getattr(head, "canonical_path", str(head))
@@ -254,8 +283,19 @@ class _Flattener:
                     external.append(head_path)
         return external, unknown
 
+    def _dynamic_all(self, module_path: str) -> bool:
+        if module_path in self._all_cache:
+            return self._all_cache[module_path]
+        module = self._get(module_path)
+        dunder_all = module.members.get("__all__") if module is not None and module.is_module else None
+        value = str(getattr(dunder_all, "value", "") or "") if dunder_all is not None else ""
+        dynamic = bool(value) and not (value.startswith(("[", "(")) and "+" not in value and "*" not in value)
+        self._all_cache[module_path] = dynamic
+        return dynamic
+
     def _class(self, cls: Any) -> dict[str, Any]:
         external, is_open = self._external_bases(cls)
+        compiled = not self.stubs and any(self._compiled(k) for k in [cls, *self._safe_mro(cls)])
         members: dict[str, str] = {}
         for base_path in external:
             members.update(dict.fromkeys(_runtime_members(base_path) or (), ""))
@@ -272,12 +312,28 @@ class _Flattener:
         if "__getattr__" in members or "__getattribute__" in members:
             hook = self._final(all_members.get("__getattr__") or all_members.get("__getattribute__"))
             getattr_types = self.types(getattr(hook, "returns", None), hook) or [UNKNOWN_TYPE]
-        params, var_kw = self._params(self._final(all_members.get("__init__")))
-        if "__init__" not in all_members:
+        constructor = "__init__" if "__init__" in all_members or "__new__" not in all_members else "__new__"
+        params, var_kw = self._params(self._final(all_members.get(constructor)))
+        if constructor not in all_members:
             var_kw = True  # an inherited constructor we cannot see takes what it takes
+        try:
+            ancestors = [a.path for a in cls.mro() if self._inside(a.path)]
+        except Exception:  # as in _external_bases: the class is open already
+            ancestors = []
         if _PYDANTIC_BASES & set(external):
             params, var_kw = self._pydantic_fields(cls, all_members)
-        return {"k": "c", "m": members, "open": is_open, "ga": getattr_types, "p": params, "kw": var_kw}
+        entry = {"k": "c", "m": members, "open": is_open, "ga": getattr_types, "p": params, "kw": var_kw,
+                 "b": ancestors}
+        if compiled:
+            entry["cmp"] = True  # stays open whatever the stubs say: they describe compiled classes partly
+        return entry
+
+    @staticmethod
+    def _safe_mro(cls: Any) -> list[Any]:
+        try:
+            return list(cls.mro())
+        except Exception:  # unresolvable bases: the class is open anyway
+            return []
 
     def _pydantic_fields(self, cls: Any, all_members: dict[str, Any]) -> tuple[list[str], bool]:
         """A pydantic model's constructor keywords are its fields (and their aliases); any keyword is accepted
@@ -329,6 +385,10 @@ class _Flattener:
             return {"k": "a", "r": returns, "hint": hint}
         params, var_kw = self._params(func)
         entry: dict[str, Any] = {"k": "f", "p": params, "kw": var_kw, "r": returns, "hint": hint}
+        reshaping = {str(d.value).split("(", 1)[0].rsplit(".", 1)[-1] for d in func.decorators}
+        if not self.stubs and (reshaping - _TRANSPARENT_DECORATORS or self._compiled(func)):
+            entry["dec"] = True  # keywords we cannot vouch for (merge: the stubs' own say, else unchecked)
+            entry["kw"] = True
         if getattr(func, "overloads", None):
             entry["o"] = [self._overload(o) for o in func.overloads]
         return entry
@@ -349,9 +409,9 @@ class _Flattener:
         return [sorted(required), None if var_kw else sorted(accepted), self.types(overload.returns, overload)]
 
 
-def flatten(loader: griffe.GriffeLoader, root: str) -> dict[str, dict[str, Any]]:
+def flatten(loader: griffe.GriffeLoader, root: str, *, stubs: bool = False) -> dict[str, dict[str, Any]]:
     """Every object reachable from ``root``'s public names (and the types its annotations name), flattened."""
-    return _Flattener(loader, root).run()
+    return _Flattener(loader, root, stubs=stubs).run()
 
 
 def merge(source: dict[str, dict[str, Any]], stubs: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -371,15 +431,63 @@ def merge(source: dict[str, dict[str, Any]], stubs: dict[str, dict[str, Any]]) -
         merged = dict(mine)
         if "m" in entry:
             merged["m"] = {**entry["m"], **{k: v for k, v in mine["m"].items() if v or k not in entry["m"]}}
-            merged["open"] = mine["open"] and entry["open"]
+            if mine["k"] == "c" and not mine.get("cmp"):
+                # a class the stubs list completely is closed (they list what an external base adds)
+                merged["open"] = mine["open"] and entry["open"]
+            # a module stays as its source says: stubs lag (scipy-stubs lists no `distributions.norm_gen`)
         if "p" in entry:
             merged["p"] = sorted(set(mine.get("p", [])) | set(entry["p"]))
-            merged["kw"] = bool(mine.get("kw")) or bool(entry["kw"])
+            # a reshaping decorator's keywords: the stubs describe the running signature
+            source_kw = bool(mine.get("kw")) and not mine.get("dec")
+            merged["kw"] = source_kw or bool(entry["kw"])
         if entry.get("r") and not entry.get("hint"):
             merged["r"], merged["hint"] = entry["r"], False
             if "o" in entry:
                 merged["o"] = entry["o"]
-        if entry.get("ga") is not None:
-            merged["ga"] = entry["ga"]
+        if entry["k"] == "c":
+            # the stubs say whether arbitrary attribute access is part of the type (DataFrame: columns; Series: no)
+            merged["ga"] = entry.get("ga")
+            merged["b"] = sorted(set(mine.get("b", [])) | set(entry.get("b", [])))
         out[path] = merged
     return out
+
+
+# Run by `introspect_modules` in a separate, isolated interpreter: it imports the *installed* package's modules and
+# prints their dir(). Never used for a fetched wheel (that code would run).
+_INTROSPECT = """
+import importlib, json, sys, warnings
+warnings.simplefilter("ignore")
+out = {}
+for name in json.loads(sys.argv[1]):
+    try:
+        out[name] = sorted(dir(importlib.import_module(name)))
+    except Exception:
+        pass
+print(json.dumps(out))
+"""
+
+
+def introspect_modules(objects: dict[str, dict[str, Any]], timeout_s: float = 120.0) -> int:
+    """Close the modules a wildcard import left open (a compiled source, a computed ``__all__``) with the names the
+    running module has: introspection as the fallback griffe cannot do statically. Only for the installed package
+    at the declared version (the caller checks); in a separate ``python -I`` process. The number closed."""
+    import json
+    import subprocess
+    import sys
+
+    wanted = sorted(p for p, e in objects.items() if e.get("k") == "m" and e.get("why") == "wildcard")
+    if not wanted:
+        return 0
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", _INTROSPECT, json.dumps(wanted)], capture_output=True,
+                              text=True, timeout=timeout_s, check=False)
+        names = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else {}
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
+        return 0  # the modules stay open: unchecked, never fabricated
+    for path, members in names.items():
+        entry = objects[path]
+        for name in members:
+            entry["m"].setdefault(name, "")
+        entry["open"] = False
+        entry["why"] = "introspected"
+    return len(names)

@@ -26,7 +26,7 @@ PACKAGE_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")
 VERSION_RE = re.compile(r"^[0-9]{1,9}(?:\.[0-9]{1,9}){0,5}(?:(?:a|b|rc)[0-9]{1,9})?(?:\.post[0-9]{1,9})?"
                         r"(?:\.dev[0-9]{1,9})?$")
 # test trees are most of a scientific package's files and none of its API (pandas: 4× the load time)
-_SKIPPED_DIRS = frozenset({"tests", "testing", "test", "__pycache__"})
+_SKIPPED_DIRS = frozenset({"tests", "testing", "_testing", "test", "__pycache__"})
 _SOURCE_SUFFIXES = (".py", ".pyi")
 PIP_TIMEOUT_S = 180
 MAX_WHEEL_FILES = 20_000  # a wheel with more source files than scipy's (≈ 5k) is not a library we can read quickly

@@ -9,6 +9,7 @@ missing from the cache leaves its identifiers unchecked, with one warning naming
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import tempfile
@@ -52,6 +53,21 @@ class Surface:
 
     def get(self, path: str) -> dict[str, Any] | None:
         return None if self.objects is None else self.objects.get(path)
+
+    @functools.cached_property
+    def _descendants(self) -> dict[str, list[str]]:
+        index: dict[str, list[str]] = {}
+        for path, entry in (self.objects or {}).items():
+            if entry.get("k") == "c":
+                for ancestor in entry.get("b", []):
+                    if ancestor != path:
+                        index.setdefault(ancestor, []).append(path)
+        return index
+
+    def subclass_has(self, path: str, name: str) -> bool:
+        """Whether a subclass of ``path`` in the surface defines ``name``: an annotation names a base (``Index``,
+        ``lti``) and the running object is often a subclass (``DatetimeIndex``, ``TransferFunction``)."""
+        return any(name in (self.get(sub) or {}).get("m", {}) for sub in self._descendants.get(path, ()))
 
 
 @dataclass(frozen=True)
@@ -132,31 +148,51 @@ def build_surface(spec: ApiSettings, directory: Path) -> tuple[Path, str]:
     Raises:
         SurfaceError: the package (or its stubs) cannot be obtained or read.
     """
-    from skillbench.identifiers._flatten import flatten, load_package, merge  # griffe only when building
-
-    target = cache_file(spec, directory)
     where = f"[[api]] {spec.package}"
     with tempfile.TemporaryDirectory(prefix="skillbench-surface-") as tmp:
         src_dir, stub_dir = Path(tmp, "src"), Path(tmp, "stubs")
         src_dir.mkdir()
         origin = materialize(spec.package, spec.version, src_dir, where)
-        try:
-            loader, _ = load_package(spec.import_name, src_dir, stubs=False)
-        except Exception as exc:  # griffe: ModuleNotFoundError, LoadingError … the module is not in the wheel
-            raise SurfaceError(where, "module", f"{spec.import_name!r} cannot be read from {spec.package}=="
-                               f"{spec.version} ({type(exc).__name__})", "set `module` to its import name") from None
-        objects = flatten(loader, spec.import_name)
         if spec.stubs and spec.stubs_version:
             stub_dir.mkdir()
             materialize(spec.stubs, spec.stubs_version, stub_dir, f"[[api]] {spec.stubs}")
-            try:
-                stub_loader, _ = load_package(spec.import_name, stub_dir, stubs=True)
-            except Exception as exc:  # as above, for the stubs package
-                raise SurfaceError(where, "stubs", f"{spec.stubs}=={spec.stubs_version} has no stubs for "
-                                   f"{spec.import_name!r} ({type(exc).__name__})",
-                                   "declare the matching stubs") from None
-            objects = merge(objects, flatten(stub_loader, spec.import_name))
-        rest = _rest_paths(_module_files(src_dir, spec.rest_modules), spec.config_models)
+        return build_surface_from(spec, src_dir, stub_dir if spec.stubs else None, directory, origin=origin), origin
+
+
+def build_surface_from(spec: ApiSettings, src_dir: Path, stub_dir: Path | None, directory: Path, *,
+                       origin: str = "folder") -> Path:
+    """Flatten the package (and stubs) whose files are already under ``src_dir`` (``stub_dir``) and cache it; the
+    cache file. ``origin="installed"`` allows introspection of the running package for what griffe leaves open.
+
+    Raises:
+        SurfaceError: the module (or its stubs) cannot be read from those folders.
+    """
+    from skillbench.identifiers._flatten import (  # griffe only when building
+        flatten,
+        introspect_modules,
+        load_package,
+        merge,
+    )
+
+    target = cache_file(spec, directory)
+    where = f"[[api]] {spec.package}"
+    try:
+        loader, _ = load_package(spec.import_name, src_dir, stubs=False)
+    except Exception as exc:  # griffe: ModuleNotFoundError, LoadingError … the module is not in the wheel
+        raise SurfaceError(where, "module", f"{spec.import_name!r} cannot be read from {spec.package}=="
+                           f"{spec.version} ({type(exc).__name__})", "set `module` to its import name") from None
+    objects = flatten(loader, spec.import_name)
+    if origin == "installed":
+        introspect_modules(objects)
+    if stub_dir is not None:
+        try:
+            stub_loader, _ = load_package(spec.import_name, stub_dir, stubs=True)
+        except Exception as exc:  # as above, for the stubs package
+            raise SurfaceError(where, "stubs", f"{spec.stubs}=={spec.stubs_version} has no stubs for "
+                               f"{spec.import_name!r} ({type(exc).__name__})",
+                               "declare the matching stubs") from None
+        objects = merge(objects, flatten(stub_loader, spec.import_name, stubs=True))
+    rest = _rest_paths(_module_files(src_dir, spec.rest_modules), spec.config_models)
     payload = {"format": FORMAT_VERSION, "package": spec.package, "version": spec.version,
                "stubs": f"{spec.stubs}=={spec.stubs_version}" if spec.stubs else "", "module": spec.import_name,
                "origin": origin, "objects": objects, "rest": rest}
@@ -164,16 +200,17 @@ def build_surface(spec: ApiSettings, directory: Path) -> tuple[Path, str]:
     fd, tmp_name = tempfile.mkstemp(dir=directory, suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         json.dump(payload, out, separators=(",", ":"))
+    os.chmod(tmp_name, 0o644)  # a shared cache (CI's, a team's) is read by other users
     os.replace(tmp_name, target)  # whole or absent: a reader never sees half a surface
-    return target, origin
+    return target
 
 
 def _read_cached(spec: ApiSettings, path: Path) -> Surface:
     if path.stat().st_size > MAX_SURFACE_BYTES:
         raise ValueError("too large")
     payload = json.loads(path.read_text(encoding="utf-8"))
-    if payload.get("format") != FORMAT_VERSION or payload.get("module") != spec.import_name or \
-            not isinstance(payload.get("objects"), dict):
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION or \
+            payload.get("module") != spec.import_name or not isinstance(payload.get("objects"), dict):
         raise ValueError("not a surface of this format")
     rest = [(str(m), str(u), str(b)) for m, u, b in payload.get("rest", [])]
     return Surface(spec=spec, objects=payload["objects"], rest=rest)

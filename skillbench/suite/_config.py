@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from skillbench.ledgers import CONFIG_FILE
 from skillbench.vocab import CONDITIONS, LIFT_ARMS, Condition  # noqa: F401 - CONDITIONS re-exported
@@ -146,14 +146,15 @@ class SuiteConfig(BaseModel):
     api: list[ApiSettings] = Field(default_factory=list)
     gate: GateSettings = Field(default_factory=GateSettings)
 
-    @model_validator(mode="after")
-    def _one_surface_per_module(self) -> SuiteConfig:
+    @field_validator("api")
+    @classmethod
+    def _one_surface_per_module(cls, api: list[ApiSettings]) -> list[ApiSettings]:
         seen: set[str] = set()
-        for entry in self.api:
+        for entry in api:
             if entry.import_name in seen:  # two versions of one module: which one would `import` get?
-                raise ValueError(f"module {entry.import_name!r} is declared twice in [[api]]; keep one version")
+                raise ValueError(f"module {entry.import_name!r} is declared twice; keep one version")
             seen.add(entry.import_name)
-        return self
+        return api
 
 
 def load_config(suite_dir: str | Path) -> SuiteConfig:

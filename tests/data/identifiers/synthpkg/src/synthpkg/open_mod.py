@@ -1,0 +1,1 @@
+from synthpkg._compiled_part import *  # noqa: F403 - a compiled module griffe cannot read
