@@ -2,8 +2,8 @@
 per answer in ``identifiers.csv``, resumable and idempotent, a suite without ``[[api]]`` one note; the ledger's
 reader refuses a damaged file; the sim's code pools are what the detector says they are.
 
-The surface is a small installed library (``lazy_loader``, the package fronts' loader) built once per module into a
-private cache: seconds would go to pandas' surface, which ``make setup`` caches for the pool test below.
+The pass's surface is a small installed library (``lazy_loader``, the package fronts' loader) built once per module
+into a private cache; the pool test reads the bundled suite's real surfaces, which ``make setup`` caches.
 """
 
 from __future__ import annotations
@@ -16,13 +16,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skillbench.identifiers import IdentifierOptions, build_surface, check_answer, check_week, load_surfaces
+from skillbench.identifiers import IdentifierOptions, Surfaces, build_surface, check_answer, check_week
 from skillbench.judge import select_runs
-from skillbench.ledgers import IDENTIFIERS_FILE, IDENTIFIERS_PASS_FILE, LedgerError, read_identifiers
+from skillbench.ledgers import (
+    IDENTIFIERS_COLUMNS,
+    IDENTIFIERS_FILE,
+    IDENTIFIERS_PASS_FILE,
+    LedgerError,
+    read_identifiers,
+)
 from skillbench.runtime import PassContext
 from skillbench.scorecard._fabrication import fabrication_check, fabrication_markdown
 from skillbench.suite import ApiSettings
-from tests.helpers.shared import IN_CI
 
 TINY_WEEK = Path(__file__).resolve().parents[1] / "data" / "tiny-week" / "20261130"
 LAZY = ApiSettings(package="lazy_loader", version=version("lazy_loader"))
@@ -147,30 +152,32 @@ def test_another_surface_checks_every_answer_again(week: Path, tmp_path: Path) -
      "without its 'run' row"),
     (lambda rows: rows.assign(row=rows["row"].replace("run", "answer")), "column 'row'"),
 ])
-def test_the_reader_refuses_a_damaged_ledger_in_one_line(week: Path, tmp_path: Path, edit, words: str) -> None:
-    runs, _ = select_runs(week)
-    _answer(week, runs[0].run_id, CODE)
-    check_week(week, IdentifierOptions(suite_dir=_suite(tmp_path / "suite")), PassContext(log=lambda _: None))
-    edit(_rows(week)).to_csv(week / IDENTIFIERS_FILE, index=False)
+def test_the_reader_refuses_a_damaged_ledger_in_one_line(tmp_path: Path, edit, words: str) -> None:
+    """(The reader needs the pass's two files only: a hand-made ledger of one answer with two identifiers.)"""
+    blank = dict.fromkeys(IDENTIFIERS_COLUMNS, "")
+    ident = blank | {"run_id": "r1", "prompt": "p", "skill_family": "f", "model": "m", "condition": "no-skill",
+                     "rep": "1"}
+    rows = pd.DataFrame([ident | {"row": "run"},
+                         *(ident | {"row": "identifier", "text": t, "status": "resolved"} for t in ("a", "b"))])
+    (tmp_path / IDENTIFIERS_PASS_FILE).write_text(json.dumps({"surfaces": []}))
+    rows.to_csv(tmp_path / IDENTIFIERS_FILE, index=False)
+    assert len(read_identifiers(tmp_path).identifiers) == 2
+    edit(rows).to_csv(tmp_path / IDENTIFIERS_FILE, index=False)
     with pytest.raises(LedgerError, match=words) as err:
-        read_identifiers(week)
+        read_identifiers(tmp_path)
     assert "\n" not in str(err.value)
 
 
-def test_the_sims_code_pools_are_what_the_detector_says() -> None:
+def test_the_sims_code_pools_are_what_the_detector_says(bundled_surfaces: Surfaces) -> None:
     """Every real line of the simulated answers resolves (or is unchecked), every fabricated line is flagged: against
-    the bundled suite's surfaces, which `make setup` caches (`skillbench surfaces --suite evals`)."""
+    the bundled suite's surfaces, which `make setup` caches (the ``bundled_surfaces`` fixture skips outside CI
+    without them, fails in CI)."""
     from skillbench.sim._answers import LIBRARY_CODE
 
-    surfaces = load_surfaces(Path(__file__).resolve().parents[2] / "evals")
-    if surfaces.warnings:
-        if IN_CI:
-            pytest.fail(f"CI caches the bundled suite's surfaces (make setup): {surfaces.warnings[0]}")
-        pytest.skip(f"the bundled suite's surfaces are not cached here (run `make setup`): {surfaces.warnings[0]}")
     for name, lib in LIBRARY_CODE.items():
         for line in lib.real:
-            found = check_answer(f"```python\n{lib.imports}\n{line}\n```\n", surfaces)
+            found = check_answer(f"```python\n{lib.imports}\n{line}\n```\n", bundled_surfaces)
             assert not [i.text for i in found if i.status == "unresolved"], (name, line)
         for line in lib.fabricated:
-            found = check_answer(f"```python\n{lib.imports}\n{line}\n```\n", surfaces)
+            found = check_answer(f"```python\n{lib.imports}\n{line}\n```\n", bundled_surfaces)
             assert [i.text for i in found if i.status == "unresolved"], (name, line)
