@@ -42,6 +42,8 @@ CONFIG_TAGS = frozenset({"json", "jsonc", "yaml", "yml"})
 REST_TAGS = frozenset({"http", "rest", "bash", "sh", "shell", "console", "curl", "zsh", ""})
 MAX_ANSWER_CHARS = 1_000_000  # an answer longer than this is cut: bounded time, whatever a run wrote
 MAX_BLOCK_LINES = 3_000
+MAX_CONFIG_CHARS = 100_000  # a JSON/YAML block read for its keys (PyYAML is pure Python: seconds per megabyte)
+MAX_CONFIG_KEYS = 2_000
 MAX_PIECE_PARSES = 2_000  # parse attempts for one fragment read statement by statement
 MAX_DEPTH = 200  # deeper expressions are left unchecked (ast itself refuses far deeper ones)
 QUOTE_CHARS = 200
@@ -462,16 +464,25 @@ def _parse(text: str) -> ast.Module | None:
 
 
 def _text(node: ast.AST) -> str:
-    """How the answer wrote an expression, with calls' arguments shortened to `(...)`."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_text(node.value)}.{node.attr}"
-    if isinstance(node, ast.Call):
-        return f"{_text(node.func)}(...)"
-    if isinstance(node, ast.Subscript):
-        return f"{_text(node.value)}[...]"
-    return "…"
+    """How the answer wrote an expression, with calls' arguments shortened to `(...)` (iteratively: a chain of a
+    thousand calls is one line of an answer, not a thousand frames)."""
+    parts: list[str] = []
+    while len(parts) < 64:
+        if isinstance(node, ast.Attribute):
+            parts.append(f".{node.attr}")
+            node = node.value
+        elif isinstance(node, ast.Call):
+            parts.append("(...)")
+            node = node.func
+        elif isinstance(node, ast.Subscript):
+            parts.append("[...]")
+            node = node.value
+        else:
+            parts.append(node.id if isinstance(node, ast.Name) else "…")
+            break
+    else:
+        parts.append("…")
+    return "".join(reversed(parts))
 
 
 def _blocks(text: str) -> tuple[list[tuple[str, str]], list[str]]:
@@ -576,10 +587,10 @@ def _config_keys(code: str, language: str, surfaces: Surfaces, out: list[Identif
     declared = [s for s in surfaces.config_surfaces() if s.spec.config_models]
     if not declared:
         return
-    data = _load_config_block(code, language)
+    data = _load_config_block(code[:MAX_CONFIG_CHARS], language)
     if data is None:
         return
-    for key, line in _keys(data, code):
+    for key, line in _keys(data, code, [MAX_CONFIG_KEYS]):
         out.append(Identifier(text=key[:160], target="", kind="config_key", language=language, status=UNCHECKED,
                               surface="", quote=_quote(line)))
 
@@ -593,18 +604,21 @@ def _load_config_block(code: str, language: str) -> Any:
         return None
 
 
-def _keys(data: Any, code: str, depth: int = 0) -> list[tuple[str, str]]:
+def _keys(data: Any, code: str, budget: list[int], depth: int = 0) -> list[tuple[str, str]]:
+    """Every key of a parsed block, depth first, within ``budget`` nodes in all (YAML aliases share one object many
+    times: a "billion laughs" block is a tree of 10⁹ nodes built from 10 lines)."""
     found: list[tuple[str, str]] = []
-    if depth > 20:
+    if depth > 20 or budget[0] <= 0:
         return found
+    budget[0] -= 1
     if isinstance(data, dict):
-        for key, value in data.items():
+        for key, value in list(data.items())[:200]:
             line = next((ln for ln in code.splitlines() if str(key) in ln), "")
             found.append((str(key), line))
-            found.extend(_keys(value, code, depth + 1))
+            found.extend(_keys(value, code, budget, depth + 1))
     elif isinstance(data, list):
         for item in data[:200]:
-            found.extend(_keys(item, code, depth + 1))
+            found.extend(_keys(item, code, budget, depth + 1))
     return found
 
 
@@ -632,7 +646,7 @@ def check_answer(text: str, surfaces: Surfaces) -> list[Identifier]:
         if language in PYTHON_TAGS or (language == "" and python_declared and _parse(code) is not None):
             if python_declared:
                 py.language = "python"
-                py.run(code)
+                _guarded(py.run, code)
             else:
                 _other_language(code, language or "python", found)
             continue
@@ -647,9 +661,18 @@ def check_answer(text: str, surfaces: Surfaces) -> list[Identifier]:
     if python_declared:
         py.language = ""
         for span in spans:
-            py.span(span)
+            _guarded(py.span, span)
     _rest("\n".join(spans), "", surfaces, found)
     return _distinct(found)
+
+
+def _guarded(read: Any, code: str) -> None:
+    """A block whose expressions nest deeper than the interpreter's stack is left out (its identifiers unread),
+    never a crash of the pass that reads every answer."""
+    try:
+        read(code)
+    except RecursionError:
+        return
 
 
 def _distinct(found: list[Identifier]) -> list[Identifier]:

@@ -47,6 +47,7 @@ _TRANSPARENT_DECORATORS = frozenset({
     "property", "staticmethod", "classmethod", "overload", "abstractmethod", "final", "override", "cache_readonly",
     "cache_writable", "cached_property", "doc", "Appender", "Substitution", "set_module", "cache", "lru_cache",
     "setter", "deleter", "getter", "abstractproperty", "deprecated", "wraps", "unique", "dataclass", "no_type_check",
+    "xp_capabilities",  # scipy's: records array-API support and returns the function itself (no wrapper)
 })
 
 _PYDANTIC_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel"})
@@ -248,6 +249,7 @@ class _Flattener:
                 self.enqueue(target)
             if getattr(member, "wildcard_imported", False) and self._dynamic_all(member.target_path.rpartition(".")[0]):
                 is_open = True  # `from ._distns import *` whose __all__ is computed: what it exports is not static
+        self._overload_only(mod, members)
         entry: dict[str, Any] = {"k": "m", "m": members, "open": is_open}
         if is_open:
             entry["why"] = "wildcard"  # the running module's dir() can close it (installed packages only)
@@ -283,6 +285,27 @@ class _Flattener:
                     external.append(head_path)
         return external, unknown
 
+    def _overload_only(self, obj: Any, members: dict[str, str]) -> None:
+        """A stub that declares a function by its ``@overload`` signatures alone (scipy-stubs' ``quad``) gives griffe
+        no member, only overloads: one function entry from them (keywords and return types their union)."""
+        for name, overloads in (getattr(obj, "overloads", None) or {}).items():
+            if not overloads or members.get(name):
+                continue
+            path = f"{obj.path}.{name}"
+            members[name] = path
+            if self.out.get(path):
+                continue
+            names: set[str] = set()
+            var_kw = False
+            returns: set[str] = set()
+            for overload in overloads:
+                params, kw = self._params(overload)
+                names.update(params)
+                var_kw = var_kw or kw
+                returns.update(self.types(overload.returns, overload))
+            self.out[path] = {"k": "f", "p": sorted(names), "kw": var_kw, "r": sorted(returns), "hint": False,
+                              "o": [self._overload(o) for o in overloads]}
+
     def _dynamic_all(self, module_path: str) -> bool:
         if module_path in self._all_cache:
             return self._all_cache[module_path]
@@ -308,6 +331,7 @@ class _Flattener:
             members[name] = target
             if target and not name.startswith("_") or name in ("__init__", "__getitem__", "__call__", "__getattr__"):
                 self.enqueue(target)
+        self._overload_only(cls, members)
         getattr_types = None
         if "__getattr__" in members or "__getattribute__" in members:
             hook = self._final(all_members.get("__getattr__") or all_members.get("__getattribute__"))
@@ -365,10 +389,34 @@ class _Flattener:
             for param in variant.parameters:
                 kind = param.kind.value if param.kind is not None else ""
                 if kind == "variadic keyword":
-                    var_kw = True
+                    typed = self._typed_kwargs(param.annotation)
+                    if typed is None:
+                        var_kw = True
+                    else:
+                        names.update(typed)
                 elif kind not in ("positional-only", "variadic positional") and param.name not in ("self", "cls"):
                     names.add(param.name)
         return sorted(names), var_kw
+
+    def _typed_kwargs(self, annotation: Any) -> list[str] | None:
+        """The keys of ``**kwds: Unpack[SomeTypedDict]`` (PEP 692: pandas' ``read_csv``), or None (any keyword)."""
+        if not isinstance(annotation, griffe.ExprSubscript):
+            return None
+        if not str(getattr(annotation.left, "canonical_path", "")).endswith("Unpack"):
+            return None
+        inner = annotation.slice
+        head = inner.left if isinstance(inner, griffe.ExprSubscript) else inner
+        typed = self._get(getattr(head, "canonical_path", ""))
+        if typed is None or not typed.is_class:
+            return None
+        bases = {str(getattr(b, "canonical_path", b)) for k in [typed, *self._safe_mro(typed)] for b in k.bases}
+        if not any(b.endswith("TypedDict") for b in bases):
+            return None
+        try:
+            members = typed.all_members
+        except Exception:  # an unreadable base: any keyword
+            return None
+        return [n for n, m in members.items() if getattr(self._final(m), "is_attribute", False)]
 
     def _function(self, func: Any) -> dict[str, Any]:
         returns = self.types(func.returns, func)
@@ -474,13 +522,18 @@ def introspect_modules(objects: dict[str, dict[str, Any]], timeout_s: float = 12
     import json
     import subprocess
     import sys
+    import tempfile
+
+    from skillbench.identifiers._source import scrubbed_env
 
     wanted = sorted(p for p, e in objects.items() if e.get("k") == "m" and e.get("why") == "wildcard")
     if not wanted:
         return 0
     try:
+        # no credential in its environment, and a working folder of its own
         done = subprocess.run([sys.executable, "-I", "-c", _INTROSPECT, json.dumps(wanted)], capture_output=True,
-                              text=True, timeout=timeout_s, check=False)
+                              text=True, timeout=timeout_s, check=False, env=scrubbed_env(),
+                              cwd=tempfile.gettempdir())
         names = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else {}
     except (subprocess.TimeoutExpired, ValueError, IndexError):
         return 0  # the modules stay open: unchecked, never fabricated

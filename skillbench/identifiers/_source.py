@@ -20,16 +20,25 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 from skillbench.identifiers._model import SurfaceError
+from skillbench.suite import PACKAGE_PATTERN, VERSION_PATTERN
 
-# PEP 508 project names and PEP 440 exact public versions (no specifiers, no local part, no URL)
-PACKAGE_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")
-VERSION_RE = re.compile(r"^[0-9]{1,9}(?:\.[0-9]{1,9}){0,5}(?:(?:a|b|rc)[0-9]{1,9})?(?:\.post[0-9]{1,9})?"
-                        r"(?:\.dev[0-9]{1,9})?$")
+# PEP 508 project names and PEP 440 exact public versions (no specifiers, no local part, no URL): the config's rule
+PACKAGE_RE = re.compile(PACKAGE_PATTERN)
+VERSION_RE = re.compile(VERSION_PATTERN)
 # test trees are most of a scientific package's files and none of its API (pandas: 4× the load time)
 _SKIPPED_DIRS = frozenset({"tests", "testing", "_testing", "test", "__pycache__"})
 _SOURCE_SUFFIXES = (".py", ".pyi")
 PIP_TIMEOUT_S = 180
 MAX_WHEEL_FILES = 20_000  # a wheel with more source files than scipy's (≈ 5k) is not a library we can read quickly
+
+
+_SECRET_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "ANTHROPIC")
+
+
+def scrubbed_env() -> dict[str, str]:
+    """The environment for a child process that handles a declared package: pip's own settings and the proxies stay,
+    anything that looks like a credential (the model API key above all) does not."""
+    return {k: v for k, v in os.environ.items() if not any(part in k.upper() for part in _SECRET_PARTS)}
 
 
 def check_requirement(package: str, version: str, where: str) -> None:
@@ -92,7 +101,8 @@ def fetch_wheel(package: str, version: str, dest: Path, where: str) -> int:
         cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-input", "--disable-pip-version-check",
                "--no-deps", "--only-binary=:all:", "--dest", tmp, f"{package}=={version}"]
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False,
+                                  env=scrubbed_env(), cwd=tmp)
         except subprocess.TimeoutExpired:
             raise SurfaceError(where, f"{package}=={version}", f"pip download took over {PIP_TIMEOUT_S} s",
                                "check the network, then run `skillbench surfaces` again") from None

@@ -21,7 +21,7 @@ from skillbench.identifiers._model import SurfaceError
 from skillbench.identifiers._source import check_requirement, materialize, normalized
 from skillbench.suite import ApiSettings, SuiteConfig, load_config
 
-FORMAT_VERSION = 1  # bump when the flattened shape or what it means changes: every cached surface is rebuilt
+FORMAT_VERSION = 2  # bump when the flattened shape or what it means changes: every cached surface is rebuilt
 CACHE_ENV = "SKILLBENCH_CACHE"
 MAX_SURFACE_BYTES = 64 * 1024 * 1024  # a cached file larger than this is not one we wrote
 
@@ -218,8 +218,8 @@ def _read_cached(spec: ApiSettings, path: Path) -> Surface:
 
 def _config_of(config_or_suite_dir: SuiteConfig | str | Path) -> tuple[SuiteConfig, str]:
     if isinstance(config_or_suite_dir, SuiteConfig):
-        return config_or_suite_dir, "the suite"
-    return load_config(config_or_suite_dir), str(config_or_suite_dir)
+        return config_or_suite_dir, "`skillbench surfaces --suite SUITE_DIR` (or `--config FILE`)"
+    return load_config(config_or_suite_dir), f"`skillbench surfaces --suite {config_or_suite_dir}`"
 
 
 def load_surfaces(config_or_suite_dir: SuiteConfig | str | Path, *, cache: str | Path | None = None,
@@ -233,7 +233,7 @@ def load_surfaces(config_or_suite_dir: SuiteConfig | str | Path, *, cache: str |
         ConfigError: the suite's config cannot be read. SurfaceError: only with ``fetch=True``, a surface that cannot
             be built.
     """
-    config, suite = _config_of(config_or_suite_dir)
+    config, command = _config_of(config_or_suite_dir)
     directory = cache_dir(cache)
     by_module: dict[str, Surface] = {}
     warnings: list[str] = []
@@ -249,6 +249,6 @@ def load_surfaces(config_or_suite_dir: SuiteConfig | str | Path, *, cache: str |
         except (OSError, ValueError, TypeError) as exc:  # damaged, truncated or foreign: never read as a clean surface
             problem = f"has a damaged cache file ({type(exc).__name__})"
         warnings.append(f"surface {spec.package}=={spec.version} {problem} in {directory}: its identifiers are "
-                        f"unchecked — run `skillbench surfaces --suite {suite}`")
+                        f"unchecked — run {command}")
         by_module[spec.import_name] = Surface(spec=spec, objects=None)
     return Surfaces(by_module=by_module, warnings=tuple(warnings))

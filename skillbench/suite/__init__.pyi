@@ -2,6 +2,8 @@ from ._absence import absence_indexes as absence_indexes, resolve_absence as res
 from ._config import (
     CONFIG_FILENAME as CONFIG_FILENAME,
     DEFAULT_ALLOWED_TOOLS as DEFAULT_ALLOWED_TOOLS,
+    PACKAGE_PATTERN as PACKAGE_PATTERN,
+    VERSION_PATTERN as VERSION_PATTERN,
     ApiSettings as ApiSettings,
     ConfigError as ConfigError,
     GateSettings as GateSettings,

@@ -86,8 +86,8 @@ class QualityConfig(BaseModel):
 
 # A declared package reaches a `pip download` command line and a cache file name: a plain PEP 508 name and a PEP 440
 # exact public version only (skillbench.identifiers checks them again before any command runs).
-_PACKAGE_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$"
-_VERSION_PATTERN = (r"^[0-9]{1,9}(?:\.[0-9]{1,9}){0,5}(?:(?:a|b|rc)[0-9]{1,9})?(?:\.post[0-9]{1,9})?"
+PACKAGE_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$"
+VERSION_PATTERN = (r"^[0-9]{1,9}(?:\.[0-9]{1,9}){0,5}(?:(?:a|b|rc)[0-9]{1,9})?(?:\.post[0-9]{1,9})?"
                     r"(?:\.dev[0-9]{1,9})?$")
 _MODULE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}(?:\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,9}$"
 
@@ -99,13 +99,13 @@ class ApiSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     language: Literal["python"] = Field(default="python", description="the language its identifiers are written in")
-    package: str = Field(pattern=_PACKAGE_PATTERN, description="the PyPI project (pandas, qdrant-client)")
-    version: str = Field(pattern=_VERSION_PATTERN, description="the exact released version the suite targets")
+    package: str = Field(pattern=PACKAGE_PATTERN, description="the PyPI project (pandas, qdrant-client)")
+    version: str = Field(pattern=VERSION_PATTERN, description="the exact released version the suite targets")
     module: str | None = Field(default=None, pattern=_MODULE_PATTERN,
                                description="the import name (default: the package name, '-' read as '_')")
-    stubs: str | None = Field(default=None, pattern=_PACKAGE_PATTERN,
+    stubs: str | None = Field(default=None, pattern=PACKAGE_PATTERN,
                               description="a typed-stubs project that follows return types (pandas-stubs)")
-    stubs_version: str | None = Field(default=None, pattern=_VERSION_PATTERN, description="its exact version")
+    stubs_version: str | None = Field(default=None, pattern=VERSION_PATTERN, description="its exact version")
     config_models: list[Annotated[str, Field(pattern=_MODULE_PATTERN)]] = Field(
         default_factory=list, description="modules whose model classes hold the config keys (JSON/YAML blocks)")
     rest_modules: list[Annotated[str, Field(pattern=_MODULE_PATTERN)]] = Field(

@@ -72,9 +72,13 @@ def test_a_surface_missing_from_the_cache_leaves_everything_unchecked(tmp_path) 
 def test_hostile_answers_take_bounded_time(synth_surfaces: Surfaces) -> None:
     deep = "import synthpkg as sp\nx = " + "(" * 5000 + "sp.Frame()" + ")" * 5000 + "\n"
     chain = "import synthpkg as sp\nsp.Frame()" + ".group_by('a').transform(len)" * 2000 + "\n"
-    huge = "```python\nimport synthpkg as sp\n" + "sp.Frame().window(2, closd=1)\n" * 5000 + "```\n"
-    unclosed = "```python\n" + "f(\n" * 2000 + "```\n"
-    for answer in (f"```python\n{deep}```", f"```python\n{chain}```", huge, unclosed, "`" * 100000):
+    parsable_chain = "import synthpkg as sp\nsp.Frame()" + ".group_by('a').transform(len)" * 300 + "\n"
+    huge = "```python\nimport synthpkg as sp\n" + "sp.Frame().window(2, closd=1)\n" * 2000 + "```\n"
+    unclosed = "```python\n" + "f(\n" * 1000 + "```\n"
+    laughs = "```yaml\na: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(9)) + "```\n"
+    for answer in (f"```python\n{deep}```", f"```python\n{chain}```", f"```python\n{parsable_chain}```",
+                   f"`{parsable_chain.splitlines()[1]}`", huge, unclosed, "`" * 100000, laughs):
         started = time.monotonic()
         found = check_answer(answer, synth_surfaces)
         assert time.monotonic() - started < 2.0

@@ -11,6 +11,7 @@ import pytest
 
 from skillbench.identifiers import SurfaceError, cache_file, load_surfaces
 from skillbench.identifiers._source import _unpack, check_requirement, fetch_wheel
+from skillbench.identifiers._surface import FORMAT_VERSION
 from skillbench.suite import ConfigError, SuiteConfig, load_config
 from tests.helpers.shared import ROOT
 from tests.identifiers.conftest import SYNTH_SPEC
@@ -107,7 +108,7 @@ def test_a_damaged_cache_file_is_unchecked_never_clean(synth_cache: Path, tmp_pa
     target = tmp_path / source.name
     text = source.read_text("utf-8")
     damaged = {"truncate": text[: len(text) // 2], "foreign": '["not", "a surface"]',
-               "format": text.replace('"format":1', '"format":999', 1)}[damage]
+               "format": text.replace(f'"format":{FORMAT_VERSION}', '"format":999', 1)}[damage]
     target.write_text(damaged, encoding="utf-8")
     surfaces = load_surfaces(SuiteConfig(api=[SYNTH_SPEC]), cache=tmp_path)
     assert surfaces.by_module["synthpkg"].objects is None
@@ -128,3 +129,14 @@ def test_surfaces_command_lists_cached_surfaces_and_refuses_bad_input(synth_cach
     config.write_text('[[api]]\npackage = "x;y"\nversion = "1"\n', encoding="utf-8")
     assert main(["surfaces", "--config", str(config), "--cache", str(synth_cache)]) == 2
     assert "api.0.package" in capsys.readouterr().err
+
+
+def test_a_declared_package_never_sees_a_credential(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillbench.identifiers._source import scrubbed_env
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_secret")
+    monkeypatch.setenv("PIP_INDEX_URL", "https://pypi.example/simple")
+    env = scrubbed_env()
+    assert "ANTHROPIC_API_KEY" not in env and "GITHUB_TOKEN" not in env
+    assert env["PIP_INDEX_URL"] == "https://pypi.example/simple"  # pip's own settings stay
