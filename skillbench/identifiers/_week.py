@@ -7,8 +7,9 @@ declared surfaces, whether each was cached, the detector's measured precision, w
 asked). It is deterministic evidence, so the weekly chain runs it first in the judging stage, before the judge.
 
 Resumable and idempotent like the judge's ledger: an answer with a ``run`` row is not checked again, a torn last
-group (a kill mid-write) is dropped and checked again, and a change of the declared surfaces (another version,
-a surface cached since) starts the ledger afresh, since the old rows were checked against something else. A suite
+group (a kill mid-write) is dropped and checked again, and a change of what the answers are checked against (another
+version of a surface, a surface cached since, another detector format) starts the ledger afresh, since the old rows
+were checked against something else. A suite
 that declares no surface gets a record that says so and an empty ledger: one note, never an error.
 """
 
@@ -126,9 +127,11 @@ def surface_rows(surfaces: Any) -> list[dict[str, Any]]:
 
 
 def _fingerprint(rows: Sequence[dict[str, Any]]) -> str:
-    """What a ledger's rows were checked against: the surfaces and whether each was cached (not the precision,
-    which a new benchmark run changes without changing a verdict of the detector)."""
-    key = sorted((r["surface"], r["cached"]) for r in rows)
+    """What a ledger's rows were checked against: the detector's format, the surfaces and whether each was cached
+    (not the precision, which a new benchmark run changes without changing a verdict of the detector)."""
+    from skillbench.identifiers import DETECTOR_FORMAT
+
+    key = [DETECTOR_FORMAT, sorted((r["surface"], r["cached"]) for r in rows)]
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
 
 
