@@ -23,6 +23,7 @@ from skillbench.ledgers import (
     IDENTIFIERS_FILE,
     IDENTIFIERS_PASS_FILE,
     LedgerError,
+    open_week_views,
     read_identifiers,
 )
 from skillbench.runtime import PassContext
@@ -119,6 +120,11 @@ def test_the_week_reads_into_the_section(week: Path, tmp_path: Path) -> None:
     assert f.delta["delta"].eq(-1.0).all() and (f.delta["n_prompts"] == 2).all()
     page = fabrication_markdown(f, DEFAULT_PAIR)
     assert "lazy.load\\_everything" in page or "lazy.load_everything" in page
+    # the same rows in SQL over the weeks (the ``identifiers`` view)
+    con = open_week_views(week.parent, "tiny")
+    answers, unresolved = con.execute("SELECT count(*) FILTER (WHERE row = 'run'), count(*) FILTER (WHERE status = "
+                                      "'unresolved') FROM identifiers").fetchone()
+    assert (answers, unresolved) == (len(runs), int(f.arms["unresolved"].sum()))
 
 
 def test_a_suite_without_api_is_one_note_and_never_reads_as_checked(week: Path, tmp_path: Path) -> None:
