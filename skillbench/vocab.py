@@ -105,6 +105,9 @@ ENDPOINT_UNKNOWN = "unknown"
 UNANIMOUS_MUSTS_BAR = 0.95
 # lower bound ≥ bar | estimate ≥ bar > lower bound | estimate below the bar
 BAR_PASS, BAR_NOT_SHOWN, BAR_FAIL = "PASS", "NOT SHOWN", "FAIL"
+# Calibration's size rule: grade again a stratified sample of at least this many musts (or every must), the size at
+# which the bar's decision on its lower end is stable (skillbench.calibration._sample; docs/calibration.md).
+CALIBRATION_MUST_FLOOR = 150
 
 # The gate's minimum of voting stimuli per family × model: the scorecard's verdicts decide with it, preflight warns
 # below it (one number, so a suite that passes preflight is never called underpowered for a count preflight accepted).

@@ -74,6 +74,19 @@ from ._run import (
     render_markdown as render_markdown,
     write_calibration as write_calibration,
 )
+from ._sample import (
+    MUST_FLOOR as MUST_FLOOR,
+    SampleRecord as SampleRecord,
+    decided as decided,
+    draw as draw,
+    looks as looks,
+    lower_end as lower_end,
+    max_passing_flips as max_passing_flips,
+    musts_to_pass as musts_to_pass,
+    pass_probability as pass_probability,
+    sample_key as sample_key,
+    stratified_order as stratified_order,
+)
 from ._sentinel import (
     DRIFT as DRIFT,
     DRIFT_BANNER as DRIFT_BANNER,

@@ -70,9 +70,13 @@ AGREEMENT_COLUMNS = [
     # added with the intervals (issue 31); a file written before them has the columns above only
     *[f"{m}_{end}" for m in INTERVAL_MEASURES for end in ("low", "high")], "interval_method", "clusters",
     "cluster_by", "unanimity_low", "unanimity_high", "bar_state",  # the last three: self-agreement rows only
+    # added with the stratified sample (issue 34; self-agreement rows): the item type's items in the week's
+    # gradeable runs (n_units of them were graded again), runs graded again of the week's, and the draw's key.
+    # A file written before them is a calibration of every run.
+    "population_units", "runs", "population_runs", "sample_key",
 ]
 COUNT_COLUMNS = ["n_units", "n_raters", "true_positive", "false_positive", "false_negative", "true_negative",
-                 "clusters"]
+                 "clusters", "population_units", "runs", "population_runs"]
 SELF_COLUMNS = ["item_type", "n_items", "unanimous", "unanimity", "flipping", "bar", "passes",
                 "unanimity_low", "unanimity_high", "interval_method", "bar_state"]
 BAR_WORDS = (f"The bar is judged on the lower end of the 95 % interval of the must unanimity: {PASS} when it is ≥ "

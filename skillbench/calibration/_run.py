@@ -1,16 +1,17 @@
 """Running a calibration: grade the week's answers again, compare raters, write the three files.
 
-:func:`calibrate` grades each answer ``repeat`` times with the ledger's judge (self-agreement), once with a second
-judge, and/or reads human labels (two or more labelers are also compared with each other, "human vs human": the
-ceiling any judge can reach); it writes ``calibration.csv``, ``calibration-grades.csv`` and
-``calibration.md`` into the run directory. :func:`calibration_current` is the one "calibration is current" rule:
-the chain reuses a calibration written after the scores it measured last changed.
+:func:`calibrate` grades each answer ``repeat`` times with the ledger's judge (self-agreement) — the answers of a
+stratified sample of the week's runs, sized by the must bar (:mod:`skillbench.calibration._sample`; every run of a
+week with fewer than 150 musts) — once with a second judge, and/or reads human labels (two or more labelers are
+also compared with each other, "human vs human": the ceiling any judge can reach); it writes ``calibration.csv``,
+``calibration-grades.csv``, ``calibration-sample.json`` and ``calibration.md`` into the run directory.
+:func:`calibration_current` is the one "calibration is current" rule: the chain reuses a calibration written after
+the scores it measured last changed.
 """
 
 from __future__ import annotations
 
 import itertools
-import random
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,16 +37,33 @@ from skillbench.calibration._agreement import (
     self_agreement,
 )
 from skillbench.calibration._bias import week_pairwise_bias
+from skillbench.calibration._sample import (
+    MUST_FLOOR,
+    SampleRecord,
+    candidate_frame,
+    decided,
+    draw,
+    exact_runs,
+    item_counts,
+    looks,
+    new_nonce,
+    sample_key,
+)
 from skillbench.judge import NO_CLAIM_COLUMNS, evidence_counts, evidence_frame, no_claim_frame
 from skillbench.ledgers import (
     CALIBRATION_FILE,
     CALIBRATION_GRADES_FILE,
     CALIBRATION_MD,
+    CALIBRATION_SAMPLE_FILE,
     PAIRS_FILE,
     PAIRWISE_BIAS_FILE,
     SCORES_FILE,
+    LedgerError,
+    atomic_write_json,
     atomic_write_text,
+    read_calibration_sample,
     read_cells,
+    week_run_key,
 )
 from skillbench.markdown import cell_text as _fmt, frame_table as _table, span
 from skillbench.runtime import PassContext
@@ -57,7 +75,11 @@ class CalibrationOptions:
     """What ``skillbench calibrate`` was asked to do."""
 
     repeat: int = 3
-    sample: int | None = None  # runs to grade again (None: every gradeable run)
+    sample: int | None = None  # exactly this many runs, drawn stratified (None: the size rule, ``min_musts``)
+    # The size rule (skillbench.calibration._sample): a stratified sample holding at least this many musts, grown
+    # while the must interval straddles the bar; None: every gradeable run.
+    min_musts: int | None = MUST_FLOOR
+    sample_nonce: str | None = None  # the draw's nonce (None: the week's recorded one, else a fresh one)
     judge_model: str | None = None  # default: the ledger's judge, else the default judge
     other_judge: str | None = None
     human: Path | None = None
@@ -85,6 +107,7 @@ class Calibration:
     notes: list[str] = field(default_factory=list)
     # the week ledger's violated avoid items per judge × model, and those whose quote cannot show the harm
     no_claim: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=NO_CLAIM_COLUMNS))
+    drawn: SampleRecord | None = None  # how the graded-again runs were drawn (None: no grading, labels only)
 
     @property
     def musts_pass(self) -> bool | None:
@@ -110,6 +133,13 @@ def grade_repeats(runs: Sequence[Any], client: Any, samples: Sequence[int], rate
         ``(grades, evidence, cost)``: tidy gradings (:data:`GRADE_COLUMNS`), the judge's evidence counts
         (one row), and the spend.
     """
+    grades, calls = _gradings(runs, client, samples, rater, seed=seed, jobs=jobs, cache=cache, batch=batch)
+    return _summarised(grades, calls, client.model)
+
+
+def _gradings(runs: Sequence[Any], client: Any, samples: Sequence[int], rater: str, *, seed: int, jobs: int,
+              cache: bool, batch: Any) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """:func:`grade_repeats`' gradings (with their evidence quotes) and every call, before they are summed up."""
     from skillbench.judge import RubricJudge, RunGrading, Vote, judge_prompt_sha
 
     judge = RubricJudge(batch or client, seed=seed, cache=cache)
@@ -130,7 +160,9 @@ def grade_repeats(runs: Sequence[Any], client: Any, samples: Sequence[int], rate
                              "evidence": vote.evidence if graded else ""})
         return rows, log
 
-    if batch is not None:
+    if not runs:
+        results: list[tuple[list[dict[str, Any]], Any]] = []
+    elif batch is not None:
         results = batch.run(list(runs), work, lambda r: ("calibration", r.run_id))
     else:
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -138,12 +170,17 @@ def grade_repeats(runs: Sequence[Any], client: Any, samples: Sequence[int], rate
     grades = pd.DataFrame([r for rows, _ in results for r in rows], columns=[*(c for c in GRADE_COLUMNS
                                                                                if c != "positive"), "evidence"])
     grades["positive"] = positive(grades["verdict"])
-    calls = [c for _, log in results for c in log.calls]
+    return grades, [c for _, log in results for c in log.calls]
+
+
+def _summarised(grades: pd.DataFrame, calls: list[dict[str, Any]], model: str
+                ) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """``(grades, evidence, cost)`` of gradings and their calls (:func:`grade_repeats`' return)."""
     reasons = grades.loc[grades["verdict"].eq(UNGRADED), "reason"]
     # violated avoid items and those whose verified quote cannot show the harm (judge.claim_gap), over every sample
-    verified = grades[~grades["flagged"]]
+    verified = grades[~grades["flagged"].astype(bool)]
     no_claim = no_claim_frame(verified, quote="evidence")
-    evidence = evidence_frame({client.model: evidence_counts(calls, reasons)}).assign(
+    evidence = evidence_frame({model: evidence_counts(calls, reasons)}).assign(
         avoid_violations=int(no_claim["avoid_violations"].sum()), no_claim=int(no_claim["no_claim"].sum()))
     cost = sum(c.get("cost_usd", 0.0) for c in calls)
     return grades[GRADE_COLUMNS], evidence, cost
@@ -200,6 +237,7 @@ def calibrate(run_dir: str | Path, options: CalibrationOptions, ctx: PassContext
     primary = resolve_judge_model(options.judge_model, _ledger_judge(run_dir))
     frames, evidence, rows, notes = [], [], [], []
     cost = 0.0
+    record: SampleRecord | None = None
     needs_calls = options.repeat >= 2 or options.other_judge
     self_table = pd.DataFrame(columns=SELF_COLUMNS)
     flips = pd.DataFrame(columns=["run_id", "item_index", "item_type", "item_text", "prompt", "verdicts",
@@ -207,23 +245,23 @@ def calibrate(run_dir: str | Path, options: CalibrationOptions, ctx: PassContext
     if needs_calls:
         if ctx.endpoint is None:
             raise ValueError("calibrate: grading again needs an endpoint")
-        runs, _ = select_runs(run_dir, include_plugin=options.include_plugin)
-        if options.sample is not None and options.sample < len(runs):
-            runs = random.Random(f"calibrate:{options.seed}").sample(runs, options.sample)
-        if not runs:
+        candidates, _ = select_runs(run_dir, include_plugin=options.include_plugin)
+        if not candidates:
             raise ValueError(f"{run_dir}: no gradeable run with an answer to calibrate on")
         repeats = list(range(1, max(options.repeat, 1) + 1))
-        say(f"calibrate: {len(runs)} runs × {len(repeats)} gradings by {primary}"
+        draws = _Draws(run_dir, candidates, options)
+        say(f"calibrate: {draws.describe()} × {len(repeats)} gradings by {primary}"
             + (f", 1 by {options.other_judge}" if options.other_judge else ""))
         # --executor dask: every grading request is one Dask task, both judges through one cluster connection
         with ctx.open_endpoint() as ep, ctx.judge_transport(needed=True, simulated=ep.simulated) as transport:
             client = JudgeClient(ep.base_url, ep.api_key, primary, max_retries=options.max_retries,
                                  timeout=options.timeout, transport=transport)
             try:
-                g, ev, c = grade_repeats(runs, client, repeats, primary, seed=options.seed, jobs=options.jobs,
-                                         cache=options.cache, batch=_batcher(run_dir, client, options, ctx, ep))
+                g, ev, c = draws.grade(client, repeats, primary, batch=_batcher(run_dir, client, options, ctx, ep),
+                                       log=say)
             finally:
                 client.close()
+            runs = draws.graded
             frames.append(g)
             evidence.append(ev)
             cost += c
@@ -240,6 +278,7 @@ def calibrate(run_dir: str | Path, options: CalibrationOptions, ctx: PassContext
                 frames.append(g2)
                 evidence.append(ev2)
                 cost += c2
+        record = draws.record()
         raters = [f"{primary}#{s}" for s in repeats]
         if len(raters) >= 2:
             self_table = self_agreement(g, raters)
@@ -281,13 +320,100 @@ def calibrate(run_dir: str | Path, options: CalibrationOptions, ctx: PassContext
     agreement = _typed(pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=AGREEMENT_COLUMNS))
     cal = Calibration(grades, self_table, flips, agreement,
                       pd.concat(evidence, ignore_index=True) if evidence else pd.DataFrame(), cost, notes,
-                      no_claim=ledger_no_claim(run_dir))
+                      no_claim=ledger_no_claim(run_dir), drawn=record)
     write_calibration(run_dir, cal, options, primary)
     if options.batch:
         from skillbench.judge import BatchStore
 
         BatchStore(run_dir).close(["calibration"])  # complete: the next calibration asks again
     return cal
+
+
+class _Draws:
+    """The runs a calibration grades again, look by look (:mod:`skillbench.calibration._sample`).
+
+    The draw's key is fixed before the first request (the nonce recorded in ``calibration-sample.json``), so a
+    pass stopped "judge pending" draws the same runs when rerun and its batches are polled, not sent again.
+    """
+
+    def __init__(self, run_dir: Path, candidates: Sequence[Any], options: CalibrationOptions):
+        self.run_dir, self.options = run_dir, options
+        self.candidates = list(candidates)
+        self.frame = candidate_frame(self.candidates)
+        self.run_key = week_run_key(run_dir)
+        self.nonce = options.sample_nonce or _recorded_nonce(run_dir) or new_nonce()
+        self.key = sample_key(self.run_key, options.seed, self.nonce)
+        total = int(self.frame["musts"].sum())
+        self.targets: list[int | None] = ([None] if options.sample is not None
+                                          else looks(total, options.min_musts))
+        self.done: list[int | None] = []
+        self.graded: list[Any] = []
+        atomic_write_json(run_dir / CALIBRATION_SAMPLE_FILE, self._head())
+
+    def _head(self) -> dict[str, Any]:
+        return {"key": self.key, "run_key": self.run_key, "seed": self.options.seed, "nonce": self.nonce}
+
+    def _runs(self, target: int | None) -> list[Any]:
+        if self.options.sample is not None:
+            picked = exact_runs(self.frame, self.key, self.options.sample)
+        else:
+            picked = draw(self.frame, self.key, target)
+        wanted = set(picked["run_id"])
+        return [r for r in self.candidates if r.run_id in wanted]
+
+    def describe(self) -> str:
+        first = self._runs(self.targets[0])
+        if len(first) == len(self.candidates):
+            return f"{len(first)} runs"
+        return (f"{len(first)} of {len(self.candidates)} runs (a stratified sample"
+                + (f" of ≥ {self.targets[0]} musts, grown while the must bar is undecided)" if self.targets[0]
+                   else ")"))
+
+    def grade(self, client: Any, repeats: list[int], rater: str, *, batch: Any,
+              log: Any) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+        """Grade look after look until the must interval decides the bar (or every run is graded)."""
+        frames, calls = [], []
+        raters = [f"{rater}#{s}" for s in repeats]
+        for target in self.targets:
+            have = {r.run_id for r in self.graded}
+            new = [r for r in self._runs(target) if r.run_id not in have]
+            if not new and target is not None:
+                continue  # the last look's runs (rounded up per stratum) already hold this target
+            g, c = _gradings(new, client, repeats, rater, seed=self.options.seed, jobs=self.options.jobs,
+                             cache=self.options.cache, batch=batch)
+            frames.append(g)
+            calls.extend(c)
+            self.graded.extend(new)
+            self.done.append(target)
+            if len(raters) < 2 or target is None:
+                break
+            must = self_agreement(pd.concat(frames, ignore_index=True), raters).set_index("item_type").loc["must"]
+            if decided(str(must["bar_state"]), float(must["unanimity_high"])):
+                break
+            log(f"calibrate: {int(must['n_items'])} musts leave the bar undecided ({must['bar_state']}, 95 % "
+                f"interval [{must['unanimity_low']:.3f}, {must['unanimity_high']:.3f}]): the sample grows")
+        grades = pd.concat(frames, ignore_index=True)
+        return _summarised(grades, calls, client.model)
+
+    def record(self) -> SampleRecord:
+        """What was graded, written to ``calibration-sample.json`` beside the calibration."""
+        rec = SampleRecord(key=self.key, run_key=self.run_key, seed=self.options.seed, nonce=self.nonce,
+                           floor=self.options.min_musts, runs_asked=self.options.sample, looks=self.done,
+                           runs=len(self.graded), population_runs=len(self.candidates),
+                           items=item_counts(self.graded), population_items=item_counts(self.candidates),
+                           strata=int(candidate_frame(self.graded).groupby(["skill_family", "model", "condition"])
+                                      .ngroups))
+        atomic_write_json(self.run_dir / CALIBRATION_SAMPLE_FILE, rec.to_json())
+        return rec
+
+
+def _recorded_nonce(run_dir: Path) -> str | None:
+    """The nonce of the week's recorded draw (None: none recorded); a damaged record stops the pass (one line)."""
+    try:
+        data = read_calibration_sample(run_dir)
+    except LedgerError as exc:
+        raise ValueError(str(exc)) from exc
+    return None if data is None else str(data["nonce"])
 
 
 def _batcher(run_dir: Path, client: Any, options: CalibrationOptions, ctx: PassContext, endpoint: Any) -> Any:
@@ -390,14 +516,24 @@ def render_markdown(cal: Calibration, options: CalibrationOptions, judge_model: 
         verdict = f"**{state}**" if state else "n/a"
         shown = cal.self_agreement.assign(interval=[_range(lo, hi) for lo, hi in zip(
             cal.self_agreement["unanimity_low"], cal.self_agreement["unanimity_high"], strict=True)])
+        sampled = cal.drawn is not None and cal.drawn.sampled
+        of_week = f" (a sample of the week's {cal.drawn.population_items.get('must', 0)})" if sampled else ""
+        columns = ["item_type", "n_items", "unanimous", "unanimity", "interval", "flipping"]
+        names = ["item type", "items", "unanimous", "unanimity", "95 % interval", "flipping"]
+        if sampled:
+            week = cal.drawn.population_items
+            shown = shown.assign(week=[sum(week.values()) if t == "all" else week.get(t, 0)
+                                       for t in shown["item_type"]])
+            columns.insert(2, "week")
+            names.insert(2, "in the week")
         out += ["## Self-agreement", "",
                 f"The same answers graded {options.repeat} times. Bar: ≥ {UNANIMOUS_MUSTS_BAR:.0%} of must items "
                 f"unanimous — {verdict} ({_fmt(must['unanimity'] * 100 if must['n_items'] else None, 1)} % of "
-                f"{int(must['n_items'])} musts, 95 % interval {_range(must['unanimity_low'], must['unanimity_high'])}"
-                f", {must['interval_method']}). "
+                f"{int(must['n_items'])} musts{of_week}, 95 % interval "
+                f"{_range(must['unanimity_low'], must['unanimity_high'])}, {must['interval_method']}). "
                 + BAR_WORDS.format(min_clusters=MIN_CLUSTERS), "",
-                _table(shown, ["item_type", "n_items", "unanimous", "unanimity", "interval", "flipping"],
-                       ["item type", "items", "unanimous", "unanimity", "95 % interval", "flipping"]), ""]
+                *([cal.drawn.words(), ""] if cal.drawn is not None else []),
+                _table(shown, columns, names), ""]
         if cal.flipping.empty:
             out += ["No item flipped.", ""]
         else:
@@ -451,9 +587,22 @@ def render_markdown(cal: Calibration, options: CalibrationOptions, judge_model: 
     out += ["## Provenance", "", f"- judge model: {judge_model}"]
     if options.other_judge:
         out.append(f"- other judge: {options.other_judge}")
-    out += [f"- repeats: {options.repeat}; runs: {cal.grades['run_id'].nunique()}; seed: {options.seed}",
+    runs = (f"{cal.drawn.runs} of {cal.drawn.population_runs} (sample key {cal.drawn.key})"
+            if cal.drawn is not None and cal.drawn.sampled else str(cal.grades["run_id"].nunique()))
+    out += [f"- repeats: {options.repeat}; runs: {runs}; seed: {options.seed}",
             f"- calibration spend: ${cal.cost_usd:.4f}", *[f"- {n}" for n in cal.notes], ""]
     return "\n".join(out)
+
+
+def _sample_columns(cal: Calibration) -> dict[str, Any]:
+    """The self-agreement rows' sample columns: each item type's items in the week, the runs n of N, the key."""
+    rec = cal.drawn
+    if rec is None:
+        return {}
+    types = cal.self_agreement["item_type"]
+    week = [sum(rec.population_items.values()) if t == "all" else rec.population_items.get(t, 0) for t in types]
+    return {"population_units": week, "runs": rec.runs, "population_runs": rec.population_runs,
+            "sample_key": rec.key}
 
 
 def write_calibration(run_dir: Path, cal: Calibration, options: CalibrationOptions, judge_model: str) -> None:
@@ -471,7 +620,7 @@ def write_calibration(run_dir: Path, cal: Calibration, options: CalibrationOptio
                                   "unanimity_low": cal.self_agreement["unanimity_low"],
                                   "unanimity_high": cal.self_agreement["unanimity_high"],
                                   "interval_method": cal.self_agreement["interval_method"],
-                                  "bar_state": cal.self_agreement["bar_state"]}))
+                                  "bar_state": cal.self_agreement["bar_state"], **_sample_columns(cal)}))
     present = [r for r in rows if not r.empty]
     table = _typed(pd.concat(present, ignore_index=True) if present else pd.DataFrame(columns=AGREEMENT_COLUMNS))
     atomic_write_text(run_dir / CALIBRATION_FILE, table.to_csv(index=False))

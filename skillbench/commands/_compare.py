@@ -39,6 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "recorded)")
     p.add_argument("--fail-on", choices=FAIL_ON, metavar="WHAT",
                    help="exit 1 on a regression (or an invalid record), or on anything but an improvement")
+    p.add_argument("--generalization", action="store_true",
+                   help="also run the changed families' held-out prompts in the same arms (a week of their own, "
+                        "never scored) and report the lift on scored prompts, on held-out ones and their gap, "
+                        "flagging an edit that may be tuned to the test; each use is recorded in "
+                        "SUITE_DIR/heldout-uses.csv")
     p.add_argument("--report", action="store_true",
                    help="also execute notebooks/compare_versions.ipynb into RUN_DIR (notebook and HTML)")
     add_backend_args(p)
@@ -78,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
         opts = CompareOptions(base=base, head=args.head, models=listed(args.models) or (), reps=args.reps or 0,
                               jobs=args.jobs, out_dir=args.out_dir, seed=args.seed, sandbox=args.sandbox or "",
                               timeout_s=args.timeout, allow_dirty=args.allow_dirty, fail_on=args.fail_on,
-                              judge_model=args.judge_model or "", suite=suite_overrides(args))
+                              judge_model=args.judge_model or "", suite=suite_overrides(args),
+                              generalization=args.generalization)
         runtime = StageRuntime(backend=args.backend, endpoint=args.endpoint or "", wait=args.wait,
                                log=lambda message: print(message, file=sys.stderr, flush=True))
         outcome = compare(args.suite_dir, opts, runtime)

@@ -17,12 +17,14 @@ from skillbench.commands import (
     add_wait_arg,
     listed,
     model_names,
+    nonnegative_int,
     positive_float,
     positive_int,
     week_folder,
 )
 from skillbench.ledgers import CALIBRATION_MD, PAIRS_FILE, SCORES_FILE
 from skillbench.runtime import Log, stderr_log
+from skillbench.vocab import CALIBRATION_MUST_FLOOR as MUST_FLOOR
 
 if TYPE_CHECKING:
     from skillbench.judge import RunSelection
@@ -107,17 +109,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(func=run_pairs)
 
     c = sub.add_parser("calibrate", help="judge self-agreement, agreement with another judge or with people",
-                       description="Grade answers again to measure the judge: self-agreement over --repeat "
+                       description="Grade answers again to measure the judge — a stratified sample of at least "
+                       "--musts must items, grown while the must bar is undecided: self-agreement over --repeat "
                        "gradings (bar: >= 95 % unanimous musts, on the interval's lower end), agreement with "
                        "--other-judge and with --human labels (κ, α, PABAK with intervals, confusion). Writes "
-                       "calibration.csv, calibration-grades.csv and calibration.md. Exit 1 when the must bar fails "
-                       "(its estimate below the bar).")
+                       "calibration.csv, calibration-grades.csv, calibration-sample.json and calibration.md. Exit 1 "
+                       "when the must bar fails (its estimate below the bar).")
     c.add_argument("run_dir", metavar="RUN_DIR", help="a week's output folder")
     _client_args(c)
     c.add_argument("--repeat", type=positive_int, default=3, metavar="N",
                    help="gradings of each answer for self-agreement (default 3; 1 = none)")
-    c.add_argument("--sample", type=positive_int, metavar="N", help="calibrate on N random gradeable runs "
-                   "(default: all)")
+    c.add_argument("--sample", type=positive_int, metavar="N", help="calibrate on exactly N gradeable runs, drawn "
+                   "stratified by family × model × arm (default: the size rule, --musts)")
+    c.add_argument("--musts", type=nonnegative_int, default=MUST_FLOOR, metavar="N",
+                   help=f"the size rule: grade again a stratified sample holding at least N must items, doubled while "
+                   f"the must bar's interval straddles it (default {MUST_FLOOR}; 0 = every gradeable run)")
+    c.add_argument("--sample-nonce", metavar="HEX", type=_nonce, help="draw with this nonce (default: the week's "
+                   "recorded one in calibration-sample.json, else a fresh one): reproduces a recorded sample")
     c.add_argument("--human", metavar="FILE", help="filled labels file (from skillbench labels export)")
     c.add_argument("--other-judge", type=model_names, metavar="M", help="a second judge model to compare with")
     c.add_argument("--include-plugin", action="store_true", help="include plugin-arm runs")
@@ -243,6 +251,14 @@ def run_pairs(args: argparse.Namespace) -> int:
     return 1 if report.errors else 0
 
 
+def _nonce(text: str) -> str:
+    """``--sample-nonce``: a recorded draw's nonce (hex)."""
+    value = text.strip().lower()
+    if not value or len(value) > 64 or any(c not in "0123456789abcdef" for c in value):
+        raise argparse.ArgumentTypeError(f"{text!r}: a hex string, as calibration-sample.json records it")
+    return value
+
+
 def run_calibrate(args: argparse.Namespace) -> int:
     from skillbench.calibration import CalibrationOptions, LabelsError
     from skillbench.cluster import ExecutorError, check_executor_args
@@ -259,7 +275,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
     except ExecutorError as exc:
         raise UsageError(str(exc)) from exc
     try:
-        opts = CalibrationOptions(repeat=args.repeat, sample=args.sample or None, judge_model=args.judge_model or None,
+        opts = CalibrationOptions(repeat=args.repeat, sample=args.sample or None, min_musts=args.musts or None,
+                                  sample_nonce=args.sample_nonce, judge_model=args.judge_model or None,
                                   other_judge=args.other_judge or None, human=Path(args.human) if args.human else None,
                                   include_plugin=args.include_plugin, seed=args.seed, jobs=args.jobs,
                                   max_retries=args.max_retries, timeout=args.timeout, cache=args.cache,
@@ -270,6 +287,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
         return _pending("calibrate", exc)
     except (BackendError, ExecutorError, LabelsError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
+    if cal.drawn is not None and cal.drawn.sampled:
+        print(f"a stratified sample: {cal.drawn.runs} of {cal.drawn.population_runs} runs, "
+              f"{cal.drawn.items.get('must', 0)} of {cal.drawn.population_items.get('must', 0)} musts "
+              f"(key {cal.drawn.key}; calibration-sample.json)")
     if not cal.self_agreement.empty:
         must = cal.self_agreement.set_index("item_type").loc["must"]
         print(f"self-agreement: {must['unanimous']} of {must['n_items']} musts unanimous over {args.repeat} "

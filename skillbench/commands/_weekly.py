@@ -49,6 +49,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_executor_args(p)
     add_wait_arg(p)
     add_allow_dirty_arg(p)
+    p.add_argument("--generalization", action="store_true",
+                   help="also run the held-out prompts of the week's families (with-skill and no-skill, a week of "
+                        "their own in RUN_DIR/_heldout/, never in the lift, gate or history) before the scorecard, "
+                        "which then shows the lift on scored prompts, on held-out ones and their gap; each use is "
+                        "recorded in SUITE_DIR/heldout-uses.csv")
     p.add_argument("--quiet", action="store_true",
                    help="do not relay the notebooks' output to the terminal (stage and progress lines still show)")
     p.set_defaults(func=run)
@@ -124,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         reports_dir=Path(args.reports) if args.reports else REPORTS_DIR,
         weeks_dir=Path(args.out_dir) if args.out_dir else None, suite_overrides=suite_overrides(args),
         executor=args.executor, scheduler=args.scheduler or "", wait=args.wait, allow_dirty=args.allow_dirty,
+        generalization=args.generalization,
     )
     terminal = TerminalLines()
     opts.stream = None if args.quiet else terminal
@@ -138,8 +144,10 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
     if not result.ok:
         stage = result.failed_stage or "?"
-        print(f"skillbench weekly: stage {stage} failed: {result.state.get('error')}\n"
-              f"  executed notebook (failing cell marked): {result.report_dir / (stage + '.ipynb')}\n"
+        # the held-out week (--generalization) runs in this process: it has no notebook to point at
+        where = ("" if stage == "heldout" else
+                 f"  executed notebook (failing cell marked): {result.report_dir / (stage + '.ipynb')}\n")
+        print(f"skillbench weekly: stage {stage} failed: {result.state.get('error')}\n{where}"
               f"  rerun the same command (run key {result.run_key}) to resume", file=sys.stderr)
     print(result.index)
     return 0 if result.ok else 1

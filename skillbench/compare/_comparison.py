@@ -23,7 +23,7 @@ from pathlib import Path
 
 from skillbench.arms import ArmPair, version_arm
 from skillbench.compare._changes import Changes, discover_changes, suite_relative
-from skillbench.ledgers import CONFIG_FILE, SKILL_FILE, VERSIONS_DIR
+from skillbench.ledgers import CONFIG_FILE, HELDOUT_DIR, SKILL_FILE, VERSIONS_DIR
 from skillbench.suite import (
     HEAD,
     PreflightReport,
@@ -71,10 +71,13 @@ class ComparedWeek:
     run_key: str
     run_dir: Path
     new: bool = False
+    pair_only: bool = False  # a held-out week: only the pair its lift compares (no-skill is no lift's arm there)
 
     @property
     def conditions(self) -> list[str]:
-        return [NO_SKILL, self.arms.treatment] if self.new else [NO_SKILL, self.arms.control, self.arms.treatment]
+        if self.new or self.pair_only:
+            return list(dict.fromkeys([self.arms.control, self.arms.treatment]))
+        return [NO_SKILL, self.arms.control, self.arms.treatment]
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,30 @@ class Comparison:
             out.append(ComparedWeek(families, suite, arms, versions, f"{self.run_key}-new" if new else self.run_key,
                                     folder, new))
         return out
+
+
+def heldout_week(week: ComparedWeek) -> ComparedWeek | None:
+    """The held-out prompts of ``week``'s families, run in the pair of arms its lift compares (head and base; head
+    and no-skill for a new family) as a week of their own below it (``<week>/_heldout/``, run key
+    ``<week's>-heldout``); None when those families have none. The no-skill reference arm is left out: no lift
+    reads it, and it would cost a third more runs.
+
+    Held out by construction: the scored week's ledgers, gate and scorecard never see these runs. Inside their own
+    week the prompts are planned like scored ones (generation plans only scored prompts), which is the one place
+    they are.
+    """
+    keep = set(week.families)
+    held = [dataclasses.replace(p, heldout=False) for p in week.suite.prompts if p.heldout and p.family in keep]
+    if not held:
+        return None
+    return ComparedWeek(week.families, dataclasses.replace(week.suite, prompts=held), week.arms, week.versions,
+                        f"{week.run_key}-heldout", Path(week.run_dir) / HELDOUT_DIR, week.new, pair_only=True)
+
+
+def heldout_prompts(suite: Suite, families: list[str]) -> list[tuple[str, str]]:
+    """``(family, prompt)`` of every held-out prompt of ``families``, in the suite's order."""
+    keep = set(families)
+    return [(p.family, p.name) for p in suite.prompts if p.heldout and p.family in keep]
 
 
 def run_key_for(base_commit: str, head_commit: str, diff: str = "") -> str:

@@ -39,15 +39,19 @@ def read_results(run_dir: str | Path) -> CompareResults:
 
 def comparison_frames(run_dir: str | Path) -> dict[str, Any]:
     """The notebook's frames: ``verdicts``, ``prompt_lift`` (per model × prompt: base, head, ``d`` = head − base),
-    ``votes`` (one per family × model × prompt) and ``health``; ``results`` is the :class:`CompareResults`."""
+    ``votes`` (one per family × model × prompt), ``health`` and ``generalization`` (per family × model: the scored
+    and held-out lifts and their gap; empty without ``--generalization``); ``results`` is the
+    :class:`CompareResults`."""
     from skillbench.ledgers import RUN_FILE, load_week
     from skillbench.scorecard import collapse_votes
     from skillbench.weekly import scorecard_week
 
     results = read_results(run_dir)
     verdicts = pd.DataFrame([v.model_dump() for v in results.verdicts])
+    g = results.generalization
     frames: dict[str, Any] = {"results": results, "verdicts": verdicts,
-                              "health": pd.Series(results.health.model_dump(), name="value").to_frame()}
+                              "health": pd.Series(results.health.model_dump(), name="value").to_frame(),
+                              "generalization": pd.DataFrame([r.model_dump() for r in g.records] if g else [])}
     if not results.verdicts:
         frames |= {"prompt_lift": pd.DataFrame(columns=["model", "prompt", "base", "head", "d"]),
                    "votes": pd.DataFrame(columns=["skill_family", "model", "prompt", "vote"])}

@@ -87,6 +87,11 @@ def _decision(results: CompareResults) -> list[str]:
     invalid = invalid_lines(frame)
     if invalid:
         lines += ["No verdict on the skill for these — fix the measurement first:", *invalid, ""]
+    g = results.generalization
+    tuned = [f"{md_text(r.skill_family)} × {md_text(r.model)}" for r in g.records if r.flagged] if g else []
+    if tuned:  # report-only, beside the verdicts: never a verdict, never --fail-on
+        lines += [f"⚠️ **May be tuned to the test**: {', '.join(tuned)} — the scored prompts lift and the held-out "
+                  "ones do not (see “Generalization: held-out prompts”; report-only, the verdicts stand).", ""]
     return lines
 
 
@@ -152,6 +157,7 @@ def render_compare(results: CompareResults, *, tables: StimulusTables | None = N
         lines += [part for line in error_control_lines(results) for part in (line, "")]
         lines += noise_floor_lines(results)
     lines += ownership_lines(ownership)
+    lines += generalization_lines(results)
     if results.notes:  # said before any run: where the config came from, which family can never pass
         lines += ["## Before the runs", "", *(f"- {md_text(note)}" for note in results.notes), ""]
     lines += health_section(results)
@@ -224,11 +230,72 @@ def render_compare_comment(results: CompareResults, *, full_report: str, tables:
     if results.verdicts and not rows:
         parts += ["Every changed family × model Improved.", ""]
     parts += ownership_lines(ownership, level="###", note=False)
+    parts += generalization_lines(results, level="###", brief=True)
     c = results.changes
     if c.added:
         parts += [f"New at the head ({NEW_FAMILY}): {', '.join(md_text(f) for f in c.added)}", ""]
     parts += [f"Full report: {md_code(full_report)} (every stimulus and contract, health, what changed)."]
     return capped_page(parts, full_report=full_report)
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "n/a" if low is None or high is None else f"[{signed(low)}, {signed(high)}]"
+
+
+def _lift(value: float | None) -> str:
+    return "n/a" if value is None else signed(value)
+
+
+def generalization_lines(results: CompareResults, *, level: str = "##", brief: bool = False) -> list[str]:
+    """The held-out check (``--generalization``): per family × model the scored lift, the held-out lift and their
+    gap with its interval, the reading, the rule, and the held-out prompts' wear. ``brief`` (the comment): only
+    the flagged records, the described-only ones and the wear warning. Nothing without the option."""
+    g = results.generalization
+    if g is None:
+        return []
+    lines = [f"{level} Generalization: held-out prompts", ""]
+    if not brief:
+        lines += ["Asked for with `--generalization`: the changed families' held-out prompts ran in the pair of arms "
+                  "the lift compares, in a week of their own, judged by the same rubric judge — never part of the "
+                  "verdicts above, the gate or any history. Held-out prompts are validated and never run unless "
+                  "asked; this use is recorded.", ""]
+    if not g.records:
+        return lines + ["No changed family was run: nothing to check.", ""]
+    rows = []
+    for r in g.records:
+        if brief and not (r.flagged or not r.tested):
+            continue
+        reading = f"⚠️ **{r.reading}**" if r.flagged else md_text(r.reading)
+        rows.append([md_text(r.skill_family), md_text(r.model),
+                     f"{_lift(r.scored_lift)} {_interval(r.scored_low, r.scored_high)} (n={r.n_scored})",
+                     f"{_lift(r.heldout_lift)} {_interval(r.heldout_low, r.heldout_high)} (n={r.n_heldout})",
+                     f"{_lift(r.gap)} " + (_interval(r.gap_low, r.gap_high) if r.tested else "(not tested)"),
+                     reading])
+    if rows:
+        lines += [md_table(["skill family", "model", "scored lift (head − base)", "held-out lift", "gap", "reading"],
+                           rows), ""]
+    elif brief:
+        lines += ["No family × model is flagged “may be tuned to the test”.", ""]
+    small = sorted({r.skill_family for r in g.records if not r.tested})
+    if small:
+        lines += [f"Fewer than {MIN_STIMULI} held-out prompts (or 2 scored ones): the gap of "
+                  f"{', '.join(md_text(f) for f in small)} is described only — never tested nor flagged; add "
+                  "held-out prompts to test it.", ""]
+    if g.worn:
+        shown = ", ".join(f"{md_text(w.prompt)} ({w.decisions})" for w in g.worn[:10])
+        more = f" and {len(g.worn) - 10} more" if len(g.worn) > 10 else ""
+        lines += [f"⚠️ **Worn held-out prompts**: {shown}{more} have informed more than {g.wear_limit} decisions "
+                  "(`[suite] heldout_wear`): edits were judged against them, so they no longer measure "
+                  "generalization — write fresh held-out prompts.", ""]
+    if not brief:
+        lines += [f"- Rule: {md_text(g.rule)}.", f"- Intervals: {md_text(g.interval)}.",
+                  f"- Use record: {md_text(g.record)}."]
+        lines += [*([f"- Held-out runs: {g.runs}."] if g.runs else []), ""]
+    elif not g.complete:
+        lines += [f"- Held-out runs: {g.runs}.", ""]
+    elif g.record.startswith("the held-out use record could not be read"):
+        lines += [f"- {md_text(g.record)}", ""]
+    return lines
 
 
 def health_section(results: CompareResults) -> list[str]:

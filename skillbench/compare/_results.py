@@ -87,6 +87,51 @@ class Health(_Strict):
     commit_mismatches: list[str] = Field(description="runs whose skills came from another commit than declared")
 
 
+class GapRecord(_Strict):
+    """One changed family × model of the generalization check (:mod:`skillbench.compare._generalization`)."""
+
+    skill_family: str
+    model: str
+    n_scored: int = Field(ge=0, description="preference-eligible scored prompts paired in both arms")
+    scored_lift: float | None = Field(description="mean head − base must coverage over them (paired per prompt)")
+    scored_low: float | None = Field(description="its 95 % paired t interval; null below two prompts")
+    scored_high: float | None
+    n_heldout: int = Field(ge=0, description="held-out prompts paired in both arms")
+    heldout_lift: float | None = Field(description="mean head − base must coverage over them (paired per prompt)")
+    heldout_low: float | None
+    heldout_high: float | None
+    gap: float | None = Field(description="scored lift − held-out lift")
+    gap_se: float | None = Field(description="√(SE_scored² + SE_heldout²)")
+    gap_df: float | None = Field(description="Welch–Satterthwaite degrees of freedom (null when both SEs are 0)")
+    gap_low: float | None = Field(description="the gap's 95 % Welch t interval")
+    gap_high: float | None
+    tested: bool = Field(description="enough held-out prompts (≥ 5) and scored ones (≥ 2) to test the gap")
+    flagged: bool = Field(description="may be tuned to the test (the rule in `rule`)")
+    reading: Literal["may be tuned to the test", "generalizes", "no sign of tuning", "described only"]
+
+
+class WornPrompt(_Strict):
+    prompt: str
+    decisions: int = Field(ge=0, description="distinct decisions (run keys) it has informed, this one counted")
+
+
+class Generalization(_Strict):
+    """What ``--generalization`` ran and found; absent from a comparison run without it."""
+
+    run_dirs: list[str] = Field(description="the held-out weeks (RUN_DIR/_heldout/, and _new/_heldout/)")
+    prompts: list[str] = Field(description="the held-out prompts run")
+    records: list[GapRecord]
+    rule: str = Field(description="the flag's rule, exactly")
+    interval: str = Field(description="which intervals the lifts and the gap carry")
+    wear_limit: int = Field(ge=1, description="[suite] heldout_wear: decisions a held-out prompt may inform")
+    worn: list[WornPrompt] = Field(description="this use's prompts past the wear limit")
+    record: str = Field(description="the suite's held-out use record: where, and what this use added, or why it "
+                        "could not be read (then the wear is unknown)")
+    runs: str = Field(default="", description="the held-out weeks' runs: expected, written, and whether every "
+                      "planned run is accounted for")
+    complete: bool = Field(default=True, description="every planned held-out run is accounted for")
+
+
 class CompareResults(_Strict):
     """The whole result of ``skillbench compare``."""
 
@@ -107,6 +152,8 @@ class CompareResults(_Strict):
                                    "verdicts accumulated into a false-pass rate with its exact interval, among "
                                    "weeks of this comparison's endpoint kind; empty without such a record")
     health: Health
+    generalization: Generalization | None = Field(default=None, description="the held-out prompts' check "
+                                                  "(compare --generalization); null when not asked")
     fail_on: Literal["regression", "no-improvement"] | None = None
     exit_code: int = Field(ge=0, le=1, description="what --fail-on made of the verdicts")
 

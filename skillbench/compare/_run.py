@@ -28,9 +28,27 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from skillbench.compare._comparison import COMPARE_DIR, ComparedWeek, Comparison, plan_comparison, run_key_for
+from skillbench.compare._comparison import (
+    COMPARE_DIR,
+    ComparedWeek,
+    Comparison,
+    heldout_prompts,
+    heldout_week,
+    plan_comparison,
+    run_key_for,
+)
 from skillbench.compare._report import render_compare, render_compare_comment
-from skillbench.compare._results import Arms, ChangeSet, CompareResults, FamilyVerdict, Health, Version
+from skillbench.compare._results import (
+    Arms,
+    ChangeSet,
+    CompareResults,
+    FamilyVerdict,
+    GapRecord,
+    Generalization,
+    Health,
+    Version,
+    WornPrompt,
+)
 from skillbench.compare._verdicts import commit_mismatches, compare_verdicts, exit_code
 from skillbench.ledgers import COMPARE_COMMENT_FILE, VERSIONS_DIR, atomic_write_text
 from skillbench.scorecard import StimulusTables, stimulus_tables
@@ -114,6 +132,7 @@ class CompareOptions:
     fail_on: str | None = None
     judge_model: str = ""  # "": the default judge
     suite: SuiteOverrides = dataclasses.field(default_factory=SuiteOverrides)
+    generalization: bool = False  # also run the changed families' held-out prompts (recorded; never scored)
 
 
 def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntime) -> CompareOutcome:
@@ -139,9 +158,11 @@ def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntim
     ownership = changed_ownership(comp)  # report-only: said here and under the verdicts, never a verdict
     for overlap in ownership.overlaps:
         log(f"compare: {overlap}")
+    record = checked_record(comp) if o.generalization else None  # a damaged or reset use record refuses here
     run_dir.mkdir(parents=True, exist_ok=True)
     models = list(o.models) or list(comp.suite.config.run.models)
     weeks = comp.weeks(run_dir)
+    held = HeldoutPlan.of(comp, weeks, record, log) if record is not None else None
     if not comp.changes.families:
         log(f"compare: no skill family or prompt differs between {o.base} and {o.head}: nothing to run")
         return write_outcome(comp, run_dir, [], fail_on=o.fail_on, models=models, ownership=ownership)
@@ -158,12 +179,166 @@ def compare(suite_dir: str | Path, options: CompareOptions, runtime: StageRuntim
         for week in weeks:
             _generate(week, o, shared)
             _judge(week.run_dir, o, shared)
+        if held is not None:  # after the scored weeks, which never wait on (nor see) the held-out runs
+            held.run(comp, o, shared)
     from skillbench.runtime import PassContext
     from skillbench.weekly import scorecard_week
 
     ctx = PassContext(wait=runtime.wait, holder="skillbench compare")
     cards = [(week, scorecard_week(week.run_dir, write=True, ctx=ctx)) for week in weeks]
-    return write_outcome(comp, run_dir, cards, fail_on=o.fail_on, models=models, ownership=ownership)
+    general = held.result(comp, cards, models) if held is not None else None
+    return write_outcome(comp, run_dir, cards, fail_on=o.fail_on, models=models, ownership=ownership,
+                         generalization=general)
+
+
+@dataclass
+class HeldoutPlan:
+    """``--generalization``: the held-out weeks beside the scored ones, and the suite's use record.
+
+    Attributes:
+        weeks: each held-out week (:func:`skillbench.compare._comparison.heldout_week`) of a scored week.
+        prompts: ``(family, prompt)`` of every held-out prompt run.
+        record: the suite's ``heldout-uses.csv``.
+        added: rows this use appended to it (0 on a rerun of the same comparison).
+    """
+
+    weeks: list[ComparedWeek]
+    prompts: list[tuple[str, str]]
+    record: Path
+    added: int = 0
+
+    @classmethod
+    def of(cls, comp: Comparison, weeks: Sequence[ComparedWeek], record: Path, log: Any) -> HeldoutPlan:
+        """Plan the held-out weeks of ``weeks`` (``record``: the use record, :func:`checked_record`'s)."""
+        held = [h for h in (heldout_week(w) for w in weeks) if h is not None]
+        prompts = heldout_prompts(comp.suite, [f for w in weeks for f in w.families])
+        families = sorted({f for f, _ in prompts})
+        log(f"compare: --generalization: {len(prompts)} held-out prompt(s) of {', '.join(families) or 'no family'} "
+            "run in the pair of arms the lift compares, in a week of their own (_heldout/), never in the scored "
+            "numbers; the use is "
+            f"recorded in {record}")
+        return cls(held, prompts, record)
+
+    def run(self, comp: Comparison, o: CompareOptions, runtime: StageRuntime) -> None:
+        """Record the use (before the runs: a prompt run has been seen), then generate and grade each week."""
+        from skillbench.ledgers import record_heldout_use
+
+        if self.prompts:
+            self.added = record_heldout_use(self.record, command="skillbench compare --generalization",
+                                            run_key=comp.run_key, prompts=self.prompts,
+                                            base_commit=comp.base.commit, head_commit=comp.head.commit)
+        for week in self.weeks:
+            _generate(week, o, runtime)
+            _judge(week.run_dir, o, runtime, pairs=False)
+
+    def result(self, comp: Comparison, cards: Cards, models: Sequence[str]) -> Generalization:
+        """The gap per family × model, the rule, and the held-out prompts' wear."""
+        from skillbench.ledgers import LedgerError, heldout_decisions, load_week, read_heldout_uses
+        from skillbench.scorecard import (
+            INTERVAL,
+            RULE,
+            family_differences,
+            gap_table,
+            prompt_rep_scores,
+            prompt_scores,
+            worn,
+        )
+
+        eligible = [p.name for p in comp.suite.preference_eligible_prompts]
+        names = [p for _, p in self.prompts]
+        scored = [family_differences(card.data.prompts, card.data.pair, eligible) for _, card in cards]
+        heldout, expected, written, complete = [], 0, 0, True
+        for week in self.weeks:
+            if week.run_dir.is_dir():
+                ledgers = load_week(week.run_dir)
+                heldout.append(family_differences(prompt_scores(prompt_rep_scores(ledgers.scores)), ledgers.arms,
+                                                  names))
+                rec = ledgers.reconciliation
+                expected += rec.expected if rec else 0
+                written += rec.written if rec else 0
+                complete = complete and bool(rec and rec.is_complete)
+            else:
+                complete = False
+        families = [f for week, _ in cards for f in week.families]
+        seen = [str(m) for _, card in cards for m in card.data.models]
+        table = gap_table(_concat(scored), _concat(heldout), families, list(dict.fromkeys(seen)) or list(models))
+        limit = int(comp.suite.config.suite.heldout_wear)
+        try:
+            decisions = heldout_decisions(read_heldout_uses(self.record))
+        except LedgerError as exc:
+            worn_now, record = [], f"the held-out use record could not be read, so their wear is unknown: {exc}"
+        else:
+            worn_now = worn(decisions, names, limit)
+            added = (f"added {self.added} row(s)" if self.added
+                     else "was already recorded (a rerun of the same comparison)")
+            most = max((int(decisions.get(p, 0)) for p in names), default=0)
+            record = (f"{self.record}: this use {added}; its {len(names)} held-out prompt(s) have informed at most "
+                      f"{most} decision(s), the limit is {limit}")
+        return Generalization(
+            run_dirs=[str(w.run_dir) for w in self.weeks], prompts=names,
+            records=[GapRecord(**{k: _number(v) if isinstance(v, float) else v for k, v in row.items()})
+                     for row in table.to_dict("records")],
+            rule=RULE, interval=INTERVAL, wear_limit=limit,
+            worn=[WornPrompt(prompt=p, decisions=n) for p, n in worn_now], record=record, complete=complete,
+            runs=f"expected {expected} · written {written} — " + ("complete" if complete else "**INCOMPLETE**: the "
+                                                                  "held-out lifts rest on fewer runs; rerun to resume"))
+
+
+def checked_record(comp: Comparison) -> Path:
+    """The suite's held-out use record, checked before anything is written.
+
+    Raises:
+        CompareError: it is damaged, or the head's copy does not extend the base's (one line: repair it; the record
+            is never reset).
+    """
+    from skillbench.compare._comparison import CompareError
+    from skillbench.ledgers import LedgerError, heldout_uses_path, read_heldout_uses
+
+    record = heldout_uses_path(suite_home(comp))
+    try:
+        uses = read_heldout_uses(record)
+    except LedgerError as exc:
+        raise CompareError(f"--generalization: {exc}") from exc
+    rewritten = rewritten_since_base(comp, record, uses)
+    if rewritten:  # the pull request under review may not reset the wear of the prompts it is judged on
+        raise CompareError(f"--generalization: {rewritten}")
+    return record
+
+
+def rewritten_since_base(comp: Comparison, record: Path, uses: pd.DataFrame) -> str:
+    """One line when the working tree's use record does not extend the base commit's copy (rows removed or
+    rewritten: an append-only record reset), else "" (also when the base has no record to compare with)."""
+    import io
+
+    from skillbench.ledgers import HELDOUT_USE_COLUMNS, HELDOUT_USES_FILE
+    from skillbench.suite import git
+
+    rel = (Path(comp.repo.rel) / HELDOUT_USES_FILE).as_posix()
+    try:
+        text = str(git(comp.repo.repo, "show", f"{comp.base.commit}:{rel}"))
+        base = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (VersionError, ValueError):
+        return ""  # no record at the base (or none readable there): nothing it could have lost
+    columns = list(HELDOUT_USE_COLUMNS)
+    if list(base.columns) == columns and len(uses) >= len(base) and uses.iloc[:len(base)].reset_index(
+            drop=True).equals(base.reset_index(drop=True)):
+        return ""
+    return (f"{record}: does not extend its copy at the base {comp.base.ref} ({len(base)} row(s)): recorded uses were "
+            f"removed or rewritten — restore them (git checkout {comp.base.commit[:12]} -- {rel}); the record is "
+            "append-only")
+
+
+def suite_home(comp: Comparison) -> Path:
+    """The suite's folder in the repository's working tree (a head materialized elsewhere keeps its records
+    here)."""
+    return comp.repo.repo / comp.repo.rel
+
+
+def _concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame(columns=["model", "prompt", "skill_family", "d"])
+    return pd.concat(frames, ignore_index=True)
 
 
 def _working_tree(suite_dir: str | Path, o: CompareOptions) -> Any:
@@ -195,10 +370,10 @@ def _generate(week: ComparedWeek, o: CompareOptions, runtime: StageRuntime) -> d
     return run_generation(week.suite, opts, runtime.context(seed=o.seed, suite=week.suite))
 
 
-def _judge(run_dir: Path, o: CompareOptions, runtime: StageRuntime) -> None:
+def _judge(run_dir: Path, o: CompareOptions, runtime: StageRuntime, *, pairs: bool = True) -> None:
     """The identifiers pass (as the weekly judging stage: deterministic evidence first), the rubric judge, then the
-    pairwise judge, under one lock. A judge failure is not raised: the verdicts read it as ``INVALID_INCONCLUSIVE
-    (judge_errors)`` and a rerun retries it."""
+    pairwise judge (``pairs``; a held-out week has no gate to vote in), under one lock. A judge failure is not
+    raised: the verdicts read it as ``INVALID_INCONCLUSIVE (judge_errors)`` and a rerun retries it."""
     from skillbench.identifiers import IdentifierOptions
     from skillbench.judge import JudgeOptions, resolve_judge_model
     from skillbench.ledgers import run_dir_lock
@@ -209,7 +384,8 @@ def _judge(run_dir: Path, o: CompareOptions, runtime: StageRuntime) -> None:
     with run_dir_lock(run_dir, command="skillbench compare", wait=runtime.wait, log=runtime.log):
         runtime.log(identifiers_week(run_dir, IdentifierOptions(), ctx).line())
         grade_week(run_dir, opts, ctx)
-        pair_week(run_dir, opts, ctx)
+        if pairs:
+            pair_week(run_dir, opts, ctx)
 
 
 Cards = Sequence[tuple[ComparedWeek, Any]]  # each week run, with its scorecard
@@ -328,10 +504,13 @@ def changed_ownership(comp: Comparison) -> Ownership:
 
 
 def write_outcome(comp: Comparison, run_dir: Path, cards: Cards, *, fail_on: str | None,
-                  models: Sequence[str] = (), ownership: Ownership | None = None) -> CompareOutcome:
+                  models: Sequence[str] = (), ownership: Ownership | None = None,
+                  generalization: Generalization | None = None) -> CompareOutcome:
     """Write ``results.json``, ``compare.md`` and ``compare-comment.md`` (each atomically) and say where they are;
-    ``ownership``: the changed families' rubric ownership, said under the verdicts (report-only)."""
+    ``ownership``: the changed families' rubric ownership, said under the verdicts (report-only);
+    ``generalization``: the held-out check, when asked (its own section; the verdicts never read it)."""
     results = build_results(comp, run_dir, cards, fail_on=fail_on, models=models)
+    results = results.model_copy(update={"generalization": generalization})
     results_path, report_path = run_dir / RESULTS_FILE, run_dir / COMPARE_REPORT_FILE
     atomic_write_text(results_path, results.model_dump_json(indent=2) + "\n")
     scorecard = next((card.path for _, card in cards if card.path), "")

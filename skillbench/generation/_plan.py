@@ -8,7 +8,7 @@ of a trigger eval set) runs only in ``with-skill``: it measures trigger recall, 
 The opt-in arms plan like ``no-skill``: ``aa`` is a second no-skill arm, and ``placebo`` (the family's placebo,
 :mod:`skillbench.suite._placebo`) lists the real name and description, so it triggers like the skill and a dormancy
 run of it would repeat the with-skill arm's false-trigger measurement while saying nothing about the content.
-Held-out prompts are never planned.
+Held-out prompts are never planned here (``--generalization`` plans them in a week of their own).
 The order is shuffled across arms so that a time-varying API cannot bias one arm.
 """
 

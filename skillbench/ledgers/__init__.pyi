@@ -15,6 +15,7 @@ from ._checks import (
 from ._columns import (
     CALIBRATION_KEY_COLUMNS as CALIBRATION_KEY_COLUMNS,
     CHECKS_COLUMNS as CHECKS_COLUMNS,
+    HELDOUT_USE_COLUMNS as HELDOUT_USE_COLUMNS,
     HISTORY_COLUMNS as HISTORY_COLUMNS,
     HISTORY_CONTROL_COLUMNS as HISTORY_CONTROL_COLUMNS,
     HISTORY_ENDPOINT_COLUMNS as HISTORY_ENDPOINT_COLUMNS,
@@ -38,6 +39,7 @@ from ._files import (
     CALIBRATION_GRADES_FILE as CALIBRATION_GRADES_FILE,
     CALIBRATION_HTML as CALIBRATION_HTML,
     CALIBRATION_MD as CALIBRATION_MD,
+    CALIBRATION_SAMPLE_FILE as CALIBRATION_SAMPLE_FILE,
     CHECKS_FILE as CHECKS_FILE,
     COMPARE_COMMENT_FILE as COMPARE_COMMENT_FILE,
     CONFIG_FILE as CONFIG_FILE,
@@ -47,6 +49,9 @@ from ._files import (
     FIXTURES_DIR as FIXTURES_DIR,
     GOLD_DIR as GOLD_DIR,
     GOLD_FILE as GOLD_FILE,
+    HELDOUT_DIR as HELDOUT_DIR,
+    HELDOUT_USE_FILE as HELDOUT_USE_FILE,
+    HELDOUT_USES_FILE as HELDOUT_USES_FILE,
     HISTORY_CONTROLS_FILE as HISTORY_CONTROLS_FILE,
     HISTORY_CONTROLS_SUFFIX as HISTORY_CONTROLS_SUFFIX,
     HISTORY_ENDPOINTS_SUFFIX as HISTORY_ENDPOINTS_SUFFIX,
@@ -111,6 +116,14 @@ from ._files import (
     TRUTH_FILE as TRUTH_FILE,
     VERSIONS_DIR as VERSIONS_DIR,
     WEEKLY_DIR as WEEKLY_DIR,
+)
+from ._heldout import (
+    heldout_decisions as heldout_decisions,
+    heldout_uses_path as heldout_uses_path,
+    read_heldout_use as read_heldout_use,
+    read_heldout_uses as read_heldout_uses,
+    record_heldout_use as record_heldout_use,
+    write_heldout_use as write_heldout_use,
 )
 from ._history_sidecars import (
     csv_records as csv_records,
@@ -230,6 +243,7 @@ from ._week import (
     pass_record_or_empty as pass_record_or_empty,
     read_calibration as read_calibration,
     read_calibration_grades as read_calibration_grades,
+    read_calibration_sample as read_calibration_sample,
     read_consolidation as read_consolidation,
     read_decision as read_decision,
     read_judge_costs as read_judge_costs,

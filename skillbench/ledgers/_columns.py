@@ -97,6 +97,11 @@ HISTORY_PROMPT_COLUMNS: tuple[str, ...] = ("run_key", "model", "prompt", "d")
 HISTORY_CONTROL_COLUMNS: tuple[str, ...] = ("run_key", "window_end", "endpoint", "model", "skill_family", "control",
                                             "state", "reason")
 
+# heldout-uses.csv: one row per held-out prompt per use (a comparison or a week run with --generalization);
+# run_key names the decision (compare-<base>-<head> or the week's key), base/head_commit the edit (empty for a week).
+HELDOUT_USE_COLUMNS: tuple[str, ...] = ("used_at", "command", "run_key", "base_commit", "head_commit",
+                                        "skill_family", "prompt")
+
 # trigger-f1.csv: one row per skill family, its measured triggering (skillbench.quality._trigger_f1 writes it).
 TRIGGER_F1_COLUMNS: tuple[str, ...] = (
     "family", "should_n", "should_not_n", "tp", "fn", "fp", "tn", "precision", "recall", "f1", "unread_plugin_runs",

@@ -27,6 +27,9 @@ HISTORY_PROMPTS_SUFFIX = ".prompts.csv"  # <history stem>.prompts.csv
 HISTORY_PROMPTS_FILE = "scorecard-history" + HISTORY_PROMPTS_SUFFIX
 HISTORY_CONTROLS_SUFFIX = ".controls.csv"  # <history stem>.controls.csv
 HISTORY_CONTROLS_FILE = "scorecard-history" + HISTORY_CONTROLS_SUFFIX
+# Every use of the suite's held-out prompts (compare/weekly --generalization), appended, never rewritten: how many
+# decisions each held-out prompt has informed (they wear out); ledgers._heldout reads and appends it.
+HELDOUT_USES_FILE = "heldout-uses.csv"  # SUITE_DIR/heldout-uses.csv
 
 # -- a run directory (one week) -----------------------------------------------------------------------------
 PLAN_FILE = "plan.csv"  # generate: every planned run, written before the first run
@@ -46,6 +49,7 @@ PAIRS_FILE = "pairs.csv"  # judge-pairs: one row per (prompt, model, rep)
 CALIBRATION_FILE = "calibration.csv"  # calibrate: agreement statistics
 CALIBRATION_GRADES_FILE = "calibration-grades.csv"  # calibrate: every grading, tidy
 CALIBRATION_MD = "calibration.md"  # calibrate: the report
+CALIBRATION_SAMPLE_FILE = "calibration-sample.json"  # calibrate: how its runs were drawn (key, nonce, looks, n of N)
 LABELS_FILE = "labels.csv"  # labels export: the sheet people fill in
 PAIRWISE_BIAS_FILE = "pairwise-bias.csv"  # calibrate: the pairwise judge's position and length bias, with intervals
 SENTINEL_GRADES_FILE = "sentinel-grades.csv"  # calibration stage: the week's judge on the frozen gold set, tidy
@@ -91,6 +95,8 @@ COST_PARTS_FILE = "judge_cost.json"  # judge: spend per judge (rubric, pairs)
 # -- folders generation keeps beside the runs ---------------------------------------------------------------
 ASIDE_DIR = "_aside"  # partial run folders moved aside on resume
 VERSIONS_DIR = "_versions"  # a version arm's files, git-archived per commit (skillbench.suite._versions)
+HELDOUT_DIR = "_heldout"  # --generalization: the held-out prompts' runs, a week of their own below the scored one
+HELDOUT_USE_FILE = "heldout-use.json"  # RUN_DIR/_heldout/: which held-out prompts this pass ran, their recorded wear
 PLACEBO_DIR = "_placebo"  # one folder per generated placebo (skillbench.suite._placebo); never a run folder
 TMP_PREFIX = ".tmp-"  # a run folder being written
 

@@ -15,6 +15,7 @@ from skillbench.ledgers._columns import CALIBRATION_KEY_COLUMNS, PLAN_COLUMNS, R
 from skillbench.ledgers._files import (
     CALIBRATION_FILE,
     CALIBRATION_GRADES_FILE,
+    CALIBRATION_SAMPLE_FILE,
     CHECKS_FILE,
     CONSOLIDATION_FILE,
     DECISION_FILE,
@@ -351,6 +352,25 @@ def read_calibration(run_dir: str | Path) -> pd.DataFrame | None:
     _require(table, path, CALIBRATION_KEY_COLUMNS)
     table["rater_b"] = table["rater_b"].fillna("")
     return table
+
+
+def read_calibration_sample(run_dir: str | Path) -> dict[str, Any] | None:
+    """``calibration-sample.json``: how calibration drew the runs it graded again (sample key, run key, seed,
+    nonce; after a calibration also the looks, runs and items n of N); ``None`` when the week has none (every
+    calibration before the sample, or none yet).
+
+    Raises:
+        LedgerError: not a JSON object, or a ``nonce`` that is not a short hex string.
+    """
+    path = Path(run_dir) / CALIBRATION_SAMPLE_FILE
+    if not path.is_file():
+        return None
+    fix = "delete it and calibrate again (a new sample is drawn)"
+    data = read_json_object(path, fix=fix) or {}
+    nonce = data.get("nonce")
+    if not isinstance(nonce, str) or not nonce or len(nonce) > 64 or any(c not in "0123456789abcdef" for c in nonce):
+        raise LedgerError(f"{path}: field 'nonce' must be a hex string — {fix}")
+    return data
 
 
 def read_calibration_grades(run_dir: str | Path) -> pd.DataFrame | None:

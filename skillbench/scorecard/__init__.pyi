@@ -36,6 +36,21 @@ from ._gate import (
     collapse_votes as collapse_votes,
     preference_gate as preference_gate,
 )
+from ._generalization import (
+    GAP_COLUMNS as GAP_COLUMNS,
+    INTERVAL as INTERVAL,
+    MIN_HELDOUT as MIN_HELDOUT,
+    RULE as RULE,
+    Gap as Gap,
+    Lift as Lift,
+    WeekGeneralization as WeekGeneralization,
+    family_differences as family_differences,
+    gap_row as gap_row,
+    gap_table as gap_table,
+    generalization_markdown as generalization_markdown,
+    week_generalization as week_generalization,
+    worn as worn,
+)
 from ._history import (
     HistoryError as HistoryError,
     WeekOverWeek as WeekOverWeek,

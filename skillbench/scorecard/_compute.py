@@ -18,8 +18,9 @@ Scope rules: the lift is the week's pair, treatment − control (:class:`skillbe
 ``arms``: with-skill − no-skill for a weekly run, ``with-skill@HEAD − with-skill@BASE`` for ``skillbench
 compare``, whose no-skill reference arm is graded and shown but never part of the lift); plugin-arm runs never
 enter the lift (their cells appear in the per-cell table as telemetry); dormancy prompts are never lift-scored
-(they feed trigger health and the activation contract); held-out prompts are never run, so they never appear. A
-comparison never reads or writes the week-over-week history (:func:`skillbench.scorecard._history.keeps_history`).
+(they feed trigger health and the activation contract); held-out prompts never appear: they run only in a week of
+their own (``_heldout/``, ``--generalization``), read for the generalization section alone. A comparison never
+reads or writes the week-over-week history (:func:`skillbench.scorecard._history.keeps_history`).
 
 Use :func:`write_scorecard` (what ``skillbench scorecard`` calls) or, in a notebook, :func:`scorecard_frames`
 for the tidy DataFrames behind every table.
@@ -49,6 +50,7 @@ from skillbench.scorecard import _history as hist, _objective as obj
 from skillbench.scorecard._controls import Controls, ScoringFrames, control_checks, control_history_rows
 from skillbench.scorecard._fabrication import Fabrication, fabrication_check
 from skillbench.scorecard._gate import invalid_family_rows, preference_gate
+from skillbench.scorecard._generalization import week_generalization
 from skillbench.scorecard._scoring import (
     cell_scores,
     cost_cells,
@@ -474,7 +476,9 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | hist.Week
         spend=_spend(manifest, scores, ledgers.judge_costs, graded_ids), timing=_timing(manifest), health=health,
         provenance=_provenance(manifest, scores, models), site_host=site or ledgers.site_host,
         n_resamples=n_resamples, seed=seed, incomplete_reasons=reasons, objective=objective,
-        extras={"dropped_pieces": ledgers.dropped_pieces, "calibration_error": calibration_error}, pair=pair,
+        extras={"dropped_pieces": ledgers.dropped_pieces, "calibration_error": calibration_error,
+                # --generalization: the held-out runs' own week beside this one, read apart (its own section)
+                "generalization": week_generalization(ledgers.run_dir, prompts, pair, models)}, pair=pair,
         simulation=simulation_check(read_truth(ledgers.run_dir) if endpoint == SIMULATED else None,
                                     Measured(coverage, lift, uncertainty, measured_gate, objective.get("transitions")),
                                     endpoint=endpoint, manifest=manifest, scores=scores, pair=pair,

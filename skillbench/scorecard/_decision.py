@@ -246,23 +246,25 @@ def _calibration_flag(calibration: pd.DataFrame | None) -> TrustFlag | None:
         return None
     share = f"{float(r['unanimity']) * 100:.1f} %" if not is_missing(r["unanimity"]) else "?"
     n = int(r["n_units"]) if not is_missing(r["n_units"]) else 0
+    week = r.get("population_units", float("nan"))  # absent before the sample (issue 34): every must was graded
+    of = f" sampled (of the week's {int(week):,})" if not is_missing(week) and int(week) > n else ""
     interval = span(r.get("unanimity_low", float("nan")), r.get("unanimity_high", float("nan")), 3)
     bar = f"{UNANIMOUS_MUSTS_BAR * 100:g} %"
     high = r.get("unanimity_high", float("nan"))
     if state == BAR_FAIL and not is_missing(high) and float(high) >= UNANIMOUS_MUSTS_BAR:
         # below the bar, but on too few musts to tell (18 musts: [0.727, 0.999]): a caveat, not a stop
         return TrustFlag("calibration_failed", AMBER,
-                         f"Judge calibration bar failed on too few musts to tell: {share} of {n:,} unanimous, 95 % "
+                         f"Judge calibration bar failed on too few musts to tell: {share} of {n:,}{of} unanimous, 95 % "
                          f"interval {interval} still reaches {bar} — grade more musts before trusting small lifts",
                          "calibration.html")
     if state == BAR_FAIL:
         return TrustFlag("calibration_failed", RED,
-                         f"Judge calibration bar failed: {share} of {n:,} musts unanimous"
+                         f"Judge calibration bar failed: {share} of {n:,} musts{of} unanimous"
                          + (f" (95 % interval {interval})" if interval else "")
                          + f", below the {bar} bar — the judge's grades are not stable enough to read small lifts",
                          "calibration.html")
     return TrustFlag("calibration_not_shown", AMBER,
-                     f"Judge calibration bar not shown: {share} of {n:,} musts unanimous, but the interval "
+                     f"Judge calibration bar not shown: {share} of {n:,} musts{of} unanimous, but the interval "
                      f"{interval} reaches below {bar} — grade more musts to decide", "calibration.html")
 
 

@@ -20,6 +20,7 @@ from skillbench.scorecard._compute import ScorecardData
 from skillbench.scorecard._controls import accumulated_controls, accumulated_text
 from skillbench.scorecard._decision import LEVEL_ICONS, decision_markdown, trust_flags, week_decision
 from skillbench.scorecard._fabrication import fabrication_markdown
+from skillbench.scorecard._generalization import with_generalization
 from skillbench.scorecard._inference import exact_f1_interval, rate_interval
 from skillbench.scorecard._labels import arm_names, arm_order
 from skillbench.scorecard._render_objective import objective_context
@@ -454,7 +455,8 @@ def render_markdown(d: ScorecardData) -> str:
         "snapshot_table": _snapshot_table(d), "prov": d.provenance,
         "floating": sorted({v for s in d.provenance["snapshots"].values() for v in s if not DATED.search(v)}),
     }
-    return _with_sentinel(d, _environment().get_template(TEMPLATE).render(**context))
+    markdown = _with_sentinel(d, _environment().get_template(TEMPLATE).render(**context))
+    return with_generalization(markdown, d.extras.get("generalization"))  # weekly/compare --generalization
 
 
 BANNERED_FLAGS = frozenset({"incomplete", "disagrees_with_truth", "sentinel_drift", "simulated"})

@@ -93,12 +93,14 @@ class Agent:
         """The installed version's gain (profile ``skill_versions``), keyed on the hub's listed description.
 
         1.0 when the hub is not listed (nothing says which version a fetched copy is) or its key has no entry.
+        A held-out prompt (the suite's held-out prefix or tag, as this endpoint's suite read it) takes the entry's
+        ``heldout_gain`` when it has one: how a version tuned to the scored prompts is scripted.
         """
         listed = self.listed_name(conv, spec) if self.versions else None
         if listed is None:
             return 1.0
         entry = self.versions.get(version_key(conv.listing[listed]))
-        return 1.0 if entry is None else entry.gain
+        return 1.0 if entry is None else entry.for_prompt(spec.heldout)
 
     def _u(self, run_id: str, *key: object) -> float:
         return draws.uniform(self.seed, "agent", run_id, *key)

@@ -174,6 +174,14 @@ class SkillVersion(BaseModel):
     gain: float = Field(default=1.0, allow_inf_nan=False,
                         description="multiplier of the skill's gain in context: 1 as the profiles say, 0 no "
                                     "better than no skill, -1 as much worse as the default is better")
+    heldout_gain: float | None = Field(
+        default=None, allow_inf_nan=False,
+        description="the gain for the suite's held-out prompts instead (None: gain): a version tuned to the scored "
+                    "prompts helps them and not the held-out ones, which `compare --generalization` must flag")
+
+    def for_prompt(self, heldout: bool) -> float:
+        """This version's gain for a prompt: ``heldout_gain`` for a held-out one when set, else ``gain``."""
+        return self.heldout_gain if heldout and self.heldout_gain is not None else self.gain
 
 
 VersionKey = Annotated[str, AfterValidator(_version_key)]

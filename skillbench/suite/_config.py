@@ -47,6 +47,9 @@ class SuiteSettings(BaseModel):
     heldout_prefixes: list[str] = Field(default_factory=list, description="name prefixes never scored")
     heldout_tags: list[str] = Field(default_factory=list, description="tags whose prompts are never scored (a "
                                     "dotnet stimulus's tags, `key=value` for a mapping)")
+    heldout_wear: int = Field(default=5, ge=1, description="decisions a held-out prompt may inform (runs asked "
+                              "for with --generalization, recorded in heldout-uses.csv) before the report warns "
+                              "that it is worn out")
 
 
 class RunSettings(BaseModel):

@@ -88,7 +88,8 @@ class WeeklyOptions:
         executor, scheduler: where generation, judging and calibration run: ``local`` (the kernels' threads) or
             ``dask`` (the workers of ``scheduler``'s cluster, "": a local cluster per stage; :mod:`skillbench.cluster`).
         calibration_repeat: gradings of each answer for judge self-agreement.
-        calibration_sample: calibrate on that many runs (0: all gradeable runs).
+        calibration_sample: calibrate on exactly that many runs, drawn stratified (0: the size rule — a stratified
+            sample of at least 150 musts, grown while the must bar is undecided; every run of a smaller week).
         reports_dir: where ``<run_key>/`` and ``index.html`` go.
         suite_overrides: the command line's suite flags (``--skip-missing``, ``--site-base``, ``--config``, …:
             :class:`skillbench.suite.SuiteOverrides`), for every stage that reads the suite.
@@ -103,6 +104,9 @@ class WeeklyOptions:
         wait: a stage finding another pass on the week's folder waits for it to end (False: it refuses at once).
         allow_dirty: a ``with-skill@HEAD`` arm may run a working tree that differs from HEAD (its diff hash is
             recorded with every run).
+        generalization: also run the week's families' held-out prompts, before the scorecard, in a week of their own
+            (``RUN_DIR/_heldout/``, :mod:`skillbench.weekly._heldout_stage`); each use recorded in the suite's
+            ``heldout-uses.csv``.
     """
 
     suite_dir: Path = DEFAULT_SUITE
@@ -130,6 +134,7 @@ class WeeklyOptions:
     start_timeout: float = 120.0
     wait: bool = False
     allow_dirty: bool = False
+    generalization: bool = False
 
 
 @dataclass
@@ -242,6 +247,14 @@ def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None,
     if backend == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
         raise WeeklyError("--backend anthropic needs ANTHROPIC_API_KEY in the environment")
     _check_selection(suite_dir, opts)
+    if opts.generalization:
+        from skillbench.ledgers import LedgerError
+        from skillbench.weekly._heldout_stage import check_heldout_record
+
+        try:  # a damaged use record refuses before any run: it is never reset, and never read as fresh
+            check_heldout_record(suite_dir)
+        except LedgerError as exc:
+            raise WeeklyError(f"--generalization: {exc}") from exc
     check_kernel(opts.kernel_name)
     opts = dataclasses.replace(opts, notebooks_dir=Path(opts.notebooks_dir).resolve())
 
@@ -260,6 +273,21 @@ def run_weekly(opts: WeeklyOptions, *, log: Callable[[str], None] | None = None,
         run_dir.mkdir(parents=True, exist_ok=True)  # papermill writes into existing folders only
         return _run_chain(opts, suite_dir=suite_dir, backend=backend, run_dir=run_dir, history=history,
                           reports_dir=reports_dir, log=log, progress=progress)
+
+
+def _heldout(opts: WeeklyOptions, *, suite_dir: Path, run_dir: Path, endpoint: str, sandbox: str, backend: str,
+             log: Callable[[str], None]) -> str:
+    """Run ``--generalization``'s held-out week in this process; a failure is one line ("" when it ran)."""
+    from skillbench.generation import BackendError, PlanError, SandboxFailure
+    from skillbench.ledgers import LedgerError, RunDirBusy
+    from skillbench.weekly._heldout_stage import run_heldout_week
+
+    try:
+        run_heldout_week(opts, suite_dir=suite_dir, run_dir=run_dir, endpoint=endpoint, sandbox=sandbox,
+                         backend=backend, log=log)
+    except (LedgerError, RunDirBusy, PlanError, BackendError, SandboxFailure) as exc:
+        return f"--generalization: the held-out week failed: {exc}"
+    return ""
 
 
 def _check_selection(suite_dir: Path, opts: WeeklyOptions) -> None:
@@ -330,6 +358,12 @@ def _run_chain(opts: WeeklyOptions, *, suite_dir: Path, backend: str, run_dir: P
                                                                     opts.suite_overrides))
                 params = stage_parameters(opts, suite_dir=suite_dir, run_dir=run_dir, history=history,
                                           backend=backend, endpoint=endpoint or "", sandbox=sandbox)
+                if stage.name == "scorecard" and opts.generalization:  # the scorecard then reads _heldout/ too
+                    problem = _heldout(opts, suite_dir=suite_dir, run_dir=run_dir, endpoint=endpoint or "",
+                                       sandbox=sandbox, backend=backend, log=say)
+                    if problem:
+                        state.update(status="failed", failed_stage="heldout", error=problem)
+                        break
                 stages[i].status = "running"
                 save()
                 say(f"weekly {opts.run_key}: {stage.id} …")

@@ -15,7 +15,8 @@ from skillbench.ledgers import CALIBRATION_FILE
 
 GRADES_FILE = "calibration-grades.csv"
 GRADE_KEY = ["rater", "run_id", "item_index"]
-FLAGS = ["--backend", "sim", "--repeat", "2", "--other-judge", "claude-haiku-5-5"]
+# one draw nonce for both passes: calibration.csv records the sample's key, compared below
+FLAGS = ["--backend", "sim", "--repeat", "2", "--other-judge", "claude-haiku-5-5", "--sample-nonce", "5eed"]
 
 
 def _grades(week: Path) -> pd.DataFrame:

@@ -62,8 +62,10 @@ def repo(tmp_path_factory) -> dict:
     # differ on every test run, so any randomness left would make the verdict a draw of the day.
     profile = forced(trigger=1.0, trigger_floor=1.0, follow_link=1.0, must={"without": 0.0, "with": 1.0})
     judge = {"flip_rate": 0.0, "fabricated_quote_rate": 0.0, "position_bias": 0.0}
+    # B is scripted as tuned to the test: the full gain on the scored prompts, none on the held-out ones (the
+    # scored runs are unchanged by it: gain 1 is the default), so --generalization must flag it.
     profiles = write_profiles(root / "profiles.yaml", {"default": profile}, judges={"default": judge},
-                              skill_versions={a_key: {"gain": 0.0}})
+                              skill_versions={a_key: {"gain": 0.0}, b_key: {"gain": 1.0, "heldout_gain": 0.0}})
     return {"root": root, "suite": suite, "a": a, "b": b, "a_tree": a_tree,
             "b_tree": tree_hash([suite / "skills" / FAMILY]), "profiles": profiles}
 
@@ -184,3 +186,35 @@ def test_the_report_notebook_executes_on_the_comparison(repo, forward, capsys):
     assert "improvement" in outputs and FAMILY in outputs and "Traceback" not in outputs
     # the page's prompts and families open the comparison's run pages, written beside it
     assert (forward["run_dir"] / "runs" / "index.html").is_file() and 'href="runs/' in html.read_text()
+
+
+def test_generalization_runs_the_held_out_prompts_apart_and_flags_the_head_tuned_to_the_test(repo, forward, capsys):
+    """The forward comparison again with --generalization (its scored week resumes: nothing reruns): the held-out
+    prompts run in _heldout/, the scored files and verdicts stay byte-identical, the gap is shown, B (scripted to
+    help only the scored prompts) is flagged, and the use is recorded."""
+    run_dir = forward["run_dir"]
+    before = {name: (run_dir / name).read_bytes() for name in ("scores.csv", "pairs.csv", "manifest.csv")}
+    verdicts = json.loads((run_dir / "results.json").read_text())["verdicts"]
+    args = ["--base", "HEAD~1", "--generalization", "--sandbox", "local"]  # only the held-out runs are new
+    code, _, err = run_compare(repo, *args, capsys=capsys)
+    assert code == 0, err
+    assert {name: (run_dir / name).read_bytes() for name in before} == before
+    results = json.loads((run_dir / "results.json").read_text())
+    jsonschema.validate(results, shipped_schema())
+    assert results["verdicts"] == verdicts
+    held = run_dir / "_heldout"
+    plan = pd.read_csv(held / "plan.csv")
+    heldout = sorted(p.stem for p in (repo["suite"] / "test-prompts").glob("heldout-*.json")
+                     if f"/{FAMILY}/" in json.loads(p.read_text())["skill_url"])
+    assert sorted(set(plan["prompt"])) == heldout and len(heldout) >= 5
+    assert set(plan["condition"]) == {"with-skill@HEAD~1", "with-skill@HEAD"}  # the pair the lift compares
+    assert not set(pd.read_csv(run_dir / "plan.csv")["prompt"]) & set(heldout)
+    [record] = results["generalization"]["records"]
+    assert record["n_heldout"] == len(heldout) and record["scored_lift"] > 0 and record["heldout_lift"] == 0
+    assert record["flagged"] and record["reading"] == "may be tuned to the test"
+    g = results["generalization"]
+    assert g["complete"] and g["runs"].startswith(f"expected {2 * len(heldout)} · written {2 * len(heldout)}")
+    assert "may be tuned to the test" in (run_dir / "compare.md").read_text()
+    uses = pd.read_csv(repo["suite"] / "heldout-uses.csv", dtype=str)  # a rerun adds none: test_generalization.py
+    assert sorted(uses["prompt"]) == heldout and set(uses["head_commit"]) == {repo["b"]}
+

@@ -30,9 +30,9 @@ EVALS, TINY = ROOT / "evals", ROOT / "tests" / "data" / "tiny-suite"
 def test_bundled_family_splits_60_40_per_side_with_the_seed() -> None:
     suite = load_suite(EVALS)
     tset = build_trigger_set(suite, "time-series-pandas", seed=0)
-    # 6 scored prompts + 1 held-out + 4 trigger-evals queries = 11 should; as many should-not (balanced);
-    # ceil(0.4 × 11) = 5 held out per side
-    assert tset.counts() == {"train_should": 6, "train_should_not": 6, "test_should": 5, "test_should_not": 5,
+    # 6 scored prompts + 5 held-out + 4 trigger-evals queries = 15 should; as many should-not (balanced);
+    # ceil(0.4 × 15) = 6 held out per side
+    assert tset.counts() == {"train_should": 9, "train_should_not": 9, "test_should": 6, "test_should_not": 6,
                              "train_generated": 0, "test_generated": 0}
     sources = {q.source.split(":")[0] for q in tset.queries if not q.should_trigger}
     assert {"dormancy", "trigger-eval"} <= sources
