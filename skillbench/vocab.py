@@ -61,6 +61,8 @@ GATE_STATES: tuple[GateState, ...] = (VALID_PASS, VALID_NO_CHANGE, VALID_REGRESS
     "underpowered", "objective_loss", "not_significant", "no_positive_direction", "net_win_below_floor")
 # A record whose own sign test passes but whose p, Holm-adjusted across the report's records, does not.
 NOT_SIGNIFICANT_ADJUSTED = "not_significant_adjusted"
+# A record whose treatment's answers use identifiers the declared libraries lack credibly more often (opt-in).
+FABRICATION = "fabrication"
 # Why an objective (check) record is not a credible loss (besides UNDERPOWERED and NOT_SIGNIFICANT).
 NO_LOSS_DIRECTION, NET_LOSS_BELOW_FLOOR = "no_loss_direction", "net_loss_below_floor"
 

@@ -50,6 +50,7 @@ NOT_SUITE_READERS = {
     "labels export": "exports a week's verdicts", "labels merge": "merges label sheets",
     "judge-study": "compares judges on a week's runs",
     "scorecard": "reads a week's ledgers",
+    "identifiers": "checks a week's answers (--suite only locates the skillbench.toml that declares [[api]])",
     "run-pages": "reads a week's ledgers and run folders",
     "sentinel build": "reads a week's verdicts (--suite only locates the gold set folder)",
     "sentinel check": "reads a week's verdicts (--suite only locates the gold set folder)",

@@ -371,16 +371,18 @@ def _generate(week: ComparedWeek, o: CompareOptions, runtime: StageRuntime) -> d
 
 
 def _judge(run_dir: Path, o: CompareOptions, runtime: StageRuntime, *, pairs: bool = True) -> None:
-    """The rubric judge, then the pairwise judge (``pairs``; a held-out week has no gate to vote in), under one
-    lock. A judge failure is not raised: the verdicts read it as ``INVALID_INCONCLUSIVE (judge_errors)`` and a
-    rerun retries it."""
+    """The identifiers pass (as the weekly judging stage: deterministic evidence first), the rubric judge, then the
+    pairwise judge (``pairs``; a held-out week has no gate to vote in), under one lock. A judge failure is not
+    raised: the verdicts read it as ``INVALID_INCONCLUSIVE (judge_errors)`` and a rerun retries it."""
+    from skillbench.identifiers import IdentifierOptions
     from skillbench.judge import JudgeOptions, resolve_judge_model
     from skillbench.ledgers import run_dir_lock
-    from skillbench.weekly import grade_week, pair_week
+    from skillbench.weekly import grade_week, identifiers_week, pair_week
 
     opts = JudgeOptions(judge_model=resolve_judge_model(o.judge_model), jobs=o.jobs, seed=o.seed)
     ctx = dataclasses.replace(runtime, holder=None).context(seed=o.seed)
     with run_dir_lock(run_dir, command="skillbench compare", wait=runtime.wait, log=runtime.log):
+        runtime.log(identifiers_week(run_dir, IdentifierOptions(), ctx).line())
         grade_week(run_dir, opts, ctx)
         if pairs:
             pair_week(run_dir, opts, ctx)

@@ -23,3 +23,9 @@ from ._surface import (
     cache_file as cache_file,
     load_surfaces as load_surfaces,
 )
+from ._week import (
+    IdentifierOptions as IdentifierOptions,
+    IdentifierPassError as IdentifierPassError,
+    IdentifierReport as IdentifierReport,
+    check_week as check_week,
+)

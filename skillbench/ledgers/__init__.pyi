@@ -20,6 +20,9 @@ from ._columns import (
     HISTORY_CONTROL_COLUMNS as HISTORY_CONTROL_COLUMNS,
     HISTORY_ENDPOINT_COLUMNS as HISTORY_ENDPOINT_COLUMNS,
     HISTORY_PROMPT_COLUMNS as HISTORY_PROMPT_COLUMNS,
+    IDENTIFIER_ROW as IDENTIFIER_ROW,
+    IDENTIFIER_RUN_ROW as IDENTIFIER_RUN_ROW,
+    IDENTIFIERS_COLUMNS as IDENTIFIERS_COLUMNS,
     JUDGE_SKIPS_COLUMNS as JUDGE_SKIPS_COLUMNS,
     MANIFEST_COLUMNS as MANIFEST_COLUMNS,
     PAIRS_COLUMNS as PAIRS_COLUMNS,
@@ -55,6 +58,8 @@ from ._files import (
     HISTORY_FILE as HISTORY_FILE,
     HISTORY_PROMPTS_FILE as HISTORY_PROMPTS_FILE,
     HISTORY_PROMPTS_SUFFIX as HISTORY_PROMPTS_SUFFIX,
+    IDENTIFIERS_FILE as IDENTIFIERS_FILE,
+    IDENTIFIERS_PASS_FILE as IDENTIFIERS_PASS_FILE,
     INDEX_FILE as INDEX_FILE,
     JUDGE_BATCHES_FILE as JUDGE_BATCHES_FILE,
     JUDGE_COST_FILE as JUDGE_COST_FILE,
@@ -128,6 +133,10 @@ from ._history_sidecars import (
     replace_week as replace_week,
     write_history_controls as write_history_controls,
     write_history_prompts as write_history_prompts,
+)
+from ._identifiers import (
+    WeekIdentifiers as WeekIdentifiers,
+    read_identifiers as read_identifiers,
 )
 from ._keys import (
     RUN_KEY_RE as RUN_KEY_RE,

@@ -58,6 +58,16 @@ CALIBRATION_KEY_COLUMNS: tuple[str, ...] = ("comparison", "rater_a", "rater_b", 
 # judge-skips.csv
 JUDGE_SKIPS_COLUMNS: tuple[str, ...] = ("run_id", "reason")
 
+# identifiers.csv: per checked answer one ``run`` row (so an answer with no identifier differs from one never
+# checked), then one ``identifier`` row per identifier it uses (skillbench.identifiers.Identifier's fields from
+# ``text`` on; empty on a run row). The identifiers pass appends each answer's rows as one group.
+IDENTIFIER_RUN_ROW = "run"
+IDENTIFIER_ROW = "identifier"
+IDENTIFIERS_COLUMNS: tuple[str, ...] = (
+    "run_id", "prompt", "skill_family", "model", "condition", "rep", "row", "text", "target", "kind", "language",
+    "status", "surface", "quote",
+)
+
 # checks.csv: one row per run x deterministic check (status: see vocab.CHECK_STATUSES).
 CHECKS_COLUMNS: tuple[str, ...] = (
     "prompt", "model", "condition", "rep", "run_id", "check_id", "check_type", "status", "detail",

@@ -7,6 +7,8 @@ Each view is one ledger of every week under a ``weekly/`` folder, with the file 
 * ``runs``: ``manifest.csv``, ``MANIFEST_COLUMNS`` (``timestamp`` typed: the reader's parsed UTC start);
 * ``scores``: ``scores.csv``, ``SCORES_COLUMNS``; ``pairs``: ``pairs.csv``, ``PAIRS_COLUMNS``;
   ``checks``: ``checks.csv``, ``CHECKS_COLUMNS``; ``trigger``: ``trigger-f1.csv``, ``TRIGGER_F1_COLUMNS``;
+  ``identifiers``: ``identifiers.csv``, ``IDENTIFIERS_COLUMNS`` (a ``run`` row per checked answer, then its
+  ``identifier`` rows; no rows for a week the identifiers pass never ran on);
 * ``history``: ``scorecard-history.csv`` with its endpoints sidecar, ``HISTORY_COLUMNS`` (read by a reader handed
   in: the strict one is the scorecard's, a layer above); ``history_prompts`` and ``history_controls``: its
   ``.prompts.csv`` and ``.controls.csv`` sidecars, ``HISTORY_PROMPT_COLUMNS`` and ``HISTORY_CONTROL_COLUMNS``;
@@ -46,6 +48,9 @@ from skillbench.ledgers._columns import (
     HISTORY_COLUMNS,
     HISTORY_CONTROL_COLUMNS,
     HISTORY_PROMPT_COLUMNS,
+    IDENTIFIER_ROW,
+    IDENTIFIER_RUN_ROW,
+    IDENTIFIERS_COLUMNS,
     MANIFEST_COLUMNS,
     PAIRS_COLUMNS,
     SCORES_COLUMNS,
@@ -59,6 +64,7 @@ from skillbench.ledgers._files import (
     TRIGGER_F1_FILE,
 )
 from skillbench.ledgers._history_sidecars import history_sidecar, read_history_controls, read_history_prompts
+from skillbench.ledgers._identifiers import read_identifiers
 from skillbench.ledgers._readers import LedgerError, empty_scores, parse_timestamps, read_manifest, read_numbers
 from skillbench.ledgers._week import load_week
 
@@ -70,6 +76,7 @@ VIEW_COLUMNS: dict[str, tuple[str, ...]] = {
     "pairs": PAIRS_COLUMNS,
     "checks": CHECKS_COLUMNS,
     "trigger": TRIGGER_F1_COLUMNS,
+    "identifiers": IDENTIFIERS_COLUMNS,
     "history": HISTORY_COLUMNS,
     "history_prompts": HISTORY_PROMPT_COLUMNS,
     "history_controls": HISTORY_CONTROL_COLUMNS,
@@ -116,6 +123,18 @@ def _trigger(run_dir: Path) -> pd.DataFrame:
     return frame
 
 
+def _identifiers(run_dir: Path) -> pd.DataFrame:
+    """``identifiers.csv`` as written (its reader's checks applied): each checked answer's ``run`` row, then its
+    ``identifier`` rows; no rows for a week the identifiers pass never ran on (a week before it)."""
+    week = read_identifiers(run_dir)
+    if week is None:
+        return pd.DataFrame({c: pd.Series(dtype=str) for c in IDENTIFIERS_COLUMNS}).astype({"rep": "int64"})
+    runs = week.runs.assign(row=IDENTIFIER_RUN_ROW)
+    ids = week.identifiers.assign(row=IDENTIFIER_ROW)
+    both = pd.concat([runs, ids], ignore_index=True).reindex(columns=list(IDENTIFIERS_COLUMNS)).fillna("")
+    return both.astype({"rep": "int64"})
+
+
 def _empty_pairs() -> pd.DataFrame:
     return pd.DataFrame(columns=list(PAIRS_COLUMNS)).astype({"rep": int})
 
@@ -128,8 +147,10 @@ def _templates() -> dict[str, pd.DataFrame]:
         header.write_text(",".join(MANIFEST_COLUMNS) + "\n", encoding="utf-8")
         manifest = read_manifest(header)
         trigger = _trigger(Path(tmp))  # a fresh folder has no trigger-f1.csv: the typed empty frame
+        identifiers = _identifiers(Path(tmp))  # nor identifiers.csv
     return {"runs": manifest.assign(timestamp=manifest["started_at"]), "scores": empty_scores(),
-            "pairs": _empty_pairs(), "checks": empty_checks(), "trigger": trigger}
+            "pairs": _empty_pairs(), "checks": empty_checks(), "trigger": trigger,
+            "identifiers": identifiers}
 
 
 def read_week_frames(run_dir: Path) -> tuple[dict[str, pd.DataFrame], dict[str, object]]:
@@ -148,6 +169,7 @@ def read_week_frames(run_dir: Path) -> tuple[dict[str, pd.DataFrame], dict[str, 
         "pairs": led.pairs if led.pairs is not None else _empty_pairs(),
         "checks": led.checks,
         "trigger": _trigger(Path(run_dir)),
+        "identifiers": _identifiers(Path(run_dir)),
     }
     rec = led.reconciliation
     week = {"run_key": led.run_key, "window_start": manifest["started_at"].min(),

@@ -42,11 +42,13 @@ from skillbench.ledgers import (
     consolidation_incomplete,
     format_timestamp,
     read_calibration,
+    read_identifiers,
     read_truth,
     replace_week,
 )
 from skillbench.scorecard import _history as hist, _objective as obj
 from skillbench.scorecard._controls import Controls, ScoringFrames, control_checks, control_history_rows
+from skillbench.scorecard._fabrication import Fabrication, fabrication_check
 from skillbench.scorecard._gate import invalid_family_rows, preference_gate
 from skillbench.scorecard._generalization import week_generalization
 from skillbench.scorecard._scoring import (
@@ -152,6 +154,7 @@ class ScorecardData:
     calibration: pd.DataFrame | None = None  # calibration.csv (None: the week was not calibrated, or unreadable)
     pairs: pd.DataFrame | None = None  # pairs.csv, the votes behind the gate (None: no pairwise judge)
     recorded: hist.WeekHistory | None = None  # the history with its sidecars, this week in (None: a comparison)
+    fabrication: Fabrication | None = None  # the identifiers pass's section (None: the pass never ran on the week)
 
     @property
     def judge_drift(self) -> bool:
@@ -248,6 +251,8 @@ class ScorecardData:
                 out.update(part.frames())
         if self.sentinel is not None:
             out["sentinel"] = pd.DataFrame(self.sentinel.get("comparison") or [])
+        if self.fabrication is not None:
+            out.update(self.fabrication.frames())
         return out
 
 
@@ -437,8 +442,11 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | hist.Week
         history, rows = hist.empty_history(), rows.iloc[0:0]
         wow = hist.WeekOverWeek(ready=False, n_runs=0, endpoint=endpoint)
     graded_ids = coverage.loc[coverage["graded"], "run_id"]
+    fabrication = fabrication_check(read_identifiers(ledgers.run_dir) if ledgers.run_dir is not None else None,
+                                    manifest, pair, models)
     measured_gate = (preference_gate(ledgers.pairs, manifest, reconciliation_complete=complete,
-                                     transitions=objective.get("transitions"), pair=pair)
+                                     transitions=objective.get("transitions"), pair=pair,
+                                     fabrication=fabrication.records if fabrication is not None else None)
                      if ledgers.pairs is not None else None)
     # The invalid families have no run: their records join the gate after the simulation check reads it.
     gate = (invalid_family_rows(measured_gate, recon.invalid_families if recon is not None else {}, models)
@@ -476,6 +484,7 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | hist.Week
                                     endpoint=endpoint, manifest=manifest, scores=scores, pair=pair,
                                     reconciliation_complete=complete),
         controls=controls, sentinel=sentinel, pairs=ledgers.pairs, recorded=recorded, calibration=calibration,
+        fabrication=fabrication,
     )
 
 

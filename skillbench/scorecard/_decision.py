@@ -33,6 +33,7 @@ from skillbench.vocab import (
     ACTIVATION_CONTRACT_FAILED,
     BAR_FAIL,
     BAR_NOT_SHOWN,
+    FABRICATION,
     INCOMPLETE_RECONCILIATION,
     INVALID_SPEC,
     JUDGE_ERRORS,
@@ -202,6 +203,9 @@ def family_cause(r: Any, wording: Wording | None = None, fired: str = "") -> str
         lost = f"{int(losses)} of {int(n)} stimuli" if not is_missing(n) and not is_missing(losses) else "stimuli"
         return (f"deterministic checks fail more often with the skill ({lost} lost, p(loss) "
                 f"{p_value(getattr(r, 'objective_p', None))})")
+    if reason == FABRICATION:  # the opt-in rule: its record is the evidence's last part
+        record = evidence[evidence.find("fabrication n="):] if "fabrication n=" in evidence else evidence
+        return f"answers use identifiers the declared libraries lack more often with the skill ({record})"
     if reason == NOT_SIGNIFICANT_ADJUSTED:
         return (f"{_votes(r)}, p {p_value(r.p_value)} alone but {p_value(r.p_adjusted)} after Holm across the week's "
                 "records")

@@ -27,7 +27,7 @@ import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair
 from skillbench.scorecard._objective import objective_records
-from skillbench.scorecard._verdicts import GateRecord, decide_record, decide_week
+from skillbench.scorecard._verdicts import FabricationRecord, GateRecord, decide_record, decide_week
 from skillbench.signals import false_trigger_arms
 from skillbench.vocab import ACTIVATION_CONTRACT_FAILED
 
@@ -92,7 +92,8 @@ def dormancy_causes(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> dic
 
 
 def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliation_complete: Completeness = True,
-                    transitions: pd.DataFrame | None = None, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
+                    transitions: pd.DataFrame | None = None, pair: ArmPair = DEFAULT_PAIR,
+                    fabrication: Mapping[tuple[str, str], FabricationRecord] | None = None) -> pd.DataFrame:
     """The gate for every skill family × model that has pairwise judgments or runs of the treatment.
 
     Args:
@@ -103,6 +104,8 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
         transitions: the week's objective transitions (a week with checks); adds :data:`OBJECTIVE_COLUMNS`.
         pair: the week's arms: the treatment's scored runs name the records, its dormancy runs (and the plugin
             arm's) feed the activation contract.
+        fabrication: per family × model, the opt-in fabrication rule's record
+            (:func:`skillbench.scorecard._fabrication.gate_records`; None or empty: the rule is off).
 
     Returns:
         One row per family × model with :data:`GATE_COLUMNS` (then :data:`OBJECTIVE_COLUMNS` with checks).
@@ -130,7 +133,8 @@ def preference_gate(pairs: pd.DataFrame, manifest: pd.DataFrame, *, reconciliati
         records.append(GateRecord(w, t, lo, reconciliation_complete=complete(family),
                                   judge_errors=int(errors.get((family, model), 0)),
                                   dormancy_activations=int(acts.get((family, model), 0)),
-                                  objective=objective.get((family, model))))
+                                  objective=objective.get((family, model)),
+                                  fabrication=(fabrication or {}).get((family, model))))
     causes = dormancy_causes(manifest, pair)
     rows = []
     for (family, model), rec, dec in zip(keys, records, decide_week(records), strict=True):

@@ -19,6 +19,7 @@ from skillbench.markdown import CutTable, capped_page, fmt, is_missing, md_code,
 from skillbench.scorecard._compute import ScorecardData
 from skillbench.scorecard._controls import accumulated_controls, accumulated_text
 from skillbench.scorecard._decision import LEVEL_ICONS, decision_markdown, trust_flags, week_decision
+from skillbench.scorecard._fabrication import fabrication_markdown
 from skillbench.scorecard._generalization import with_generalization
 from skillbench.scorecard._inference import exact_f1_interval, rate_interval
 from skillbench.scorecard._labels import arm_names, arm_order
@@ -437,6 +438,7 @@ def render_markdown(d: ScorecardData) -> str:
         "site": d.site_host, "ns_runs": ns_runs,
         "served_prompts": sorted(set(d.self_served["prompt"])),
         "avoid_table": _avoid_table(d) if not d.avoid_violations.empty else "",
+        "fabrication": fabrication_markdown(d.fabrication, d.pair),
         "gate_table": _gate_table(d) if d.gate is not None and not d.gate.empty else "",
         "gate_control": (error_control_line(d.gate, _scope(d)) if d.gate is not None and not d.gate.empty
                          else ""),

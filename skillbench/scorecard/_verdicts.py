@@ -29,6 +29,7 @@ from skillbench.markdown import p_value
 from skillbench.vocab import (
     ACTIVATION_CONTRACT_FAILED,
     COMMIT_MISMATCH,
+    FABRICATION,
     INCOMPLETE_RECONCILIATION,
     INVALID_INCONCLUSIVE,
     INVALID_SPEC,
@@ -177,6 +178,29 @@ class ObjectiveRecord:
 
 
 @dataclass(frozen=True)
+class FabricationRecord(ObjectiveRecord):
+    """The answers of one family × model as the opt-in fabrication rule reads them (``[gate] fabrication``).
+
+    Per prompt with checked answers in both arms, each arm's answers *free* of an unresolved identifier out of
+    its checked answers: the objective record's rules (:data:`OBJECTIVE_RULES`) on that rate, so a credible loss
+    is a credible rise of the answers that use an identifier the declared libraries lack. ``wins``/``losses``:
+    prompts where the treatment's answers are clean more / less often than the control's.
+    """
+
+    @property
+    def evidence(self) -> str:
+        """``fabrication n=6; 0W/2T/4L; p(more)=0.0156; answers with an unresolved identifier rise 50.0 points``."""
+        if not self.n or not np.isfinite(self.net_loss):
+            change = "n/a"
+        elif abs(self.net_loss) < 1e-12:
+            change = "unchanged"
+        else:
+            change = f"{'rise' if self.net_loss > 0 else 'drop'} {abs(self.net_loss) * 100:.1f} points"
+        return (f"fabrication n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p(more)={p_value(self.p_value)}; "
+                f"answers with an unresolved identifier {change}")
+
+
+@dataclass(frozen=True)
 class GateRecord:
     """What the gate decides on for one family × model: its stimulus votes and the health of their measurement.
 
@@ -192,6 +216,8 @@ class GateRecord:
         invalid_spec: the family's eval or prompt failed validation (or its setup cannot start in this
             sandbox), so the week left it out
             (:mod:`skillbench.suite._families`).
+        fabrication: the record's answers as the opt-in fabrication rule reads them (None: the rule is off —
+            not asked, or a declared surface's measured precision is not high enough —, or nothing was checked).
     """
 
     wins: int
@@ -204,6 +230,7 @@ class GateRecord:
     objective: ObjectiveRecord | None = None
     invalid_spec: bool = False
     p_adjusted: float | None = None
+    fabrication: FabricationRecord | None = None
 
     @property
     def n(self) -> int:
@@ -254,6 +281,15 @@ GATE_RULES: tuple[VerdictRule[GateRecord], ...] = (
                 "Objective regression",
                 "{treatment} fails deterministic checks {control} passes: see the objective record",
                 lambda r: r.objective is not None and r.objective.regression),
+    VerdictRule(VALID_REGRESSION, FABRICATION,
+                "opt-in (`[gate] fabrication = true`, and only while every declared API surface's measured precision "
+                "has a 95 % lower bound ≥ 0.98): the treatment's answers use an identifier the declared libraries "
+                "lack credibly more often than the control's (the objective record's rules, below, on the answers "
+                "free of one), decided on its own n whatever the judge's health",
+                "Objective regression",
+                "{treatment}'s answers use identifiers the declared libraries lack more often than {control}'s: see "
+                "the scorecard's Fabricated identifiers",
+                lambda r: r.fabrication is not None and r.fabrication.regression),
     VerdictRule(INVALID_INCONCLUSIVE, JUDGE_ERRORS, "a pairwise judge call failed (a judge outage is not a skill loss)",
                 INVALID_LABEL,
                 "pairwise judge calls failed: rerun the same {command} to retry them",
@@ -364,6 +400,7 @@ class GateDecision:
     net_win: float
     objective: ObjectiveRecord | None = None  # the record's deterministic checks (None: no checks)
     p_adjusted: float = float("nan")  # Holm-adjusted across the report's tested records (NaN: not a member)
+    fabrication: FabricationRecord | None = None  # the opt-in fabrication rule's record (None: the rule is off)
 
     @property
     def tested(self) -> bool:
@@ -389,7 +426,8 @@ class GateDecision:
         # a family of one (or a p Holm leaves as it is) prints nothing more: the page's columns show both anyway
         corrected = self.tested and not np.isclose(self.p_adjusted, self.p_value, rtol=0, atol=1e-12)
         text += (f"; p(Holm)={p_value(self.p_adjusted)}" if corrected else "") + f"; net {net}"
-        return text if self.objective is None else f"{text}; {self.objective.evidence}"
+        text = text if self.objective is None else f"{text}; {self.objective.evidence}"
+        return text if self.fabrication is None else f"{text}; {self.fabrication.evidence}"
 
 
 def decide(wins: int, ties: int, losses: int, *, reconciliation_complete: bool = True, judge_errors: int = 0,
@@ -409,7 +447,7 @@ def decide_record(record: GateRecord) -> GateDecision:
     rule = first_rule(GATE_RULES, record)
     adjusted = record.p_adjusted if record.p_adjusted is not None else float("nan")
     return GateDecision(rule.state, rule.reason, record.n, wins, ties, losses, record.p_value, record.net_win,
-                        objective, adjusted)
+                        objective, adjusted, record.fabrication)
 
 
 # The rules a record reaches only by having its sign test computed and read: the tests Holm corrects together.

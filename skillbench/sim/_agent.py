@@ -277,7 +277,11 @@ class Agent:
         stated = [i for i, d in enumerate(decided) if d != "omitted"]
         # An absence must that is covered says nothing; one that is not commits its violation (sim/_claims.py).
         absent = absence_indexes(spec.test.rubric, rule=spec.absence_rule)
-        text = answers.compose(items, stated, rnd, prof.verbosity, absence=absent)
+        # The code block draws from its own stream: an answer of a suite without a Python surface is unchanged.
+        fabricated = self._u(run_id, "answer", "fabricate") < prof.fabricate.at(share)
+        code = answers.code_block(self._python_libraries(), fabricated,
+                                  draws.rng(self.seed, "agent", run_id, "answer", "code"), items)
+        text = answers.compose(items, stated, rnd, prof.verbosity, absence=absent, code=code)
         checks = spec.test.checks
         if checks:
             text, decided = self._check_answer(text, decided, conv, spec, prof, run_id, share, absent)
@@ -290,6 +294,12 @@ class Agent:
             truth += [TruthRow(run_id, attempt, conv.model, spec.name, route, int(leaf), i, CHECK_ITEM,
                                tasks.check_status(c, work, text, cross), c.check_id) for i, c in enumerate(checks)]
         return Reply([{"type": "text", "text": text}], "end_turn", truth=truth, cross_budget=cross)
+
+    def _python_libraries(self) -> list[str]:
+        """The distributions of the Python API surfaces the suite declares ([[api]]): what its answers' code uses."""
+        if self.suite is None:
+            return []
+        return [api.package for api in self.suite.config.api if api.language == "python"]
 
     def _check_answer(self, text: str, decided: list[str], conv: Conversation, spec: PromptSpec,
                       prof: AgentProfile, run_id: str, share: float, absent: frozenset[int] = frozenset()

@@ -1,16 +1,22 @@
-"""The prose of a simulated answer: one plain line per covered item or committed violation, and filler.
+"""The prose of a simulated answer: one plain line per covered item or committed violation, and filler, then
+(for a suite that declares a Python API surface the simulation has code for) a short code block.
 
 Lines are markdown bullets so every claim is one line a reader (or the simulated judge) can quote.
-Filler is neutral advice that states no rubric item.
+Filler is neutral advice that states no rubric item. The code block uses real identifiers of the declared
+libraries (:data:`REAL_CODE`); with the profile's ``fabricate`` probability one of its lines is swapped for one
+that uses an identifier the library lacks (:data:`FABRICATED_CODE`: removed, renamed or invented names and
+keywords), which the identifiers pass must flag (``tests/identifiers/test_week.py`` holds both pools to the
+detector).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 from skillbench.judge import normalize_quote
-from skillbench.sim._claims import claim, violation
+from skillbench.sim._claims import claim, line_matches, line_violates, violation
 
 OPENINGS = (
     "Here is how I would approach this.",
@@ -44,6 +50,75 @@ GENERIC = (
 )
 
 
+@dataclass(frozen=True)
+class LibraryCode:
+    """What the simulated agent writes for one library: its import, lines with real identifiers of it, and
+    lines with one identifier it lacks each."""
+
+    imports: str
+    real: tuple[str, ...]
+    fabricated: tuple[str, ...]
+
+
+# Keyed by the distribution name a suite declares in [[api]] (the bundled suite's libraries). Real: in the library at
+# the version the bundled suite targets; fabricated: a function or method it lacks (invented, or a near-miss of a real
+# one), each a name the detector resolves and flags (a method on an untyped frame or a keyword would read unchecked).
+LIBRARY_CODE: dict[str, LibraryCode] = {
+    "pandas": LibraryCode("import pandas as pd", (
+        'df = pd.read_csv("sales.csv", parse_dates=["date"])',
+        'dates = pd.to_datetime(df["date"], format="%Y-%m-%d")',
+        'means = df.groupby("store")["sales"].transform("mean")',
+        'rolled = df["sales"].rolling(7, min_periods=1).mean()',
+        'merged = pd.merge_asof(left, right, on="date", direction="backward")',
+    ), (
+        'merged = pd.merge_nearest(left, right, on="date")',
+        'merged = pd.merge_within(left, right, on="date", tolerance=7)',
+        'daily = pd.resample_daily(df, on="date")',
+        'sheet = pd.read_sheet("sales.xlsx")',
+    )),
+    "scipy": LibraryCode("from scipy import stats", (
+        "res = stats.ttest_rel(before, after)",
+        'res = stats.mannwhitneyu(a, b, alternative="two-sided")',
+        "rho = stats.spearmanr(x, y)",
+    ), (
+        "res = stats.ttest_paired(before, after)",
+        "res = stats.wilcoxon_paired(a, b)",
+        "ci = stats.bootstrap_ci(sample)",
+    )),
+    "statsmodels": LibraryCode("import statsmodels.api as sm", (
+        'fit = sm.OLS(y, sm.add_constant(X)).fit(cov_type="HC3")',
+        "fit = sm.GLM(y, X, family=sm.families.Poisson()).fit()",
+    ), (
+        "fit = sm.RobustOLS(y, X).fit()",
+        "fit = sm.OLS(y, X).fit_robust()",
+        "fit = sm.auto_arima(y)",
+    )),
+}
+
+
+def code_block(libraries: Sequence[str], fabricate: bool, rnd: random.Random,
+               items: Sequence[tuple[str, str]] = ()) -> str:
+    """A short Python block using the declared ``libraries`` the simulation has code for ("" when none), with one
+    fabricated line when ``fabricate``. A line that reads as a rubric item's claim is never used (the judge would
+    credit code for prose)."""
+    libs = [LIBRARY_CODE[name] for name in sorted(set(libraries)) if name in LIBRARY_CODE]
+    if not libs:
+        return ""
+
+    def neutral(line: str) -> bool:
+        return not any(line_matches(line, text) or line_violates(line, text) for _, text in items)
+
+    chosen = rnd.sample(libs, min(2, len(libs)))
+    lines = [lib.imports for lib in chosen]
+    calls = [line for lib in chosen for line in rnd.sample(lib.real, min(2, len(lib.real))) if neutral(line)]
+    if fabricate:
+        fake = [line for lib in chosen for line in lib.fabricated if neutral(line)]
+        if fake:
+            at = rnd.randrange(len(calls) + 1)
+            calls[at:at + 1] = [rnd.choice(fake)]
+    return "```python\n" + "\n".join(lines + calls) + "\n```"
+
+
 def _strip_bullet(line: str) -> str:
     text = line.strip()
     for prefix in ("- ", "* ", "• "):
@@ -63,6 +138,7 @@ def compose(
     rnd: random.Random,
     verbosity: float,
     absence: Collection[int] = (),
+    code: str = "",
 ) -> str:
     """An answer that states exactly the items at the ``stated`` indexes, with neutral filler.
 
@@ -73,6 +149,7 @@ def compose(
         verbosity: filler scale (0 means no filler).
         absence: indexes of the musts graded by absence: covered means nothing is said, not covered means the
             answer commits the violation (:func:`skillbench.sim._claims.violation`), as the judge hunts for it.
+        code: a code block (:func:`code_block`) placed before the closing line ("": none).
     """
     keys = [(violation(text) if i in absence else claim(text)).key for i, (_, text) in enumerate(items)]
     covered = set(stated)
@@ -85,7 +162,8 @@ def compose(
     if not lines:
         lines = [rnd.choice(GENERIC[1:])]
     body = "\n".join(f"- {line}" for line in lines)
-    return f"{rnd.choice(OPENINGS)}\n\n{body}\n\n{rnd.choice(CLOSINGS)}"
+    opening, closing = rnd.choice(OPENINGS), rnd.choice(CLOSINGS)
+    return f"{opening}\n\n{body}\n\n{code}\n\n{closing}" if code else f"{opening}\n\n{body}\n\n{closing}"
 
 
 def generic_answer(rnd: random.Random, verbosity: float) -> str:

@@ -105,6 +105,9 @@ class AgentProfile(BaseModel):
                         description="p(write the task's solution files), when Write or Edit is allowed")
     check: Pair = Field(default=Pair(without=0.6, with_=0.85),
                         description="p(the answer satisfies one output check), drawn per check id")
+    fabricate: Pair = Field(default=Pair(without=0.0, with_=0.0),
+                            description="p(the answer's code block uses one identifier its library lacks), when the "
+                                        "suite declares a Python API surface the simulation has code for")
 
 
 class JudgeProfile(BaseModel):

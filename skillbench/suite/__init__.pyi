@@ -6,6 +6,7 @@ from ._config import (
     VERSION_PATTERN as VERSION_PATTERN,
     ApiSettings as ApiSettings,
     ConfigError as ConfigError,
+    GateSettings as GateSettings,
     JudgeSettings as JudgeSettings,
     RunSettings as RunSettings,
     SuiteConfig as SuiteConfig,

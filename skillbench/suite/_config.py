@@ -125,9 +125,20 @@ class ApiSettings(BaseModel):
         return self.module or self.package.replace("-", "_").replace(".", "_").lower()
 
 
+class GateSettings(BaseModel):
+    """Opt-in rules of the verdict specification (``[gate]``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    # opt-in: a false flag would fail a good run, so the rule applies only while every declared surface's measured
+    # precision has a 95 % lower bound >= 0.98 (the scorecard checks it and says so)
+    fabrication: bool = Field(default=False, description="a family x model whose treatment's answers carry an "
+                              "unresolved identifier credibly more often than the control's reads VALID_REGRESSION")
+
+
 class SuiteConfig(BaseModel):
-    """The whole `skillbench.toml`: ``[suite]``, ``[run]``, ``[judge]`` and ``[quality]`` tables, and ``[[api]]``
-    (the libraries whose identifiers are checked)."""
+    """The whole `skillbench.toml`: ``[suite]``, ``[run]``, ``[judge]``, ``[quality]`` and ``[gate]`` tables, and
+    ``[[api]]`` (the libraries whose identifiers are checked)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -136,6 +147,7 @@ class SuiteConfig(BaseModel):
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     quality: QualityConfig = Field(default_factory=QualityConfig)
     api: list[ApiSettings] = Field(default_factory=list)
+    gate: GateSettings = Field(default_factory=GateSettings)
 
     @field_validator("api")
     @classmethod

@@ -69,6 +69,7 @@ from ._stages import (
     generate_week as generate_week,
     gold_path as gold_path,
     grade_week as grade_week,
+    identifiers_week as identifiers_week,
     judge_week as judge_week,
     pair_week as pair_week,
     plan_matrix as plan_matrix,

@@ -37,6 +37,7 @@ from skillbench.weekly._notebook import StageError, _path, collapsed_progress, r
 if TYPE_CHECKING:  # the options classes load their packages: imported where a pass runs
     from skillbench.calibration import CalibrationOptions, SentinelOptions
     from skillbench.generation import GenerateOptions
+    from skillbench.identifiers import IdentifierOptions, IdentifierReport
     from skillbench.judge import JudgeOptions
     from skillbench.suite import SuiteOverrides
 
@@ -284,12 +285,30 @@ def pair_week(run_dir: str | Path, options: JudgeOptions, ctx: PassContext):
         return judge_pairs(folder, options, ctx)
 
 
+def identifiers_week(run_dir: str | Path, options: IdentifierOptions, ctx: PassContext = LOCAL_PASS
+                     ) -> IdentifierReport:
+    """Check the week's graded answers for fabricated identifiers against the suite's declared API surfaces
+    (resumes; :func:`skillbench.identifiers.check_week`); what ``skillbench identifiers`` does, and the judging
+    stage's first step: deterministic evidence before the judge. A suite without ``[[api]]`` is one note.
+
+    Raises:
+        IdentifierPassError, SurfaceError: the suite's config or a declared surface cannot be read (one line).
+        RunDirBusy: another pass holds the run directory (and not ``ctx.wait``).
+    """
+    from skillbench.identifiers import check_week
+
+    folder = _path(run_dir)
+    with run_dir_lock(folder, command=ctx.holder, wait=ctx.wait, log=ctx.log):
+        return check_week(folder, options, ctx)
+
+
 @dataclass
 class JudgeOutcome:
     """What the judging stage did."""
 
     rubric: Any = None
     pairs: Any = None
+    identifiers: Any = None  # the identifiers pass's report (IdentifierReport)
 
 
 def judge_settings(run_dir: str | Path) -> Any:
@@ -308,10 +327,11 @@ def judge_settings(run_dir: str | Path) -> Any:
 
 def judge_week(run_dir: str | Path, options: JudgeOptions, runtime: StageRuntime = StageRuntime(backend="sim"),
                *, batch: bool | None = None, batch_wait_s: float | None = None) -> JudgeOutcome:
-    """The chain's judging stage: :func:`grade_week`, then :func:`pair_week` with the same options; both skip
-    what is already graded.
+    """The chain's judging stage: :func:`identifiers_week` (deterministic evidence first: the answers' identifiers
+    against the suite's declared API surfaces), then :func:`grade_week`, then :func:`pair_week` with the same
+    options; each skips what is already done.
 
-    One lock is held across both, so no other pass slips in between the rubric and the pairwise judge.
+    One lock is held across all three, so no other pass slips in between the rubric and the pairwise judge.
     ``batch``, ``batch_wait_s``: None reads the suite's ``[judge]`` table (:func:`judge_settings`);
     ``options.batch`` and ``options.batch_wait_s`` are replaced by them. ``options.cache``: prompt-cache sample 1
     (pays only when calibration follows with caching on). Batched, the stage waits at most ``batch_wait_s`` for a
@@ -320,8 +340,10 @@ def judge_week(run_dir: str | Path, options: JudgeOptions, runtime: StageRuntime
 
     Raises:
         StageError: items stay ungraded or pairs errored after retries (a judge failure must never read as a
-            skill loss), or batches are still pending; rerunning the run key continues.
+            skill loss), or batches are still pending; rerunning the run key continues; or a declared API surface
+            cannot be read.
     """
+    from skillbench.identifiers import IdentifierOptions, IdentifierPassError, SurfaceError
     from skillbench.judge import JudgePending
 
     settings = judge_settings(run_dir)
@@ -331,16 +353,19 @@ def judge_week(run_dir: str | Path, options: JudgeOptions, runtime: StageRuntime
     ctx = dataclasses.replace(runtime, log=print).context(seed=options.seed)
     try:
         with collapsed_progress(), run_dir_lock(_path(run_dir), log=print):
+            checked = identifiers_week(run_dir, IdentifierOptions(selection=options.selection,
+                                                                  include_plugin=options.include_plugin), ctx)
+            ctx.log(checked.line())
             rubric = grade_week(run_dir, options, ctx)
             pairs = pair_week(run_dir, options, ctx)
-    except JudgePending as exc:
+    except (JudgePending, IdentifierPassError, SurfaceError) as exc:
         raise StageError(str(exc)) from exc
     if not rubric.ok:
         raise StageError(f"{rubric.ungraded_items} rubric item(s) could not be graded (reasons in each run's "
                          "judge.json) — rerun the same run key to grade them again")
     if pairs.errors:
         raise StageError(f"{pairs.errors} pair(s) could not be judged — rerun the same run key to judge them again")
-    return JudgeOutcome(rubric, pairs)
+    return JudgeOutcome(rubric, pairs, checked)
 
 
 # -- 05 scorecard -----------------------------------------------------------------------------------------------

@@ -67,9 +67,11 @@ def test_the_objective_section_sits_beside_the_rubric(week: Path) -> None:
         assert heading in section
     assert "**VALID_REGRESSION** (credible loss)" in section
     assert "no credible loss (underpowered)" in section  # fam-b has two stimuli
-    # the precedence sentence comes from the verdict specification: deterministic evidence first (issue 31)
+    # the precedence sentence comes from the verdict specification: deterministic evidence first (issue 31; the
+    # opt-in fabrication rule of issue 33 is deterministic evidence too, so it comes before the judge's health)
     assert ("the record enters the preference gate below after only `INVALID_INCONCLUSIVE (invalid_spec)` and "
-            "`INVALID_INCONCLUSIVE (incomplete_reconciliation)`, and before `INVALID_INCONCLUSIVE (judge_errors)`, "
+            "`INVALID_INCONCLUSIVE (incomplete_reconciliation)`, and before `VALID_REGRESSION (fabrication)`, "
+            "`INVALID_INCONCLUSIVE (judge_errors)`, "
             "`VALID_NO_CHANGE (activation_contract_failed)`, `INVALID_INCONCLUSIVE (underpowered)`, "
             "`VALID_NO_CHANGE (not_significant)`") in section
     assert "WebFetch (toolu_9)" in section

@@ -15,7 +15,14 @@ import pytest
 from skillbench import vocab
 from skillbench.compare._verdicts import REPAIRS
 from skillbench.scorecard import GATE_RULES, OBJECTIVE_RULES, ObjectiveRecord, decide, gate_rule, verdicts_table
-from skillbench.scorecard._verdicts import GateRecord, decide_record, decide_week, objective_rule, rule_words
+from skillbench.scorecard._verdicts import (
+    FabricationRecord,
+    GateRecord,
+    decide_record,
+    decide_week,
+    objective_rule,
+    rule_words,
+)
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "verdict_cases"
 GATE = json.loads((CASES / "gate.json").read_text(encoding="utf-8"))
@@ -28,10 +35,15 @@ def _objective(case: dict[str, Any]) -> ObjectiveRecord | None:
     return None if o is None else ObjectiveRecord(o["n"], o["wins"], o["losses"])
 
 
+def _fabrication(case: dict[str, Any]) -> FabricationRecord | None:
+    f = case.get("fabrication")  # the opt-in rule's record (absent: the rule is off)
+    return None if f is None else FabricationRecord(f["n"], f["wins"], f["losses"])
+
+
 def _record(case: dict[str, Any]) -> GateRecord:
     return GateRecord(case["wins"], case["ties"], case["losses"], *(case[k] for k in HEALTH),
                       objective=_objective(case), invalid_spec=case.get("invalid_spec", False),
-                      p_adjusted=case.get("p_adjusted"))
+                      p_adjusted=case.get("p_adjusted"), fabrication=_fabrication(case))
 
 
 @pytest.mark.parametrize("case", GATE["cases"], ids=[c["why"][:60] for c in GATE["cases"]])
@@ -41,7 +53,7 @@ def test_gate_case(case: dict[str, Any]) -> None:
     assert holds == case["holds"], "the conditions the inputs satisfy (in the spec's order)"
     dec = decide_record(record)
     # a family left out for its spec has no votes to decide() on; a Holm-adjusted p comes from decide_week
-    if not case.get("invalid_spec") and "p_adjusted" not in case:
+    if not case.get("invalid_spec") and "p_adjusted" not in case and "fabrication" not in case:
         dec = decide(case["wins"], case["ties"], case["losses"], **{k: case[k] for k in HEALTH},
                      objective=_objective(case))
     assert dec.verdict == case["verdict"]
@@ -156,7 +168,9 @@ def test_rule_words_state_the_regression_step() -> None:
     # deterministic evidence first (issue 31): only a spec or the runs themselves come before the checks' verdict
     assert words["before_regression"] == (
         "`INVALID_INCONCLUSIVE (invalid_spec)` and `INVALID_INCONCLUSIVE (incomplete_reconciliation)`")
-    assert words["after_regression"].startswith("`INVALID_INCONCLUSIVE (judge_errors)`, ")
+    # the opt-in fabrication rule is deterministic evidence too: it comes before the judge's health (issue 33)
+    assert words["after_regression"].startswith(
+        "`VALID_REGRESSION (fabrication)`, `INVALID_INCONCLUSIVE (judge_errors)`, ")
     assert words["after_regression"].endswith("and `VALID_PASS`")
 
 
