@@ -50,6 +50,7 @@ NOT_SUITE_READERS = {
     "labels export": "exports a week's verdicts", "labels merge": "merges label sheets",
     "judge-study": "compares judges on a week's runs",
     "scorecard": "reads a week's ledgers",
+    "surfaces": "reads only a suite's skillbench.toml ([[api]]) and caches what it declares",
     "identifiers": "checks a week's answers (--suite only locates the skillbench.toml that declares [[api]])",
     "run-pages": "reads a week's ledgers and run folders",
     "sentinel build": "reads a week's verdicts (--suite only locates the gold set folder)",
@@ -57,6 +58,9 @@ NOT_SUITE_READERS = {
     "image build": "builds the runner image", "image show": "shows the runner image",
     "worker check": "checks a Dask worker",
 }
+# Commands that read only a suite's skillbench.toml, never its prompts: of the suite group they take --config alone,
+# meaning what it means there (a skillbench.toml read instead of the suite folder's own).
+CONFIG_ONLY = {"surfaces": {"--config"}, "identifiers": {"--config"}}
 # Flags a message of the suite package names that are not the suite group's, and why that is right.
 SUITE_PACKAGE_EXCEPTIONS = {
     "--setting-sources": "names the agent CLI's own flag in a statement, suggests nothing",
@@ -133,7 +137,7 @@ def test_every_suite_reader_takes_the_whole_suite_group(command):
 
 @pytest.mark.parametrize("command", sorted(NOT_SUITE_READERS))
 def test_a_command_that_reads_no_suite_takes_no_suite_flag(command):
-    assert not set(SUITE_FLAGS) & _accepts(command)
+    assert not (set(SUITE_FLAGS) - CONFIG_ONLY.get(command, set())) & _accepts(command)
 
 
 def test_the_suite_package_suggests_only_suite_flags():

@@ -21,7 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("run_dir", metavar="RUN_DIR", help="a week's folder (holds manifest.csv)")
     p.add_argument("--suite", metavar="SUITE_DIR",
-                   help="the suite whose skillbench.toml declares the surfaces (default: run.json's suite_dir)")
+                   help="the suite whose skillbench.toml declares the surfaces (default: the config the week was "
+                   "generated with: run.json's config_file, else its suite_dir's)")
+    p.add_argument("--config", metavar="FILE", help="a skillbench.toml to read instead (a repository that commits "
+                   "none, such as qdrant's)")
     add_selection_args(p, what="check")
     p.add_argument("--include-plugin", action="store_true", help="check the plugin arm's answers too")
     p.add_argument("--fresh", action="store_true", help="drop identifiers.csv and check every answer again")
@@ -43,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         selection = check_selection(run_dir, listed(args.prompts) or (), listed(args.families) or ())
         opts = IdentifierOptions(suite_dir=Path(args.suite) if args.suite else None,
+                                 config=Path(args.config) if args.config else None,
                                  selection=selection,
                                  include_plugin=args.include_plugin, fresh=args.fresh)
         report = identifiers_week(run_dir, opts, PassContext(log=stderr_log, wait=args.wait))

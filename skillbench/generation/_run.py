@@ -421,6 +421,7 @@ def _generate(suite: Suite, opts: GenerateOptions, ctx: PassContext) -> dict[str
     atomic_write_json(out_dir / RUN_FILE, {
         "run_key": opts.run_key, "seed": opts.seed, "models": opts.models, "conditions": opts.conditions,
         "reps": opts.reps, "suite_dir": str(suite.suite_dir), "run_settings": suite.config.run.model_dump(),
+        **({"config_file": str(suite.config_file)} if suite.config_file is not None else {}),
         **({"selection": selection} if selection else {}),
         **({"invalid_families": suite.invalid_families} if suite.invalid_families else {}),
         **({"arms": opts.arms.as_json()} if opts.arms is not None else {}),

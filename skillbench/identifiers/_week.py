@@ -90,21 +90,22 @@ class IdentifierPassError(ValueError):
     """The pass cannot start (a config that cannot be read, a ledger that cannot be resumed); one line."""
 
 
-def _config(run_dir: Path, options: IdentifierOptions) -> tuple[Any, Path | None, str]:
-    """The suite's config, the suite folder, and a note when the week names no suite to read it from."""
-    from skillbench.suite import ConfigError, load_config, read_config
+def _config(run_dir: Path, options: IdentifierOptions) -> tuple[Any, Path | None, str, bool]:
+    """The suite's config, the suite folder, a note when the week names no suite to read it from, and whether the
+    config is the suite folder's own file (else a ``--config`` file, given or recorded in run.json)."""
+    from skillbench.suite import ConfigError, load_config, read_config, week_config
 
     try:
         if options.config is not None:
-            return read_config(options.config), options.suite_dir or Path(options.config).parent, ""
-        suite_dir = options.suite_dir
-        if suite_dir is None:
-            named = str(read_run_json(run_dir).get("suite_dir") or "")
-            suite_dir = Path(named) if named else None
-        if suite_dir is None or not Path(suite_dir).is_dir():
-            return None, None, (f"the week names no suite folder (run.json's suite_dir): pass --suite SUITE_DIR, the "
-                                f"folder whose {CONFIG_FILE} declares [[api]], to check its answers")
-        return load_config(suite_dir), Path(suite_dir), ""
+            return read_config(options.config), options.suite_dir or Path(options.config).parent, "", False
+        if options.suite_dir is not None and Path(options.suite_dir).is_dir():
+            return load_config(options.suite_dir), Path(options.suite_dir), "", True
+        found = week_config(read_run_json(run_dir))  # the --config file the week was generated with, if any
+        if found is None:
+            why = (f"the week names no suite folder (run.json's suite_dir): pass --suite SUITE_DIR, the folder whose "
+                   f"{CONFIG_FILE} declares [[api]], or --config FILE, to check its answers")
+            return None, None, why, False
+        return found[0], found[1], "", not read_run_json(run_dir).get("config_file")
     except ConfigError as exc:
         raise IdentifierPassError(str(exc)) from exc
 
@@ -184,11 +185,11 @@ def check_week(run_dir: str | Path, options: IdentifierOptions, ctx: PassContext
     from skillbench.identifiers import check_answer, load_surfaces
 
     run_dir = Path(run_dir)
-    config, suite_dir, why_not = _config(run_dir, options)
+    config, suite_dir, why_not, own = _config(run_dir, options)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     gate = bool(config is not None and config.gate.fabrication)
     # the suite folder when there is one: a surface's "not cached" warning then names the command that caches it
-    source = suite_dir if options.config is None and suite_dir is not None else config
+    source = suite_dir if own and suite_dir is not None else config
     surfaces = load_surfaces(source) if config is not None else None
     for warning in surfaces.warnings if surfaces is not None else ():
         ctx.log(f"identifiers: {warning}")

@@ -13,6 +13,7 @@ from ._config import (
     SuiteSettings as SuiteSettings,
     load_config as load_config,
     read_config as read_config,
+    week_config as week_config,
 )
 from ._containment import (
     SourceEntry as SourceEntry,

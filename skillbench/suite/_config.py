@@ -8,8 +8,9 @@ override what the file says.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -171,6 +172,22 @@ def load_config(suite_dir: str | Path) -> SuiteConfig:
     if not path.exists():
         return SuiteConfig()
     return read_config(path)
+
+
+def week_config(run: Mapping[str, Any]) -> tuple[SuiteConfig, Path] | None:
+    """The config a week was generated with, from its ``run.json`` (``run``): the ``--config`` file it recorded as
+    ``config_file``, else its ``suite_dir``'s own ``skillbench.toml`` (the defaults when that has none); with the suite
+    folder. None when the week names no suite folder that exists (a qdrant-layout week: the caller's defaults).
+
+    Raises:
+        ConfigError: the recorded file is gone or unreadable (a week never silently reads the defaults instead).
+    """
+    suite_dir = Path(str(run.get("suite_dir") or ""))
+    if run.get("config_file"):
+        return read_config(str(run["config_file"])), suite_dir
+    if not str(run.get("suite_dir") or "") or not suite_dir.is_dir():
+        return None
+    return load_config(suite_dir), suite_dir
 
 
 def read_config(path: str | Path) -> SuiteConfig:

@@ -365,6 +365,9 @@ class Suite:
     plugin_of: dict[str, str] = field(default_factory=dict)  # family (skill) -> its plugin (dotnet layout)
     evals: list[EvalInfo] = field(default_factory=list)
     heldout_tags: tuple[str, ...] = ()  # a prompt with one of these tags is held out (set by preflight)
+    # the --config file the config was read from, when not the suite folder's own (qdrant's repository commits none):
+    # a week records it in run.json, so the passes after generation read the same [judge], [gate] and [[api]]
+    config_file: Path | None = None
     # family -> the validator's lines: families a week leaves out for a broken spec (skillbench.suite._families)
     invalid_families: dict[str, list[str]] = field(default_factory=dict)
 

@@ -170,6 +170,8 @@ def preflight(suite_dir: str | Path = "evals", overrides: SuiteOverrides | None 
                               heldout_prefixes=list(o.heldout_prefixes) if o.heldout_prefixes is not None else None,
                               config=config, skip_missing=o.skip_missing, trigger_set=o.trigger_set)
     if not report.stopped:
+        if o.config is not None:
+            report.suite.config_file = Path(o.config).resolve()
         tags = o.heldout_tags if o.heldout_tags is not None else tuple(report.suite.config.suite.heldout_tags)
         _hold_out_tagged(report, tags)
     return report

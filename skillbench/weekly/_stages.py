@@ -312,17 +312,15 @@ class JudgeOutcome:
 
 
 def judge_settings(run_dir: str | Path) -> Any:
-    """The ``[judge]`` table of the suite a week was generated from (``run.json``'s ``suite_dir``; defaults
-    when the week or its suite has none)."""
-    from skillbench.suite import ConfigError, JudgeSettings, load_config
+    """The ``[judge]`` table of the config a week was generated with (``run.json``'s ``config_file``, else its
+    ``suite_dir``'s own; :func:`skillbench.suite.week_config`); defaults when the week or its suite has none)."""
+    from skillbench.suite import ConfigError, JudgeSettings, week_config
 
-    suite_dir = (json_object_or_none(_path(run_dir) / RUN_FILE) or {}).get("suite_dir") or ""
-    if not suite_dir or not Path(suite_dir).is_dir():
-        return JudgeSettings()
     try:
-        return load_config(suite_dir).judge
+        found = week_config(json_object_or_none(_path(run_dir) / RUN_FILE) or {})
     except ConfigError as exc:
         raise StageError(str(exc)) from exc
+    return found[0].judge if found is not None else JudgeSettings()
 
 
 def judge_week(run_dir: str | Path, options: JudgeOptions, runtime: StageRuntime = StageRuntime(backend="sim"),

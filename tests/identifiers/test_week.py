@@ -187,3 +187,25 @@ def test_the_sims_code_pools_are_what_the_detector_says(bundled_surfaces: Surfac
         for line in lib.fabricated:
             found = check_answer(f"```python\n{lib.imports}\n{line}\n```\n", bundled_surfaces)
             assert [i.text for i in found if i.status == "unresolved"], (name, line)
+
+
+def test_a_week_generated_with_config_reads_its_api_from_that_file(week: Path, tmp_path: Path) -> None:
+    """qdrant's repository commits no skillbench.toml: a week generated with ``--config FILE`` records the file in
+    run.json, and the passes after generation (this one, the judge's [judge] table) read the same file."""
+    from skillbench.suite import ConfigError, week_config
+    from skillbench.weekly import StageError
+    from skillbench.weekly._stages import judge_settings
+
+    declared = _suite(tmp_path / "elsewhere") / "skillbench.toml"
+    bare = tmp_path / "repo"
+    bare.mkdir()  # the suite folder itself has no config
+    run = json.loads((week / "run.json").read_text())
+    (week / "run.json").write_text(json.dumps({**run, "suite_dir": str(bare), "config_file": str(declared)}))
+    report = check_week(week, IdentifierOptions(), PassContext(log=lambda _: None))
+    assert report.declared and report.checked > 0
+    assert week_config({"suite_dir": str(bare)})[0].api == []  # without the record: the folder's defaults
+    declared.unlink()  # a recorded file that is gone is one line, never the defaults read silently
+    with pytest.raises(ConfigError, match="does not exist"):
+        week_config({"suite_dir": str(bare), "config_file": str(declared)})
+    with pytest.raises(StageError, match="does not exist"):
+        judge_settings(week)
