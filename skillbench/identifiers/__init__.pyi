@@ -12,6 +12,7 @@ from ._precision import (
     DETECTOR_FORMAT as DETECTOR_FORMAT,
     PRECISION_FLOOR as PRECISION_FLOOR,
     MeasuredPrecision as MeasuredPrecision,
+    measured_kinds as measured_kinds,
     measured_precision as measured_precision,
 )
 from ._surface import (

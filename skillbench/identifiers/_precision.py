@@ -46,6 +46,17 @@ def read_record() -> dict:
     return record if isinstance(record, dict) else {}
 
 
+def measured_kinds() -> frozenset[str]:
+    """The identifier kinds the record's precision was measured on (names and keywords): an unresolved identifier
+    of another kind (a REST path, a config key) has no measured precision, so it is shown but never counted as a
+    fabrication — a client's generated API may omit a route its server still serves."""
+    record = read_record()
+    if record.get("detector_format") != DETECTOR_FORMAT:
+        return frozenset()
+    kinds = record.get("measured_kinds")
+    return frozenset(str(k) for k in kinds) if isinstance(kinds, list) else frozenset()
+
+
 def measured_precision(surface: str) -> MeasuredPrecision | None:
     """The recorded precision of the detector on ``surface`` ("pandas==3.1.1"), or None when that surface at that
     version was not measured by this detector format (then a fabrication gate cannot be allowed for it)."""

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from skillbench.arms import ArmPair
-from skillbench.identifiers import IDENTIFIER_STATUSES, PRECISION_FLOOR, UNRESOLVED
+from skillbench.identifiers import IDENTIFIER_STATUSES, PRECISION_FLOOR, UNRESOLVED, measured_kinds
 from skillbench.ledgers import IDENTIFIERS_FILE, LedgerError, WeekIdentifiers
 from skillbench.markdown import fmt, md_code, md_table, md_text, signed
 from skillbench.scorecard._inference import rate_intervals
@@ -57,6 +57,7 @@ class Fabrication:
     gate_on: bool
     gate_line: str
     records: dict[tuple[str, str], FabricationRecord] = field(default_factory=dict)
+    uncounted: int = 0  # unresolved identifiers of a kind whose precision is not measured (shown, never counted)
 
     @property
     def declared(self) -> bool:
@@ -79,7 +80,9 @@ def _answers(week: WeekIdentifiers, manifest: pd.DataFrame) -> pd.DataFrame:
     out = runs.join(counts, on="run_id").fillna({s: 0 for s in STATUSES})
     out[list(STATUSES)] = out[list(STATUSES)].astype(int)
     out["identifiers"] = out[list(STATUSES)].sum(axis=1)
-    out["fabricated"] = out[UNRESOLVED].gt(0)
+    # only a kind whose precision was measured makes an answer fabricated; the others are shown, never counted
+    counted = ids[ids["status"].eq(UNRESOLVED) & ids["kind"].isin(measured_kinds())]
+    out["fabricated"] = out["run_id"].isin(set(counted["run_id"]))
     return out[ANSWER_COLUMNS].reset_index(drop=True)
 
 
@@ -136,6 +139,7 @@ def _top(week: WeekIdentifiers, answers: pd.DataFrame) -> pd.DataFrame:
                            & week.identifiers["run_id"].isin(set(answers["run_id"]))]
     if ids.empty:
         return pd.DataFrame(columns=TOP_COLUMNS)
+    ids = ids.assign(text=ids["text"].where(ids["kind"].isin(measured_kinds()), ids["text"] + " (not counted)"))
     g = ids.groupby(["text", "surface"], sort=False)
     top = pd.DataFrame({"answers": g["run_id"].nunique(), "uses": g.size(),
                         "conditions": g["condition"].agg(lambda s: ", ".join(sorted(set(s)))),
@@ -204,7 +208,14 @@ def fabrication_check(week: WeekIdentifiers | None, manifest: pd.DataFrame, pair
     return Fabrication(record=week.record, answers=answers, arms=_arms(answers, pair, models),
                        delta=_delta(rates, models) if not rates.empty else pd.DataFrame(columns=DELTA_COLUMNS),
                        top=_top(week, answers), gate_on=on, gate_line=line,
-                       records=gate_records(rates) if on and not rates.empty else {})
+                       records=gate_records(rates) if on and not rates.empty else {},
+                       uncounted=_uncounted(week, answers))
+
+
+def _uncounted(week: WeekIdentifiers, answers: pd.DataFrame) -> int:
+    ids = week.identifiers
+    return int((ids["status"].eq(UNRESOLVED) & ~ids["kind"].isin(measured_kinds())
+                & ids["run_id"].isin(set(answers["run_id"]))).sum())
 
 
 def _surface_text(s: dict[str, Any]) -> str:
@@ -247,6 +258,11 @@ def fabrication_markdown(f: Fabrication | None, pair: ArmPair) -> str:
                  for r in f.delta.itertuples(index=False)]
         lines += [md_table(["model", "n prompts", f"rate {names.arrow}", "Δ (paired)", "95% t CI", "CI != 0?"],
                            drows), ""]
+    if f.uncounted:
+        lines += [f"_{f.uncounted} unresolved identifier(s) are of a kind the detector's precision was not measured "
+                  f"on (measured: {', '.join(sorted(measured_kinds())) or 'none'}; REST paths and config keys are "
+                  "not — a client's generated API may omit a route its server still serves): they are listed "
+                  "\"(not counted)\", never counted in the rate, the Δ or the gate._", ""]
     if not f.top.empty:
         trows = [[md_text(r.text, NAME_CHARS), md_text(r.surface), int(r.answers), int(r.uses), md_text(r.conditions),
                   md_text(r.quote, QUOTE_CHARS)] for r in f.top.itertuples(index=False)]

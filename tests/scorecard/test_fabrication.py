@@ -150,3 +150,15 @@ def test_no_surface_and_an_unknown_status() -> None:
     week.identifiers.loc[0, "status"] = "made-up"
     with pytest.raises(LedgerError, match="'status'"):
         fabrication_check(week, manifest, DEFAULT_PAIR, ["m"])
+
+
+def test_an_unresolved_rest_path_is_shown_but_never_counted() -> None:
+    """Only the kinds the detector's precision was measured on (names, keywords) make an answer fabricated: a REST
+    path the client's generated API lacks may still be a route its server serves (qdrant's `/points/search`)."""
+    week, manifest = _week([("p1", WITH, "fam", 1, ["unresolved"]), ("p1", NO, "fam", 1, ["resolved"])], _record())
+    ids = week.identifiers.assign(kind="rest_path", text="POST /collections/{collection_name}/points/search")
+    f = fabrication_check(WeekIdentifiers(week.record, week.runs, ids), manifest, DEFAULT_PAIR, ["m"])
+    arms = f.arms.set_index("condition")
+    assert arms.loc[WITH, ["unresolved", "fabricated"]].tolist() == [1, 0] and f.uncounted == 1
+    page = fabrication_markdown(f, DEFAULT_PAIR)
+    assert "points/search (not counted)" in page and "1 unresolved identifier(s) are of a kind" in page
