@@ -42,7 +42,7 @@ ARM_COLUMNS = ["model", "condition", "answers", "identifiers", *STATUSES, "fabri
                "method"]
 DELTA_COLUMNS = ["model", "n_prompts", "control_rate", "treatment_rate", "delta", "se", "ci_low", "ci_high",
                  "excludes_zero"]
-TOP_COLUMNS = ["text", "surface", "answers", "uses", "conditions", "quote"]
+TOP_COLUMNS = ["text", "surface", "counted", "answers", "uses", "conditions", "quote"]
 
 
 @dataclass
@@ -139,8 +139,8 @@ def _top(week: WeekIdentifiers, answers: pd.DataFrame) -> pd.DataFrame:
                            & week.identifiers["run_id"].isin(set(answers["run_id"]))]
     if ids.empty:
         return pd.DataFrame(columns=TOP_COLUMNS)
-    ids = ids.assign(text=ids["text"].where(ids["kind"].isin(measured_kinds()), ids["text"] + " (not counted)"))
-    g = ids.groupby(["text", "surface"], sort=False)
+    ids = ids.assign(counted=ids["kind"].isin(measured_kinds()))
+    g = ids.groupby(["text", "surface", "counted"], sort=False)
     top = pd.DataFrame({"answers": g["run_id"].nunique(), "uses": g.size(),
                         "conditions": g["condition"].agg(lambda s: ", ".join(sorted(set(s)))),
                         "quote": g["quote"].first()}).reset_index()
@@ -264,7 +264,7 @@ def fabrication_markdown(f: Fabrication | None, pair: ArmPair) -> str:
                   "not — a client's generated API may omit a route its server still serves): they are listed "
                   "\"(not counted)\", never counted in the rate, the Δ or the gate._", ""]
     if not f.top.empty:
-        trows = [[md_text(r.text, NAME_CHARS), md_text(r.surface), int(r.answers), int(r.uses), md_text(r.conditions),
+        trows = [[md_text(r.text, NAME_CHARS) + ("" if r.counted else " (not counted)"), md_text(r.surface), int(r.answers), int(r.uses), md_text(r.conditions),
                   md_text(r.quote, QUOTE_CHARS)] for r in f.top.itertuples(index=False)]
         lines += [f"Most frequent unresolved identifiers (top {TOP_NAMES}):", "",
                   md_table(["identifier", "surface", "answers", "uses", "arms", "quote"], trows), ""]

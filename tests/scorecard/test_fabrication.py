@@ -161,4 +161,4 @@ def test_an_unresolved_rest_path_is_shown_but_never_counted() -> None:
     arms = f.arms.set_index("condition")
     assert arms.loc[WITH, ["unresolved", "fabricated"]].tolist() == [1, 0] and f.uncounted == 1
     page = fabrication_markdown(f, DEFAULT_PAIR)
-    assert "points/search (not counted)" in page and "1 unresolved identifier(s) are of a kind" in page
+    assert "points/search (not counted) | pandas==3.1.1" in page and "1 unresolved identifier(s) are of a kind" in page
