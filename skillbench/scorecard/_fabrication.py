@@ -264,7 +264,8 @@ def fabrication_markdown(f: Fabrication | None, pair: ArmPair) -> str:
                   "not — a client's generated API may omit a route its server still serves): they are listed "
                   "\"(not counted)\", never counted in the rate, the Δ or the gate._", ""]
     if not f.top.empty:
-        trows = [[md_text(r.text, NAME_CHARS) + ("" if r.counted else " (not counted)"), md_text(r.surface), int(r.answers), int(r.uses), md_text(r.conditions),
+        trows = [[md_text(r.text, NAME_CHARS) + ("" if r.counted else " (not counted)"), md_text(r.surface),
+                  int(r.answers), int(r.uses), md_text(r.conditions),
                   md_text(r.quote, QUOTE_CHARS)] for r in f.top.itertuples(index=False)]
         lines += [f"Most frequent unresolved identifiers (top {TOP_NAMES}):", "",
                   md_table(["identifier", "surface", "answers", "uses", "arms", "quote"], trows), ""]
