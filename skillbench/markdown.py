@@ -214,7 +214,8 @@ def md_table(headers: list[str], rows: list[list[Any]]) -> str:
     """
     if not rows:
         return NONE
-    cells = [[_table_cell(c) for c in r] for r in rows]
+    known: dict[str, str] = {}  # each distinct cell escaped once: a long table repeats most of its cells
+    cells = [[known[t] if (t := str(c)) in known else known.setdefault(t, _table_cell(t)) for c in r] for r in rows]
     # a cut cell carries its full text as a link title: padding every row to it would bury the table
     widths = [max([len(h)] + [len(r[i]) for r in cells if _CUT_MARK not in r[i]]) for i, h in enumerate(headers)]
 

@@ -76,10 +76,14 @@ def avoid_claim_gaps(rows: pd.DataFrame, quote: str = "evidence_quote") -> pd.Se
     other row (rows need ``item_type``, ``verdict``, ``item_text`` and the ``quote`` column)."""
     violated = rows["item_type"].eq("avoid") & rows["verdict"].eq(VIOLATED)
     gaps = pd.Series("", index=rows.index, dtype=object)
-    for i in rows.index[violated]:
-        text, item = rows.at[i, quote], rows.at[i, "item_text"]
-        # a missing quote (NaN in a typed ledger) is no quote, never the word "nan"
-        gaps[i] = claim_gap("" if pd.isna(text) else str(text), "" if pd.isna(item) else str(item))
+    if not violated.any():
+        return gaps
+    # a missing quote (NaN in a typed ledger) is no quote, never the word "nan"
+    pairs = [("" if pd.isna(text) else str(text), "" if pd.isna(item) else str(item))
+             for text, item in zip(rows.loc[violated, quote].tolist(), rows.loc[violated, "item_text"].tolist(),
+                                   strict=True)]
+    known = {pair: claim_gap(*pair) for pair in set(pairs)}  # each distinct quote × item once (100k-run weeks)
+    gaps[violated] = [known[pair] for pair in pairs]
     return gaps
 
 

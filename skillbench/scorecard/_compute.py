@@ -257,9 +257,37 @@ def endpoint_kind(manifest: pd.DataFrame) -> str:
     return kinds[0] if len(kinds) == 1 else "mixed"
 
 
-def _run_keys(df: pd.DataFrame) -> pd.MultiIndex:
-    return pd.MultiIndex.from_frame(df[["prompt", "model", "condition", "rep"]].astype(
-        {"rep": "int64"}).astype({"prompt": object, "model": object, "condition": object}))
+_RUN_KEYS = ["prompt", "model", "condition", "rep"]
+
+
+def _runs_with_rows(runs: pd.DataFrame, *frames: pd.DataFrame) -> list[np.ndarray]:
+    """For each of ``frames``, whether each run (prompt × model × condition × rep) of ``runs`` has a row there.
+
+    Each key column is coded once over the runs and every frame together, so a run is one integer and the test
+    one ``np.isin`` (a MultiIndex of a million score rows is the slow way to ask the same).
+    """
+    sizes = [len(runs), *map(len, frames)]
+    codes = []
+    for key in _RUN_KEYS:
+        parts = [f[key].astype("int64") if key == "rep" else f[key].astype(object) for f in (runs, *frames)]
+        codes.append(pd.factorize(pd.concat(parts, ignore_index=True))[0])
+    joined = np.ravel_multi_index(codes, [int(c.max()) + 1 if len(c) else 1 for c in codes])
+    bounds = np.cumsum(sizes)
+    own = joined[:bounds[0]]
+    return [np.isin(own, joined[start:end]) for start, end in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _per_distinct(frame: pd.DataFrame, fn: Any) -> list[Any]:
+    """``fn(record)`` of every row of ``frame`` (records: None for a missing cell), called once per distinct row:
+    the runs of a week share a handful of signal combinations."""
+    if frame.empty:
+        return []
+    codes = np.column_stack([pd.factorize(frame[c], use_na_sentinel=False)[0] for c in frame.columns])
+    _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    distinct = frame.iloc[first]
+    records = distinct.astype(object).where(distinct.notna(), None).to_dict("records")
+    answers = [fn(r) for r in records]
+    return [answers[i] for i in inverse.ravel()]
 
 
 def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame, *,
@@ -276,15 +304,13 @@ def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame,
     runs = manifest.copy()
     trigger_only = runs["trigger_only"].astype(bool) if "trigger_only" in runs else pd.Series(False, index=runs.index)
     runs["gradeable"] = ~runs["dormancy"] & ~trigger_only & runs["condition"].isin(arms)
-    keys = _run_keys(runs)
-    runs["graded"] = keys.isin(_run_keys(scores[scores["graded"]])) & runs["gradeable"]
-    with_rows = keys.isin(_run_keys(scores))
+    graded, with_rows = _runs_with_rows(runs, scores[scores["graded"]], scores)
+    runs["graded"] = graded & runs["gradeable"]
     skip = runs["run_id"].map(skips.drop_duplicates("run_id").set_index("run_id")["reason"]) \
         if not skips.empty else pd.Series(np.nan, index=runs.index)
     # the judge's own rule for runs it never saw graded (qdrant's ledgers have no judge-skips.csv)
     cols = ["budget_hit", "condition", "skill_available", "exit_code", "is_error"]
-    records = runs[cols].astype(object).where(runs[cols].notna(), None).to_dict("records")
-    rule = pd.Series([skip_reason(r) for r in records], index=runs.index, dtype=object)
+    rule = pd.Series(_per_distinct(runs[cols], skip_reason), index=runs.index, dtype=object)
     # A gradeable run with an answer, no rows and no judge-skips.csv entry has simply not been graded yet.
     no_file = scores.empty if scores_file is None else not scores_file
     fallback = np.select([with_rows, pd.Series(no_file, index=runs.index)],

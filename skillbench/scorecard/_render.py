@@ -7,6 +7,7 @@ labels name the week's pair (:func:`skillbench.scorecard._labels.arm_names`): a 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,20 @@ def _wow_rules(d: ScorecardData) -> list[str]:
     return list(dict.fromkeys(d.wow.table["rule"])) if d.wow.ready and "rule" in d.wow.table else []
 
 
+def _each(values: Iterable[Any], fn: Callable[[Any], str]) -> list[str]:
+    """``fn`` of every value, computed once per distinct value: a 100k-run week's tables repeat their prompts,
+    models and scores thousands of times (the type is part of the key: ``True`` and ``1`` print differently)."""
+    known: dict[tuple[type, Any], str] = {}
+    out = []
+    for value in values:
+        key = (value.__class__, value)
+        text = known.get(key)
+        if text is None:
+            text = known[key] = fn(value)
+        out.append(text)
+    return out
+
+
 def _cells_table(d: ScorecardData) -> str:
     c = d.cells.set_index(["model", "condition"])
     rows = []
@@ -130,9 +145,12 @@ def _prompts_table(d: ScorecardData) -> str:
     wide = wide.loc[order] if order else wide
     must, comp = wide["must_coverage"], wide["composite"]
     lift = must[wi] - must[no]
-    rows = [[md_text(prompt), md_text(model), f"{fmt(a)} → {fmt(b)}", signed(delta), f"{fmt(c)} → {fmt(e)}"]
-            for (prompt, model), a, b, delta, c, e in zip(wide.index, must[no], must[wi], lift, comp[no], comp[wi],
-                                                          strict=True)]
+    keys = wide.index
+    rows = [[prompt, model, f"{a} → {b}", delta, f"{c} → {e}"]
+            for prompt, model, a, b, delta, c, e in zip(
+                _each(keys.get_level_values(0), md_text), _each(keys.get_level_values(1), md_text),
+                _each(must[no], fmt), _each(must[wi], fmt), _each(lift, signed), _each(comp[no], fmt),
+                _each(comp[wi], fmt), strict=True)]
     if not rows:
         return ""
     arrow = arm_names(d.pair).arrow
@@ -165,9 +183,12 @@ def _trigger_health_table(d: ScorecardData) -> str:
 
 
 def _avoid_table(d: ScorecardData) -> str:
-    rows = [[md_text(r.prompt), md_text(r.model), md_text(r.condition), md_text(r.item_text, ITEM_CHARS),
-             md_text(r.evidence_quote, EVIDENCE_CHARS), _shows_harm(r.evidence_quote, r.claim_gap)]
-            for r in d.avoid_violations.itertuples(index=False)]
+    v = d.avoid_violations
+    rows = [list(cells) for cells in zip(
+        _each(v["prompt"], md_text), _each(v["model"], md_text), _each(v["condition"], md_text),
+        _each(v["item_text"], lambda x: md_text(x, ITEM_CHARS)),
+        _each(v["evidence_quote"], lambda x: md_text(x, EVIDENCE_CHARS)),
+        _each(zip(v["evidence_quote"], v["claim_gap"], strict=True), lambda qg: _shows_harm(*qg)), strict=True)]
     return md_table(["prompt", "model", "condition", "violated item", "evidence", "evidence check"], rows)
 
 

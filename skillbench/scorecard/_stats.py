@@ -205,14 +205,40 @@ def bootstrap_intervals(values: np.ndarray, *, n_resamples: int = DEFAULT_RESAMP
                 # the documented answer, not a warning the reader of a scorecard can act on.
                 warnings.simplefilter("ignore", sps.DegenerateDataWarning)
                 warnings.simplefilter("ignore", RuntimeWarning)
+                # scipy draws the resamples (the same generator calls and means as its BCa); the BCa bounds are
+                # then read off them here, because scipy's jackknife materialises n × (n − 1) resamples — a
+                # quadratic cost (seconds at 25k prompts) that the mean's closed form does not need.
                 res = sps.bootstrap((data,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
-                                    method="BCa", vectorized=True, axis=-1, rng=rng,
+                                    method="percentile", vectorized=True, axis=-1, rng=rng,
                                     batch=max(1, _BOOTSTRAP_CELLS // data.size))
-            lo, hi = np.asarray(res.confidence_interval.low), np.asarray(res.confidence_interval.high)
+                lo, hi = _bca_bounds(data, res.bootstrap_distribution, confidence)
             known = np.isfinite(lo) & np.isfinite(hi)  # half an interval is not an interval
             low[todo] = np.where(known, lo, np.nan)
             high[todo] = np.where(known, hi, np.nan)
     return low.reshape(values.shape[:-1]), high.reshape(values.shape[:-1])
+
+
+def _bca_bounds(data: np.ndarray, theta_b: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """The BCa interval of each row's mean from its bootstrap means ``theta_b`` (rows × resamples).
+
+    scipy's ``_bca_interval`` step for step (Efron & Tibshirani 14.3, 15.4: z₀ from the share of resampled means
+    below the observed one, the acceleration from the jackknife, ``scipy.stats.quantile`` at the adjusted levels),
+    except that the jackknife means are the closed form of the mean, ``(Σx − xᵢ)/(n − 1)``: linear in n where
+    scipy's resampling is quadratic; the bounds agree with scipy's BCa to rounding (``tests/scorecard``).
+    """
+    from scipy.special import ndtr, ndtri
+
+    theta_hat = np.mean(data, axis=-1, keepdims=True)
+    below = np.count_nonzero(theta_b < theta_hat, axis=-1) + np.count_nonzero(theta_b <= theta_hat, axis=-1)
+    z0 = ndtri(below / (2 * theta_b.shape[-1]))
+    n = float(data.shape[-1])
+    jack = (np.sum(data, axis=-1, keepdims=True) - data) / (n - 1)
+    u = (n - 1) * (np.mean(jack, axis=-1, keepdims=True) - jack)
+    a = 1 / 6 * (np.sum(u**3, axis=-1) / n**3) / (np.sum(u**2, axis=-1) / n**2) ** (3 / 2)
+    z_alpha = float(ndtri((1 - confidence) / 2))
+    levels = [ndtr(z0 + num / (1 - a * num)) for num in (z0 + z_alpha, z0 - z_alpha)]
+    bounds = sps.quantile(theta_b, np.stack(levels, axis=-1), axis=-1)
+    return bounds[..., 0], bounds[..., 1]
 
 
 def bootstrap_ci(values: np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES,
