@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import numpy as np
 import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair, ConditionError
@@ -368,9 +369,24 @@ def _runs_in_manifest(scores: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFr
     """Grades of runs the manifest no longer lists (a deleted run folder) must not count."""
     if scores.empty:
         return scores
-    listed = pd.MultiIndex.from_frame(manifest[list(RUN_KEYS)].astype(str))
-    mask = pd.MultiIndex.from_frame(scores[list(RUN_KEYS)].astype(str)).isin(listed)
+    (mask,) = keys_found(scores, manifest, keys=list(RUN_KEYS))
     return scores[mask].reset_index(drop=True)
+
+
+def keys_found(frame: pd.DataFrame, *others: pd.DataFrame, keys: list[str]) -> list[np.ndarray]:
+    """For each of ``others``, whether each row of ``frame`` has a row with the same ``keys`` there.
+
+    Each key column is coded once over all the frames together, so a row's key is one integer and each test one
+    ``np.isin``: a MultiIndex of a million score rows is the slow way to ask the same. Keys compare as values
+    (the typed ledgers agree on each column's type: a rep is an integer everywhere).
+    """
+    frames = (frame, *others)
+    codes = [pd.factorize(pd.concat([f[key] for f in frames], ignore_index=True), use_na_sentinel=False)[0]
+             for key in keys]
+    joined = np.ravel_multi_index(codes, [int(c.max()) + 1 if len(c) else 1 for c in codes]) if keys else None
+    bounds = np.cumsum([len(f) for f in frames])
+    own = joined[:bounds[0]]
+    return [np.isin(own, joined[start:end]) for start, end in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def _pairs_in_manifest(pairs: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:

@@ -40,6 +40,7 @@ from skillbench.ledgers import (
     WeekLedgers,
     consolidation_incomplete,
     format_timestamp,
+    keys_found,
     read_calibration,
     read_truth,
     replace_week,
@@ -251,30 +252,13 @@ class ScorecardData:
 
 def endpoint_kind(manifest: pd.DataFrame) -> str:
     """The week's endpoint: ``real``, ``simulated``, …; ``mixed`` when runs disagree."""
-    kinds = sorted(set(manifest["endpoint"].astype(str)))
+    kinds = sorted({str(e) for e in manifest["endpoint"].unique()})
     if not kinds:
         return ENDPOINT_UNKNOWN
     return kinds[0] if len(kinds) == 1 else "mixed"
 
 
 _RUN_KEYS = ["prompt", "model", "condition", "rep"]
-
-
-def _runs_with_rows(runs: pd.DataFrame, *frames: pd.DataFrame) -> list[np.ndarray]:
-    """For each of ``frames``, whether each run (prompt × model × condition × rep) of ``runs`` has a row there.
-
-    Each key column is coded once over the runs and every frame together, so a run is one integer and the test
-    one ``np.isin`` (a MultiIndex of a million score rows is the slow way to ask the same).
-    """
-    sizes = [len(runs), *map(len, frames)]
-    codes = []
-    for key in _RUN_KEYS:
-        parts = [f[key].astype("int64") if key == "rep" else f[key].astype(object) for f in (runs, *frames)]
-        codes.append(pd.factorize(pd.concat(parts, ignore_index=True))[0])
-    joined = np.ravel_multi_index(codes, [int(c.max()) + 1 if len(c) else 1 for c in codes])
-    bounds = np.cumsum(sizes)
-    own = joined[:bounds[0]]
-    return [np.isin(own, joined[start:end]) for start, end in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def _per_distinct(frame: pd.DataFrame, fn: Any) -> list[Any]:
@@ -304,7 +288,7 @@ def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame,
     runs = manifest.copy()
     trigger_only = runs["trigger_only"].astype(bool) if "trigger_only" in runs else pd.Series(False, index=runs.index)
     runs["gradeable"] = ~runs["dormancy"] & ~trigger_only & runs["condition"].isin(arms)
-    graded, with_rows = _runs_with_rows(runs, scores[scores["graded"]], scores)
+    graded, with_rows = keys_found(runs, scores[scores["graded"]], scores, keys=_RUN_KEYS)
     runs["graded"] = graded & runs["gradeable"]
     skip = runs["run_id"].map(skips.drop_duplicates("run_id").set_index("run_id")["reason"]) \
         if not skips.empty else pd.Series(np.nan, index=runs.index)
@@ -378,7 +362,8 @@ def _timing(manifest: pd.DataFrame) -> dict[str, Any]:
 
 def _provenance(manifest: pd.DataFrame, scores: pd.DataFrame, models: list[str]) -> dict[str, Any]:
     snaps = (manifest.assign(s=manifest["model_snapshot"].astype(str).str.strip())
-             .query("s != '' and s != 'MISSING_TRANSCRIPT'").groupby("model")["s"].agg(lambda s: sorted(set(s))))
+             .query("s != '' and s != 'MISSING_TRANSCRIPT'").drop_duplicates(["model", "s"])
+             .groupby("model")["s"].agg(lambda s: sorted(set(s))))
 
     def distinct(series: pd.Series) -> list[str]:
         return sorted({str(v).strip() for v in series.dropna().unique()} - {""})

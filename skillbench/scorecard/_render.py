@@ -440,7 +440,8 @@ def render_markdown(d: ScorecardData) -> str:
     """Render ``scorecard.md`` from computed data through ``templates/scorecard.md.j2``; a week with a drift
     sentinel gets its section before Coverage, and a flagged one the drift banner at the top."""
     counts = d.activation_counts
-    ns_runs = int((d.manifest["condition"].astype(str).map(arm_kind).eq(NO_SKILL) & ~d.manifest["dormancy"]).sum())
+    kinds = _each(d.manifest["condition"].astype(str), arm_kind)
+    ns_runs = int((pd.Series(kinds, index=d.manifest.index).eq(NO_SKILL) & ~d.manifest["dormancy"]).sum())
     cov = d.coverage
     tables = stimulus_tables(d)
     context = {
