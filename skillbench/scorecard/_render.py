@@ -108,7 +108,7 @@ def _each(values: Iterable[Any], fn: Callable[[Any], str]) -> list[str]:
     models and scores thousands of times (the type is part of the key: ``True`` and ``1`` print differently)."""
     known: dict[tuple[type, Any], str] = {}
     out = []
-    for value in values:
+    for value in values.tolist() if hasattr(values, "tolist") else values:  # a column's Python values, not cells
         key = (value.__class__, value)
         text = known.get(key)
         if text is None:
@@ -158,12 +158,15 @@ def _prompts_table(d: ScorecardData) -> str:
 
 
 def _activation_table(d: ScorecardData) -> str:
+    a = d.activation
+    kinds = sorted(c for c in a.columns if c.startswith("act_"))  # by kind: the names differ past the prefix
+    counts = list(zip(*(a[c].tolist() for c in kinds), strict=True)) if kinds else [()] * len(a)
     rows = []
-    for r in d.activation.to_dict("records"):
-        kinds = sorted((k[4:], int(v)) for k, v in r.items() if k.startswith("act_") and v)
-        acts = ", ".join(f"{k}×{v}" for k, v in kinds)
-        flag = "  ⚠ never triggered" if r["never_triggered"] else ""
-        rows.append([md_text(r["prompt"]), f"{acts}{flag}", f"{int(r['reached_leaf'])}/{int(r['runs'])}"])
+    for prompt, n, never, leaf, runs in zip(_each(a["prompt"], md_text), counts, a["never_triggered"].tolist(),
+                                            a["reached_leaf"].tolist(), a["runs"].tolist(), strict=True):
+        acts = ", ".join(f"{k[4:]}×{int(v)}" for k, v in zip(kinds, n, strict=True) if v)
+        flag = "  ⚠ never triggered" if never else ""
+        rows.append([prompt, f"{acts}{flag}", f"{int(leaf)}/{int(runs)}"])
     return md_table(["prompt", f"activations ({arm_names(d.pair).treatment})", "reached leaf"], rows)
 
 
@@ -188,7 +191,8 @@ def _avoid_table(d: ScorecardData) -> str:
         _each(v["prompt"], md_text), _each(v["model"], md_text), _each(v["condition"], md_text),
         _each(v["item_text"], lambda x: md_text(x, ITEM_CHARS)),
         _each(v["evidence_quote"], lambda x: md_text(x, EVIDENCE_CHARS)),
-        _each(zip(v["evidence_quote"], v["claim_gap"], strict=True), lambda qg: _shows_harm(*qg)), strict=True)]
+        _each(zip(v["evidence_quote"].tolist(), v["claim_gap"].tolist(), strict=True), lambda qg: _shows_harm(*qg)),
+        strict=True)]
     return md_table(["prompt", "model", "condition", "violated item", "evidence", "evidence check"], rows)
 
 
