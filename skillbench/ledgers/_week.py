@@ -196,7 +196,7 @@ def load_week(run_dir: str | Path) -> WeekLedgers:
         judge_costs=read_judge_costs(run_dir),
         site_base=read_site_base(run_dir),
         scores_present=scores_path.is_file(),
-        checks=checks[checks["run_id"].isin(set(manifest["run_id"].astype(str)))].reset_index(drop=True),
+        checks=checks[checks["run_id"].isin(manifest["run_id"].astype(str))].reset_index(drop=True),
         dropped_pieces=read_dropped_pieces(run_dir),
         arms=arms,
     )
@@ -373,20 +373,20 @@ def _runs_in_manifest(scores: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFr
     return scores[mask].reset_index(drop=True)
 
 
-def keys_found(frame: pd.DataFrame, *others: pd.DataFrame, keys: list[str]) -> list[np.ndarray]:
-    """For each of ``others``, whether each row of ``frame`` has a row with the same ``keys`` there.
+def keys_found(frame: pd.DataFrame, other: pd.DataFrame, *, keys: list[str],
+               among: tuple[np.ndarray, ...] = ()) -> list[np.ndarray]:
+    """Whether each row of ``frame`` has a row with the same ``keys`` in ``other``, then in each subset of
+    ``other``'s rows that a boolean mask of ``among`` selects.
 
-    Each key column is coded once over all the frames together, so a row's key is one integer and each test one
-    ``np.isin``: a MultiIndex of a million score rows is the slow way to ask the same. Keys compare as values
-    (the typed ledgers agree on each column's type: a rep is an integer everywhere).
+    Each key column is coded once over both frames, so a row's key is one integer and each test one ``np.isin``: a
+    MultiIndex of a million score rows is the slow way to ask the same. Keys compare as values (the typed ledgers
+    agree on each column's type: a rep is an integer everywhere).
     """
-    frames = (frame, *others)
-    codes = [pd.factorize(pd.concat([f[key] for f in frames], ignore_index=True), use_na_sentinel=False)[0]
+    codes = [pd.factorize(pd.concat([frame[key], other[key]], ignore_index=True), use_na_sentinel=False)[0]
              for key in keys]
-    joined = np.ravel_multi_index(codes, [int(c.max()) + 1 if len(c) else 1 for c in codes]) if keys else None
-    bounds = np.cumsum([len(f) for f in frames])
-    own = joined[:bounds[0]]
-    return [np.isin(own, joined[start:end]) for start, end in zip(bounds[:-1], bounds[1:], strict=True)]
+    joined = np.ravel_multi_index(codes, [int(c.max()) + 1 if len(c) else 1 for c in codes])
+    own, theirs = joined[:len(frame)], joined[len(frame):]
+    return [np.isin(own, theirs), *(np.isin(own, theirs[np.asarray(mask, dtype=bool)]) for mask in among)]
 
 
 def _pairs_in_manifest(pairs: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:

@@ -288,7 +288,7 @@ def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame,
     runs = manifest.copy()
     trigger_only = runs["trigger_only"].astype(bool) if "trigger_only" in runs else pd.Series(False, index=runs.index)
     runs["gradeable"] = ~runs["dormancy"] & ~trigger_only & runs["condition"].isin(arms)
-    graded, with_rows = keys_found(runs, scores[scores["graded"]], scores, keys=_RUN_KEYS)
+    with_rows, graded = keys_found(runs, scores, keys=_RUN_KEYS, among=(scores["graded"].to_numpy(dtype=bool),))
     runs["graded"] = graded & runs["gradeable"]
     skip = runs["run_id"].map(skips.drop_duplicates("run_id").set_index("run_id")["reason"]) \
         if not skips.empty else pd.Series(np.nan, index=runs.index)

@@ -116,7 +116,7 @@ def test_run_keys_found_as_a_multiindex_finds_them(seed: int, tmp_path: Path) ->
     runs = pd.concat([runs, runs.assign(prompt="never-graded")], ignore_index=True)
     runs["rep"] = runs["rep"].astype("Int64")  # the manifest's nullable integer, the ledger's plain one
     graded = scores[scores["graded"]]
-    got_graded, got_rows = keys_found(runs, graded, scores, keys=REP_KEYS)
+    got_rows, got_graded = keys_found(runs, scores, keys=REP_KEYS, among=(scores["graded"].to_numpy(),))
     index = pd.MultiIndex.from_frame(runs[REP_KEYS].astype({"rep": "int64"}).astype(object))
     for got, other in ((got_graded, graded), (got_rows, scores)):
         want = index.isin(pd.MultiIndex.from_frame(other[REP_KEYS].astype(object)))
