@@ -177,9 +177,9 @@ def _bad(path: Path, df: pd.DataFrame, column: str, mask: pd.Series, expected: s
 def _nonblank(raw: pd.Series, mask: pd.Series) -> pd.Series:
     """Within ``mask``, the cells that are not empty or whitespace (only those cells are stripped: fast)."""
     out = pd.Series(False, index=raw.index)
-    mask = mask & raw.ne("")
-    if mask.any():
-        out[mask] = raw[mask].str.strip().ne("").to_numpy()
+    if mask.any():  # only the masked cells are compared: a parsed column of a million rows masks none
+        cells = raw[mask]
+        out[mask] = (cells.ne("") & cells.str.strip().ne("")).to_numpy(dtype=bool)
     return out
 
 
@@ -244,7 +244,7 @@ def read_manifest(path: str | Path) -> pd.DataFrame:
         raise LedgerError(f"{path}: not found (a run directory needs {MANIFEST_FILE}; run `skillbench signals`)")
     raw = _read_csv(path)
     _require(raw, path, QDRANT_MANIFEST_COLUMNS)
-    df = raw.copy()
+    df = raw.copy(deep=False)  # copy-on-write: typing a column never touches ``raw``, which messages quote
     has_endpoint = "endpoint" in raw.columns
     for column, default in MANIFEST_DEFAULTS.items():
         if column not in df.columns:
@@ -328,7 +328,7 @@ def read_scores(path: str | Path) -> pd.DataFrame:
 def read_scores_frame(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
     """Type a scores ledger already read as strings (see :func:`read_scores`)."""
     _require(raw, path, QDRANT_SCORES_COLUMNS)
-    df = raw.copy()
+    df = raw.copy(deep=False)  # copy-on-write: typing a column never touches ``raw``, which messages quote
     absent = [c for c in SCORES_COLUMNS if c not in df.columns]
     for column in absent:
         df[column] = ""
