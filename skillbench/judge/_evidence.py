@@ -79,9 +79,9 @@ def avoid_claim_gaps(rows: pd.DataFrame, quote: str = "evidence_quote") -> pd.Se
     if not violated.any():
         return gaps
     # a missing quote (NaN in a typed ledger) is no quote, never the word "nan"
-    pairs = [("" if pd.isna(text) else str(text), "" if pd.isna(item) else str(item))
-             for text, item in zip(rows.loc[violated, quote].tolist(), rows.loc[violated, "item_text"].tolist(),
-                                   strict=True)]
+    texts, items = rows.loc[violated, quote], rows.loc[violated, "item_text"]
+    pairs = [("" if no_text else str(text), "" if no_item else str(item)) for text, no_text, item, no_item in zip(
+        texts.tolist(), texts.isna().tolist(), items.tolist(), items.isna().tolist(), strict=True)]
     known = {pair: claim_gap(*pair) for pair in set(pairs)}  # each distinct quote × item once (100k-run weeks)
     gaps[violated] = [known[pair] for pair in pairs]
     return gaps

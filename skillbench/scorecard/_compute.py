@@ -369,13 +369,14 @@ def _provenance(manifest: pd.DataFrame, scores: pd.DataFrame, models: list[str])
         return sorted({str(v).strip() for v in series.dropna().unique()} - {""})
 
     stamps = manifest["started_at"].dropna()
-    rubric = scores[scores["rubric_sha"].astype(str) != ""].groupby("prompt")["rubric_sha"].nunique()
+    sha = scores["rubric_sha"].astype(str)
+    rubric = scores[sha != ""].groupby("prompt")["rubric_sha"].nunique()
     return {
         "snapshots": {m: snaps.get(m, []) for m in [*models, *sorted(set(snaps.index) - set(models))]},
         "cli": distinct(manifest["cli_version"]), "skills": distinct(manifest["skills_sha"]),
         "window": (format_timestamp(stamps.min()), format_timestamp(stamps.max())) if len(stamps) else None,
         "judge_models": distinct(scores["judge_model"]), "judge_prompts": distinct(scores["judge_prompt_sha"]),
-        "rubric_hashes": int(scores["rubric_sha"].astype(str).replace("", np.nan).nunique()),
+        "rubric_hashes": int(sha[sha != ""].nunique()),
         "rubric_changed": sorted(rubric[rubric > 1].index), "sandboxes": distinct(manifest["sandbox"]),
     }
 
