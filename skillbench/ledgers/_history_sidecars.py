@@ -158,6 +158,6 @@ def _write(path: Path, columns: tuple[str, ...], frame: pd.DataFrame) -> None:
     buf = io.StringIO()
     writer = csv.writer(buf)  # the history's dialect: minimal quoting, CRLF
     writer.writerow(columns)
-    writer.writerows(frame[list(columns)].astype(str).itertuples(index=False, name=None))
+    writer.writerows(frame[list(columns)].astype(str).to_numpy(dtype=object).tolist())  # rows as Python lists
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, buf.getvalue())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
 import pandas as pd
@@ -47,6 +47,7 @@ EVIDENCE_CHARS = 120
 ITEM_CHARS = 80
 # A snapshot pinned to a build ends in its date (claude-haiku-4-5-20251001); anything else is an alias.
 DATED = re.compile(r"-\d{8}$")
+T = TypeVar("T")
 
 
 def _lift_section(d: ScorecardData) -> dict[str, Any]:
@@ -103,10 +104,10 @@ def _wow_rules(d: ScorecardData) -> list[str]:
     return list(dict.fromkeys(d.wow.table["rule"])) if d.wow.ready and "rule" in d.wow.table else []
 
 
-def _each(values: Iterable[Any], fn: Callable[[Any], str]) -> list[str]:
+def _each(values: Iterable[Any], fn: Callable[[Any], T]) -> list[T]:
     """``fn`` of every value, computed once per distinct value: a 100k-run week's tables repeat their prompts,
     models and scores thousands of times (the type is part of the key: ``True`` and ``1`` print differently)."""
-    known: dict[tuple[type, Any], str] = {}
+    known: dict[tuple[type, Any], T] = {}
     out = []
     for value in values.tolist() if hasattr(values, "tolist") else values:  # a column's Python values, not cells
         key = (value.__class__, value)
@@ -372,9 +373,10 @@ def _timing_lines(d: ScorecardData) -> list[str]:
             lines.append(f"- wall-clock: {t['wall_min']:.1f} min  (parallel speedup ~{t['speedup']:.1f}×)")
         else:
             lines.append("- wall-clock: unknown (no run timestamps)")
-    limited = d.manifest.get("rate_limited", pd.Series(dtype=str)).astype(str).str.strip().isin({"1", "True", "true"})
-    if limited.any():  # a week without rate limits renders as before
-        lines.append(f"- rate-limited runs (the CLI retried a 429 or 529; see retries.json): {int(limited.sum())} "
+    flags = d.manifest.get("rate_limited", pd.Series(dtype=str))
+    limited = _each(flags, lambda v: str(v).strip() in {"1", "True", "true"})
+    if any(limited):  # a week without rate limits renders as before
+        lines.append(f"- rate-limited runs (the CLI retried a 429 or 529; see retries.json): {sum(limited)} "
                      f"of {len(d.manifest)}")
     return lines
 
