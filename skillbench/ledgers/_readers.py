@@ -257,7 +257,8 @@ def read_manifest(path: str | Path) -> pd.DataFrame:
     for column in _MANIFEST_BOOL:
         df[column] = _to_bool(df, column, path)
     for column in ("prompt", "model", "condition", "run_id"):
-        empty = ~_nonblank(df[column], pd.Series(True, index=df.index))
+        cells = df[column]
+        empty = cells.eq("") | cells.str.isspace()  # blank: what strips to nothing (no stripped copy of the column)
         if empty.any():
             raise _bad(path, df, column, empty, "a non-empty value")
     if has_endpoint:

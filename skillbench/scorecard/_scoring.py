@@ -50,8 +50,8 @@ def prompt_rep_scores(scores: pd.DataFrame) -> pd.DataFrame:
     if scores.empty:
         return pd.DataFrame({c: pd.Series(dtype=float) for c in columns})
     # The string keys are factorized once: every count below groups the rep's integer code (a million rubric rows
-    # are four string groupbys otherwise). Same sums (pandas' groupby on the code), same sorted key order.
-    rep = scores.groupby(REP_KEYS, sort=True).ngroup().to_numpy()
+    # are four string groupbys otherwise). Same sums (pandas' groupby on the code); the rows are sorted by key below.
+    rep = scores.groupby(REP_KEYS, sort=False).ngroup().to_numpy()  # numbered as found: sorted at the end
     if (rep < 0).any():  # a row missing a key is in no group, as a groupby on the keys leaves it out
         scores, rep = scores[rep >= 0], rep[rep >= 0]
     graded_mask = (scores["graded"] if "graded" in scores else scores["credit"].notna()).to_numpy(dtype=bool)
