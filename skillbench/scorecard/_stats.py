@@ -24,8 +24,10 @@ What this module adds to qdrant's maths:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -196,26 +198,40 @@ def bootstrap_intervals(values: np.ndarray, *, n_resamples: int = DEFAULT_RESAMP
     if rows.shape[1] >= MIN_BCA_PROMPTS:
         flat = np.ptp(rows, axis=1) == 0
         low[flat] = high[flat] = rows[flat, 0]
-        todo = ~flat
+        # A row with a missing value has no interval (NaN, as scipy's BCa answers); the batch stays the one every
+        # non-flat row sets, so the others draw the same resamples.
+        todo = ~flat & np.isfinite(rows).all(axis=1)
         if todo.any():
             rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
             data = rows[todo]
-            with warnings.catch_warnings():
-                # The edge case left (too few resamples: z₀ infinite, a 1-resample SD) comes back NaN, which is
-                # the documented answer, not a warning the reader of a scorecard can act on.
-                warnings.simplefilter("ignore", sps.DegenerateDataWarning)
-                warnings.simplefilter("ignore", RuntimeWarning)
+            # The edge cases left (z₀ infinite with few resamples) come back NaN, the documented answer, not a
+            # warning a reader of a scorecard can act on. numpy's error state is per thread (the scorecard runs the
+            # bootstrap beside its other tables); the process-wide warning filters are touched only for a single
+            # resample, whose SD scipy warns about.
+            with np.errstate(all="ignore"), _quiet_single_resample(n_resamples):
                 # scipy draws the resamples (the same generator calls and means as its BCa); the BCa bounds are
                 # then read off them here, because scipy's jackknife materialises n × (n − 1) resamples — a
                 # quadratic cost (seconds at 25k prompts) that the mean's closed form does not need.
                 res = sps.bootstrap((data,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
                                     method="percentile", vectorized=True, axis=-1, rng=rng,
-                                    batch=max(1, _BOOTSTRAP_CELLS // data.size))
+                                    batch=max(1, _BOOTSTRAP_CELLS // rows[~flat].size))
                 lo, hi = _bca_bounds(data, res.bootstrap_distribution, confidence)
             known = np.isfinite(lo) & np.isfinite(hi)  # half an interval is not an interval
             low[todo] = np.where(known, lo, np.nan)
             high[todo] = np.where(known, hi, np.nan)
     return low.reshape(values.shape[:-1]), high.reshape(values.shape[:-1])
+
+
+@contextlib.contextmanager
+def _quiet_single_resample(n_resamples: int) -> Iterator[None]:
+    """Silence scipy's warnings about a one-resample bootstrap (its SD has no degree of freedom); nothing otherwise."""
+    if n_resamples >= 2:
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sps.DegenerateDataWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
 
 
 def _bca_bounds(data: np.ndarray, theta_b: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
