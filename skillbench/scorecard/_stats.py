@@ -12,9 +12,10 @@ is "too few prompts" below three pairs or with a zero SE (:func:`ci_flag`).
 
 What this module adds to qdrant's maths:
 
-* a **BCa bootstrap CI** of the paired lift (bias-corrected and accelerated, ``scipy.stats.bootstrap``),
-  resampling prompts (each carrying all its reps, so the resampled statistic is the mean of resampled ``dᵢ``),
-  seeded, 10,000 resamples by default. BCa, not the percentile interval, because the ``dᵢ`` are skewed and
+* a **BCa bootstrap CI** of the paired lift (bias-corrected and accelerated: ``scipy.stats.bootstrap`` draws the
+  resamples, the acceleration comes from the mean's closed-form jackknife, :func:`_bca_bounds`), resampling
+  prompts (each carrying all its reps, so the resampled statistic is the mean of resampled ``dᵢ``), seeded,
+  10,000 resamples by default. BCa, not the percentile interval, because the ``dᵢ`` are skewed and
   bounded: on synthetic weeks resampled from qdrant's published differences the percentile interval covers
   the true lift less often than 95 % at 26 prompts, BCa within 93–97 % (``benchmarks/validity.py`` measures it;
   at 10 prompts every interval here, t included, covers somewhat less than 95 %);
@@ -169,7 +170,8 @@ def _one_arm_prompts(prompts: pd.DataFrame, *, metric: str, pair: ArmPair) -> pd
 def bootstrap_intervals(values: np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES,
                         rng: np.random.Generator | int | None = None,
                         confidence: float = DEFAULT_CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
-    """BCa bootstrap CI of the mean of each row of ``values`` (prompts on the last axis), in one scipy call.
+    """BCa bootstrap CI of the mean of each row of ``values`` (prompts on the last axis): one scipy call draws the
+    resamples, :func:`_bca_bounds` reads the BCa interval off them (scipy's own BCa to rounding, in linear time).
 
     The scorecard's interval (:func:`bootstrap_ci` is this function on one row); a batch of rows is how
     ``benchmarks/validity.py`` measures its coverage on thousands of synthetic weeks without a Python loop.
