@@ -1,15 +1,21 @@
 """Benchmark: scorecard + history on synthetic ledgers of 1k / 10k / 100k runs × 10 rubric items.
 
-Not a test. Prints, per size, the seconds to read the ledgers, compute every table (bootstrap included),
-render ``scorecard.md`` and upsert the history, the runs and item rows per second, and the growth ratio
-against the previous size (linear growth reads ≈ 10× per 10× runs). Target: ≤ 10 s for 10k runs.
+Not a test. Prints, per size, the seconds of one ``write_scorecard`` — read the ledgers (CSV parse and checks),
+compute every table (the 10,000-resample BCa bootstrap included), render ``scorecard.md``, its comment and
+``decision.json``, and upsert the history — as the mean of two calls on the same week (the second is the re-score
+of a resumed judge, which must leave the history as it was), in wall and CPU seconds; the runs and item rows per
+second; and the growth against the previous size (linear reads ≈ 10× per 10× runs). Then the 100k/10k ratio and
+the targets (issue 34: ≤ 5 s at 100k runs, ratio ≤ 11). Each size is timed ``--repeat`` times and the fastest is
+kept (as ``timeit`` does: on a shared machine every slower figure is the other processes' time, not the code's); the
+load average is printed before and after, and CPU seconds beside the wall (they count the bootstrap's thread too).
 
-    .venv/bin/python benchmarks/scorecard.py [--sizes 1000 10000 100000] [--bootstrap 10000]
+    .venv/bin/python benchmarks/scorecard.py [--sizes 1000 10000 100000] [--bootstrap 10000] [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -78,24 +84,36 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--bootstrap", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=3, help="timings per size; the fastest is kept (default 3)")
     args = parser.parse_args(argv)
-    print(f"{'runs':>8} {'items':>9} {'seconds':>8} {'runs/s':>9} {'items/s':>10} {'growth':>7}")
+    print(f"load average (1/5/15 min): {' / '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    print(f"{'runs':>8} {'items':>9} {'seconds':>8} {'CPU s':>7} {'runs/s':>9} {'items/s':>10} {'growth':>7}")
     previous = None
+    walls: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
             run_dir = Path(tmp) / f"bench-{size}"
             synthetic_run(run_dir, size)
             rows = size * len(ITEMS)
-            t0 = time.perf_counter()
-            write_scorecard(run_dir, n_resamples=args.bootstrap)
-            # Re-scoring the same week is the common case (a resumed judge): the upsert must stay idempotent.
-            write_scorecard(run_dir, n_resamples=args.bootstrap)
-            seconds = (time.perf_counter() - t0) / 2
+            timings = []
+            for _ in range(max(1, args.repeat)):
+                cpu0, t0 = time.process_time(), time.perf_counter()
+                write_scorecard(run_dir, n_resamples=args.bootstrap)
+                # Re-scoring the same week is the common case (a resumed judge): the upsert must stay idempotent.
+                write_scorecard(run_dir, n_resamples=args.bootstrap)
+                timings.append(((time.perf_counter() - t0) / 2, (time.process_time() - cpu0) / 2))
+            seconds, cpu = min(timings)
             growth = f"{seconds / previous:6.1f}×" if previous else "      -"
-            print(f"{size:>8,} {rows:>9,} {seconds:>8.2f} {size / seconds:>9,.0f} {rows / seconds:>10,.0f} {growth}")
-            previous = seconds
+            print(f"{size:>8,} {rows:>9,} {seconds:>8.2f} {cpu:>7.2f} {size / seconds:>9,.0f} {rows / seconds:>10,.0f} "
+                  f"{growth}")
+            previous = walls[size] = seconds
             history = (Path(tmp) / "scorecard-history.csv").read_text().splitlines()
             assert sum(line.startswith(f"bench-{size},") for line in history) == len(MODELS), "upsert not idempotent"
+    print(f"load average after: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if 10_000 in walls and 100_000 in walls:
+        ratio = walls[100_000] / walls[10_000]
+        print(f"100k runs: {walls[100_000]:.2f} s (target ≤ 5 s: {'met' if walls[100_000] <= 5 else 'NOT met'}); "
+              f"100k/10k ratio {ratio:.1f} (target ≤ 11: {'met' if ratio <= 11 else 'NOT met'})")
     return 0
 
 

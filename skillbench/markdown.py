@@ -214,14 +214,22 @@ def md_table(headers: list[str], rows: list[list[Any]]) -> str:
     """
     if not rows:
         return NONE
-    cells = [[_table_cell(c) for c in r] for r in rows]
+    known: dict[str, str] = {}  # each distinct cell escaped (and below padded) once: long tables repeat cells
+    columns = [[known[t] if (t := str(c)) in known else known.setdefault(t, _table_cell(t)) for c in column]
+               for column in zip(*rows, strict=True)]
     # a cut cell carries its full text as a link title: padding every row to it would bury the table
-    widths = [max([len(h)] + [len(r[i]) for r in cells if _CUT_MARK not in r[i]]) for i, h in enumerate(headers)]
+    widths = [max([len(h)] + [len(v) for v in column if _CUT_MARK not in v]) for h, column in
+              zip(headers, columns, strict=True)]
+    padded = []
+    for width, column in zip(widths, columns, strict=True):
+        pads: dict[str, str] = {}
+        padded.append([pads[v] if v in pads else pads.setdefault(v, v.ljust(width)) for v in column])
 
-    def line(values: list[str]) -> str:
-        return "| " + " | ".join(v.ljust(widths[i]) for i, v in enumerate(values)) + " |"
+    def line(values: Sequence[str]) -> str:
+        return "| " + " | ".join(values) + " |"
 
-    return "\n".join([line(headers), "| " + " | ".join("-" * w for w in widths) + " |", *map(line, cells)])
+    return "\n".join([line([h.ljust(w) for h, w in zip(headers, widths, strict=True)]),
+                      line(["-" * w for w in widths]), *map(line, zip(*padded, strict=True))])
 
 
 def _table_cell(x: Any) -> str:

@@ -76,10 +76,14 @@ def avoid_claim_gaps(rows: pd.DataFrame, quote: str = "evidence_quote") -> pd.Se
     other row (rows need ``item_type``, ``verdict``, ``item_text`` and the ``quote`` column)."""
     violated = rows["item_type"].eq("avoid") & rows["verdict"].eq(VIOLATED)
     gaps = pd.Series("", index=rows.index, dtype=object)
-    for i in rows.index[violated]:
-        text, item = rows.at[i, quote], rows.at[i, "item_text"]
-        # a missing quote (NaN in a typed ledger) is no quote, never the word "nan"
-        gaps[i] = claim_gap("" if pd.isna(text) else str(text), "" if pd.isna(item) else str(item))
+    if not violated.any():
+        return gaps
+    # a missing quote (NaN in a typed ledger) is no quote, never the word "nan"
+    texts, items = rows.loc[violated, quote], rows.loc[violated, "item_text"]
+    pairs = [("" if no_text else str(text), "" if no_item else str(item)) for text, no_text, item, no_item in zip(
+        texts.tolist(), texts.isna().tolist(), items.tolist(), items.isna().tolist(), strict=True)]
+    known = {pair: claim_gap(*pair) for pair in set(pairs)}  # each distinct quote × item once (100k-run weeks)
+    gaps[violated] = [known[pair] for pair in pairs]
     return gaps
 
 

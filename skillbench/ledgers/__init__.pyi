@@ -239,6 +239,7 @@ from ._views import (
 from ._week import (
     WeekLedgers as WeekLedgers,
     answered_run_ids as answered_run_ids,
+    keys_found as keys_found,
     load_week as load_week,
     pass_record_or_empty as pass_record_or_empty,
     read_calibration as read_calibration,

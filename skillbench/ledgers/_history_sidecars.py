@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from skillbench.ledgers._atomic import atomic_write_text
@@ -116,25 +118,37 @@ def _read(path: Path, columns: tuple[str, ...], required: tuple[str, ...], uniqu
     if not records or records[0][1] != list(columns):
         found = ", ".join(records[0][1]) if records else "nothing"
         raise LedgerError(f"{path}: columns are {found}, expected {', '.join(columns)} — {_RESTORE}")
-    seen: dict[tuple[str, ...], int] = {}
-    for line, cells in records[1:]:
-        if len(cells) != len(columns):
-            raise LedgerError(f"{path}: line {line}: {len(cells)} cells, expected {len(columns)} — a torn or "
-                              f"hand-edited row; {_RESTORE}")
-        row = dict(zip(columns, cells, strict=True))
-        empty = [c for c in required if not row[c].strip()]
-        if empty:
-            raise LedgerError(f"{path}: line {line}: column {empty[0]!r} is empty — {_RESTORE}")
-        for column in numeric:
-            if row[column].strip() and pd.isna(pd.to_numeric(row[column], errors="coerce")):
-                raise LedgerError(f"{path}: line {line}: column {column!r}: {row[column]!r} is not a number — "
-                                  f"{_RESTORE}")
-        k = tuple(row[c] for c in unique)
-        if k in seen:
-            raise LedgerError(f"{path}: line {line}: {' × '.join(k)} again (first on line {seen[k]}) — {_RESTORE}")
-        seen[k] = line
-    body = [cells for _, cells in records[1:]]
-    frame = pd.DataFrame(body, columns=list(columns)) if body else pd.DataFrame(columns=list(columns))
+    # Every check runs on whole columns (a week of 100k runs adds 25k prompt rows); the error is the one the first
+    # bad line gives, in the order a reader of the line would find it: its cell count, an empty key, a number, a key
+    # seen on an earlier line.
+    body = records[1:]
+    lines = np.array([line for line, _ in body], dtype=int)
+    torn = np.array([len(cells) != len(columns) for _, cells in body], dtype=bool)
+    frame = pd.DataFrame([[""] * len(columns) if bad else cells for bad, (_, cells) in zip(torn, body, strict=True)],
+                         columns=list(columns), dtype=object) if body else pd.DataFrame(columns=list(columns))
+    problems: list[tuple[np.ndarray, Callable[[int], str]]] = [(torn, lambda i: (
+        f"{len(body[i][1])} cells, expected {len(columns)} — a torn or hand-edited row; {_RESTORE}"))]
+    empty = {c: frame[c].str.strip().eq("").to_numpy(dtype=bool) & ~torn for c in required}
+    problems.append((np.logical_or.reduce([*empty.values(), np.zeros(len(frame), dtype=bool)]), lambda i: (
+        f"column {next(c for c in required if empty[c][i])!r} is empty — {_RESTORE}")))
+    for column in numeric:
+        cells = frame[column]
+        bad = (cells.str.strip().ne("") & pd.to_numeric(cells, errors="coerce").isna()).to_numpy(dtype=bool) & ~torn
+        problems.append((bad, lambda i, column=column: (
+            f"column {column!r}: {frame[column].iat[i]!r} is not a number — {_RESTORE}")))
+    again = frame.duplicated(list(unique), keep="first").to_numpy(dtype=bool) & ~torn
+
+    def repeated(i: int) -> str:
+        key = tuple(frame[c].iat[i] for c in unique)
+        first = int(np.flatnonzero((frame[list(unique)] == pd.Series(key, index=list(unique))).all(axis=1))[0])
+        return f"{' × '.join(key)} again (first on line {lines[first]}) — {_RESTORE}"
+
+    problems.append((again, repeated))
+    flagged = [int(np.argmax(mask)) if mask.any() else len(frame) for mask, _ in problems]
+    row = min(flagged)
+    if row < len(frame):
+        _, message = problems[flagged.index(row)]  # the first check that fails on that line
+        raise LedgerError(f"{path}: line {lines[row]}: {message(row)}")
     return frame.astype(str)
 
 
@@ -144,6 +158,6 @@ def _write(path: Path, columns: tuple[str, ...], frame: pd.DataFrame) -> None:
     buf = io.StringIO()
     writer = csv.writer(buf)  # the history's dialect: minimal quoting, CRLF
     writer.writerow(columns)
-    writer.writerows(frame[list(columns)].astype(str).itertuples(index=False, name=None))
+    writer.writerows(frame[list(columns)].astype(str).to_numpy(dtype=object).tolist())  # rows as Python lists
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, buf.getvalue())

@@ -64,6 +64,7 @@ Files read:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -176,15 +177,25 @@ def _bad(path: Path, df: pd.DataFrame, column: str, mask: pd.Series, expected: s
 def _nonblank(raw: pd.Series, mask: pd.Series) -> pd.Series:
     """Within ``mask``, the cells that are not empty or whitespace (only those cells are stripped: fast)."""
     out = pd.Series(False, index=raw.index)
-    mask = mask & raw.ne("")
-    if mask.any():
-        out[mask] = raw[mask].str.strip().ne("").to_numpy()
+    if mask.any():  # only the masked cells are compared: a parsed column of a million rows masks none
+        cells = raw[mask]
+        out[mask] = (cells.ne("") & cells.str.strip().ne("")).to_numpy(dtype=bool)
     return out
+
+
+def _parse_numbers(raw: pd.Series) -> pd.Series:
+    """``pd.to_numeric`` (coerced, as floats) of each distinct cell once: a ledger column holds few distinct values
+    (ranks, 0/1 flags, credits) in up to a million rows, and parsing strings is the slow part of reading it."""
+    codes, distinct = pd.factorize(raw)
+    parsed = pd.to_numeric(pd.Series(distinct, dtype=object), errors="coerce").astype(float).to_numpy()
+    # code -1 marks a missing cell (a frame built in memory; read_csv leaves none): missing stays NaN
+    values = np.where(codes >= 0, parsed[codes] if len(parsed) else np.nan, np.nan)
+    return pd.Series(values, index=raw.index, name=raw.name, dtype=float)
 
 
 def _to_float(df: pd.DataFrame, column: str, path: Path, *, allow_empty: bool = True) -> pd.Series:
     raw = df[column]
-    num = pd.to_numeric(raw, errors="coerce").astype(float)  # tolerates surrounding whitespace
+    num = _parse_numbers(raw)
     missing = num.isna()
     bad = _nonblank(raw, missing) if allow_empty else missing
     if bad.any():
@@ -233,7 +244,7 @@ def read_manifest(path: str | Path) -> pd.DataFrame:
         raise LedgerError(f"{path}: not found (a run directory needs {MANIFEST_FILE}; run `skillbench signals`)")
     raw = _read_csv(path)
     _require(raw, path, QDRANT_MANIFEST_COLUMNS)
-    df = raw.copy()
+    df = raw.copy(deep=False)  # copy-on-write: typing a column never touches ``raw``, which messages quote
     has_endpoint = "endpoint" in raw.columns
     for column, default in MANIFEST_DEFAULTS.items():
         if column not in df.columns:
@@ -246,7 +257,8 @@ def read_manifest(path: str | Path) -> pd.DataFrame:
     for column in _MANIFEST_BOOL:
         df[column] = _to_bool(df, column, path)
     for column in ("prompt", "model", "condition", "run_id"):
-        empty = ~_nonblank(df[column], pd.Series(True, index=df.index))
+        cells = df[column]
+        empty = cells.eq("") | cells.str.isspace()  # blank: what strips to nothing (no stripped copy of the column)
         if empty.any():
             raise _bad(path, df, column, empty, "a non-empty value")
     if has_endpoint:
@@ -317,55 +329,73 @@ def read_scores(path: str | Path) -> pd.DataFrame:
 def read_scores_frame(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
     """Type a scores ledger already read as strings (see :func:`read_scores`)."""
     _require(raw, path, QDRANT_SCORES_COLUMNS)
-    df = raw.copy()
+    df = raw.copy(deep=False)  # copy-on-write: typing a column never touches ``raw``, which messages quote
     absent = [c for c in SCORES_COLUMNS if c not in df.columns]
     for column in absent:
         df[column] = ""
     df["rep"] = _to_int(df, "rep", path, allow_empty=False)
-    bad_type = ~df["item_type"].isin(ITEM_TYPES)
+    bad_type = ~_on_distinct(df["item_type"], lambda cells: cells.isin(ITEM_TYPES))
     if bad_type.any():
         raise _bad(path, df, "item_type", bad_type, "one of must/bonus/avoid")
     df["verdict"] = _clean_flags(df["verdict"], VERDICTS)
     df["credit"] = _to_float(df, "credit", path)
     df["contribution"] = _to_float(df, "contribution", path)
-    _check_verdicts(df, raw, path)
-    ungraded = df["verdict"].isin(UNGRADED_VERDICTS)
+    ungraded = _check_verdicts(df, raw, path)
     df["graded"] = ~ungraded & df["credit"].notna()
-    df["contested"] = ~_clean_flags(df["contested"]).isin(_FALSE)
+    df["contested"] = ~_on_distinct(df["contested"], lambda cells: _clean_flags(cells).isin(_FALSE))
     # Ours: a must graded by absence; an absent column (qdrant's ledger, older weeks) reads false.
-    df["absence"] = ~_clean_flags(df["absence"]).isin(_FALSE)
+    df["absence"] = ~_on_distinct(df["absence"], lambda cells: _clean_flags(cells).isin(_FALSE))
     for column in ("item_index", "samples"):
         # qdrant's ledger has neither column: skip parsing a million empty cells.
         df[column] = (pd.Series(pd.NA, index=df.index, dtype="Int64") if column in absent
                       else _to_int(df, column, path))
-    ev = _clean_flags(df["evidence_verified"])
-    bad_ev = ~ev.isin(_TRUE | _FALSE)
+    ev = df["evidence_verified"]
+    bad_ev = ~_on_distinct(ev, lambda cells: _clean_flags(cells).isin(_TRUE | _FALSE))
     if bad_ev.any():
         raise _bad(path, df, "evidence_verified", bad_ev, "a boolean (0/1/true/false) or empty")
     # Empty means "not checked" (qdrant's ledger); only an explicit false is a hallucinated-evidence flag.
     verified = pd.Series(pd.NA, index=df.index, dtype="boolean")
-    verified[ev.isin(_TRUE)] = True
-    verified[ev.isin(_FALSE - {""})] = False
+    verified[_on_distinct(ev, lambda cells: _clean_flags(cells).isin(_TRUE))] = True
+    verified[_on_distinct(ev, lambda cells: _clean_flags(cells).isin(_FALSE - {""}))] = False
     df["evidence_verified"] = verified
     _check_duplicates(df, path)
     return df
 
 
-def _check_verdicts(df: pd.DataFrame, raw: pd.DataFrame, path: Path) -> None:
+def _on_distinct(raw: pd.Series, test: Callable[[pd.Series], pd.Series]) -> pd.Series:
+    """``test`` (cells → booleans) run on the column's distinct cells only, spread back to every row: a ledger column
+    of a million rows holds a handful of distinct flags, and each test of a string column hashes every row."""
+    codes, distinct = pd.factorize(raw, use_na_sentinel=False)
+    return pd.Series(test(pd.Series(distinct, dtype=object)).to_numpy(dtype=bool)[codes], index=raw.index)
+
+
+def _check_verdicts(df: pd.DataFrame, raw: pd.DataFrame, path: Path) -> pd.Series:
     """Each row's verdict, credit and contribution agree with its item type (``judge.score_rows``' rule).
 
     A must or bonus item earns credit 1 (``met``) or 0 and contributes its credit; an avoid item's credit 1 means
     ``violated`` and contributes −1. An ungraded verdict (``ungraded``, ``PARSE_ERROR``, empty) carries no credit
     and is left out of every count. Messages quote ``raw`` (the cells as written).
+
+    Returns:
+        The ungraded rows (boolean).
     """
     verdict, kind = df["verdict"], df["item_type"]
-    unknown = ~verdict.isin(VERDICTS)
+    # Each rule is decided once per distinct verdict × item type (a million rows hold about a dozen) and spread
+    # back by the two columns' codes.
+    v_codes, verdicts = pd.factorize(verdict, use_na_sentinel=False)
+    k_codes, kinds = pd.factorize(kind, use_na_sentinel=False)
+
+    def rows(table: list[list[bool]]) -> pd.Series:
+        return pd.Series(np.array(table, dtype=bool).reshape(len(verdicts), len(kinds))[v_codes, k_codes],
+                         index=df.index)
+
+    unknown = rows([[v not in VERDICTS] * len(kinds) for v in verdicts])
     if unknown.any():
         raise _bad(path, df, "verdict", unknown, "one of " + "/".join(sorted(VERDICTS - {""})) + " or empty")
-    ungraded = verdict.isin(UNGRADED_VERDICTS)
-    positive = kind.map({k: pos for k, (pos, _) in ALLOWED_VERDICTS.items()})
-    negative = kind.map({k: neg for k, (_, neg) in ALLOWED_VERDICTS.items()})
-    foreign = ~ungraded & verdict.ne(positive) & verdict.ne(negative)
+    ungraded = rows([[v in UNGRADED_VERDICTS] * len(kinds) for v in verdicts])
+    allowed = [ALLOWED_VERDICTS.get(k, (None, None)) for k in kinds]  # an unknown type allows no verdict
+    is_positive = rows([[v == pos for pos, _ in allowed] for v in verdicts])
+    foreign = ~ungraded & ~is_positive & ~rows([[v == neg for _, neg in allowed] for v in verdicts])
     if foreign.any():
         item = kind[foreign].iloc[0]
         raise _bad(path, df, "verdict", foreign, f"a verdict of a {item!r} item ({'/'.join(ALLOWED_VERDICTS[item])})")
@@ -376,7 +406,7 @@ def _check_verdicts(df: pd.DataFrame, raw: pd.DataFrame, path: Path) -> None:
     no_credit = ~ungraded & credit.isna()
     if no_credit.any():
         raise _bad(path, raw, "credit", no_credit, "a credit for a graded verdict")
-    earned = verdict.eq(positive).astype(float)
+    earned = is_positive.astype(float)
     wrong_credit = ~ungraded & credit.ne(earned)
     if wrong_credit.any():
         pos = int(np.flatnonzero(wrong_credit.to_numpy())[0])
@@ -391,6 +421,7 @@ def _check_verdicts(df: pd.DataFrame, raw: pd.DataFrame, path: Path) -> None:
         item = kind.iloc[pos]
         rule = "an 'avoid' item counts against: −credit" if item == "avoid" else f"a {item!r} item adds its credit"
         raise _bad(path, raw, "contribution", wrong_contribution, f"{expected.iloc[pos]:g} ({rule})")
+    return ungraded
 
 
 # qdrant's ledger names an item by its run's key and its text; ours also by run id and rubric index.

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import numpy as np
 import pandas as pd
 
 from skillbench.arms import DEFAULT_PAIR, ArmPair, ConditionError
@@ -196,7 +197,7 @@ def load_week(run_dir: str | Path) -> WeekLedgers:
         judge_costs=read_judge_costs(run_dir),
         site_base=read_site_base(run_dir),
         scores_present=scores_path.is_file(),
-        checks=checks[checks["run_id"].isin(set(manifest["run_id"].astype(str)))].reset_index(drop=True),
+        checks=checks[checks["run_id"].isin(manifest["run_id"].astype(str))].reset_index(drop=True),
         dropped_pieces=read_dropped_pieces(run_dir),
         arms=arms,
     )
@@ -388,9 +389,24 @@ def _runs_in_manifest(scores: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFr
     """Grades of runs the manifest no longer lists (a deleted run folder) must not count."""
     if scores.empty:
         return scores
-    listed = pd.MultiIndex.from_frame(manifest[list(RUN_KEYS)].astype(str))
-    mask = pd.MultiIndex.from_frame(scores[list(RUN_KEYS)].astype(str)).isin(listed)
+    (mask,) = keys_found(scores, manifest, keys=list(RUN_KEYS))
     return scores[mask].reset_index(drop=True)
+
+
+def keys_found(frame: pd.DataFrame, other: pd.DataFrame, *, keys: list[str],
+               among: tuple[np.ndarray, ...] = ()) -> list[np.ndarray]:
+    """Whether each row of ``frame`` has a row with the same ``keys`` in ``other``, then in each subset of
+    ``other``'s rows that a boolean mask of ``among`` selects.
+
+    Each key column is coded once over both frames, so a row's key is one integer and each test one ``np.isin``: a
+    MultiIndex of a million score rows is the slow way to ask the same. Keys compare as values (the typed ledgers
+    agree on each column's type: a rep is an integer everywhere).
+    """
+    codes = [pd.factorize(pd.concat([frame[key], other[key]], ignore_index=True), use_na_sentinel=False)[0]
+             for key in keys]
+    joined = np.ravel_multi_index(codes, [int(c.max()) + 1 if len(c) else 1 for c in codes])
+    own, theirs = joined[:len(frame)], joined[len(frame):]
+    return [np.isin(own, theirs), *(np.isin(own, theirs[np.asarray(mask, dtype=bool)]) for mask in among)]
 
 
 def _pairs_in_manifest(pairs: pd.DataFrame, manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:

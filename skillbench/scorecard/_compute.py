@@ -28,6 +28,7 @@ for the tidy DataFrames behind every table.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,7 @@ from skillbench.ledgers import (
     WeekLedgers,
     consolidation_incomplete,
     format_timestamp,
+    keys_found,
     read_calibration,
     read_identifiers,
     read_truth,
@@ -258,15 +260,26 @@ class ScorecardData:
 
 def endpoint_kind(manifest: pd.DataFrame) -> str:
     """The week's endpoint: ``real``, ``simulated``, …; ``mixed`` when runs disagree."""
-    kinds = sorted(set(manifest["endpoint"].astype(str)))
+    kinds = sorted({str(e) for e in manifest["endpoint"].unique()})
     if not kinds:
         return ENDPOINT_UNKNOWN
     return kinds[0] if len(kinds) == 1 else "mixed"
 
 
-def _run_keys(df: pd.DataFrame) -> pd.MultiIndex:
-    return pd.MultiIndex.from_frame(df[["prompt", "model", "condition", "rep"]].astype(
-        {"rep": "int64"}).astype({"prompt": object, "model": object, "condition": object}))
+_RUN_KEYS = ["prompt", "model", "condition", "rep"]
+
+
+def _per_distinct(frame: pd.DataFrame, fn: Any) -> list[Any]:
+    """``fn(record)`` of every row of ``frame`` (records: None for a missing cell), called once per distinct row:
+    the runs of a week share a handful of signal combinations."""
+    if frame.empty:
+        return []
+    codes = np.column_stack([pd.factorize(frame[c], use_na_sentinel=False)[0] for c in frame.columns])
+    _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    distinct = frame.iloc[first]
+    records = distinct.astype(object).where(distinct.notna(), None).to_dict("records")
+    answers = [fn(r) for r in records]
+    return [answers[i] for i in inverse.ravel()]
 
 
 def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame, *,
@@ -283,15 +296,13 @@ def _coverage(manifest: pd.DataFrame, scores: pd.DataFrame, skips: pd.DataFrame,
     runs = manifest.copy()
     trigger_only = runs["trigger_only"].astype(bool) if "trigger_only" in runs else pd.Series(False, index=runs.index)
     runs["gradeable"] = ~runs["dormancy"] & ~trigger_only & runs["condition"].isin(arms)
-    keys = _run_keys(runs)
-    runs["graded"] = keys.isin(_run_keys(scores[scores["graded"]])) & runs["gradeable"]
-    with_rows = keys.isin(_run_keys(scores))
+    with_rows, graded = keys_found(runs, scores, keys=_RUN_KEYS, among=(scores["graded"].to_numpy(dtype=bool),))
+    runs["graded"] = graded & runs["gradeable"]
     skip = runs["run_id"].map(skips.drop_duplicates("run_id").set_index("run_id")["reason"]) \
         if not skips.empty else pd.Series(np.nan, index=runs.index)
     # the judge's own rule for runs it never saw graded (qdrant's ledgers have no judge-skips.csv)
     cols = ["budget_hit", "condition", "skill_available", "exit_code", "is_error"]
-    records = runs[cols].astype(object).where(runs[cols].notna(), None).to_dict("records")
-    rule = pd.Series([skip_reason(r) for r in records], index=runs.index, dtype=object)
+    rule = pd.Series(_per_distinct(runs[cols], skip_reason), index=runs.index, dtype=object)
     # A gradeable run with an answer, no rows and no judge-skips.csv entry has simply not been graded yet.
     no_file = scores.empty if scores_file is None else not scores_file
     fallback = np.select([with_rows, pd.Series(no_file, index=runs.index)],
@@ -359,19 +370,21 @@ def _timing(manifest: pd.DataFrame) -> dict[str, Any]:
 
 def _provenance(manifest: pd.DataFrame, scores: pd.DataFrame, models: list[str]) -> dict[str, Any]:
     snaps = (manifest.assign(s=manifest["model_snapshot"].astype(str).str.strip())
-             .query("s != '' and s != 'MISSING_TRANSCRIPT'").groupby("model")["s"].agg(lambda s: sorted(set(s))))
+             .query("s != '' and s != 'MISSING_TRANSCRIPT'").drop_duplicates(["model", "s"])
+             .groupby("model")["s"].agg(lambda s: sorted(set(s))))
 
     def distinct(series: pd.Series) -> list[str]:
         return sorted({str(v).strip() for v in series.dropna().unique()} - {""})
 
     stamps = manifest["started_at"].dropna()
-    rubric = scores[scores["rubric_sha"].astype(str) != ""].groupby("prompt")["rubric_sha"].nunique()
+    sha = scores["rubric_sha"].astype(str)
+    rubric = scores[sha != ""].groupby("prompt")["rubric_sha"].nunique()
     return {
         "snapshots": {m: snaps.get(m, []) for m in [*models, *sorted(set(snaps.index) - set(models))]},
         "cli": distinct(manifest["cli_version"]), "skills": distinct(manifest["skills_sha"]),
         "window": (format_timestamp(stamps.min()), format_timestamp(stamps.max())) if len(stamps) else None,
         "judge_models": distinct(scores["judge_model"]), "judge_prompts": distinct(scores["judge_prompt_sha"]),
-        "rubric_hashes": int(scores["rubric_sha"].astype(str).replace("", np.nan).nunique()),
+        "rubric_hashes": int(sha[sha != ""].nunique()),
         "rubric_changed": sorted(rubric[rubric > 1].index), "sandboxes": distinct(manifest["sandbox"]),
     }
 
@@ -409,7 +422,11 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | hist.Week
     lift = lift.set_index("model").reindex(models).reset_index()
     lift["n_pairs"] = lift["n_pairs"].fillna(0).astype(int)
     paired = paired_differences(lift_prompts, pair=pair)
-    uncertainty = uncertainty_table(paired, n_resamples=n_resamples, seed=seed)
+    # The bootstrap (a second at 100k runs, in numpy, which lets go of the GIL) runs in its own thread beside every
+    # other table; its own seeded generator on its own copy of the differences: the same intervals as inline.
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillbench-bootstrap")
+    pending = pool.submit(uncertainty_table, paired.copy(), n_resamples=n_resamples, seed=seed)
+    pool.shutdown(wait=False)  # no other task: the thread ends with the bootstrap
     endpoint = endpoint_kind(manifest)
     stamps = manifest["started_at"].dropna()
     window_end = format_timestamp(stamps.max()) if len(stamps) else ""
@@ -465,16 +482,17 @@ def compute_scorecard(ledgers: WeekLedgers, *, history: pd.DataFrame | hist.Week
     }
     avoid = _avoid_violations(scores)
     health["no_claim_evidence"] = int(avoid["claim_gap"].ne("").sum())
+    activation, counts = activation_summary(manifest, pair), activation_counts(manifest, pair)
+    served, triggers = self_served_baseline(manifest), trigger_health(manifest, pair=pair)
+    spend, provenance = _spend(manifest, scores, ledgers.judge_costs, graded_ids), _provenance(manifest, scores, models)
+    uncertainty = pending.result()
     return ScorecardData(
         run_key=run_key, endpoint=endpoint, models=models, reconciliation=recon,
         manifest=manifest, scores=scores, prompt_reps=prompt_reps, prompts=prompts, cells=cells, lift=lift,
         paired=paired, uncertainty=uncertainty, history=history, history_rows=rows, wow=wow,
-        activation=activation_summary(manifest, pair),
-        activation_counts=activation_counts(manifest, pair),
-        self_served=self_served_baseline(manifest), trigger_health=trigger_health(manifest, pair=pair),
-        avoid_violations=avoid, gate=gate, coverage=coverage, dropped=dropped,
-        spend=_spend(manifest, scores, ledgers.judge_costs, graded_ids), timing=_timing(manifest), health=health,
-        provenance=_provenance(manifest, scores, models), site_host=site or ledgers.site_host,
+        activation=activation, activation_counts=counts, self_served=served, trigger_health=triggers,
+        avoid_violations=avoid, gate=gate, coverage=coverage, dropped=dropped, spend=spend, timing=_timing(manifest),
+        health=health, provenance=provenance, site_host=site or ledgers.site_host,
         n_resamples=n_resamples, seed=seed, incomplete_reasons=reasons, objective=objective,
         extras={"dropped_pieces": ledgers.dropped_pieces, "calibration_error": calibration_error,
                 # --generalization: the held-out runs' own week beside this one, read apart (its own section)

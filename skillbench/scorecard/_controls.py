@@ -100,7 +100,7 @@ class Controls:
 
 def control_pairs(conditions: pd.Series, pair: ArmPair = DEFAULT_PAIR) -> list[ArmPair]:
     """The control comparisons a week's conditions allow: ``(treatment, placebo)`` and ``(aa, no-skill)``."""
-    present = set(conditions.astype(str))
+    present = {str(c) for c in conditions.unique()}
     out = []
     if PLACEBO in present and pair.treatment in present and pair.treatment != PLACEBO:
         out.append(ArmPair(treatment=pair.treatment, control=PLACEBO))

@@ -7,8 +7,9 @@ labels name the week's pair (:func:`skillbench.scorecard._labels.arm_names`): a 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
 import pandas as pd
@@ -48,6 +49,7 @@ EVIDENCE_CHARS = 120
 ITEM_CHARS = 80
 # A snapshot pinned to a build ends in its date (claude-haiku-4-5-20251001); anything else is an alias.
 DATED = re.compile(r"-\d{8}$")
+T = TypeVar("T")
 
 
 def _lift_section(d: ScorecardData) -> dict[str, Any]:
@@ -104,6 +106,20 @@ def _wow_rules(d: ScorecardData) -> list[str]:
     return list(dict.fromkeys(d.wow.table["rule"])) if d.wow.ready and "rule" in d.wow.table else []
 
 
+def _each(values: Iterable[Any], fn: Callable[[Any], T]) -> list[T]:
+    """``fn`` of every value, computed once per distinct value: a 100k-run week's tables repeat their prompts,
+    models and scores thousands of times (the type is part of the key: ``True`` and ``1`` print differently)."""
+    known: dict[tuple[type, Any], T] = {}
+    out = []
+    for value in values.tolist() if hasattr(values, "tolist") else values:  # a column's Python values, not cells
+        key = (value.__class__, value)
+        text = known.get(key)
+        if text is None:
+            text = known[key] = fn(value)
+        out.append(text)
+    return out
+
+
 def _cells_table(d: ScorecardData) -> str:
     c = d.cells.set_index(["model", "condition"])
     rows = []
@@ -128,13 +144,18 @@ def _prompts_table(d: ScorecardData) -> str:
     wide = p.pivot(index=["prompt", "model"], columns="condition", values=["must_coverage", "composite"])
     wide = wide.reindex(columns=pd.MultiIndex.from_product([["must_coverage", "composite"], arms]))
     rank = {m: i for i, m in enumerate(d.models)}
-    order = sorted(wide.index, key=lambda k: (k[0], rank.get(k[1], len(rank)), k[1]))
-    wide = wide.loc[order] if order else wide
+    # by prompt, then the models' order: positions sorted once (a lookup of 25k index tuples is the slow way)
+    pairs = wide.index.tolist()
+    wide = wide.iloc[sorted(range(len(pairs)),
+                            key=lambda i: (pairs[i][0], rank.get(pairs[i][1], len(rank)), pairs[i][1]))]
     must, comp = wide["must_coverage"], wide["composite"]
     lift = must[wi] - must[no]
-    rows = [[md_text(prompt), md_text(model), f"{fmt(a)} → {fmt(b)}", signed(delta), f"{fmt(c)} → {fmt(e)}"]
-            for (prompt, model), a, b, delta, c, e in zip(wide.index, must[no], must[wi], lift, comp[no], comp[wi],
-                                                          strict=True)]
+    keys = wide.index
+    rows = [[prompt, model, f"{a} → {b}", delta, f"{c} → {e}"]
+            for prompt, model, a, b, delta, c, e in zip(
+                _each(keys.get_level_values(0), md_text), _each(keys.get_level_values(1), md_text),
+                _each(must[no], fmt), _each(must[wi], fmt), _each(lift, signed), _each(comp[no], fmt),
+                _each(comp[wi], fmt), strict=True)]
     if not rows:
         return ""
     arrow = arm_names(d.pair).arrow
@@ -142,12 +163,15 @@ def _prompts_table(d: ScorecardData) -> str:
 
 
 def _activation_table(d: ScorecardData) -> str:
+    a = d.activation
+    kinds = sorted(c for c in a.columns if c.startswith("act_"))  # by kind: the names differ past the prefix
+    counts = list(zip(*(a[c].tolist() for c in kinds), strict=True)) if kinds else [()] * len(a)
     rows = []
-    for r in d.activation.to_dict("records"):
-        kinds = sorted((k[4:], int(v)) for k, v in r.items() if k.startswith("act_") and v)
-        acts = ", ".join(f"{k}×{v}" for k, v in kinds)
-        flag = "  ⚠ never triggered" if r["never_triggered"] else ""
-        rows.append([md_text(r["prompt"]), f"{acts}{flag}", f"{int(r['reached_leaf'])}/{int(r['runs'])}"])
+    for prompt, n, never, leaf, runs in zip(_each(a["prompt"], md_text), counts, a["never_triggered"].tolist(),
+                                            a["reached_leaf"].tolist(), a["runs"].tolist(), strict=True):
+        acts = ", ".join(f"{k[4:]}×{int(v)}" for k, v in zip(kinds, n, strict=True) if v)
+        flag = "  ⚠ never triggered" if never else ""
+        rows.append([prompt, f"{acts}{flag}", f"{int(leaf)}/{int(runs)}"])
     return md_table(["prompt", f"activations ({arm_names(d.pair).treatment})", "reached leaf"], rows)
 
 
@@ -167,9 +191,13 @@ def _trigger_health_table(d: ScorecardData) -> str:
 
 
 def _avoid_table(d: ScorecardData) -> str:
-    rows = [[md_text(r.prompt), md_text(r.model), md_text(r.condition), md_text(r.item_text, ITEM_CHARS),
-             md_text(r.evidence_quote, EVIDENCE_CHARS), _shows_harm(r.evidence_quote, r.claim_gap)]
-            for r in d.avoid_violations.itertuples(index=False)]
+    v = d.avoid_violations
+    rows = [list(cells) for cells in zip(
+        _each(v["prompt"], md_text), _each(v["model"], md_text), _each(v["condition"], md_text),
+        _each(v["item_text"], lambda x: md_text(x, ITEM_CHARS)),
+        _each(v["evidence_quote"], lambda x: md_text(x, EVIDENCE_CHARS)),
+        _each(zip(v["evidence_quote"].tolist(), v["claim_gap"].tolist(), strict=True), lambda qg: _shows_harm(*qg)),
+        strict=True)]
     return md_table(["prompt", "model", "condition", "violated item", "evidence", "evidence check"], rows)
 
 
@@ -349,9 +377,10 @@ def _timing_lines(d: ScorecardData) -> list[str]:
             lines.append(f"- wall-clock: {t['wall_min']:.1f} min  (parallel speedup ~{t['speedup']:.1f}×)")
         else:
             lines.append("- wall-clock: unknown (no run timestamps)")
-    limited = d.manifest.get("rate_limited", pd.Series(dtype=str)).astype(str).str.strip().isin({"1", "True", "true"})
-    if limited.any():  # a week without rate limits renders as before
-        lines.append(f"- rate-limited runs (the CLI retried a 429 or 529; see retries.json): {int(limited.sum())} "
+    flags = d.manifest.get("rate_limited", pd.Series(dtype=str))
+    limited = _each(flags, lambda v: str(v).strip() in {"1", "True", "true"})
+    if any(limited):  # a week without rate limits renders as before
+        lines.append(f"- rate-limited runs (the CLI retried a 429 or 529; see retries.json): {sum(limited)} "
                      f"of {len(d.manifest)}")
     return lines
 
@@ -421,7 +450,8 @@ def render_markdown(d: ScorecardData) -> str:
     """Render ``scorecard.md`` from computed data through ``templates/scorecard.md.j2``; a week with a drift
     sentinel gets its section before Coverage, and a flagged one the drift banner at the top."""
     counts = d.activation_counts
-    ns_runs = int((d.manifest["condition"].astype(str).map(arm_kind).eq(NO_SKILL) & ~d.manifest["dormancy"]).sum())
+    kinds = _each(d.manifest["condition"].astype(str), arm_kind)
+    ns_runs = int((pd.Series(kinds, index=d.manifest.index).eq(NO_SKILL) & ~d.manifest["dormancy"]).sum())
     cov = d.coverage
     tables = stimulus_tables(d)
     context = {

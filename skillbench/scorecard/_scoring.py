@@ -49,26 +49,36 @@ def prompt_rep_scores(scores: pd.DataFrame) -> pd.DataFrame:
     columns = [*REP_KEYS, "skill", "n_must", "n_bonus", "n_avoid", "n_ungraded", *METRICS]
     if scores.empty:
         return pd.DataFrame({c: pd.Series(dtype=float) for c in columns})
-    graded_mask = scores["graded"] if "graded" in scores else scores["credit"].notna()
-    ungraded = (~graded_mask).groupby([scores[k] for k in REP_KEYS], sort=False).sum().rename("n_ungraded")
-    graded = scores[graded_mask]
-    agg = graded.groupby([*REP_KEYS, "item_type"], sort=False)["credit"].agg(["sum", "count"]).unstack(
-        "item_type")
-    types = ITEM_TYPES
-    total = agg["sum"].reindex(columns=list(types))
-    count = agg["count"].reindex(columns=list(types)).fillna(0).astype(int)
-    out = pd.DataFrame(index=agg.index)
-    out["skill"] = graded.groupby(REP_KEYS, sort=False)["skill"].first()
-    for t in types:
+    # The string keys are factorized once: every count below groups the rep's integer code (a million rubric rows
+    # are four string groupbys otherwise). Same sums (pandas' groupby on the code); the rows are sorted by key below.
+    rep = scores.groupby(REP_KEYS, sort=False).ngroup().to_numpy()  # numbered as found: sorted at the end
+    if (rep < 0).any():  # a row missing a key is in no group, as a groupby on the keys leaves it out
+        scores, rep = scores[rep >= 0], rep[rep >= 0]
+    graded_mask = (scores["graded"] if "graded" in scores else scores["credit"].notna()).to_numpy(dtype=bool)
+    n_reps = int(rep.max()) + 1 if len(rep) else 0
+    kinds = scores["item_type"].to_numpy(dtype=object)
+    credit = scores["credit"].to_numpy(dtype=float)
+    present = np.zeros(n_reps, dtype=bool)
+    present[rep[graded_mask]] = True  # a rep with at least one graded item
+    out = pd.DataFrame(index=pd.RangeIndex(n_reps))
+    firsts = pd.Series(np.arange(len(scores))).groupby(rep).first().to_numpy()
+    keys = scores[REP_KEYS].iloc[firsts].reset_index(drop=True)
+    out["skill"] = scores["skill"][graded_mask].groupby(rep[graded_mask]).first().reindex(out.index)
+    total, count = {}, {}
+    for t in ITEM_TYPES:
+        of_type = graded_mask & (kinds == t)
+        by_rep = pd.Series(credit[of_type]).groupby(rep[of_type])
+        total[t] = by_rep.sum().reindex(out.index)  # NaN: no graded item of this type
+        count[t] = by_rep.count().reindex(out.index, fill_value=0).astype(int)
         out[f"n_{t}"] = count[t]
-    out["n_ungraded"] = ungraded.reindex(out.index).fillna(0).astype(int)
+    out["n_ungraded"] = np.bincount(rep[~graded_mask], minlength=n_reps).astype(int)
     out["must_coverage"] = (total["must"] / count["must"]).where(count["must"] > 0)
-    rubric_bonus = (scores["item_type"] == "bonus").groupby([scores[k] for k in REP_KEYS], sort=False).sum()
-    has_bonus = rubric_bonus.reindex(out.index).fillna(0).gt(0)
+    has_bonus = np.bincount(rep[kinds == "bonus"], minlength=n_reps) > 0
     out["bonus_rate"] = (total["bonus"] / count["bonus"]).where(count["bonus"] > 0, np.where(has_bonus, np.nan, 0.0))
     out["avoid_violations"] = total["avoid"].fillna(0.0)
     out["composite"] = composite_score(out["must_coverage"], out["bonus_rate"], out["avoid_violations"])
-    return out.reset_index().sort_values(REP_KEYS, kind="stable").reset_index(drop=True)[columns]
+    out = pd.concat([keys, out], axis=1)[present]
+    return out.sort_values(REP_KEYS, kind="stable").reset_index(drop=True)[columns]
 
 
 def prompt_scores(prompt_rep: pd.DataFrame) -> pd.DataFrame:

@@ -48,7 +48,7 @@ def false_trigger_arms(condition: pd.Series, pair: ArmPair = DEFAULT_PAIR) -> pd
     """
     labels = condition.astype(str)
     treatment = labels.eq(pair.treatment) & is_skilled(pair.treatment)
-    return treatment | labels.map(arm_kind).eq(PLUGIN)
+    return treatment | labels.map({c: arm_kind(c) for c in labels.unique()}).eq(PLUGIN)  # each label once
 
 
 def with_skill_runs(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> pd.DataFrame:
@@ -69,7 +69,8 @@ def activation_summary(manifest: pd.DataFrame, pair: ArmPair = DEFAULT_PAIR) -> 
         return pd.DataFrame(columns=["prompt", "skill_family", "runs", "reached_leaf", "trigger_misses",
                                      "unreliable", "never_triggered"])
     kinds = ws["skill_activation"].fillna("").replace("", "(empty)")
-    counts = pd.crosstab(ws["prompt"], kinds).add_prefix("act_")
+    # crosstab's counts, by the groupby's cython size (crosstab aggregates each cell in Python)
+    counts = ws["prompt"].groupby([ws["prompt"], kinds]).size().unstack(fill_value=0).add_prefix("act_")
     g = ws.assign(_miss=kinds.eq(NONE) & reliable(ws), _bad=~reliable(ws),
                   _leaf=ws["reached_leaf"].fillna(0).eq(1)).groupby("prompt", sort=True)
     out = pd.DataFrame({"skill_family": g["skill_family"].first(), "runs": g.size(), "reached_leaf": g["_leaf"].sum(),
@@ -94,7 +95,8 @@ def self_served_baseline(manifest: pd.DataFrame) -> pd.DataFrame:
     Returns:
         The manifest rows (``run_id, prompt, model, rep, fetched_count``).
     """
-    ns = manifest[manifest["condition"].astype(str).map(arm_kind).eq(NO_SKILL) & ~manifest["dormancy"]]
+    labels = manifest["condition"].astype(str)
+    ns = manifest[labels.map({c: arm_kind(c) for c in labels.unique()}).eq(NO_SKILL) & ~manifest["dormancy"]]
     served = ns[ns["fetched_site"].fillna(0).eq(1)]
     return served[["run_id", "prompt", "model", "rep", "fetched_count"]].reset_index(drop=True)
 
