@@ -110,6 +110,7 @@ class AdaptiveLimiter:
         self.log, self.name, self.clock = log, name, clock
         self._cond = threading.Condition()
         self._limit = self.ceiling
+        self._cap = self.ceiling  # an outer cap set by cap_at (what an endpoint's advertised limit sustains)
         self._in_flight = 0
         self._epoch = 0  # cuts so far
         self._successes = 0  # counted toward the next rise
@@ -142,7 +143,7 @@ class AdaptiveLimiter:
         with self._cond:
             while True:
                 wait = self._hold_until - self.clock()
-                if wait <= 0 and self._in_flight < self._limit:
+                if wait <= 0 and self._in_flight < min(self._limit, self._cap):
                     break
                 self._cond.wait(timeout=wait if wait > 0 else None)
             self._in_flight += 1
@@ -154,6 +155,20 @@ class AdaptiveLimiter:
             with self._cond:
                 self._in_flight -= 1
                 self._cond.notify_all()
+
+    def cap_at(self, slots: int) -> None:
+        """At most ``slots`` at once whatever the AIMD limit says (between 1 and the ceiling): generation's runs at once
+        from the endpoint's advertised request limit (:class:`skillbench.generation.RunsCap` computes it), so one
+        limiter — one set of slots — holds both the cut after a 429 and the cap before one."""
+        with self._cond:
+            self._cap = max(1, min(int(slots), self.ceiling))
+            self._cond.notify_all()
+
+    @property
+    def cap(self) -> int:
+        """The outer cap (:meth:`cap_at`; the ceiling until set)."""
+        with self._cond:
+            return self._cap
 
     def hold(self, seconds: float | None, reason: str = "") -> None:
         """Keep new slots waiting ``seconds`` from now (no cut): a retry-after, or a quota about to run out."""
@@ -225,7 +240,7 @@ class AdaptiveLimiter:
         """The limiter's parameters, extremes and every change: ``retries.json``'s ``concurrency`` section."""
         with self._cond:
             return {"ceiling": self.ceiling, "floor": self.floor, "increase": self.increase,
-                    "decrease": self.decrease, "limit": self._limit, "min_reached": self.min_reached,
+                    "decrease": self.decrease, "limit": self._limit, "cap": self._cap, "min_reached": self.min_reached,
                     "max_in_flight": self.max_in_flight, "rate_limit_signals": self.signals, "holds": self.holds,
                     "changes": [dict(e) for e in self.events]}
 

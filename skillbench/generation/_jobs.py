@@ -27,13 +27,12 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillbench.limiter import RATELIMIT_PREFIX
+from skillbench.limiter import RATELIMIT_PREFIX, AdaptiveLimiter
 
 REQUESTS_LIMIT_HEADER = f"{RATELIMIT_PREFIX}requests-limit"  # requests per minute, on every limited answer
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -200,19 +199,22 @@ def advertised_limit(exchanges: Sequence[Mapping[str, Any]]) -> float | None:
 
 
 class RunsCap:
-    """Keeps the runs in flight at most ``jobs``, and at most what the endpoint's advertised request limit sustains.
+    """What the endpoint's advertised request limit sustains in runs at once, at most ``jobs``; it caps the pass's one
+    limiter (:meth:`skillbench.limiter.AdaptiveLimiter.cap_at`), whose slots every run takes.
 
     Args:
         jobs: the pass's runs at once (the ceiling; the cap never rises above it).
+        limiter: the pass's limiter the cap is applied to (None: computed only).
         log: where a change is said (one line).
     """
 
-    def __init__(self, jobs: int, log: Callable[[str], None] = lambda _line: None):
+    def __init__(self, jobs: int, limiter: AdaptiveLimiter | None = None,
+                 log: Callable[[str], None] = lambda _line: None):
         self.jobs = max(1, int(jobs))
+        self.limiter = limiter
         self.log = log
         self._cond = threading.Condition()
         self._cap = self.jobs
-        self._in_flight = 0
         self._requests = 0
         self._seconds = 0.0
         self.limit: float | None = None  # the endpoint's last advertised requests per minute
@@ -222,19 +224,6 @@ class RunsCap:
     def cap(self) -> int:
         with self._cond:
             return self._cap
-
-    @contextmanager
-    def slot(self) -> Iterator[None]:
-        with self._cond:
-            while self._in_flight >= self._cap:
-                self._cond.wait()
-            self._in_flight += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._in_flight -= 1
-                self._cond.notify_all()
 
     def observe(self, exchanges: Sequence[Mapping[str, Any]] | None, seconds: float) -> None:
         """A finished attempt: its relay record and how long it ran; the cap follows the limit it advertised."""
@@ -257,6 +246,7 @@ class RunsCap:
             change = {"from": old, "to": new, "requests_per_minute": self.limit,
                       "run_requests_per_minute": round(per_run, 1)}
             self.changes.append(change)
-            self._cond.notify_all()
+        if self.limiter is not None:
+            self.limiter.cap_at(new)
         self.log(f"generate: runs at once {old} → {new}: the endpoint allows {self.limit:g} requests/min "
                  f"({REQUESTS_LIMIT_HEADER}) and a run sends about {per_run:.0f}/min")

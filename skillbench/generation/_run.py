@@ -154,7 +154,7 @@ class Generator:
         self.stopping = False  # interrupted: start nothing more
         self.sha = skills_sha(suite)
         self.limiter = pass_limiter(opts.jobs, adaptive=opts.adaptive, log=self._say)
-        self.cap = RunsCap(opts.jobs, log=self._say)  # what the endpoint's advertised request limit sustains
+        self.cap = RunsCap(opts.jobs, self.limiter, log=self._say)  # caps the limiter: what the limit sustains
         self.rate_limited: list[str] = []  # runs of this pass whose CLI retried a 429/529
         self.written: list[str] = []  # run folders this pass committed (any state)
 
@@ -347,7 +347,7 @@ class Generator:
         def work(row: pd.Series) -> None:
             try:
                 # the limit (≤ --jobs) may drop while runs are in flight
-                with self.cap.slot(), self.limiter.slot() as slot:
+                with self.limiter.slot() as slot:
                     self.run_one(row, slot)
             finally:
                 bar.update(1)

@@ -37,6 +37,11 @@ CONVENTIONAL_ALIASES = {
     "plt": "matplotlib.pyplot", "sns": "seaborn", "tsa": "statsmodels.tsa.api",
     "models": "qdrant_client.models",  # qdrant's documentation: `from qdrant_client import models`
 }
+# The name every pandas answer gives its frame: read as a DataFrame when the answer names no other frame library (a
+# polars or Spark `df` has other methods), and only when not assigned in the answer (an assignment says what it is).
+CONVENTIONAL_FRAMES = {"df": ("pandas", "pandas.core.frame.DataFrame")}
+_OTHER_FRAMES_RE = re.compile(r"\b(?:polars|pyspark|spark|dask|modin|cudf|vaex|ibis|datatable|pyarrow|duckdb|koalas|"
+                              r"geopandas|snowpark|sqlframe|daft|narwhals)\b|\bpl\.[A-Za-z_]")
 PYTHON_TAGS = frozenset({"python", "py", "python3", "py3", "ipython", "pycon", "ipython3", "jupyter"})
 CONFIG_TAGS = frozenset({"json", "jsonc", "yaml", "yml"})
 REST_TAGS = frozenset({"http", "rest", "bash", "sh", "shell", "console", "curl", "zsh", ""})
@@ -75,6 +80,7 @@ class _Python:
     def __init__(self, surfaces: Surfaces, out: list[Identifier], language: str):
         self.surfaces, self.out, self.language = surfaces, out, language
         self.env: dict[str, _Val] = {}
+        self.frames: dict[str, _Val] = {}  # CONVENTIONAL_FRAMES this answer may use (check_answer decides)
         self.lines: list[str] = []
         self.depth = 0
 
@@ -137,6 +143,8 @@ class _Python:
     def name(self, node: ast.Name) -> _Val:
         if node.id in self.env:
             return self.env[node.id]
+        if node.id in self.frames:
+            return self.frames[node.id]
         module = CONVENTIONAL_ALIASES.get(node.id)
         if module is not None and self.surfaces.for_path(module) is not None:
             return self.module_value(module) or _UNKNOWN
@@ -642,6 +650,7 @@ def check_answer(text: str, surfaces: Surfaces) -> list[Identifier]:
     blocks, spans = _blocks(text)
     python_declared = "python" in surfaces.languages
     py = _Python(surfaces, found, "python")
+    py.frames = _conventional_frames(text, surfaces)
     for language, code in blocks:
         if language in PYTHON_TAGS or (language == "" and python_declared and _parse(code) is not None):
             if python_declared:
@@ -664,6 +673,19 @@ def check_answer(text: str, surfaces: Surfaces) -> list[Identifier]:
             _guarded(py.span, span)
     _rest("\n".join(spans), "", surfaces, found)
     return _distinct(found)
+
+
+def _conventional_frames(text: str, surfaces: Surfaces) -> dict[str, _Val]:
+    """The conventional frame names (``df``) this answer may be read with: a declared pandas surface that has the
+    class, and no other frame library named anywhere in the answer."""
+    if _OTHER_FRAMES_RE.search(text):
+        return {}
+    out = {}
+    for name, (module, cls) in CONVENTIONAL_FRAMES.items():
+        surface = surfaces.for_path(module)
+        if surface is not None and surface.objects is not None and (surface.get(cls) or {}).get("k") == "c":
+            out[name] = _Val("inst", (cls,), surface)
+    return out
 
 
 def _guarded(read: Any, code: str) -> None:

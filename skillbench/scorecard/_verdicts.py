@@ -167,14 +167,17 @@ class ObjectiveRecord:
     def evidence(self) -> str:
         """``objective n=6; 0W/0T/6L; p(loss)=0.0156; completion drops 100.0 points`` — the change said in words
         ("drops", "rises", "unchanged"): a signed "net loss -33.3%" beside a win read as a loss."""
-        if not self.n or not np.isfinite(self.net_loss):
-            change = "completion n/a"
-        elif abs(self.net_loss) < 1e-12:
-            change = "completion unchanged"
-        else:
-            change = f"completion {'drops' if self.net_loss > 0 else 'rises'} {abs(self.net_loss) * 100:.1f} points"
+        change = self._change(("drops", "rises"))
         return (f"objective n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p(loss)={p_value(self.p_value)}; "
-                f"{change}")
+                f"completion {change}")
+
+    def _change(self, words: tuple[str, str]) -> str:
+        """The net loss in words: ``words[0]`` when it is positive, ``words[1]`` when negative, with its points."""
+        if not self.n or not np.isfinite(self.net_loss):
+            return "n/a"
+        if abs(self.net_loss) < 1e-12:
+            return "unchanged"
+        return f"{words[0] if self.net_loss > 0 else words[1]} {abs(self.net_loss) * 100:.1f} points"
 
 
 @dataclass(frozen=True)
@@ -190,12 +193,7 @@ class FabricationRecord(ObjectiveRecord):
     @property
     def evidence(self) -> str:
         """``fabrication n=6; 0W/2T/4L; p(more)=0.0156; answers with an unresolved identifier rise 50.0 points``."""
-        if not self.n or not np.isfinite(self.net_loss):
-            change = "n/a"
-        elif abs(self.net_loss) < 1e-12:
-            change = "unchanged"
-        else:
-            change = f"{'rise' if self.net_loss > 0 else 'drop'} {abs(self.net_loss) * 100:.1f} points"
+        change = self._change(("rise", "drop"))
         return (f"fabrication n={self.n}; {self.wins}W/{self.ties}T/{self.losses}L; p(more)={p_value(self.p_value)}; "
                 f"answers with an unresolved identifier {change}")
 

@@ -15,6 +15,7 @@ import pytest
 
 from skillbench.generation import MachineFacts, RunsCap, default_jobs, machine_facts, sustained_jobs
 from skillbench.generation._jobs import cgroup_quota
+from skillbench.limiter import AdaptiveLimiter
 
 CASES = json.loads((Path(__file__).parents[1] / "data" / "jobs" / "cases.json").read_text())
 
@@ -49,11 +50,14 @@ def test_sustained_jobs_is_littles_law_and_at_least_one():
 
 
 def test_the_cap_holds_new_runs_until_one_ends():
-    cap = RunsCap(2)
+    """The cap is applied to the pass's one limiter: its slots hold both the cut after a 429 and this cap."""
+    limiter = AdaptiveLimiter(2)
+    cap = RunsCap(2, limiter)
     cap.observe(_exchanges(2, "60"), 1.0)  # 120/min per run against 60/min: one at a time
+    assert limiter.cap == 1 and limiter.limit == 2 and limiter.summary()["cap"] == 1
     entered = threading.Event()
-    with cap.slot():
-        waiter = threading.Thread(target=lambda: (cap.slot().__enter__(), entered.set()))
+    with limiter.slot():
+        waiter = threading.Thread(target=lambda: (limiter.slot().__enter__(), entered.set()))
         waiter.start()
         time.sleep(0.05)
         assert not entered.is_set()
