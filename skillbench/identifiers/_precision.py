@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 
-DETECTOR_FORMAT = 1  # bump when extraction or resolution changes what is flagged: the record must be measured again
+DETECTOR_FORMAT = 2  # bump when extraction or resolution changes what is flagged: the record must be measured again
 PRECISION_FLOOR = 0.98
 RECORD_NAME = "fabrication-precision.json"
 
