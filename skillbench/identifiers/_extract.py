@@ -528,7 +528,9 @@ def _rest(text: str, language: str, surfaces: Surfaces, out: list[Identifier]) -
             seen = True
             method, path = match.group(1), match.group(2).split("?")[0].rstrip("/") or "/"
             for surface in declared:
-                if surface.objects is None:
+                if surface.objects is None or not _api_root(surface, path):
+                    # no declared route starts like it: another service's URL (qdrant's skills curl their own
+                    # snippet search at skills.qdrant.tech), not a call of this API
                     status, target, body = UNCHECKED, "", ""
                 else:
                     target, body = _match_rest(surface, method, path)
@@ -541,6 +543,12 @@ def _rest(text: str, language: str, surfaces: Surfaces, out: list[Identifier]) -
                     _body_keys(surface, body, data, text, language, out, 0)
         offset += len(line) + 1
     return seen
+
+
+def _api_root(surface: Surface, path: str) -> bool:
+    """Whether a declared route shares the path's first segment (``/collections``, ``/cluster``, ``/``)."""
+    first = next((p for p in path.split("/") if p), "")
+    return any(next((p for p in template.split("/") if p), "") == first for _m, template, _b in surface.rest)
 
 
 def _match_rest(surface: Surface, method: str, path: str) -> tuple[str, str]:
