@@ -43,10 +43,10 @@ def scrubbed_env() -> dict[str, str]:
 
 def check_requirement(package: str, version: str, where: str) -> None:
     """Refuse a name or version that is not a plain PEP 508 name / PEP 440 exact version (one line, no command run)."""
-    if not PACKAGE_RE.match(package):
+    if not PACKAGE_RE.fullmatch(package):  # fullmatch: `$` alone lets a trailing newline through
         raise SurfaceError(where, "package", f"{package[:80]!r} is not a PyPI project name",
                            "declare the package as PyPI spells it (letters, digits, '.', '_', '-')")
-    if not VERSION_RE.match(version):
+    if not VERSION_RE.fullmatch(version):
         raise SurfaceError(where, "version", f"{version[:80]!r} is not an exact version",
                            "declare one released version, such as 3.1.1 (no specifier, no URL)")
 

@@ -54,7 +54,8 @@ def test_module_defaults_from_the_package_name(tmp_path: Path) -> None:
     assert config.api[0].import_name == "qdrant_client" and config.api[0].language == "python"
 
 
-@pytest.mark.parametrize(("package", "version"), [("a;b", "1.0"), ("x", "1.0;id"), ("../x", "1"), ("x", "../1")])
+@pytest.mark.parametrize(("package", "version"), [("a;b", "1.0"), ("x", "1.0;id"), ("../x", "1"), ("x", "../1"),
+                                                 ("pandas\n", "1.0"), ("x", "1.0\n")])
 def test_nothing_runs_for_a_hostile_name_or_version(tmp_path: Path, package: str, version: str) -> None:
     with pytest.raises(SurfaceError):
         check_requirement(package, version, "[[api]]")
