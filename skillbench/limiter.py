@@ -116,6 +116,7 @@ class AdaptiveLimiter:
         self._successes = 0  # counted toward the next rise
         self._hold_until = 0.0
         self.events: list[dict[str, Any]] = []
+        self.cap_changes: list[dict[str, Any]] = []  # the outer cap's changes (cap_at), apart from the AIMD limit's
         self.min_reached = self.ceiling
         self.max_in_flight = 0
         self.signals = 0  # rate-limit signals seen (cutting or not)
@@ -156,12 +157,15 @@ class AdaptiveLimiter:
                 self._in_flight -= 1
                 self._cond.notify_all()
 
-    def cap_at(self, slots: int) -> None:
+    def cap_at(self, slots: int, reason: str = "") -> None:
         """At most ``slots`` at once whatever the AIMD limit says (between 1 and the ceiling): generation's runs at once
-        from the endpoint's advertised request limit (:class:`skillbench.generation.RunsCap` computes it), so one
-        limiter — one set of slots — holds both the cut after a 429 and the cap before one."""
+        from the machine's idle CPUs and the endpoint's advertised request limit (:class:`skillbench.generation.RunsCap`
+        computes it), so one limiter — one set of slots — holds both the cut after a 429 and the cap before one. Each
+        change is recorded with ``reason`` (the summary's ``cap_changes``)."""
         with self._cond:
-            self._cap = max(1, min(int(slots), self.ceiling))
+            old, self._cap = self._cap, max(1, min(int(slots), self.ceiling))
+            if self._cap != old:
+                self.cap_changes.append({"time": _utc_now(), "from": old, "to": self._cap, "reason": reason})
             self._cond.notify_all()
 
     @property
@@ -242,7 +246,7 @@ class AdaptiveLimiter:
             return {"ceiling": self.ceiling, "floor": self.floor, "increase": self.increase,
                     "decrease": self.decrease, "limit": self._limit, "cap": self._cap, "min_reached": self.min_reached,
                     "max_in_flight": self.max_in_flight, "rate_limit_signals": self.signals, "holds": self.holds,
-                    "changes": [dict(e) for e in self.events]}
+                    "changes": [dict(e) for e in self.events], "cap_changes": [dict(e) for e in self.cap_changes]}
 
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:

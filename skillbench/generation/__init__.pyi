@@ -38,6 +38,8 @@ from ._jobs import (
     RunsCap as RunsCap,
     default_jobs as default_jobs,
     machine_facts as machine_facts,
+    machine_sample as machine_sample,
+    memory_available as memory_available,
     sustained_jobs as sustained_jobs,
 )
 from ._limits import ContainerLimits as ContainerLimits

@@ -18,8 +18,23 @@ The endpoint's part is learned from what it advertises: every answer the run's r
 ``R ÷ (the requests one run sends per minute)`` runs at once (Little's law), measured over the pass's finished runs;
 :class:`RunsCap` keeps the runs in flight at or below that (never below one), and says so once per change. It is
 conservative where an endpoint limits each model separately (it counts every request against one limit), and it
-cannot act before the first run has ended, when nothing has been advertised yet; the adaptive limiter
-(:mod:`skillbench.limiter`) still answers a 429 the way it always did.
+cannot act before the first run has ended, when nothing has been advertised yet; until then the pacing relay
+(:class:`skillbench.limiter.RateBudget`) holds each request for its turn, and the adaptive limiter still answers a 429
+the way it always did.
+
+**Runs that wait on the endpoint.** One run per core is right only while a run keeps its core busy. A real model
+answers in seconds, and a run spends most of its wall waiting on it with its core idle; on such an endpoint one run
+per core leaves the machine mostly idle. So an unset ``--jobs`` may grow: the start is one run per core, and the
+ceiling is :data:`GROWTH` runs per core, no more than the memory available holds with every run at its container's
+memory limit (a hostile run may use all of it, on purpose; :data:`RUN_MEMORY` for the local sandbox's runs).
+Each finished run reads the machine's busy CPUs (``/proc/stat``) over the window since the last reading (at least
+:data:`WINDOW_S`): with every slot in use and at least :data:`IDLE_GROW` CPUs idle, the runs at once grow toward what
+would keep the CPUs busy at the window's CPU per run (Little's law), at most doubling per window; below
+:data:`IDLE_SHRINK` idle CPUs, one run above the start is given back. The machine's CPUs are the ones read, not this
+process's: the containers are the engine's children, and the engine of a sealed run is this machine's (the relay's
+socket is a bind mount). Another user's load counts as busy, so a shared machine is not oversubscribed; on the
+simulated endpoint, which answers at once, the runs keep the cores busy and the start stands. A ``--jobs`` given is
+the user's number and never grows.
 """
 
 from __future__ import annotations
@@ -27,6 +42,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +52,14 @@ from skillbench.limiter import RATELIMIT_PREFIX, AdaptiveLimiter
 
 REQUESTS_LIMIT_HEADER = f"{RATELIMIT_PREFIX}requests-limit"  # requests per minute, on every limited answer
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+GROWTH = 4  # an unset --jobs grows to at most this many runs per core, when runs wait on the endpoint
+# Planned per local run in flight (no container limit): the CLI's Node process with the agent's tools, with room for a
+# task's build. A Docker run counts its container's whole memory limit (ContainerLimits.memory_mb) instead.
+RUN_MEMORY = 1 << 30
+WINDOW_S = 2.0  # the shortest window the machine's idle CPUs are read over (one run's end is noise)
+IDLE_GROW = 1.0  # a whole CPU idle over the window, every slot in use: one more run at once
+IDLE_SHRINK = 0.25  # less than this idle: a run above the start is given back
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 @dataclass(frozen=True)
@@ -47,29 +71,56 @@ class MachineFacts:
         affinity: CPUs this process may run on (``os.sched_getaffinity``).
         quota: this process's cgroup CPU quota, in CPUs (None: no quota).
         engine_cpus: the Docker engine's NCPU (None: no engine answered).
+        memory: bytes of memory available (``MemAvailable``; None: not read, and the runs at once never grow).
+        run_memory: bytes one run may use: its container's memory limit (None: :data:`RUN_MEMORY`, the local
+            sandbox's runs, which have no limit).
     """
 
     sandbox: str
     affinity: int | None = None
     quota: float | None = None
     engine_cpus: int | None = None
+    memory: int | None = None
+    run_memory: int | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MachineFacts:
         return cls(sandbox=str(data["sandbox"]), affinity=data.get("affinity"), quota=data.get("quota"),
-                   engine_cpus=data.get("engine_cpus"))
+                   engine_cpus=data.get("engine_cpus"), memory=data.get("memory"),
+                   run_memory=data.get("run_memory"))
 
 
 @dataclass(frozen=True)
 class JobsChoice:
-    """The number of runs at once and why, in words a log line can end with."""
+    """The number of runs at once and why, in words a log line can end with.
+
+    ``ceiling`` is how far the runs at once may grow while runs wait on the endpoint (0: never above ``jobs``).
+    """
 
     jobs: int
     why: str
+    ceiling: int = 0
+
+    @property
+    def most(self) -> int:
+        """The most runs at once the pass may reach."""
+        return max(self.jobs, self.ceiling)
 
 
 def default_jobs(facts: MachineFacts) -> JobsChoice:
-    """Runs at once when ``--jobs`` is not given: one per core the runs get (see the module's text); at least one."""
+    """Runs at once when ``--jobs`` is not given: one per core the runs get to start with, growing to at most
+    :data:`GROWTH` per core within the memory available (see the module's text); at least one."""
+    start = _start_jobs(facts)
+    if not facts.memory:
+        return start
+    # every run in flight may use its whole limit at once (a hostile run may, on purpose): together they fit
+    ceiling = max(start.jobs, min(start.jobs * GROWTH, int(facts.memory) // int(facts.run_memory or RUN_MEMORY)))
+    if ceiling == start.jobs:
+        return start
+    return JobsChoice(start.jobs, f"{start.why}; up to {ceiling} while runs wait on the endpoint", ceiling)
+
+
+def _start_jobs(facts: MachineFacts) -> JobsChoice:
     if facts.sandbox == "docker" and facts.engine_cpus:
         n = int(facts.engine_cpus)
         return JobsChoice(max(1, n), f"the Docker engine's {n} CPU{'s' if n != 1 else ''} (NCPU), where the "
@@ -86,10 +137,32 @@ def default_jobs(facts: MachineFacts) -> JobsChoice:
     return JobsChoice(1, "the CPUs could not be read")
 
 
-def machine_facts(sandbox: str, *, engine: Any = None) -> MachineFacts:
-    """This machine's facts for ``sandbox`` (``engine``: a docker client to ask; None: one from the environment)."""
+def machine_facts(sandbox: str, *, engine: Any = None, run_memory: int | None = None) -> MachineFacts:
+    """This machine's facts for ``sandbox`` (``engine``: a docker client to ask; None: one from the environment;
+    ``run_memory``: bytes one run's container may use)."""
     return MachineFacts(sandbox=sandbox, affinity=_affinity(), quota=cgroup_quota(),
-                        engine_cpus=engine_cpus(engine) if sandbox == "docker" else None)
+                        engine_cpus=engine_cpus(engine) if sandbox == "docker" else None, memory=memory_available(),
+                        run_memory=run_memory)
+
+
+def memory_available(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """``MemAvailable`` in bytes, or None when it cannot be read (not Linux)."""
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def machine_busy(stat: Path = Path("/proc/stat")) -> float | None:
+    """CPU-seconds every CPU of the machine has been busy (user, nice, system, irq, softirq), or None (not Linux)."""
+    try:
+        v = [int(x) for x in stat.read_text().splitlines()[0].split()[1:]]
+        return (v[0] + v[1] + v[2] + v[5] + v[6]) / TICK
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _affinity() -> int | None:
@@ -198,55 +271,109 @@ def advertised_limit(exchanges: Sequence[Mapping[str, Any]]) -> float | None:
     return None
 
 
+Sampler = Callable[[], "tuple[float, float] | None"]  # (the machine's busy CPU-seconds, monotonic seconds)
+
+
+def machine_sample() -> tuple[float, float] | None:
+    """The machine's busy CPU-seconds now, with the monotonic time they were read at (None: not readable)."""
+    busy = machine_busy()
+    return None if busy is None else (busy, time.monotonic())
+
+
 class RunsCap:
-    """What the endpoint's advertised request limit sustains in runs at once, at most ``jobs``; it caps the pass's one
-    limiter (:meth:`skillbench.limiter.AdaptiveLimiter.cap_at`), whose slots every run takes.
+    """The pass's runs at once: what the machine keeps busy and the endpoint's advertised request limit sustains, at
+    most ``ceiling``. It caps the pass's one limiter (:meth:`skillbench.limiter.AdaptiveLimiter.cap_at`), whose
+    slots every run takes.
 
     Args:
-        jobs: the pass's runs at once (the ceiling; the cap never rises above it).
+        ceiling: the most runs at once (the cap never rises above it).
         limiter: the pass's limiter the cap is applied to (None: computed only).
         log: where a change is said (one line).
+        start: the runs at once to begin with (None: ``ceiling``, and no growth).
+        machine: reads the machine's busy CPUs (:func:`machine_sample`; None: no growth).
+        cpus: the machine's CPUs (``os.cpu_count()``), what ``machine``'s readings are idle against.
     """
 
-    def __init__(self, jobs: int, limiter: AdaptiveLimiter | None = None,
-                 log: Callable[[str], None] = lambda _line: None):
-        self.jobs = max(1, int(jobs))
+    def __init__(self, ceiling: int, limiter: AdaptiveLimiter | None = None,
+                 log: Callable[[str], None] = lambda _line: None, *, start: int | None = None,
+                 machine: Sampler | None = None, cpus: int | None = None):
+        self.ceiling = max(1, int(ceiling))
+        self.start = max(1, min(int(start), self.ceiling)) if start is not None else self.ceiling
         self.limiter = limiter
         self.log = log
         self._cond = threading.Condition()
-        self._cap = self.jobs
+        self._machine = machine if self.start < self.ceiling else None
+        self._cpus = cpus or os.cpu_count() or 1
+        self._last = self._machine() if self._machine is not None else None
+        self._busy_cap = self.start  # what the machine keeps busy
+        self._rate_cap = self.ceiling  # what the endpoint's limit sustains
+        self._cap = self.start
         self._requests = 0
         self._seconds = 0.0
         self.limit: float | None = None  # the endpoint's last advertised requests per minute
         self.changes: list[dict[str, Any]] = []
+        if limiter is not None and self._cap < limiter.cap:
+            limiter.cap_at(self._cap, "the machine's cores, to start with")
 
     @property
     def cap(self) -> int:
         with self._cond:
             return self._cap
 
-    def observe(self, exchanges: Sequence[Mapping[str, Any]] | None, seconds: float) -> None:
-        """A finished attempt: its relay record and how long it ran; the cap follows the limit it advertised."""
-        if not exchanges or seconds <= 0:
-            return
-        sent = sum(1 for e in exchanges if e.get("route") == "messages")
-        limit = advertised_limit(exchanges)
+    def observe(self, exchanges: Sequence[Mapping[str, Any]] | None, seconds: float, in_flight: int = 0) -> None:
+        """A finished attempt: its relay record, how long it ran, and the runs in flight as it ended (itself
+        included); the cap follows the limit it advertised and the machine's idle CPUs since the last one."""
+        lines: list[str] = []
         with self._cond:
-            self._requests += sent
-            self._seconds += seconds
-            if limit is not None:
-                self.limit = limit
-            if self.limit is None:
-                return
-            per_run = 60.0 * self._requests / self._seconds
-            new = min(self.jobs, sustained_jobs(self.limit, per_run))
-            if new == self._cap:
-                return
-            old, self._cap = self._cap, new
-            change = {"from": old, "to": new, "requests_per_minute": self.limit,
-                      "run_requests_per_minute": round(per_run, 1)}
-            self.changes.append(change)
-        if self.limiter is not None:
-            self.limiter.cap_at(new)
-        self.log(f"generate: runs at once {old} → {new}: the endpoint allows {self.limit:g} requests/min "
-                 f"({REQUESTS_LIMIT_HEADER}) and a run sends about {per_run:.0f}/min")
+            if exchanges and seconds > 0:
+                self._learn_limit(exchanges, seconds, lines)
+            if self._machine is not None:
+                self._follow_machine(in_flight, lines)
+            new = min(self.ceiling, self._busy_cap, self._rate_cap)
+            if new != self._cap:
+                old, self._cap = self._cap, new
+                self.changes.append({"from": old, "to": new, "reason": "; ".join(lines)})
+            else:
+                lines = []
+        if lines:
+            if self.limiter is not None:
+                self.limiter.cap_at(new, "; ".join(lines))
+            self.log(f"generate: runs at once {old} → {new}: {'; '.join(lines)}")
+
+    def _learn_limit(self, exchanges: Sequence[Mapping[str, Any]], seconds: float, lines: list[str]) -> None:
+        self._requests += sum(1 for e in exchanges if e.get("route") == "messages")
+        self._seconds += seconds
+        limit = advertised_limit(exchanges)
+        if limit is not None:
+            self.limit = limit
+        if self.limit is None:
+            return
+        per_run = 60.0 * self._requests / self._seconds
+        rate = min(self.ceiling, sustained_jobs(self.limit, per_run))
+        if rate != self._rate_cap:
+            self._rate_cap = rate
+            lines.append(f"the endpoint allows {self.limit:g} requests/min ({REQUESTS_LIMIT_HEADER}) and a run sends "
+                         f"about {per_run:.0f}/min")
+
+    def _follow_machine(self, in_flight: int, lines: list[str]) -> None:
+        sample = self._machine() if self._machine is not None else None
+        if sample is None or self._last is None:
+            self._last = sample
+            return
+        (busy, now), (busy0, then) = sample, self._last
+        if now - then < WINDOW_S:
+            return
+        self._last = sample
+        used = (busy - busy0) / (now - then)
+        idle = self._cpus - used
+        full = in_flight >= min(self._busy_cap, self._rate_cap)
+        if idle >= IDLE_GROW and full and self._busy_cap < min(self.ceiling, self._rate_cap):
+            # Little's law on the CPUs: runs at once that would keep them busy at this window's CPU per run (another
+            # user's load counted as ours: an underestimate), reached by at most doubling per window
+            target = math.floor(in_flight * self._cpus / max(used, 0.1))
+            self._busy_cap = min(self.ceiling, self._rate_cap, max(self._busy_cap + 1, min(2 * self._busy_cap, target)))
+            lines.append(f"{idle:.1f} of the machine's {self._cpus} CPUs were idle with every run slot in use (the "
+                         "runs wait on the endpoint)")
+        elif idle < IDLE_SHRINK and self._busy_cap > self.start:
+            self._busy_cap -= 1
+            lines.append(f"the machine's {self._cpus} CPUs were busy ({idle:.2f} idle)")

@@ -114,10 +114,11 @@ class RetryLog:
 
     def finish(self, legs: dict[tuple[str, str], LegState], limiter: AdaptiveLimiter | None = None,
                rate_limited_runs: list[str] | None = None) -> None:
-        """The pass is over: write the final state of its legs, and the limiter's when it saw a rate limit."""
+        """The pass is over: write the final state of its legs, and the limiter's when it saw a rate limit or its
+        runs at once changed (:class:`~skillbench.generation.RunsCap`)."""
         with self._lock:
             self.legs = _legs_json(legs)
-            if limiter is not None and limiter.signals:
+            if limiter is not None and (limiter.signals or limiter.cap_changes):
                 earlier = [] if self.concurrency is None else [
                     *self.concurrency.pop("earlier_passes", []), self.concurrency]
                 self.concurrency = {**limiter.summary(), "rate_limited_runs": sorted(rate_limited_runs or []),

@@ -11,9 +11,11 @@ read as a bad skill). ``--max-total-usd`` stops starting runs once finished runs
 ``--prompts`` and ``--families`` keep runs out of the pass; the reconciliation lists every such run. When the
 sandbox itself fails the pass stops, records the run as ``sandbox_failure``, and still writes the manifest and
 a (failed-closed) reconciliation. A pass holds the run directory's lock (:mod:`skillbench.ledgers._lock`).
-Runs start through one :class:`skillbench.limiter.AdaptiveLimiter` whose ceiling is ``--jobs``: the CLI's own
-rate-limit retries, read from each attempt's stream-json, lower it, and runs without them raise it back slowly
-(``GenerateOptions.adaptive = False``: a fixed pool); ``retries.json`` records its changes. Where the runs run is
+Runs start through one :class:`skillbench.limiter.AdaptiveLimiter` whose ceiling is ``--jobs`` (unset: the most the
+machine may grow to, :mod:`skillbench.generation._jobs`): the CLI's own rate-limit retries, read from each attempt's
+stream-json, lower it, and runs without them raise it back slowly (``GenerateOptions.adaptive = False``: a fixed
+pool); :class:`RunsCap` caps it by the machine's idle CPUs and the endpoint's advertised limit; ``retries.json``
+records both kinds of change. Where the runs run is
 the pass context's executor (:class:`skillbench.runtime.PassContext`; ``--executor dask``: each sandbox run on a
 Dask worker, opened by the caller with :mod:`skillbench.cluster`); everything else stays here, in this process.
 """
@@ -45,7 +47,7 @@ from skillbench.generation._folders import (
     write_truth,
 )
 from skillbench.generation._image import RUNNER_HOME
-from skillbench.generation._jobs import JobsChoice, RunsCap, default_jobs, machine_facts
+from skillbench.generation._jobs import JobsChoice, RunsCap, default_jobs, machine_facts, machine_sample
 from skillbench.generation._limits import ContainerLimits
 from skillbench.generation._options import GenerateOptions, default_out_dir
 from skillbench.generation._plan import PlanError, make_plan, run_names, selected, write_plan
@@ -139,7 +141,8 @@ class Generator:
     """Runs a plan; one instance per ``skillbench generate`` call."""
 
     def __init__(self, suite: Suite, opts: GenerateOptions, sandbox: Sandbox, endpoint, log=print,
-                 retry_log: RetryLog | None = None, versions: dict[str, SkillsVersion] | None = None):
+                 retry_log: RetryLog | None = None, versions: dict[str, SkillsVersion] | None = None,
+                 jobs: JobsChoice | None = None):
         self.suite, self.opts, self.sandbox, self.endpoint, self.log = suite, opts, sandbox, endpoint, log
         self.versions = versions if versions is not None else arm_versions(suite, opts.conditions, opts.out_dir,
                                                                            allow_dirty=opts.allow_dirty,
@@ -153,8 +156,13 @@ class Generator:
         self.failure: SandboxFailure | None = None  # the sandbox failed: start nothing more
         self.stopping = False  # interrupted: start nothing more
         self.sha = skills_sha(suite)
-        self.limiter = pass_limiter(opts.jobs, adaptive=opts.adaptive, log=self._say)
-        self.cap = RunsCap(opts.jobs, self.limiter, log=self._say)  # caps the limiter: what the limit sustains
+        # ``jobs``: how the pass chose its runs at once; None (a caller's own Generator) is --jobs, fixed
+        self.jobs = jobs or JobsChoice(max(1, opts.jobs), f"--jobs {opts.jobs}")
+        self.limiter = pass_limiter(self.jobs.most, adaptive=opts.adaptive, log=self._say)
+        # caps the limiter: what the machine keeps busy (an unset --jobs grows from one run per core while runs wait
+        # on the endpoint) and what the endpoint's limit sustains
+        self.cap = RunsCap(self.jobs.most, self.limiter, log=self._say, start=self.jobs.jobs,
+                           machine=machine_sample if self.jobs.ceiling > self.jobs.jobs else None)
         self.rate_limited: list[str] = []  # runs of this pass whose CLI retried a 429/529
         self.written: list[str] = []  # run folders this pass committed (any state)
 
@@ -218,7 +226,7 @@ class Generator:
                 self._commit(draft, sandbox_failure=str(failure))
                 raise failure from exc
             task_meta.update(result.record())  # the container's limits, the ones it hit, the output it cut
-            self.cap.observe(result.exchanges, result.ended - result.started)
+            self.cap.observe(result.exchanges, result.ended - result.started, self.limiter.in_flight)
             if result.setup_failed:  # harness-invalid: no CLI ran, no retry; the next pass reruns it
                 attempts.append({"attempt": attempt, "start": utc_stamp(result.started), "setup": result.setup.detail})
                 (tmp_dir / STDERR_FILE).write_bytes(result.stderr)
@@ -354,7 +362,7 @@ class Generator:
 
         rows = [row for _, row in pending.iterrows()]
         try:
-            with ThreadPoolExecutor(max_workers=max(1, self.opts.jobs)) as pool:
+            with ThreadPoolExecutor(max_workers=self.jobs.most) as pool:
                 futures = [pool.submit(work, r) for r in rows]
                 try:
                     for future in futures:
@@ -471,7 +479,8 @@ def _generate(suite: Suite, opts: GenerateOptions, ctx: PassContext) -> dict[str
                 opts = dataclasses.replace(opts, jobs=choice.jobs)
                 log(f"generate: {choice.jobs} run{'s' if choice.jobs != 1 else ''} at once ({choice.why})")
                 try:
-                    gen = Generator(suite, opts, sandbox, endpoint, log, retry_log=retry_log, versions=versions)
+                    gen = Generator(suite, opts, sandbox, endpoint, log, retry_log=retry_log, versions=versions,
+                                    jobs=choice)
                     gen.spent = spent_so_far(out_dir, done)  # the cap is per week, not per call
                     gen.run(pending)
                 finally:
@@ -507,7 +516,9 @@ def pass_jobs(jobs: int, executor: Any, sandbox: Sandbox) -> JobsChoice:
     if jobs:
         return JobsChoice(jobs, f"--jobs {jobs}")
     if isinstance(executor, LocalExecutor):
-        return default_jobs(machine_facts(sandbox.name, engine=getattr(sandbox, "client", None)))
+        limits = getattr(sandbox, "limits", None)
+        return default_jobs(machine_facts(sandbox.name, engine=getattr(sandbox, "client", None),
+                                          run_memory=limits.memory_mb << 20 if limits is not None else None))
     return JobsChoice(executor.width(0), f"the {executor.kind} executor's width")
 
 

@@ -24,7 +24,37 @@ CASES = json.loads((Path(__file__).parents[1] / "data" / "jobs" / "cases.json").
 def test_default_jobs_follow_the_cores_the_runs_get(case):
     choice = default_jobs(MachineFacts.from_json(case["facts"]))
     assert choice.jobs == case["jobs"]
+    assert choice.ceiling == case.get("ceiling", 0)
     assert case["why"] in choice.why  # the log line says which cores, and from where
+
+
+class _Machine:
+    """The machine's busy CPU-seconds and clock, advanced one window at a time by a case."""
+
+    def __init__(self) -> None:
+        self.busy, self.now = 100.0, 1000.0
+
+    def __call__(self) -> tuple[float, float]:
+        return self.busy, self.now
+
+
+@pytest.mark.parametrize("case", CASES["growth"], ids=[c["name"] for c in CASES["growth"]])
+def test_runs_at_once_grow_while_the_machine_idles_and_shrink_back(case):
+    machine, said = _Machine(), []
+    limiter = AdaptiveLimiter(case["ceiling"])
+    cap = RunsCap(case["ceiling"], limiter, log=said.append, start=case["start"], machine=machine, cpus=case["cpus"])
+    assert limiter.cap == case["start"]
+    caps = []
+    for window in case["windows"]:
+        machine.busy += window["busy"]
+        machine.now += window["seconds"]
+        cap.observe([], 1.0, window["in_flight"])
+        caps.append(cap.cap)
+    assert caps == case["caps"]
+    assert limiter.cap == caps[-1]
+    changes = limiter.summary()["cap_changes"]
+    assert len(said) == len(cap.changes) == sum(a != b for a, b in zip([case["start"], *caps], caps, strict=False))
+    assert all(c["reason"] for c in changes)  # retries.json says why each change happened
 
 
 def _exchanges(requests: int, limit: str | None) -> list[dict]:
@@ -107,4 +137,20 @@ def test_generate_takes_jobs_given_else_the_machines_and_says_which():
     choice = pass_jobs(0, LocalExecutor(print), local)
     assert choice.jobs == default_jobs(machine_facts("local")).jobs and "CPUs" in choice.why
     cluster = SimpleNamespace(kind="dask", width=lambda jobs: jobs or 6)
-    assert pass_jobs(0, cluster, local).jobs == 6
+    assert pass_jobs(0, cluster, local).jobs == 6 and pass_jobs(0, cluster, local).most == 6  # never grows
+
+
+def test_a_docker_pass_grows_only_as_far_as_its_containers_limits_fit_in_memory():
+    """Every run in flight may fill its container's memory limit (a hostile one may, on purpose): the ceiling keeps
+    them all within the memory available."""
+    from types import SimpleNamespace
+
+    from skillbench.generation import ContainerLimits, LocalExecutor, memory_available
+    from skillbench.generation._run import pass_jobs
+
+    limits = ContainerLimits(memory_mb=4096)
+    choice = pass_jobs(0, LocalExecutor(print), SimpleNamespace(name="docker", limits=limits, client=None))
+    available = memory_available()
+    assert available is not None and choice.jobs >= 1
+    assert choice.most <= max(choice.jobs, available // (4096 << 20))
+    assert pass_jobs(3, LocalExecutor(print), SimpleNamespace(name="docker", limits=limits)).most == 3
