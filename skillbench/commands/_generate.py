@@ -62,7 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="runs at once, at most: the ceiling of the adaptive limiter, which lowers it on the CLI's "
                         "rate-limit retries and raises it back slowly, and never above what the endpoint's advertised "
                         "request limit sustains (default: one per core the runs get — the Docker engine's NCPU, or "
-                        "this process's CPUs and cgroup quota with --sandbox local; --executor dask: the cluster's "
+                        "this process's CPUs and cgroup quota with --sandbox local — growing while runs wait on the "
+                        "endpoint, within the memory their containers' limits need; --executor dask: the cluster's "
                         "worker threads)")
     p.add_argument("--no-adaptive", action="store_true",
                    help="a fixed pool of --jobs runs (no lowering on rate limits; 4 or more risk them)")

@@ -40,8 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_selection_args(p, what="run and grade")
     p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                    help="runs and judge calls at once (default: one per core the runs get — the Docker engine's "
-                        "NCPU, or this process's CPUs and cgroup quota with --sandbox local; --executor dask: 3); "
-                        "generation also keeps to what the endpoint's advertised request limit sustains")
+                        "NCPU, or this process's CPUs and cgroup quota with --sandbox local — and generation's grow "
+                        "while runs wait on the endpoint; --executor dask: 3); generation also keeps to what the "
+                        "endpoint's advertised request limit sustains")
     p.add_argument("--suite", default=None, metavar="DIR", help="suite folder (default: the bundled evals/)")
     p.add_argument("--reports", default=None, metavar="DIR", help="reports folder (default: reports/)")
     add_suite_args(p)
@@ -136,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
     opts = WeeklyOptions(
         suite_dir=Path(args.suite) if args.suite else DEFAULT_SUITE, run_key=args.run_key or utc_run_key(),
         backend=args.backend, models=listed(args.models), reps=args.reps, prompts=listed(args.prompts),
-        families=listed(args.families), jobs=jobs, seed=args.seed, sandbox=args.sandbox,
+        families=listed(args.families), jobs=jobs, jobs_grow=not args.jobs and args.executor == "local",
+        seed=args.seed, sandbox=args.sandbox,
         reports_dir=Path(args.reports) if args.reports else REPORTS_DIR,
         weeks_dir=Path(args.out_dir) if args.out_dir else None, suite_overrides=suite_overrides(args),
         executor=args.executor, scheduler=args.scheduler or "", wait=args.wait, allow_dirty=args.allow_dirty,

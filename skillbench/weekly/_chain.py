@@ -83,6 +83,8 @@ class WeeklyOptions:
             ``limited``: a subset of the week, whose complete families get their verdicts; a later pass of the run
             key without a selection completes it).
         jobs: runs (and judge calls) at once.
+        jobs_grow: generation's runs at once start at ``jobs`` and may grow while runs wait on the endpoint
+            (:mod:`skillbench.generation._jobs`): ``weekly`` without ``--jobs`` on this machine's threads.
         seed: plan order and simulated endpoint seed.
         sandbox: ``docker`` or ``local`` (None: docker when the engine answers).
         executor, scheduler: where generation, judging and calibration run: ``local`` (the kernels' threads) or
@@ -118,6 +120,7 @@ class WeeklyOptions:
     prompts: list[str] | None = None
     families: list[str] | None = None
     jobs: int = DEFAULT_JOBS
+    jobs_grow: bool = False
     seed: int = 0
     sandbox: str | None = None
     executor: str = "local"
@@ -199,7 +202,8 @@ def stage_parameters(opts: WeeklyOptions, *, suite_dir: Path, run_dir: Path, his
         "history_path": str(history), "backend": backend, "endpoint": endpoint, "sandbox": sandbox,
         "models": list(opts.models or []), "reps": int(opts.reps or 0), "conditions": list(opts.conditions or []),
         "prompts": list(opts.prompts or []), "families": list(opts.families or []),
-        "jobs": int(opts.jobs), "seed": int(opts.seed), "dry_run": False, "write": True, "strict": False,
+        "jobs": int(opts.jobs), "jobs_grow": bool(opts.jobs_grow), "seed": int(opts.seed), "dry_run": False,
+        "write": True, "strict": False,
         "repeat": int(opts.calibration_repeat), "sample": int(opts.calibration_sample),
         "suite_overrides": opts.suite_overrides.as_params(), "executor": opts.executor,
         "scheduler": opts.scheduler or "", "wait": opts.wait, "allow_dirty": opts.allow_dirty,

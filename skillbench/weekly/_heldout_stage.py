@@ -82,7 +82,8 @@ def run_heldout_week(opts: Any, *, suite_dir: Path, run_dir: Path, endpoint: str
     runtime = StageRuntime(backend=backend, endpoint=endpoint, executor=opts.executor, scheduler=opts.scheduler,
                            log=log, wait=opts.wait, holder=COMMAND)
     gen = GenerateOptions(run_key=f"{opts.run_key}-heldout", out_dir=folder, models=list(opts.models or []),
-                          reps=int(opts.reps or 0), conditions=[NO_SKILL, WITH_SKILL], jobs=opts.jobs,
+                          reps=int(opts.reps or 0), conditions=[NO_SKILL, WITH_SKILL],
+                          jobs=0 if opts.jobs_grow else opts.jobs,
                           sandbox=sandbox or None, seed=opts.seed)
     week = dataclasses.replace(suite, prompts=held)
     run_generation(week, gen, runtime.context(seed=opts.seed, suite=week))
