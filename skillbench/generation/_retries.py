@@ -9,8 +9,8 @@ committed ``worker_lost`` (not complete; the next pass reruns it).
 Rate limits: the CLI retries a 429 or 529 itself and hides the response headers, so each attempt's stream-json
 is read for the CLI's ``api_retry`` events (:func:`skillbench.signals._manifest.rate_limit_retries`) and they feed
 the pass's :class:`skillbench.limiter.AdaptiveLimiter`, which gates run starts; ``retries.json`` records the
-limiter's ``concurrency`` section (ceiling, floor, the lowest limit reached, every change with time and reason)
-when the pass saw a rate limit.
+limiter's ``concurrency`` section (ceiling, floor, the lowest limit reached, every change with time and reason, and
+every change of the runs-at-once cap in ``cap_changes``) when the pass saw a rate limit or its cap moved.
 """
 
 from __future__ import annotations
