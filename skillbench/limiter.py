@@ -161,10 +161,10 @@ class AdaptiveLimiter:
         """At most ``slots`` at once whatever the AIMD limit says (between 1 and the ceiling): generation's runs at once
         from the machine's idle CPUs and the endpoint's advertised request limit (:class:`skillbench.generation.RunsCap`
         computes it), so one limiter — one set of slots — holds both the cut after a 429 and the cap before one. Each
-        change is recorded with ``reason`` (the summary's ``cap_changes``)."""
+        change with a ``reason`` is recorded (the summary's ``cap_changes``); none is the pass's starting cap."""
         with self._cond:
             old, self._cap = self._cap, max(1, min(int(slots), self.ceiling))
-            if self._cap != old:
+            if self._cap != old and reason:
                 self.cap_changes.append({"time": _utc_now(), "from": old, "to": self._cap, "reason": reason})
             self._cond.notify_all()
 

@@ -313,7 +313,7 @@ class RunsCap:
         self.limit: float | None = None  # the endpoint's last advertised requests per minute
         self.changes: list[dict[str, Any]] = []
         if limiter is not None and self._cap < limiter.cap:
-            limiter.cap_at(self._cap, "the machine's cores, to start with")
+            limiter.cap_at(self._cap)  # the start: not a change
 
     @property
     def cap(self) -> int:
