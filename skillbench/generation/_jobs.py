@@ -329,16 +329,14 @@ class RunsCap:
                 self._learn_limit(exchanges, seconds, lines)
             if self._machine is not None:
                 self._follow_machine(in_flight, lines)
-            new = min(self.ceiling, self._busy_cap, self._rate_cap)
-            if new != self._cap:
-                old, self._cap = self._cap, new
-                self.changes.append({"from": old, "to": new, "reason": "; ".join(lines)})
-            else:
-                lines = []
-        if lines:
-            if self.limiter is not None:
-                self.limiter.cap_at(new, "; ".join(lines))
-            self.log(f"generate: runs at once {old} → {new}: {'; '.join(lines)}")
+            old, new = self._cap, min(self.ceiling, self._busy_cap, self._rate_cap)
+            if new == old:
+                return
+            self._cap, reason = new, "; ".join(lines)
+            self.changes.append({"from": old, "to": new, "reason": reason})
+        if self.limiter is not None:
+            self.limiter.cap_at(new, reason)
+        self.log(f"generate: runs at once {old} → {new}: {reason}")
 
     def _learn_limit(self, exchanges: Sequence[Mapping[str, Any]], seconds: float, lines: list[str]) -> None:
         self._requests += sum(1 for e in exchanges if e.get("route") == "messages")
