@@ -269,8 +269,10 @@ def simulated_endpoint(
 
 def serve_forever(server: SimServer, out: Any = sys.stdout) -> None:
     """Block until Ctrl-C (the ``skillbench sim serve`` loop)."""
-    server.start()
     try:
+        # inside the try: a Ctrl-C that lands while the serving thread starts (it may answer before start() returns)
+        # still stops cleanly, never a traceback
+        server.start()
         while not server.stopping.wait(0.5):
             pass
     except KeyboardInterrupt:
