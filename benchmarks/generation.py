@@ -64,8 +64,10 @@ from skillbench.generation import (  # noqa: E402
     claude_path,
     cli_args,
     cli_env,
+    default_jobs,
     docker_available,
     generate,
+    machine_facts,
 )
 from skillbench.generation._image import RUNNER_HOME  # noqa: E402
 from skillbench.generation._jobs import machine_busy  # noqa: E402
@@ -330,7 +332,9 @@ def _week(suite: Any, label: str, jobs: int, reps: int, tmp: str, latency: float
     concurrency = json.loads((out_dir / "retries.json").read_text()).get("concurrency") or {}
     row = {"runs": len(LEDGER.cli_cpu), "wall": cpu["wall"], "cpu": cpu["cpu"], "engine": cpu["engine"],
            "cli_cpu": sum(LEDGER.cli_cpu), "load": os.getloadavg()[0], "complete": report.get("complete"),
-           "latency": latency, "max_in_flight": concurrency.get("max_in_flight") or jobs,
+           # no section: the cap never moved, so the pass ran at most its start (--jobs, or the machine's cores)
+           "latency": latency, "max_in_flight": concurrency.get("max_in_flight") or jobs or default_jobs(
+               machine_facts("docker")).jobs,
            "cap_changes": [(c["from"], c["to"]) for c in concurrency.get("cap_changes", [])]}
     print(f"  {label}: {row['runs']} runs, {cpu['wall']:.1f} s, at most {row['max_in_flight']} at once "
           f"(load {os.getloadavg()[0]:.2f})", file=sys.stderr, flush=True)
