@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from skillbench.judge._answers import RunAnswer, RunSelection, Skip, select_runs
+from skillbench.judge._batch_api import BatchPacing
 from skillbench.judge._client import DEFAULT_JUDGE_MODEL, JudgeClient
 from skillbench.judge._costs import cache_summary, clear_judge_cost, record_judge_cost
 from skillbench.judge._evidence import evidence_summary
@@ -343,10 +344,8 @@ def batch_provenance(batcher: Any) -> dict[str, Any]:
             "results": {k: v for k, v in batcher.counts.items() if v}, "pacing": batcher.pacing.summary()}
 
 
-def batch_pacing(options: JudgeOptions) -> Any:
+def batch_pacing(options: JudgeOptions) -> BatchPacing | None:
     """The batch client's pacing for these options (None: paced by the endpoint's batch budget)."""
-    from skillbench.judge._batch_api import BatchPacing
-
     return None if options.batch_paced else BatchPacing.unpaced()
 
 
