@@ -106,7 +106,11 @@ class BatchPacing:
     def _turns(self, sends: int) -> list[Ticket]:
         if self.budget is None:
             return []
-        tickets = [self.budget.acquire(BATCHES_BUCKET) for _ in range(sends)]
+        tickets: list[Ticket] = []
+        for _ in range(sends):
+            tickets.append(self.budget.acquire(BATCHES_BUCKET))
+            if tickets[0].probe:  # the limit is unknown until this call's answer: a second turn would wait for it
+                break
         waited = [t.wait for t in tickets if t.wait > 0]
         self._count(paced=len(waited), waited_s=sum(waited), capped=sum(t.capped for t in tickets))
         return tickets
@@ -116,8 +120,9 @@ class BatchPacing:
         self._count(requests=sent, rate_limited=int(status == 429))
         if self.budget is None:
             return
+        answered = min(sent, len(tickets)) - 1  # a probe's call took one turn for all its requests
         for n, ticket in enumerate(tickets):
-            if n == sent - 1:
+            if n == answered:
                 self.budget.observe(ticket, status, headers)
             self.budget.finish(ticket)
 

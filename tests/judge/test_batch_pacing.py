@@ -128,6 +128,24 @@ def test_the_batch_routes_have_their_own_budget(plain: SimServer) -> None:
         client.close()
 
 
+def test_a_first_call_of_two_requests_is_one_probe(sim) -> None:
+    # results() is two requests; as the first call of a fresh budget its second turn must not wait for the first's
+    # answer (the probe's headers), which cannot come before both are sent.
+    server = sim(requests_per_minute=600, burst_s=1)
+    client = _client(server)
+    batch = client.sdk.messages.batches.create(requests=[{"custom_id": "a", "params": {
+        "model": MODEL, "max_tokens": 16, "messages": [{"role": "user", "content": "q"}]}}])
+    while client.sdk.messages.batches.retrieve(batch.id).processing_status != "ended":
+        time.sleep(0.02)
+    pacing = BatchPacing(RateBudget("batches"))
+    started = time.monotonic()
+    lines = pacing.call(client, lambda: client.sdk.messages.batches.with_raw_response.results(batch.id), sends=2)
+    assert [r.custom_id for r in lines] == ["a"] and time.monotonic() - started < 2
+    assert pacing.summary()["requests"] == 2 and pacing.budget is not None
+    assert pacing.budget.summary()["limits"]["message-batches"]["requests"]["limit"] == 600  # the probe's answer
+    client.close()
+
+
 class _Hostile(httpx2.HTTPTransport):
     """Passes every request to the endpoint and puts ``headers`` on every batch route's answer (the first create
     answered 429 with them when ``first_429``)."""
