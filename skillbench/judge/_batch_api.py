@@ -34,6 +34,7 @@ MAX_SDK_WAIT_S = 60.0
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 BATCHES_BUCKET = "message-batches"  # the one schedule of the batch routes in their budget: all models share it
 RESULTS_SENDS = 2  # the SDK's batches.results() retrieves the batch, then reads its results_url
+MIN_WAIT_S = 0.001  # a shorter "wait" is the budget's lock, not the schedule: not counted as waiting for a turn
 U = TypeVar("U")
 U_co = TypeVar("U_co", covariant=True)
 
@@ -85,7 +86,7 @@ class BatchPacing:
     budget: RateBudget | None = None
     paced: bool = True
     poll_s: float | None = None
-    counts: dict[str, Any] = field(default_factory=lambda: {"requests": 0, "rate_limited": 0, "paced": 0,
+    counts: dict[str, Any] = field(default_factory=lambda: {"requests": 0, "rate_limited": 0, "waited": 0,
                                                              "waited_s": 0.0, "capped": 0, "retries": 0})
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -95,6 +96,7 @@ class BatchPacing:
         return cls(None, paced=False, poll_s=poll_s)
 
     def summary(self) -> dict[str, Any]:
+        """``paced`` (the flag) and the counts, as ``judge.json`` records them."""
         with self._lock:
             return {"paced": self.paced, **self.counts, "waited_s": round(self.counts["waited_s"], 3)}
 
@@ -111,8 +113,8 @@ class BatchPacing:
             tickets.append(self.budget.acquire(BATCHES_BUCKET))
             if tickets[0].probe:  # the limit is unknown until this call's answer: a second turn would wait for it
                 break
-        waited = [t.wait for t in tickets if t.wait > 0]
-        self._count(paced=len(waited), waited_s=sum(waited), capped=sum(t.capped for t in tickets))
+        waited = [t.wait for t in tickets if t.wait >= MIN_WAIT_S]
+        self._count(waited=len(waited), waited_s=sum(waited), capped=sum(t.capped for t in tickets))
         return tickets
 
     def _answered(self, tickets: list[Ticket], sent: int, status: int, headers: Mapping[str, str]) -> None:

@@ -85,9 +85,9 @@ def test_paced_rounds_wait_their_turn_and_meet_no_429(sim, tmp_path: Path) -> No
     assert _answered(replies, asks=3)
     pacing = batcher.pacing.summary()
     sent = list(server.batch_received)
-    assert pacing["paced"] and pacing["rate_limited"] == 0 and not [s for s in sent if s[2] == 429]
+    assert pacing["paced"] is True and pacing["rate_limited"] == 0 and not [s for s in sent if s[2] == 429]
     assert pacing["requests"] == len(sent) >= 12  # three rounds: create, ≥ 1 retrieve, results (2 requests) each
-    assert pacing["waited_s"] > 0  # the schedule made some wait for a refill instead
+    assert pacing["waited"] > 0 and pacing["waited_s"] > 0  # the schedule made some wait for a refill instead
     assert server.batch_rate_limits is not None and server.batch_rate_limits.rejected == 0
 
 
@@ -106,7 +106,7 @@ def test_unpaced_calls_go_at_once_into_an_empty_bucket(sim, tmp_path: Path) -> N
     _drain(server)
     batcher, replies = _round_trip(client, tmp_path, BatchPacing.unpaced(), items=1, asks=1)
     assert replies[0][0].startswith("! batch not accepted (RateLimitError")  # no turn taken: sent, refused
-    assert batcher.pacing.summary() == {"paced": False, "requests": 1, "rate_limited": 1,
+    assert batcher.pacing.summary() == {"paced": False, "requests": 1, "rate_limited": 1, "waited": 0,
                                         "waited_s": 0.0, "capped": 0, "retries": 0}
     assert [st for _, _, st in server.batch_received].count(429) == 2  # the drain's, then the pass's
 
