@@ -20,8 +20,25 @@ every paced pass, against the targets (≤ 1.1×, ≤ 2 %). Then the judge path:
 against a fresh limited endpoint (``--judge-rpm``, same burst), ``--jobs`` workers: requests and 429s as the
 endpoint counted them, and the budget's waits.
 
+Then the batched judge (``--batch``: Message Batches) against an endpoint whose batch routes have their own limit
+(``batches.rate_limit``: ``--batch-rpm`` requests a minute over all batch routes, a bucket of ``--burst`` seconds),
+judged by the rubric judge and then the pairwise judge on a fresh copy of ``--batch-week`` (default the tiny week's
+last run key), ``--batch-rounds`` times each, in a new random order each round:
+
+* ``batch-paced``: every Batches call (create, each poll's retrieve, the results' two requests) waits its turn in the
+  batch routes' budget (the default);
+* ``batch-unpaced``: the same calls sent at once, a 429 waited out after the fact (``JudgeOptions(batch_paced=
+  False)``: the path before the budget).
+
+Printed per design: the batch routes' requests and 429s as the endpoint counted them, and their share; what the
+passes recorded (``judge.json``'s ``batch.pacing``: requests, 429s, seconds waited for a turn); the least wall time
+of a round (rubric + pairs); runs graded, and items left ungraded plus pairs not judged (a batch whose polls
+kept meeting 429s counts as unreadable: its requests go once more, then stay ungraded); then the paced 429 share
+against the target (≤ 2 %). ``--batch-only`` runs this part alone.
+
     .venv/bin/python benchmarks/limiter.py [--jobs 8] [--paced 2,8] [--reps 8] [--rpm 40] [--burst 6]
         [--pools 1,2,4,8] [--rounds 2] [--judge-rpm 40] [--sandbox docker|local]
+        [--batch-rpm 40] [--batch-rounds 2] [--batch-week RUN_DIR] [--batch-only]
 """
 
 from __future__ import annotations
@@ -30,6 +47,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -50,6 +68,9 @@ from skillbench.suite import load_suite  # noqa: E402
 from skillbench.weekly import model_endpoint  # noqa: E402
 
 SUITE = ROOT / "tests" / "data" / "tiny-suite"
+BATCH_WEEK = ROOT / "tests" / "data" / "tiny-week" / "20261130"
+JUDGED = ("judge.json", "judge_cost.txt", "judge-batches.json", "scores.csv", "pairs.csv", "judge-skips.csv",
+          "calibration*", "identifiers.*")
 ONE_TURN = {"trigger": 0.0, "file_read": 0.0, "follow_link": 0.0, "self_serve": 0.0, "web_search": 0.0,
             "deny_rate": 0.0, "budget_cross": 0.0}
 CLI_RETRIES = "6"  # the CLI's own backoff then spans about 30 s, so a run outlasts a short wait for the bucket
@@ -112,6 +133,71 @@ def judge_pass(week: Path, args: argparse.Namespace) -> dict[str, Any]:
             "waited_s": budget["waited_s"], "capped": budget["capped"]}
 
 
+def batch_pass(week: Path, dest: Path, paced: bool, args: argparse.Namespace) -> dict[str, Any]:
+    """The batched rubric and pairwise judges on a fresh copy of ``week`` against an endpoint whose batch routes
+    are limited: the endpoint's count of batch-route requests and 429s, and what the passes recorded."""
+    from skillbench.judge import JudgeOptions, judge_pairs, judge_run_dir
+
+    shutil.copytree(week, dest, ignore=shutil.ignore_patterns(*JUDGED))
+    key = f"sk-bench-{dest.name}"  # a key of its own: this pass's budget never meets an earlier pass's state
+    spec = {"batches": {"rate_limit": {"requests_per_minute": args.batch_rpm, "burst_s": args.burst}}}
+    options = JudgeOptions(jobs=args.jobs, fresh=True, batch=True, batch_paced=paced)
+    with SimServer(None, seed=11, profiles=spec, serving=Serving(api_key=key)) as server:
+        ctx = PassContext(endpoint=Endpoint(base_url=server.base_url, api_key=key, kind="simulated"),
+                          log=lambda m: None)
+        t0 = time.perf_counter()
+        rubric = judge_run_dir(dest, options, ctx)
+        pairs = judge_pairs(dest, options, ctx)
+        wall = time.perf_counter() - t0
+        sent = list(server.batch_received)
+    record = json.loads((dest / "judge.json").read_text(encoding="utf-8"))  # the passes' own account
+    recorded = [record["passes"][-1]["batch"]["pacing"], record["pairs_passes"][-1]["batch"]["pacing"]]
+    return {"wall_s": wall, "graded": rubric.graded, "ungraded": rubric.ungraded_items + pairs.errors,
+            "requests": len(sent), "429s": sum(s == 429 for _, _, s in sent),
+            "recorded_requests": sum(r["requests"] for r in recorded),
+            "recorded_429s": sum(r["rate_limited"] for r in recorded),
+            "waited_s": sum(r["waited_s"] for r in recorded)}
+
+
+def batch_benchmark(args: argparse.Namespace) -> None:
+    """Paced against unpaced batched judging under the batch routes' limit; prints the table and the target."""
+    designs = {"batch-paced": True, "batch-unpaced": False}
+    walls: dict[str, list[float]] = {name: [] for name in designs}
+    totals = {name: {"requests": 0, "429s": 0, "recorded_requests": 0, "recorded_429s": 0, "waited_s": 0.0,
+                     "graded": 0, "ungraded": 0} for name in designs}
+    loads = [os.getloadavg()[0]]
+    rng = random.Random(13)
+    week = Path(args.batch_week)
+    with tempfile.TemporaryDirectory(prefix="skillbench-batch-limiter-") as tmp:
+        for round_ in range(args.batch_rounds):
+            order = list(designs)
+            rng.shuffle(order)
+            for name in order:
+                r = batch_pass(week, Path(tmp) / f"{name}-{round_}", designs[name], args)
+                walls[name].append(r["wall_s"])
+                for key in totals[name]:
+                    totals[name][key] += r[key]
+                loads.append(os.getloadavg()[0])
+    print(f"batched judge (rubric, then pairs) on {week} under a sim limit of {args.batch_rpm:g} requests/min over "
+          f"all batch routes (burst {args.burst:g} s), --jobs {args.jobs}, {args.batch_rounds} round(s); 1-min load "
+          f"{min(loads):.1f}–{max(loads):.1f} over the run")
+    print(f"{'design':<14} {'requests':>8} {'429s':>5} {'share':>6} {'recorded req/429s':>17} {'waited s':>8} "
+          f"{'wall s':>7} {'rounds s':>15} {'graded':>6} {'ungraded':>8}")
+    for name in designs:
+        t = totals[name]
+        share = t["429s"] / t["requests"] if t["requests"] else 0.0
+        rounds = "/".join(f"{w:.1f}" for w in walls[name])
+        print(f"{name:<14} {t['requests']:8d} {t['429s']:5d} {share:6.1%} "
+              f"{t['recorded_requests']:>9d}/{t['recorded_429s']:<7d} {t['waited_s']:8.1f} {min(walls[name]):7.1f} "
+              f"{rounds:>15} {t['graded']:6d} {t['ungraded']:8d}")
+    t = totals["batch-paced"]
+    share = t["429s"] / t["requests"] if t["requests"] else 0.0
+    ratio = min(walls["batch-paced"]) / min(walls["batch-unpaced"])
+    print(f"batch-paced: 429s {t['429s']} of {t['requests']} batch-route requests = {share:.1%} (target ≤ "
+          f"{TARGET_429_SHARE:.0%}: {'met' if share <= TARGET_429_SHARE else 'NOT met'}); wall / batch-unpaced "
+          f"{ratio:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=8, help="the AIMD pass's ceiling, and the judge's workers")
@@ -123,7 +209,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="runs of every pass, each round in a new order")
     parser.add_argument("--judge-rpm", type=float, default=40.0, help="the judge endpoint's requests_per_minute")
     parser.add_argument("--sandbox", choices=["docker", "local"], default=None)
+    parser.add_argument("--batch-rpm", type=float, default=40.0,
+                        help="the sim's batches.rate_limit requests_per_minute (all batch routes)")
+    parser.add_argument("--batch-rounds", type=int, default=2, help="runs of each batched design")
+    parser.add_argument("--batch-week", default=str(BATCH_WEEK), help="the week the batched judges grade (a copy)")
+    parser.add_argument("--batch-only", action="store_true", help="only the batched judge's part")
     args = parser.parse_args()
+    if args.batch_only:
+        batch_benchmark(args)
+        return
     sandbox = args.sandbox or ("docker" if docker_available() else "local")
     passes: dict[str, tuple[bool, bool, int]] = {}  # name -> (adaptive, paced, jobs)
     for n in (int(x) for x in args.paced.split(",") if x.strip()):
@@ -175,6 +269,7 @@ def main() -> None:
     print(f"judge: {judged['graded']} runs graded at --jobs {args.jobs} against {args.judge_rpm:g} requests/min "
           f"(burst {args.burst:g} s): {judged['requests']} requests, {judged['429s']} 429s ({jshare:.1%}), "
           f"wall {judged['wall_s']:.1f} s, budget waits {judged['waited_s']:.1f} s ({judged['capped']} capped)")
+    batch_benchmark(args)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from ._answers import (
 )
 from ._batch import (
     BatchClient as BatchClient,
+    BatchPacing as BatchPacing,
     JudgePending as JudgePending,
 )
 from ._batch_store import (

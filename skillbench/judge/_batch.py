@@ -21,6 +21,11 @@ of those headers (the sim maps it back; :mod:`skillbench.sim._batches`). The rea
 
 ``wait_s`` bounds the wait for a batch: past it the pass stops with :class:`JudgePending` (nothing partial is
 written; the weekly chain does not hold a kernel for hours) and a rerun continues.
+
+Every Batches call (the create, each poll's retrieve, the results' two requests) waits its turn in the budget of
+the endpoint's batch routes and reports its answer's headers back (:class:`~skillbench.judge._batch_api.BatchPacing`),
+so a pass, its polls included, sends only what the Batches limit allows; :attr:`BatchClient.pacing` counts what
+happened (``judge.json``'s ``batch.pacing``).
 """
 
 from __future__ import annotations
@@ -32,12 +37,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from skillbench.judge._batch_api import METADATA_PREFIX, batch_params, call_result, sdk_call
+from skillbench.judge._batch_api import (
+    METADATA_PREFIX,
+    RESULTS_SENDS,
+    BatchPacing,
+    batch_params,
+    batches_budget,
+    call_result,
+)
 from skillbench.judge._batch_store import BatchStore, RequestInfo, custom_id
 from skillbench.judge._client import CallResult, JudgeCallError, JudgeClient, Log
 from skillbench.wire import ATTEMPT_HEADER, SAMPLE_HEADER
 
-__all__ = ["METADATA_PREFIX", "BatchClient", "JudgePending", "batch_params"]
+__all__ = ["METADATA_PREFIX", "BatchClient", "BatchPacing", "JudgePending", "batch_params"]
 
 POLL_S_SIMULATED = 0.1
 POLL_S_REAL = 30.0
@@ -80,20 +92,25 @@ class BatchClient:
         pass_kind: ``rubric``, ``pairs`` or ``calibration``.
         simulated: the endpoint is the simulated one (send the draw keys as metadata).
         wait_s: the longest wait for one round's batches (None: as long as it takes).
-        poll_s: seconds between polls (None: 0.1 on the simulated endpoint, 30 on the real one).
+        pacing: how the Batches calls are sent (None: paced by the endpoint's batch budget, shared by the
+            process; :meth:`BatchPacing.unpaced` for the benchmark's baseline) and the poll interval.
         log: where progress lines go.
         request_kind: ``sample -> kind`` recorded with each request (the pairwise judge's order), instead of the
             kind :meth:`run`'s ``context`` gives.
     """
 
     def __init__(self, client: JudgeClient, store: BatchStore, pass_kind: str, *, simulated: bool,
-                 wait_s: float | None = None, poll_s: float | None = None, log: Log | None = None,
+                 wait_s: float | None = None, pacing: BatchPacing | None = None, log: Log | None = None,
                  request_kind: Callable[[int], str] | None = None):
         self.client, self.store, self.pass_kind, self.simulated = client, store, pass_kind, simulated
         self.request_kind = request_kind
         self.model = client.model
         self.wait_s = wait_s
-        self.poll_s = poll_s if poll_s is not None else (POLL_S_SIMULATED if simulated else POLL_S_REAL)
+        self.pacing = pacing or BatchPacing()
+        if self.pacing.paced and self.pacing.budget is None:
+            self.pacing.budget = batches_budget(client)
+        given = self.pacing.poll_s
+        self.poll_s = given if given is not None else (POLL_S_SIMULATED if simulated else POLL_S_REAL)
         self.log = log or (lambda _m: None)
         self._cond = threading.Condition()
         self._parked: list[_Slot] = []
@@ -208,8 +225,9 @@ class BatchClient:
         for start in range(0, len(fresh), MAX_BATCH_REQUESTS):
             chunk = fresh[start:start + MAX_BATCH_REQUESTS]
             try:
-                batch = sdk_call(self.client, lambda c=chunk: self.client.sdk.messages.batches.create(
-                    requests=[{"custom_id": s.cid, "params": s.params} for s in c]))
+                batch = self.pacing.call(self.client, lambda c=chunk: self.client.sdk.messages.batches
+                                         .with_raw_response.create(requests=[{"custom_id": s.cid, "params": s.params}
+                                                                             for s in c]))
             except Exception as exc:  # noqa: BLE001 - any refusal fails these requests; the judge retries once
                 _fail(chunk, JudgeCallError(f"batch not accepted ({type(exc).__name__}: {str(exc)[:160]})"))
                 slots = [s for s in slots if s not in chunk]
@@ -239,10 +257,12 @@ class BatchClient:
             still = []
             for b in waiting:
                 try:
-                    batch = sdk_call(self.client, lambda b=b: self.client.sdk.messages.batches.retrieve(b))
+                    batch = self.pacing.call(self.client, lambda b=b: self.client.sdk.messages.batches
+                                             .with_raw_response.retrieve(b))
                     if batch.processing_status == "ended":
-                        self._results[b] = sdk_call(self.client, lambda b=b: {
-                            r.custom_id: r.result for r in self.client.sdk.messages.batches.results(b)})
+                        lines = self.pacing.call(self.client, lambda b=b: self.client.sdk.messages.batches
+                                                 .with_raw_response.results(b), sends=RESULTS_SENDS)
+                        self._results[b] = {r.custom_id: r.result for r in lines}
                     errors = 0
                 except Exception as exc:  # noqa: BLE001 - a failed poll is retried; a batch gone is errored
                     errors += 1

@@ -33,7 +33,7 @@ from skillbench.judge._answers import RunAnswer, RunSelection, select_runs
 from skillbench.judge._client import CallResult, JudgeClient, SlotFailed, ask_validated, opaque_run_id, shuffle_seed
 from skillbench.judge._costs import clear_judge_cost, record_judge_cost
 from skillbench.judge._protocol import PREFERENCE_TOOL, build_pair_request, judge_headers, parse_preference, tool_input
-from skillbench.judge._run import JudgeOptions, batch_provenance, record_pairs_pass
+from skillbench.judge._run import JudgeOptions, batch_pacing, batch_provenance, record_pairs_pass
 from skillbench.ledgers import PAIRS_COLUMNS, PAIRS_FILE, AppendLedger, read_cells, week_arms, week_run_key
 from skillbench.runtime import PassContext
 from skillbench.signals import run_dirs
@@ -205,7 +205,7 @@ def _judge_pairs(run_dir: Path, options: JudgeOptions, ctx: PassContext, endpoin
         from skillbench.judge._batch_store import BatchStore
 
         batcher = BatchClient(client, BatchStore(run_dir), "pairs", simulated=endpoint.simulated,
-                              wait_s=options.batch_wait_s, log=log,
+                              wait_s=options.batch_wait_s, log=log, pacing=batch_pacing(options),
                               request_kind=lambda sample: f"pair:{ORDERS[sample - 1]}")
     judge = PairJudge(batcher or client, seed=seed)
     spent = 0.0

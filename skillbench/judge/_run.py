@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from skillbench.judge._answers import RunAnswer, RunSelection, Skip, select_runs
+from skillbench.judge._batch_api import BatchPacing
 from skillbench.judge._client import DEFAULT_JUDGE_MODEL, JudgeClient
 from skillbench.judge._costs import cache_summary, clear_judge_cost, record_judge_cost
 from skillbench.judge._evidence import evidence_summary
@@ -79,6 +80,8 @@ class JudgeOptions:
     selection: RunSelection = field(default_factory=RunSelection)  # --prompts/--families: only these runs
     batch: bool = False  # --batch: every call through Message Batches (half price; judge.batch)
     batch_wait_s: float | None = None  # the longest wait for one round of batches (None: until they end)
+    # False: Batches calls go at once and only react to a 429 (benchmarks/limiter.py's baseline); the CLI never sets it
+    batch_paced: bool = True
     cache: bool = False  # --cache: a prompt-cache breakpoint on sample 1's calls (calibration resends them)
     shard: Shard | None = None  # --shard i/N: grade only the runs this leg of a CI matrix owns (ledgers.shards)
 
@@ -204,7 +207,7 @@ def _judge_run_dir(run_dir: Path, options: JudgeOptions, ctx: PassContext, endpo
         # Even with --fresh an unfinished pass's accepted requests are polled, not sent again: they are the very
         # requests this pass would send, and none of their answers reached the ledger.
         batcher = BatchClient(client, BatchStore(run_dir), "rubric", simulated=endpoint_kind == "simulated",
-                              wait_s=options.batch_wait_s, log=log)
+                              wait_s=options.batch_wait_s, log=log, pacing=batch_pacing(options))
     judge = RubricJudge(batcher or client, seed=options.seed, cache=options.cache)
     spent = [0.0]
     lock = threading.Lock()
@@ -334,9 +337,16 @@ def _write_pass(run_dir: Path, report: JudgeReport, runs: Sequence[RunAnswer], o
 
 
 def batch_provenance(batcher: Any) -> dict[str, Any]:
-    """A batched pass's record: its batch ids, requests sent and reused, and how each request ended."""
+    """A batched pass's record: its batch ids, requests sent and reused, how each request ended, and ``pacing``:
+    its HTTP requests to the batch routes, the 429s among them and the waits for a turn in their budget
+    (:class:`skillbench.judge._batch_api.BatchPacing`; read by ``benchmarks/limiter.py``)."""
     return {"batch_ids": list(batcher.batch_ids), "submitted": batcher.submitted, "reused": batcher.reused,
-            "results": {k: v for k, v in batcher.counts.items() if v}}
+            "results": {k: v for k, v in batcher.counts.items() if v}, "pacing": batcher.pacing.summary()}
+
+
+def batch_pacing(options: JudgeOptions) -> BatchPacing | None:
+    """The batch client's pacing for these options (None: paced by the endpoint's batch budget)."""
+    return None if options.batch_paced else BatchPacing.unpaced()
 
 
 def record_pairs_pass(run_dir: str | Path, entry: Mapping[str, Any]) -> None:

@@ -16,7 +16,9 @@ body and draw keys give the same reply. ``request_counts`` are all ``processing`
 API's rule). ``expire_rate`` / ``error_rate`` make a request ``expired`` / ``errored`` (``api_error``) by a draw on
 (seed, custom_id, how many earlier batches carried it): the same submission fails alike every pass, a
 resubmission is a fresh draw. A request the synchronous route refuses (e.g. a judge request outside the protocol)
-ends ``errored`` with its ``invalid_request_error``. Batch requests are not rate-limited and take no faults.
+ends ``errored`` with its ``invalid_request_error``. Batch requests take no faults; ``batches.rate_limit`` (off when
+absent) limits every batch route's HTTP requests with one bucket of its own, apart from ``POST /v1/messages``
+(the server's gate, :mod:`skillbench.sim._ratelimit`).
 
 The Batches API has no per-request headers. The simulated judge's draw keys travel in
 ``params.metadata.user_id`` (a field the API accepts) as ``skillbench:<compact JSON {header name: value}>``

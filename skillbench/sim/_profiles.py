@@ -5,7 +5,8 @@ name: the longest profile key that occurs in the name wins (``claude-haiku-4-5-2
 else ``default``. Tests force behaviour with their own file (probabilities of 0 and 1), never by
 special cases in the server. The ``skill_versions`` section changes a skill family's effect by the version
 installed (:mod:`skillbench.sim._versions`); without it every run behaves as the profiles alone say. The
-``batches`` section paces the Message Batches routes (:mod:`skillbench.sim._batches`), ``cache`` says whose
+``batches`` section paces the Message Batches routes (:mod:`skillbench.sim._batches`) and may limit their
+requests (``batches.rate_limit``, off when absent), ``cache`` says whose
 ``cache_control`` blocks are honoured in the usage (:mod:`skillbench.sim._usage`), and ``rate_limit`` (absent:
 off) puts token buckets in front of ``/v1/messages`` (:mod:`skillbench.sim._ratelimit`).
 """
@@ -187,6 +188,23 @@ class SkillVersion(BaseModel):
 VersionKey = Annotated[str, AfterValidator(_version_key)]
 
 
+class BatchRateLimitSpec(BaseModel):
+    """One requests bucket in front of every Message Batches route (create, retrieve, list, results, cancel,
+    delete), shared by all models: the API limits the Batches endpoints' HTTP requests apart from Messages."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    requests_per_minute: float = Field(gt=0, description="HTTP requests a minute over all batch routes")
+    retry_after_s: float | None = Field(default=None, ge=0,
+                                        description="retry-after of a 429; None: whole seconds until a request "
+                                                    "refills")
+    burst_s: float = Field(default=60.0, gt=0, description="bucket capacity in seconds of refill (as rate_limit's)")
+
+    def limits(self) -> dict[str, float]:
+        """The one bucket: ``requests`` (no token bucket: a batch's HTTP request carries no model call)."""
+        return {"requests": self.requests_per_minute}
+
+
 class BatchSpec(BaseModel):
     """How the simulated Message Batches API processes a batch."""
 
@@ -200,6 +218,8 @@ class BatchSpec(BaseModel):
                                      description="p(a request ends expired), drawn per custom_id and submission")
     error_rate: Probability = Field(default=0.0, ge=0, le=1,
                                     description="p(a request that did not expire ends errored), drawn likewise")
+    rate_limit: BatchRateLimitSpec | None = Field(default=None,
+                                                  description="absent or null: the batch routes are not limited")
 
 
 class CacheSpec(BaseModel):

@@ -13,8 +13,13 @@ While the section is on, every ``/v1/messages`` response to a well-formed reques
 API's headers for each limit that is set: ``anthropic-ratelimit-<bucket>-limit`` (the per-minute limit),
 ``-remaining`` (whole units left, never negative) and ``-reset`` (RFC 3339 UTC time at which the bucket is full
 again), where ``<bucket>`` is ``requests``, ``tokens``, ``input-tokens`` or ``output-tokens``.
-Batch routes are not limited (the API limits them separately). The CLI calls the same route: generation's relays
-pace from these headers, and a relay that forwards at once (unpaced) lets the CLI meet the 429s.
+The CLI calls the same route: generation's relays pace from these headers, and a relay that forwards at once
+(unpaced) lets the CLI meet the 429s.
+
+The Message Batches routes have a limit of their own (the API's rule: one requests-per-minute limit over all its
+endpoints, apart from Messages): ``batches.rate_limit`` is a second :class:`RateLimiter` whose one ``requests``
+bucket is keyed :data:`BATCHES_KEY` whatever model a batch asks, with the same 429 and the
+``anthropic-ratelimit-requests-*`` headers on every batch route's answer.
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from skillbench.sim._profiles import RateLimitSpec
+from skillbench.sim._profiles import BatchRateLimitSpec, RateLimitSpec
 
 HEADER_PREFIX = "anthropic-ratelimit-"
+BATCHES_KEY = "message-batches"  # the batch routes' one bucket: all models share it, as on the API
 
 
 def rfc3339(at_epoch: float) -> str:
@@ -56,12 +62,12 @@ class RateLimiter:
     """The buckets of one endpoint (thread-safe); ``clock`` and ``wall`` are injectable for tests.
 
     Args:
-        spec: the profile's ``rate_limit`` section.
+        spec: the profile's ``rate_limit`` section (or ``batches.rate_limit``).
         clock: monotonic seconds (refill).
         wall: epoch seconds (the ``-reset`` headers).
     """
 
-    def __init__(self, spec: RateLimitSpec, clock: Callable[[], float] = time.monotonic,
+    def __init__(self, spec: RateLimitSpec | BatchRateLimitSpec, clock: Callable[[], float] = time.monotonic,
                  wall: Callable[[], float] = time.time):
         self.spec = spec
         self.limits = spec.limits()

@@ -14,7 +14,8 @@ Routes:
 
 The usage honours ``cache_control`` for the profile's ``cache.roles`` (:class:`skillbench.sim._usage.PromptCache`),
 and the profile's ``rate_limit`` section (off when absent) puts token buckets and the ``anthropic-ratelimit-*``
-headers on ``POST /v1/messages`` (:mod:`skillbench.sim._ratelimit`).
+headers on ``POST /v1/messages`` (:mod:`skillbench.sim._ratelimit`); ``batches.rate_limit`` puts one requests
+bucket and its headers on every batch route.
 
 Request headers it reads: ``X-Skillbench-Run-Id`` and ``X-Skillbench-Attempt`` (draw keys; without them the
 CLI's ``X-Claude-Code-Session-Id`` stands in), ``X-Skillbench-Role``, ``X-Skillbench-Sample``,
@@ -51,7 +52,7 @@ from skillbench.sim._conversation import parse_request
 from skillbench.sim._faults import FaultPlan
 from skillbench.sim._judge import SimJudge
 from skillbench.sim._profiles import FaultSpec, Profiles, load_profiles, parse_fault_option
-from skillbench.sim._ratelimit import RateLimiter, retry_after_header
+from skillbench.sim._ratelimit import BATCHES_KEY, RateLimiter, retry_after_header
 from skillbench.sim._truth import TruthSink
 from skillbench.suite import Suite
 from skillbench.wire import (
@@ -147,6 +148,10 @@ class SimServer:
         self._thread: threading.Thread | None = None
         self.cache = usage.PromptCache(self.profiles.cache)
         self.rate_limits = RateLimiter(self.profiles.rate_limit) if self.profiles.rate_limit else None
+        batch_limit = self.profiles.batches.rate_limit
+        self.batch_rate_limits = RateLimiter(batch_limit) if batch_limit is not None else None
+        # (method, path, status) of every authorized batch-route request, 429s included: tests and benchmarks
+        self.batch_received: deque[tuple[str, str, int]] = deque(maxlen=100_000)
         self.batches = batches.BatchStore(self.profiles.batches, seed, self.base_url, self.answer_batched,
                                           self.stopping, lambda cid: self.next_count("batch-custom-id", cid))
 
@@ -336,9 +341,21 @@ class _Handler(BaseHTTPRequestHandler):
         return limiter.headers(self.rate_model) if limiter is not None and self.rate_model is not None else {}
 
     def _batches(self, method: str, raw: bytes = b"") -> None:
+        sim = self.server.sim
         parts = urlsplit(self.path)
-        status, content_type, data = batches.handle(self.server.sim.batches, method, parts.path, parts.query, raw)
-        self._send_bytes(status, data, content_type)
+        limiter, limits = sim.batch_rate_limits, {}
+        if limiter is not None:  # the API's gate comes before anything the request would do
+            wait = limiter.admit(BATCHES_KEY)
+            limits = limiter.headers(BATCHES_KEY)
+            if wait is not None:
+                sim.batch_received.append((method, parts.path, 429))
+                self._error(429, "simulated rate limit: the Message Batches requests bucket is empty",
+                            {**limits, "retry-after": retry_after_header(wait)})
+                self._log(f"{method} {parts.path} -> 429")
+                return
+        status, content_type, data = batches.handle(sim.batches, method, parts.path, parts.query, raw)
+        sim.batch_received.append((method, parts.path, status))
+        self._send_bytes(status, data, content_type, limits)
         self._log(f"{method} {parts.path} -> {status}")
 
     def _send_json(self, status: int, obj: Any, extra: Mapping[str, str] | None = None) -> None:

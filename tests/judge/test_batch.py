@@ -105,6 +105,9 @@ def test_batched_pass_writes_the_synchronous_verdicts_at_half_the_price(sim_week
     assert sent and max(sent.values()) == 1  # no request was sent twice
     last = json.loads((sim_week / "judge.json").read_text())["passes"][-1]
     assert last["batch"]["submitted"] > 0 and last["batch"]["reused"] == 0
+    pacing = last["batch"]["pacing"]  # the batch routes state no limit here: every call paced, none waited
+    assert pacing["paced"] is True and pacing["requests"] >= 4
+    assert pacing["rate_limited"] == pacing["waited"] == pacing["waited_s"] == 0
     assert "batch" not in json.loads((sync_week / "judge.json").read_text())["passes"][-1]
     assert json.loads((sim_week / JUDGE_BATCHES_FILE).read_text())["requests"] == {}  # both passes closed
 

@@ -155,3 +155,37 @@ def test_the_cli_meets_the_429_and_retries(make, tmp_path: Path):
     assert run.result is not None and not run.result.get("is_error"), run.summary()
     assert retries and retries[0]["error_status"] == 429 and retries[0]["error"] == "rate_limit"
     assert any(r.get("rate_limited") for r in server.received if r["model"] == model)
+
+
+def test_batch_routes_have_a_bucket_of_their_own() -> None:
+    profiles = {"rate_limit": {"requests_per_minute": 100}, "batches": {"rate_limit": {"requests_per_minute": 2}}}
+    with SimServer(None, seed=2, profiles=profiles) as server:
+        clock = Clock()
+        assert server.batch_rate_limits is not None
+        server.batch_rate_limits.clock = clock
+        client = anthropic.Anthropic(base_url=server.base_url, api_key=SIM_API_KEY, max_retries=0)
+        listed = client.messages.batches.with_raw_response.list()
+        assert listed.headers["anthropic-ratelimit-requests-limit"] == "2"
+        assert listed.headers["anthropic-ratelimit-requests-remaining"] == "1"
+        assert "anthropic-ratelimit-tokens-limit" not in listed.headers  # a batch route's request carries no tokens
+        with pytest.raises(anthropic.NotFoundError):  # every route counts, whatever it answers
+            client.messages.batches.retrieve("msgbatch_none")
+        with pytest.raises(anthropic.RateLimitError) as refused:
+            client.messages.batches.create(requests=[{"custom_id": "a", "params": BODY}])
+        headers = refused.value.response.headers
+        assert headers["retry-after"] == "30" and headers["anthropic-ratelimit-requests-remaining"] == "0"
+        status, messages_headers, _ = _call(client)  # Messages is another limit: its bucket is untouched
+        assert status == 200 and messages_headers["anthropic-ratelimit-requests-limit"] == "100"
+        clock.t += 30.0
+        assert client.messages.batches.with_raw_response.list().status_code == 200
+        assert [s for _, _, s in server.batch_received] == [200, 404, 429, 200]
+        assert server.batch_rate_limits.rejected == 1 and server.rate_limits.rejected == 0
+        client.close()
+
+
+def test_batch_routes_are_not_limited_by_default(make):
+    server, client, _ = make(requests_per_minute=1)  # a Messages limit alone leaves the batch routes free
+    assert server.batch_rate_limits is None
+    for _ in range(3):
+        raw = client.messages.batches.with_raw_response.list()
+        assert raw.status_code == 200 and not [k for k in raw.headers if k.startswith("anthropic-ratelimit-")]
