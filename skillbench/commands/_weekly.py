@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_selection_args(p, what="run and grade")
     p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                    help="runs and judge calls at once (default: one per core the runs get — the Docker engine's "
-                        "NCPU, or this process's CPUs and cgroup quota with --sandbox local — and generation's grow "
+                        "NCPU, or this process's CPUs and cgroup quota with --sandbox local — and generation runs more "
                         "while runs wait on the endpoint; --executor dask: 3); generation also keeps to what the "
                         "endpoint's advertised request limit sustains")
     p.add_argument("--suite", default=None, metavar="DIR", help="suite folder (default: the bundled evals/)")
@@ -172,7 +172,11 @@ def weekly_jobs(given: int | None, executor: str, sandbox: str | None, fallback:
         return given, f"--jobs {given}"
     if executor == "dask":
         return fallback, "the default for --executor dask; --jobs N to choose"
+    import dataclasses
+
     from skillbench.generation import default_jobs, docker_available, machine_facts
 
-    choice = default_jobs(machine_facts(sandbox or ("docker" if docker_available() else "local")))
-    return choice.jobs, f"{choice.why}; --jobs N to choose"
+    # the start only (no memory, no ceiling): how far generation grows is its own line, from its containers' limits
+    facts = dataclasses.replace(machine_facts(sandbox or ("docker" if docker_available() else "local")), memory=None)
+    choice = default_jobs(facts)
+    return choice.jobs, f"{choice.why}; generation runs more while runs wait on the endpoint; --jobs N to choose"
