@@ -328,7 +328,7 @@ class RunsCap:
             if exchanges and seconds > 0:
                 self._learn_limit(exchanges, seconds, lines)
             if self._machine is not None:
-                self._follow_machine(in_flight, lines)
+                self._follow_machine(self._machine, in_flight, lines)
             old, new = self._cap, min(self.ceiling, self._busy_cap, self._rate_cap)
             if new == old:
                 return
@@ -353,8 +353,8 @@ class RunsCap:
             lines.append(f"the endpoint allows {self.limit:g} requests/min ({REQUESTS_LIMIT_HEADER}) and a run sends "
                          f"about {per_run:.0f}/min")
 
-    def _follow_machine(self, in_flight: int, lines: list[str]) -> None:
-        sample = self._machine() if self._machine is not None else None
+    def _follow_machine(self, machine: Sampler, in_flight: int, lines: list[str]) -> None:
+        sample = machine()
         if sample is None or self._last is None:
             self._last = sample
             return
